@@ -1,0 +1,406 @@
+/*
+ * sqlease.h -- the public interface of libsqlease.
+ *
+ * sqlease makes sure exactly one process of a fleet runs a job at a time,
+ * using one row of a SQL table (a lease) in a database the fleet already
+ * has, reached through ODBC.  A process that holds the lease is its
+ * holder; the holder renews the lease before its TTL runs out, and every
+ * time the lease changes hands the row's fencing token grows by one.
+ *
+ * Conventions that hold for every function below:
+ *
+ *  - Durations and times are int64_t milliseconds.  Times read from the
+ *    database are milliseconds since the Unix epoch on the database's
+ *    clock; times measured locally are on this host's monotonic clock.
+ *  - A function that can fail returns an sqlease_status (SQLEASE_OK is 0)
+ *    and, when its last argument `err` is not NULL, fills it with the
+ *    status, the SQLSTATE and native code the driver reported (if any) and
+ *    a one-line message.  Messages never contain a password: connection
+ *    strings are redacted before they are quoted.
+ *  - Strings passed in are copied; the library never keeps a caller's
+ *    pointer after a call returns.  Strings returned as `const char *`
+ *    belong to the handle they came from and live as long as it does.
+ *  - Every *_free / *_close function accepts NULL and does nothing.
+ *  - Handles are thread-safe unless a function says otherwise: one
+ *    sqlease_db may be shared by any number of leases and supervisors on
+ *    any threads; their statements are serialised on its one connection.
+ *
+ * Status numbers are part of the ABI: they are never renumbered, only
+ * added to.
+ */
+#ifndef SQLEASE_H
+#define SQLEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SQLEASE_VERSION_MAJOR 0
+#define SQLEASE_VERSION_MINOR 1
+#define SQLEASE_VERSION_PATCH 0
+#define SQLEASE_VERSION "0.1.0"
+
+/* SQLEASE_API marks what the shared library exports; everything else is
+ * hidden.  Define SQLEASE_STATIC when linking the static library on
+ * Windows. */
+#if defined(_WIN32) && !defined(SQLEASE_STATIC)
+#  ifdef SQLEASE_BUILDING
+#    define SQLEASE_API __declspec(dllexport)
+#  else
+#    define SQLEASE_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define SQLEASE_API __attribute__((visibility("default")))
+#else
+#  define SQLEASE_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+
+typedef enum sqlease_status {
+    SQLEASE_OK = 0,
+    /* The lease is held by another owner whose lease has not expired.
+     * Not an error: the normal answer to a follower. */
+    SQLEASE_NOT_HELD = 1,
+    /* A NULL, empty, overlong or malformed argument or option. */
+    SQLEASE_EINVAL = 2,
+    /* Out of memory. */
+    SQLEASE_ENOMEM = 3,
+    /* The database could not be reached, or the connection broke
+     * (SQLSTATE class 08, "server has gone away").  The next call on the
+     * same sqlease_db reconnects. */
+    SQLEASE_ECONNECT = 4,
+    /* A login or query timeout expired (SQLSTATE HYT00 / HYT01).  The
+     * connection is dropped and the next call reconnects. */
+    SQLEASE_ETIMEOUT = 5,
+    /* The database rejected a statement for another reason; the SQLSTATE
+     * and driver message are in sqlease_error. */
+    SQLEASE_EDB = 6,
+    /* The lease table does not exist (42S02, 42P01, "no such table").
+     * Run `sqlease migrate`. */
+    SQLEASE_ENOTABLE = 7,
+    /* The lease table exists but has no row for this lease name.  The
+     * lease code never inserts it: run `sqlease migrate`. */
+    SQLEASE_ENOROW = 8,
+    /* The database clock read as NULL, zero or negative. */
+    SQLEASE_ECLOCK = 9,
+    /* The DBMS is not one sqlease has a dialect for, or the dialect named
+     * in the options is unknown. */
+    SQLEASE_EDIALECT = 10,
+    /* The call does not fit the handle's state (for example stopping a
+     * supervisor from inside its own callback). */
+    SQLEASE_ESTATE = 11,
+    /* An operating-system call failed (thread, clock, host name, uuid). */
+    SQLEASE_EPLATFORM = 12,
+    /* An UPDATE reported a row count other than 0 or 1, so whether the
+     * lease is held cannot be known.  Never treated as held. */
+    SQLEASE_EROWCOUNT = 13
+} sqlease_status;
+
+/* The sqlease_error a call fills when it is given one.  Caller-owned;
+ * stack allocation is the intended use. */
+typedef struct sqlease_error {
+    int status;          /* an sqlease_status, equal to the return value */
+    char sqlstate[6];    /* five-character SQLSTATE, or "" */
+    long native_error;   /* the driver's native error code, or 0 */
+    char message[512];   /* one line, no trailing newline, redacted */
+} sqlease_error;
+
+/* A static English description of `status`; never NULL (unknown numbers
+ * give "unknown status").  Thread-safe. */
+SQLEASE_API const char *sqlease_strerror(int status);
+
+/* The library's version string, equal to SQLEASE_VERSION of the header it
+ * was built with.  Thread-safe. */
+SQLEASE_API const char *sqlease_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum sqlease_log_level {
+    SQLEASE_LOG_ERROR = 0,
+    SQLEASE_LOG_WARN = 1,
+    SQLEASE_LOG_INFO = 2,
+    SQLEASE_LOG_DEBUG = 3
+} sqlease_log_level;
+
+/* A log sink.  `line` is one message without a trailing newline; it names
+ * the lease, the owner id and the token where they are known, and never
+ * contains a password.  Called from library threads, possibly several at
+ * once: the sink must be thread-safe.  It must not call back into the
+ * handle that logged. */
+typedef void (*sqlease_log_fn)(void *userdata, int level, const char *line);
+
+/* ------------------------------------------------------------------ */
+/* Database handle                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct sqlease_db sqlease_db;
+
+typedef struct sqlease_db_options {
+    /* A DSN name ("prod-pg") or a full connection string
+     * ("Driver=SQLite3;Database=x.db").  NULL or "" means $SQLEASE_DSN,
+     * else SQLEASE_DEFAULT_CONN. */
+    const char *conn;
+    /* "sqlite", "postgres", "mysql" or "sqlserver"; NULL detects it from
+     * SQL_DBMS_NAME at connect (and from the DSN's SqleaseDialect key). */
+    const char *dialect;
+    /* SQL_ATTR_LOGIN_TIMEOUT, rounded up to whole seconds; 0: 5000. */
+    int64_t login_timeout_ms;
+    /* SQL_ATTR_QUERY_TIMEOUT for every statement, rounded up to whole
+     * seconds; 0: 5000. */
+    int64_t query_timeout_ms;
+    /* Log sink and level for this handle; NULL sink: stderr. */
+    sqlease_log_fn log;
+    void *log_userdata;
+    int log_level;
+} sqlease_db_options;
+
+#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db"
+
+/* Fill `opt` with the defaults above.  Always call it before setting
+ * fields, so that fields added later get their defaults. */
+SQLEASE_API void sqlease_db_options_init(sqlease_db_options *opt);
+
+/* Connect.  On success *out is a new handle owned by the caller (free it
+ * with sqlease_db_close).  The connection runs in autocommit mode with the
+ * login and query timeouts set, and the dialect's session setup applied.
+ * Returns SQLEASE_OK, SQLEASE_EINVAL (out NULL), SQLEASE_ENOMEM,
+ * SQLEASE_ECONNECT (driver or DSN missing, server unreachable, login
+ * refused), SQLEASE_ETIMEOUT, SQLEASE_EDIALECT, SQLEASE_EDB. */
+SQLEASE_API int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt,
+                                sqlease_error *err);
+
+/* Disconnect and free.  Every lease and supervisor using `db` must have
+ * been freed first. */
+SQLEASE_API void sqlease_db_close(sqlease_db *db);
+
+/* The dialect in use ("sqlite", ...).  Owned by the library. */
+SQLEASE_API const char *sqlease_db_dialect(const sqlease_db *db);
+
+/* The connection string or DSN with any password replaced by "***".
+ * Owned by `db`. */
+SQLEASE_API const char *sqlease_db_conn_redacted(const sqlease_db *db);
+
+/* Read the database clock in epoch milliseconds.  Returns SQLEASE_OK,
+ * SQLEASE_EINVAL, SQLEASE_ECLOCK (NULL, 0 or negative), or a connection or
+ * statement status. */
+SQLEASE_API int sqlease_db_now_ms(sqlease_db *db, int64_t *now_ms, sqlease_error *err);
+
+/* Statements sent on this handle since it was opened (every execution,
+ * including reconnect session setup).  Thread-safe. */
+SQLEASE_API uint64_t sqlease_db_statements(const sqlease_db *db);
+
+/* ------------------------------------------------------------------ */
+/* Lease options                                                       */
+/* ------------------------------------------------------------------ */
+
+#define SQLEASE_DEFAULT_TABLE "sys_job_lease"
+#define SQLEASE_DEFAULT_NAME "scheduler"
+#define SQLEASE_MAX_NAME 64    /* bytes, the name column's width */
+#define SQLEASE_MAX_OWNER 255  /* bytes, the owner column's width */
+#define SQLEASE_MAX_TABLE 128  /* bytes, "schema.table" included */
+
+typedef struct sqlease_state sqlease_state;
+
+/* Why on_stopped was called. */
+typedef enum sqlease_stop_reason {
+    SQLEASE_STOP_LOST = 1,      /* another owner holds the lease */
+    SQLEASE_STOP_DEADLINE = 2,  /* not proven for renew_deadline */
+    SQLEASE_STOP_SHUTDOWN = 3   /* sqlease_supervisor_stop */
+} sqlease_stop_reason;
+
+typedef struct sqlease_options {
+    /* Table name: an identifier or schema.identifier, letters, digits and
+     * '_' only, not starting with a digit.  NULL: SQLEASE_DEFAULT_TABLE. */
+    const char *table;
+    /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME. */
+    const char *name;
+    /* Owner id, 1..SQLEASE_MAX_OWNER bytes.  NULL: generated as
+     * host-pid-xxxxxxxx (8 hex digits of a random UUID). */
+    const char *owner;
+    /* Timing; 0 takes the default.  Must satisfy
+     * retry < renew_deadline < ttl and heartbeat <= renew_deadline / 2. */
+    int64_t ttl_ms;             /* default 30000 */
+    int64_t heartbeat_ms;       /* default 10000 */
+    int64_t renew_deadline_ms;  /* default 20000 */
+    int64_t retry_ms;           /* default 2000 */
+
+    /* Supervisor callbacks (ignored by a bare lease).  Called from a
+     * library thread, never two at once for one supervisor, strictly
+     * alternating: on_started, on_stopped, on_started, ...  Each
+     * on_started is a fresh start: work stopped before must not be
+     * resumed.  on_stopped has ttl - renew_deadline milliseconds to finish
+     * before another owner may take the lease.  Neither may call
+     * sqlease_supervisor_stop or _free on their own supervisor. */
+    void (*on_started)(void *userdata, int64_t token);
+    void (*on_stopped)(void *userdata, int reason /* sqlease_stop_reason */);
+    void *userdata;
+
+    /* Log sink for this lease; NULL: the sqlease_db's sink. */
+    sqlease_log_fn log;
+    void *log_userdata;
+    int log_level;  /* used only when log is set */
+} sqlease_options;
+
+#define SQLEASE_DEFAULT_TTL_MS 30000
+#define SQLEASE_DEFAULT_HEARTBEAT_MS 10000
+#define SQLEASE_DEFAULT_RENEW_DEADLINE_MS 20000
+#define SQLEASE_DEFAULT_RETRY_MS 2000
+
+/* Zero `opt` (so every field takes its default). */
+SQLEASE_API void sqlease_options_init(sqlease_options *opt);
+
+/* Check an options struct without connecting: identifiers, lengths,
+ * timing rules.  Returns SQLEASE_OK or SQLEASE_EINVAL with a message that
+ * names the field.  Thread-safe. */
+SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error *err);
+
+/* Parse a duration with a unit ("500ms", "30s", "2m", "1h") into
+ * milliseconds.  A bare number, a negative, an unknown unit or an
+ * overflow gives SQLEASE_EINVAL with a message saying which.
+ * Thread-safe. */
+SQLEASE_API int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err);
+
+/* Write the default owner id (host-pid-xxxxxxxx) into buf.  Returns
+ * SQLEASE_OK, SQLEASE_EINVAL (buf NULL or cap < 32) or SQLEASE_EPLATFORM. */
+SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Migration                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Create `table` if it is missing, add the token and version columns to
+ * an older table that lacks them, and seed a free row for each of the
+ * `count` lease names.  Idempotent: running it again changes nothing, and
+ * a row that exists (held or not) is left as it is.  table NULL:
+ * SQLEASE_DEFAULT_TABLE.  Returns SQLEASE_OK, SQLEASE_EINVAL, or a
+ * connection or statement status. */
+SQLEASE_API int sqlease_migrate(sqlease_db *db, const char *table,
+                                const char *const *names, size_t count,
+                                sqlease_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Lease: the protocol, one call at a time                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct sqlease_lease sqlease_lease;
+
+/* What the row says, as of one statement. */
+typedef struct sqlease_lease_info {
+    char owner[SQLEASE_MAX_OWNER + 1]; /* "" when free */
+    int64_t token;           /* fencing token */
+    int64_t acquired_at_ms;  /* DB clock, epoch ms */
+    int64_t expires_at_ms;   /* DB clock, epoch ms; 0 when released */
+    int64_t db_now_ms;       /* DB clock when read; 0 if not read */
+    int held;                /* 1: some owner holds an unexpired lease */
+    int mine;                /* 1: held, and by this lease's owner id */
+} sqlease_lease_info;
+
+/* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
+ * table, name, owner and the log fields of `opt` are used.  Sends no
+ * statement.  Returns SQLEASE_OK, SQLEASE_EINVAL, SQLEASE_ENOMEM,
+ * SQLEASE_EPLATFORM (owner id). */
+SQLEASE_API int sqlease_lease_new(sqlease_lease **out, sqlease_db *db,
+                                  const sqlease_options *opt, sqlease_error *err);
+SQLEASE_API void sqlease_lease_free(sqlease_lease *lease);
+
+/* The owner id this handle writes.  Owned by the handle. */
+SQLEASE_API const char *sqlease_lease_owner(const sqlease_lease *lease);
+SQLEASE_API const char *sqlease_lease_name(const sqlease_lease *lease);
+
+/* Take the lease if it is free or expired, or renew it if this owner
+ * holds it: one UPDATE, decided by the database.  A take gives a new
+ * token (+1, even to the previous owner of an expired lease); a renew
+ * keeps it.  `info` (may be NULL) gets the token and, after a take, the
+ * row.  Returns SQLEASE_OK (held), SQLEASE_NOT_HELD (another owner holds
+ * a live lease), SQLEASE_ENOROW, SQLEASE_ENOTABLE, SQLEASE_EROWCOUNT,
+ * SQLEASE_ECLOCK, or a connection or statement status.  Not thread-safe
+ * for one handle (use one handle per thread, or a supervisor). */
+SQLEASE_API int sqlease_lease_acquire(sqlease_lease *lease, sqlease_lease_info *info,
+                                      sqlease_error *err);
+
+/* Give the lease up if this owner holds it, so a successor can take it
+ * at once.  Scoped to the owner: a handle that lost the lease changes
+ * nothing.  *released (may be NULL) is 1 if a row was cleared.  Returns
+ * SQLEASE_OK or a connection or statement status. */
+SQLEASE_API int sqlease_lease_release(sqlease_lease *lease, int *released,
+                                      sqlease_error *err);
+
+/* Admin: clear the row whoever holds it.  The token is left as it is, so
+ * the next take still gets a higher one. */
+SQLEASE_API int sqlease_lease_release_force(sqlease_lease *lease, int *released,
+                                            sqlease_error *err);
+
+/* Read the row and the DB clock (one SELECT).  Returns SQLEASE_OK,
+ * SQLEASE_ENOROW, SQLEASE_ENOTABLE, SQLEASE_ECLOCK, or a connection or
+ * statement status. */
+SQLEASE_API int sqlease_lease_status(sqlease_lease *lease, sqlease_lease_info *info,
+                                     sqlease_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Supervisor: keep work running exactly while the lease is held        */
+/* ------------------------------------------------------------------ */
+
+typedef struct sqlease_supervisor sqlease_supervisor;
+
+struct sqlease_state {
+    int holding;              /* 1 while the work is running */
+    int64_t token;            /* token of the current or last hold, 0 none */
+    int64_t deadline_in_ms;   /* ms until the work is stopped unless renewed;
+                                 0 when not holding */
+    int64_t last_contact_ago_ms; /* ms since the database last answered;
+                                    -1 if it never has */
+    uint64_t statements;      /* lease statements this supervisor sent */
+    uint64_t acquires;        /* successful acquires (takes + renews) */
+    uint64_t takes;           /* acquires that started a new hold */
+    uint64_t renew_failures;  /* holder acquires that failed with an error */
+    uint64_t losses;          /* holds that ended other than by shutdown */
+    char owner[SQLEASE_MAX_OWNER + 1];
+    char name[SQLEASE_MAX_NAME + 1];
+};
+
+/* Validate `opt`, make a lease on `db` (which must outlive the
+ * supervisor), run the first acquire synchronously (so on_started has
+ * been called before this returns if the lease was free), then keep
+ * renewing or retrying on a heartbeat thread, with a watchdog thread that
+ * stops the work at proof + renew_deadline even while a statement hangs.
+ * Returns SQLEASE_OK (running, whether or not it holds the lease),
+ * SQLEASE_EINVAL, SQLEASE_ENOMEM, SQLEASE_EPLATFORM, or SQLEASE_ENOROW /
+ * SQLEASE_ENOTABLE (a broken installation: nothing is started).  A
+ * connection error on the first acquire is not fatal: the supervisor
+ * starts and keeps retrying. */
+SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
+                                         const sqlease_options *opt, sqlease_error *err);
+
+/* Stop: stop the heartbeat, stop the work (on_stopped with
+ * SQLEASE_STOP_SHUTDOWN if it was running), then release the lease so a
+ * successor can take it within one retry.  A heartbeat statement in
+ * flight and the release are each bounded by the handle's query timeout
+ * (sqlease_db_options.query_timeout_ms).  Idempotent.  Returns SQLEASE_OK,
+ * SQLEASE_ESTATE (called from one of this supervisor's callbacks), or the
+ * release's status (the work is stopped either way). */
+SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *err);
+
+/* Stop (if not stopped) and free. */
+SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
+
+/* A snapshot of the supervisor's state.  Thread-safe. */
+SQLEASE_API int sqlease_supervisor_state(sqlease_supervisor *sup, sqlease_state *st);
+
+/* Health: SQLEASE_OK, or SQLEASE_ESTATE with a message when a holder is
+ * past its deadline or a follower has not reached the database for ttl.
+ * Thread-safe. */
+SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SQLEASE_H */

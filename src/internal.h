@@ -1,0 +1,54 @@
+/*
+ * internal.h -- small helpers shared by the library's own files: error
+ * filling, connection-string redaction, logging, identifier checks.
+ * Nothing here is exported from the shared library.
+ */
+#ifndef SQLEASE_INTERNAL_H
+#define SQLEASE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sqlease.h"
+
+#if defined(__GNUC__)
+#define SQLEASE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SQLEASE_PRINTF(a, b)
+#endif
+
+/* Fill err (if not NULL) and return status.  sqlstate may be NULL. */
+int sqlease_err(sqlease_error *err, int status, const char *sqlstate, long native,
+                const char *fmt, ...) SQLEASE_PRINTF(5, 6);
+/* Shorthand without SQLSTATE. */
+int sqlease_fail(sqlease_error *err, int status, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
+/* Reset err to status OK, empty message. */
+void sqlease_err_clear(sqlease_error *err);
+
+/* A malloc'd copy of a DSN name or connection string with the value of
+ * every password-like key (PWD, Password, Passwd, and any key containing
+ * "password" or "secret", case-insensitive) replaced by "***".  NULL on
+ * out-of-memory. */
+char *sqlease_redact(const char *conn);
+/* Redact in place inside an arbitrary message (a driver message that
+ * quotes the connection string). */
+void sqlease_redact_inplace(char *msg);
+
+char *sqlease_strdup(const char *s);
+
+/* 1 if `t` is a valid table: identifier or schema.identifier, each part
+ * [A-Za-z_][A-Za-z0-9_]*, total length 1..SQLEASE_MAX_TABLE. */
+int sqlease_valid_table(const char *t);
+
+/* Emit one log line if level <= max_level.  fn NULL: stderr with a
+ * "sqlease: " prefix and the level. */
+void sqlease_log(sqlease_log_fn fn, void *ud, int max_level, int level,
+                 const char *fmt, ...) SQLEASE_PRINTF(5, 6);
+void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level,
+                  const char *fmt, va_list ap);
+
+/* A copy of tmpl with every "{table}" replaced by table (malloc'd). */
+char *sqlease_sql_for_table(const char *tmpl, const char *table);
+
+#endif

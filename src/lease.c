@@ -1,0 +1,365 @@
+/*
+ * lease.c -- the lease protocol: acquire, release, status.
+ *
+ * The database decides who holds the lease.  One UPDATE both renews and
+ * takes; the number of rows it affects is the whole answer (1: held,
+ * 0: not held, anything else: an error, never "held").  Every time in the
+ * row is read from the database's clock inside that statement, so no two
+ * hosts' clocks are ever compared.
+ *
+ * A handle remembers the token of the hold it believes it has.  While it
+ * has one, it asks only to renew that hold (the statement binds the
+ * token), so a 1-row answer proves the token is unchanged and costs one
+ * statement.  Without one, it asks as a follower and, on success, reads
+ * the new token back with one SELECT: that happens once per take.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "internal.h"
+#include "lease.h"
+
+struct sqlease_lease {
+    sqlease_db *db;
+    const sqlease_dialect *d;
+    char *table;
+    char *name;
+    char *owner;
+    int64_t ttl_ms;
+    /* {table} already substituted, built once. */
+    char *sql_acquire;
+    char *sql_release;
+    char *sql_release_force;
+    char *sql_status;
+    /* Token of the hold this handle believes it has, or -1. */
+    int64_t held_token;
+    /* A follower's cached view of the other holder, so that a 0-row answer
+     * does not need a SELECT every tick to tell "held by someone else"
+     * from "row missing".  Valid until other_until_mono. */
+    int other_known;
+    int64_t other_until_mono;
+    sqlease_lease_info other;
+    sqlease_atomic_u64 statements;
+};
+
+static int nomem(sqlease_error *err)
+{
+    return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+}
+
+int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolved *r,
+                       sqlease_error *err)
+{
+    sqlease_lease *l;
+    char owner[SQLEASE_MAX_OWNER + 1];
+    int rc;
+
+    l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return nomem(err);
+    if (r->owner == NULL) {
+        rc = sqlease_owner_id(owner, sizeof owner, err);
+        if (rc != SQLEASE_OK) {
+            free(l);
+            return rc;
+        }
+    }
+    l->db = db;
+    l->d = db_dialect(db);
+    l->ttl_ms = r->ttl_ms;
+    l->held_token = -1;
+    l->table = sqlease_strdup(r->table);
+    l->name = sqlease_strdup(r->name);
+    l->owner = sqlease_strdup(r->owner != NULL ? r->owner : owner);
+    if (l->table != NULL) {
+        l->sql_acquire = sqlease_sql_for_table(l->d->acquire.sql, l->table);
+        l->sql_release = sqlease_sql_for_table(l->d->release.sql, l->table);
+        l->sql_release_force = sqlease_sql_for_table(l->d->release_force.sql, l->table);
+        l->sql_status = sqlease_sql_for_table(l->d->status.sql, l->table);
+    }
+    if (l->table == NULL || l->name == NULL || l->owner == NULL || l->sql_acquire == NULL ||
+        l->sql_release == NULL || l->sql_release_force == NULL || l->sql_status == NULL) {
+        sqlease_lease_free(l);
+        return nomem(err);
+    }
+    *out = l;
+    return SQLEASE_OK;
+}
+
+int sqlease_lease_new(sqlease_lease **out, sqlease_db *db, const sqlease_options *opt,
+                      sqlease_error *err)
+{
+    sqlease_resolved r;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (out == NULL || db == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_new: out and db must not be NULL");
+    *out = NULL;
+    rc = sqlease_options_resolve(opt, &r, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    return lease_new_resolved(out, db, &r, err);
+}
+
+void sqlease_lease_free(sqlease_lease *l)
+{
+    if (l == NULL)
+        return;
+    free(l->table);
+    free(l->name);
+    free(l->owner);
+    free(l->sql_acquire);
+    free(l->sql_release);
+    free(l->sql_release_force);
+    free(l->sql_status);
+    free(l);
+}
+
+const char *sqlease_lease_owner(const sqlease_lease *l)
+{
+    return l != NULL ? l->owner : NULL;
+}
+
+const char *sqlease_lease_name(const sqlease_lease *l)
+{
+    return l != NULL ? l->name : NULL;
+}
+
+uint64_t lease_statements(const sqlease_lease *l)
+{
+    return sqlease_atomic_load(&l->statements);
+}
+
+void lease_forget(sqlease_lease *l)
+{
+    l->held_token = -1;
+    l->other_known = 0;
+}
+
+/*
+ * A missing table is a broken installation, not a transient error: say
+ * which table and what to run, keeping the driver's words after it.
+ */
+static int explain_missing_table(sqlease_lease *l, int rc, sqlease_error *err)
+{
+    if (rc == SQLEASE_ENOTABLE && err != NULL) {
+        char driver[sizeof err->message];
+        memcpy(driver, err->message, sizeof driver);
+        sqlease_err(err, rc, err->sqlstate, err->native_error,
+                    "lease table '%s' does not exist; run `sqlease migrate` (%s)", l->table,
+                    driver);
+    }
+    return rc;
+}
+
+static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_t token,
+               db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
+{
+    db_params p;
+    int rc;
+
+    p.name = l->name;
+    p.owner = l->owner;
+    p.ttl_ms = l->ttl_ms;
+    p.token = token;
+    sqlease_atomic_add(&l->statements, 1);
+    rc = db_run(l->db, st, sql, &p, out, nout, has_row, rows, err);
+    return explain_missing_table(l, rc, err);
+}
+
+/* One SELECT of the row and the database clock. */
+static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+{
+    db_out out[5];
+    int has_row = 0;
+    int rc;
+
+    memset(info, 0, sizeof *info);
+    memset(out, 0, sizeof out);
+    out[0].type = DB_TEXT;
+    out[0].s = info->owner;
+    out[0].cap = sizeof info->owner;
+    out[1].type = DB_INT64;
+    out[1].i = &info->token;
+    out[2].type = DB_INT64;
+    out[2].i = &info->acquired_at_ms;
+    out[3].type = DB_INT64;
+    out[3].i = &info->expires_at_ms;
+    out[4].type = DB_INT64;
+    out[4].i = &info->db_now_ms;
+    rc = run(l, &l->d->status, l->sql_status, -1, out, 5, &has_row, NULL, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (!has_row)
+        return sqlease_fail(err, SQLEASE_ENOROW,
+                            "lease row '%s' missing from table %s; run `sqlease migrate`",
+                            l->name, l->table);
+    if (out[4].is_null || info->db_now_ms <= 0)
+        return sqlease_fail(err, SQLEASE_ECLOCK,
+                            "the database clock read as %s from \"%s\"",
+                            out[4].is_null ? "NULL" : info->db_now_ms == 0 ? "0" : "negative",
+                            l->d->now_ms);
+    if (out[0].is_null)
+        info->owner[0] = '\0';
+    info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
+    info->mine = info->held && strcmp(info->owner, l->owner) == 0;
+    return SQLEASE_OK;
+}
+
+int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+{
+    sqlease_lease_info tmp;
+    sqlease_err_clear(err);
+    if (l == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_status: lease is NULL");
+    return read_row(l, info != NULL ? info : &tmp, err);
+}
+
+/* Send the acquire UPDATE with `token` (-1: as a follower).  Returns OK
+ * with *held set, or an error; a row count other than 0 or 1 is an error. */
+static int send_acquire(sqlease_lease *l, int64_t token, int *held, sqlease_error *err)
+{
+    int64_t rows = -1;
+    int rc = run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (rows != 0 && rows != 1)
+        return sqlease_fail(err, SQLEASE_EROWCOUNT,
+                            "acquire of lease '%s' reported %lld rows affected; expected 0 or 1 "
+                            "(is NOCOUNT on, or the name not the primary key?)",
+                            l->name, (long long)rows);
+    *held = rows == 1;
+    return SQLEASE_OK;
+}
+
+/*
+ * The answer to a 0-row acquire: another owner holds it, or the row is
+ * missing.  Only a SELECT tells which, and a follower polling a live
+ * holder would pay for it every tick; so the answer is cached for as long
+ * as the hold it saw can last (its expiry, measured locally from the
+ * moment of the SELECT), after which the next miss reads again.
+ */
+static int explain_miss(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+{
+    int64_t now = sqlease_mono_ms();
+    int rc;
+
+    if (l->other_known && now < l->other_until_mono) {
+        if (info != NULL)
+            *info = l->other;
+        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s", l->name,
+                            l->other.owner);
+    }
+    rc = read_row(l, &l->other, err);
+    if (rc != SQLEASE_OK) {
+        l->other_known = 0;
+        return rc;
+    }
+    if (info != NULL)
+        *info = l->other;
+    if (l->other.held && !l->other.mine) {
+        l->other_known = 1;
+        l->other_until_mono = now + (l->other.expires_at_ms - l->other.db_now_ms);
+        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s", l->name,
+                            l->other.owner);
+    }
+    /* Free (or ours) by the time we looked: the next acquire will say. */
+    l->other_known = 0;
+    return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' was not free when asked", l->name);
+}
+
+int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
+{
+    int held = 0;
+    int rc;
+
+    sqlease_err_clear(err);
+    *taken = 0;
+    if (info != NULL)
+        memset(info, 0, sizeof *info);
+
+    if (l->held_token >= 0) {
+        rc = send_acquire(l, l->held_token, &held, err);
+        if (rc != SQLEASE_OK)
+            return rc;
+        if (held) {
+            if (info != NULL) {
+                snprintf(info->owner, sizeof info->owner, "%s", l->owner);
+                info->token = l->held_token;
+                info->held = info->mine = 1;
+            }
+            return SQLEASE_OK;
+        }
+        /* The hold we knew is gone (expired, or cleared by an admin).
+         * Whatever comes next is a new hold with a new token. */
+        l->held_token = -1;
+    }
+
+    rc = send_acquire(l, -1, &held, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (!held)
+        return explain_miss(l, info, err);
+
+    /* Taken (or an unknown hold of ours resumed): learn the token. */
+    l->other_known = 0;
+    {
+        sqlease_lease_info row;
+        rc = read_row(l, &row, err);
+        if (rc != SQLEASE_OK)
+            return rc;
+        if (!row.mine)
+            return sqlease_fail(err, SQLEASE_NOT_HELD,
+                                "lease '%s' changed hands before its token could be read "
+                                "(now %s)", l->name, row.owner[0] ? row.owner : "free");
+        l->held_token = row.token;
+        if (info != NULL)
+            *info = row;
+    }
+    *taken = 1;
+    return SQLEASE_OK;
+}
+
+int sqlease_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+{
+    int taken;
+    if (l == NULL) {
+        sqlease_err_clear(err);
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire: lease is NULL");
+    }
+    return lease_acquire(l, info, &taken, err);
+}
+
+static int release(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int *released,
+                   sqlease_error *err)
+{
+    int64_t rows = -1;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (released != NULL)
+        *released = 0;
+    if (l == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
+    l->held_token = -1;
+    l->other_known = 0;
+    rc = run(l, st, sql, -1, NULL, 0, NULL, &rows, err);
+    if (rc == SQLEASE_OK && released != NULL)
+        *released = rows > 0;
+    return rc;
+}
+
+int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
+{
+    return release(l, l != NULL ? &l->d->release : NULL, l != NULL ? l->sql_release : NULL,
+                   released, err);
+}
+
+int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *err)
+{
+    return release(l, l != NULL ? &l->d->release_force : NULL,
+                   l != NULL ? l->sql_release_force : NULL, released, err);
+}

@@ -1,0 +1,27 @@
+/*
+ * lease.h -- what the supervisor needs from the lease beyond the public
+ * calls: whether an acquire started a new hold, and the counters.
+ */
+#ifndef SQLEASE_LEASE_H
+#define SQLEASE_LEASE_H
+
+#include "sqlease.h"
+#include "options.h"
+
+/* Like sqlease_lease_acquire; *taken is 1 when the answer is a new hold
+ * (a new token, or the first hold this handle knows of) rather than a
+ * renew of the hold it already had. */
+int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err);
+
+/* Forget the hold this handle believes it has (after the supervisor
+ * stopped the work for it), so the next acquire asks as a follower. */
+void lease_forget(sqlease_lease *l);
+
+/* Lease statements this handle has sent. */
+uint64_t lease_statements(const sqlease_lease *l);
+
+/* Make a lease from already-resolved options. */
+int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolved *r,
+                       sqlease_error *err);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * migrate.c -- create the lease table, upgrade an older one, seed rows.
+ *
+ * The lease code never inserts a row: two instances racing to insert the
+ * missing row is exactly the kind of decision that must not be made on
+ * the fly.  Rows are created here, by an explicit, idempotent step, with
+ * each dialect's own "insert unless present".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "internal.h"
+
+/* Run a template statement that takes no parameter but {table}. */
+static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, const char *name,
+                   const char *what, sqlease_error *err)
+{
+    db_params p;
+    char *sql = sqlease_sql_for_table(st->sql, table);
+    int rc;
+
+    if (sql == NULL)
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    memset(&p, 0, sizeof p);
+    p.name = name;
+    p.owner = "";
+    rc = db_run(db, st, sql, &p, NULL, 0, NULL, NULL, err);
+    free(sql);
+    if (rc != SQLEASE_OK && err != NULL) {
+        char driver[sizeof err->message];
+        memcpy(driver, err->message, sizeof driver);
+        sqlease_err(err, rc, err->sqlstate, err->native_error, "migrate: %s %s: %s", what,
+                    table, driver);
+    }
+    return rc;
+}
+
+/*
+ * Add a column an older (go-admin) table lacks.  Whether it is there is
+ * asked with a SELECT of that column, which every dialect answers the same
+ * way; only a statement error (not a lost connection) means "absent".
+ */
+static int ensure_column(sqlease_db *db, const sqlease_stmt *probe, const sqlease_stmt *add,
+                         const char *table, const char *column, sqlease_error *err)
+{
+    char what[64];
+    int rc = run_ddl(db, probe, table, NULL, "probe", err);
+    if (rc == SQLEASE_OK)
+        return SQLEASE_OK;
+    if (rc != SQLEASE_EDB && rc != SQLEASE_ENOTABLE)
+        return rc;
+    sqlease_err_clear(err);
+    snprintf(what, sizeof what, "adding column %s to", column);
+    return run_ddl(db, add, table, NULL, what, err);
+}
+
+int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names, size_t count,
+                    sqlease_error *err)
+{
+    const sqlease_dialect *d;
+    size_t i;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (db == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_migrate: db is NULL");
+    if (table == NULL)
+        table = SQLEASE_DEFAULT_TABLE;
+    if (!sqlease_valid_table(table))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "invalid table '%.*s': use an identifier or schema.identifier "
+                            "of letters, digits and '_'", SQLEASE_MAX_TABLE, table);
+    if (count > 0 && names == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_migrate: names is NULL");
+    for (i = 0; i < count; i++) {
+        size_t n = names[i] != NULL ? strlen(names[i]) : 0;
+        if (n == 0 || n > SQLEASE_MAX_NAME)
+            return sqlease_fail(err, SQLEASE_EINVAL,
+                                "lease name %zu is %s; names are 1 to %d bytes", i,
+                                names[i] == NULL ? "NULL" : n == 0 ? "empty" : "too long",
+                                SQLEASE_MAX_NAME);
+    }
+
+    d = db_dialect(db);
+    rc = run_ddl(db, &d->create_table, table, NULL, "creating table", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = ensure_column(db, &d->probe_token, &d->add_token, table, "token", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = ensure_column(db, &d->probe_version, &d->add_version, table, "version", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    for (i = 0; i < count; i++) {
+        rc = run_ddl(db, &d->seed, table, names[i], "seeding a row in", err);
+        if (rc != SQLEASE_OK)
+            return rc;
+    }
+    return SQLEASE_OK;
+}

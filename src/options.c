@@ -1,0 +1,174 @@
+/*
+ * options.c -- lease options: defaults, validation, durations, owner ids.
+ *
+ * Everything a user can get wrong before a statement is sent is caught
+ * here, with a message that names the field, so that a typo is a usage
+ * error and never a lease that behaves differently from what was meant.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "options.h"
+#include "platform.h"
+
+void sqlease_options_init(sqlease_options *opt)
+{
+    if (opt != NULL)
+        memset(opt, 0, sizeof *opt);
+}
+
+static int64_t or_default(int64_t v, int64_t d)
+{
+    return v > 0 ? v : d;
+}
+
+/*
+ * Resolve defaults into a private copy of the timing and names.  Negative
+ * durations are errors, not "use the default", so that a computed value
+ * that went wrong is noticed.
+ */
+int sqlease_options_resolve(const sqlease_options *opt, sqlease_resolved *r, sqlease_error *err)
+{
+    sqlease_options zero;
+    size_t n;
+
+    if (opt == NULL) {
+        sqlease_options_init(&zero);
+        opt = &zero;
+    }
+    memset(r, 0, sizeof *r);
+    r->table = opt->table != NULL ? opt->table : SQLEASE_DEFAULT_TABLE;
+    r->name = opt->name != NULL ? opt->name : SQLEASE_DEFAULT_NAME;
+    r->owner = opt->owner;
+
+    if (!sqlease_valid_table(r->table))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "invalid table '%.*s': use an identifier or schema.identifier "
+                            "of letters, digits and '_' (at most %d bytes)",
+                            SQLEASE_MAX_TABLE, r->table, SQLEASE_MAX_TABLE);
+    n = strlen(r->name);
+    if (n == 0)
+        return sqlease_fail(err, SQLEASE_EINVAL, "lease name is empty");
+    if (n > SQLEASE_MAX_NAME)
+        return sqlease_fail(err, SQLEASE_EINVAL, "lease name is %zu bytes; at most %d",
+                            n, SQLEASE_MAX_NAME);
+    if (r->owner != NULL) {
+        n = strlen(r->owner);
+        if (n == 0)
+            return sqlease_fail(err, SQLEASE_EINVAL,
+                                "owner id is empty (an empty owner marks a free lease)");
+        if (n > SQLEASE_MAX_OWNER)
+            return sqlease_fail(err, SQLEASE_EINVAL, "owner id is %zu bytes; at most %d",
+                                n, SQLEASE_MAX_OWNER);
+    }
+    if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
+        opt->retry_ms < 0)
+        return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");
+
+    r->ttl_ms = or_default(opt->ttl_ms, SQLEASE_DEFAULT_TTL_MS);
+    r->heartbeat_ms = or_default(opt->heartbeat_ms, SQLEASE_DEFAULT_HEARTBEAT_MS);
+    r->renew_deadline_ms = or_default(opt->renew_deadline_ms, SQLEASE_DEFAULT_RENEW_DEADLINE_MS);
+    r->retry_ms = or_default(opt->retry_ms, SQLEASE_DEFAULT_RETRY_MS);
+
+    if (!(r->renew_deadline_ms < r->ttl_ms))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "renew deadline (%lld ms) must be less than ttl (%lld ms): the gap "
+                            "is the time the work has to stop before anyone else may take over",
+                            (long long)r->renew_deadline_ms, (long long)r->ttl_ms);
+    if (!(r->retry_ms < r->renew_deadline_ms))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "retry (%lld ms) must be less than the renew deadline (%lld ms)",
+                            (long long)r->retry_ms, (long long)r->renew_deadline_ms);
+    if (!(r->heartbeat_ms <= r->renew_deadline_ms / 2))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "heartbeat (%lld ms) must be at most half the renew deadline "
+                            "(%lld ms), so that one failed renew can be retried in time",
+                            (long long)r->heartbeat_ms, (long long)r->renew_deadline_ms);
+    return SQLEASE_OK;
+}
+
+int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
+{
+    sqlease_resolved r;
+    sqlease_err_clear(err);
+    return sqlease_options_resolve(opt, &r, err);
+}
+
+/*
+ * A duration must carry its unit.  "30" could be seconds to one reader and
+ * milliseconds to another, and the difference is a lease a thousand times
+ * shorter than intended, so a bare number is refused with a message that
+ * says what to write instead.
+ */
+int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err)
+{
+    static const struct { const char *unit; int64_t mul; } units[] = {
+        { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+    };
+    const char *p;
+    int64_t v = 0;
+    size_t i;
+
+    sqlease_err_clear(err);
+    if (text == NULL || ms == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "duration: NULL argument");
+    p = text;
+    if (*p == '\0')
+        return sqlease_fail(err, SQLEASE_EINVAL, "empty duration: write it with a unit, e.g. 30s");
+    if (*p == '-')
+        return sqlease_fail(err, SQLEASE_EINVAL, "duration '%.64s' is negative", text);
+    if (!isdigit((unsigned char)*p))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "duration '%.64s' does not start with a number (e.g. 500ms, 30s, 2m)",
+                            text);
+    while (isdigit((unsigned char)*p)) {
+        int d = *p - '0';
+        if (v > (INT64_MAX - d) / 10)
+            return sqlease_fail(err, SQLEASE_EINVAL, "duration '%.64s' is too large", text);
+        v = v * 10 + d;
+        p++;
+    }
+    if (*p == '\0')
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "duration '%.64s' has no unit: write %.32sms, %.32ss or %.32sm",
+                            text, text, text, text);
+    for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(p, units[i].unit) == 0) {
+            if (v > INT64_MAX / units[i].mul)
+                return sqlease_fail(err, SQLEASE_EINVAL, "duration '%.64s' is too large", text);
+            *ms = v * units[i].mul;
+            return SQLEASE_OK;
+        }
+    }
+    return sqlease_fail(err, SQLEASE_EINVAL,
+                        "duration '%.64s' has an unknown unit '%.16s' (use ms, s, m or h)",
+                        text, p);
+}
+
+/*
+ * host-pid-xxxxxxxx: the host and pid tell a human reading the row which
+ * process it is; the random part is what makes it unique, because a
+ * restarted container can come back with the same host name and pid 1.
+ */
+int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err)
+{
+    char host[128];
+    unsigned char u[16];
+    int n;
+
+    sqlease_err_clear(err);
+    if (buf == NULL || cap < 32)
+        return sqlease_fail(err, SQLEASE_EINVAL, "owner id buffer is NULL or shorter than 32 bytes");
+    if (sqlease_uuid_random(u) != 0)
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot generate a random UUID");
+    sqlease_hostname(host, sizeof host);
+    n = snprintf(buf, cap, "%.64s-%ld-%02x%02x%02x%02x", host, sqlease_pid(), u[0], u[1],
+                 u[2], u[3]);
+    if (n < 0)
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot format the owner id");
+    return SQLEASE_OK;
+}

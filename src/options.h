@@ -1,0 +1,22 @@
+/*
+ * options.h -- lease options after defaults have been applied and the
+ * rules checked (options.c).  Shared by lease.c and supervisor.c.
+ */
+#ifndef SQLEASE_OPTIONS_H
+#define SQLEASE_OPTIONS_H
+
+#include "sqlease.h"
+
+typedef struct sqlease_resolved {
+    const char *table;   /* borrowed from the caller's options */
+    const char *name;
+    const char *owner;   /* NULL: generate */
+    int64_t ttl_ms;
+    int64_t heartbeat_ms;
+    int64_t renew_deadline_ms;
+    int64_t retry_ms;
+} sqlease_resolved;
+
+int sqlease_options_resolve(const sqlease_options *opt, sqlease_resolved *r, sqlease_error *err);
+
+#endif

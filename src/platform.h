@@ -1,0 +1,139 @@
+/*
+ * platform.h -- the contract between sqlease and the operating system.
+ *
+ * Everything that differs between POSIX and Win32 is declared here and
+ * implemented once per OS: platform_posix.c and platform_win32.c.  No
+ * other library file includes an OS header beyond the C standard
+ * library.  The contract, per group:
+ *
+ *  - Mutexes are non-recursive.  Condition variables wait on the
+ *    monotonic clock, so a wall-clock step never shortens or stretches a
+ *    lease deadline.  Waits may wake spuriously; callers loop.
+ *  - sqlease_mono_ms() is milliseconds on a clock that never goes back
+ *    and is shared by every process of the host (CLOCK_MONOTONIC,
+ *    QueryPerformanceCounter), so two processes' readings compare.
+ *  - sqlease_wall_ms() is the host's wall clock in epoch milliseconds,
+ *    used only to report skew against the database, never for a lease.
+ *  - Functions returning int give 0 on success, -1 on failure.
+ */
+#ifndef SQLEASE_PLATFORM_H
+#define SQLEASE_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef _WIN32
+/* Opaque storage big enough for SRWLOCK / CONDITION_VARIABLE / HANDLE
+ * without including windows.h here. */
+typedef struct { void *p; } sqlease_mutex;
+typedef struct { void *p; } sqlease_cond;
+typedef struct { void *handle; } sqlease_thread;
+#else
+#include <pthread.h>
+typedef struct { pthread_mutex_t m; } sqlease_mutex;
+typedef struct { pthread_cond_t c; } sqlease_cond;
+typedef struct { pthread_t t; } sqlease_thread;
+#endif
+
+typedef struct { volatile uint64_t v; } sqlease_atomic_u64;
+
+int sqlease_mutex_init(sqlease_mutex *m);
+void sqlease_mutex_destroy(sqlease_mutex *m);
+void sqlease_mutex_lock(sqlease_mutex *m);
+void sqlease_mutex_unlock(sqlease_mutex *m);
+
+int sqlease_cond_init(sqlease_cond *c);
+void sqlease_cond_destroy(sqlease_cond *c);
+void sqlease_cond_signal(sqlease_cond *c);
+void sqlease_cond_broadcast(sqlease_cond *c);
+/* Wait until signalled or until the monotonic clock reaches
+ * deadline_mono_ms (a value of sqlease_mono_ms()).  deadline < 0 waits
+ * without a bound.  Returns 0 if signalled (or spurious), 1 on timeout. */
+int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms);
+
+/* Start fn(arg) on a new thread with a small stack. */
+int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg);
+void sqlease_thread_join(sqlease_thread *t);
+/* An id for the calling thread, to detect re-entry from a callback. */
+uint64_t sqlease_thread_self(void);
+
+uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a);
+void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n);
+
+int64_t sqlease_mono_ms(void);
+int64_t sqlease_wall_ms(void);
+void sqlease_sleep_ms(int64_t ms);
+
+/* Host name into buf (NUL-terminated, truncated to cap); "unknown" if it
+ * cannot be read. */
+void sqlease_hostname(char *buf, size_t cap);
+long sqlease_pid(void);
+/* 16 random bytes from a new random (version 4) UUID: libuuid on POSIX,
+ * UuidCreate on Windows. */
+int sqlease_uuid_random(unsigned char out[16]);
+
+/* Environment variable, or NULL. */
+const char *sqlease_getenv(const char *name);
+
+/* ---- child processes (used by the CLI) ---------------------------- */
+
+typedef struct sqlease_child {
+#ifdef _WIN32
+    void *process;  /* HANDLE */
+    void *job;      /* HANDLE of a kill-on-close job object */
+#else
+    long pid;       /* also the child's process group id */
+#endif
+    int running;
+} sqlease_child;
+
+/* Start argv[0] (searched on PATH) with argv, the current environment plus
+ * the `nenv` "KEY=VALUE" strings in `env`.  POSIX: the child leads a new
+ * process group and gets SIGKILL if this process dies (PR_SET_PDEATHSIG
+ * on Linux).  Windows: the child runs in a job object that is killed
+ * when this process's handle to it closes.  Returns 0, or -1 with a
+ * message in errbuf ("cannot run 'cmd': No such file or directory").
+ * Spawn from the process's main thread: PR_SET_PDEATHSIG fires when the
+ * *thread* that forked exits, not the process, so a child spawned from a
+ * worker thread would be killed when that thread ends.  (It is also
+ * cleared when the child execs a set-uid/set-gid program.)  The child
+ * starts with default signal dispositions and an empty signal mask, and
+ * being in its own process group it is not the terminal's foreground
+ * job: it does not get the terminal's Ctrl-C, and reading the terminal
+ * stops it. */
+int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
+                        size_t nenv, char *errbuf, size_t errcap);
+/* Wait up to timeout_ms (-1: forever) for the child to exit.  Returns 1
+ * and sets *exit_code (128+signal for a signal) if it exited, 0 if it is
+ * still running, -1 on error (including a child already waited for).  A
+ * signal routed by sqlease_signal_setup() may end the wait early with 0,
+ * so that the caller can look at sqlease_signal_received(); callers that
+ * must react to signals still wait in bounded slices, since the signal
+ * may be delivered to another thread. */
+int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code);
+/* Ask the child's whole process group to stop (SIGTERM;
+ * Windows: CTRL_BREAK to the group; the caller escalates to kill).  Both
+ * this and kill keep reaching members the leader left behind after it
+ * was waited for, until sqlease_child_close(). */
+void sqlease_child_terminate(sqlease_child *c);
+/* Kill the whole process group (SIGKILL; Windows: TerminateJobObject,
+ * exit code 137). */
+void sqlease_child_kill(sqlease_child *c);
+/* Release handles of a child that has been waited for.  Windows: closing
+ * the job kills whatever is still in it. */
+void sqlease_child_close(sqlease_child *c);
+
+/* ---- signals (used by the CLI) ------------------------------------ */
+
+/* Route SIGTERM/SIGINT/SIGHUP (Windows: console control events: Ctrl-C
+ * as SIGINT, Ctrl-Break/close/logoff/shutdown as SIGTERM) to a flag that
+ * sqlease_signal_received() reads, and ignore SIGPIPE.  POSIX handlers
+ * are installed without SA_RESTART, so blocking calls return EINTR.
+ * Returns 0/-1. */
+int sqlease_signal_setup(void);
+/* The signal number last received (SIGTERM, SIGINT, SIGHUP), or 0. */
+int sqlease_signal_received(void);
+/* Send a signal to a pid (used by the demo): 9 kill, 15 terminate. */
+int sqlease_process_signal(long pid, int sig);
+
+#endif

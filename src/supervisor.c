@@ -1,0 +1,484 @@
+/*
+ * supervisor.c -- keep the caller's work running exactly while the lease
+ * is held.
+ *
+ * Two threads per supervisor:
+ *
+ *  - the heartbeat thread sends the acquire statement (a renew while
+ *    holding, every heartbeat; a take attempt while not, every retry) and
+ *    turns each answer into "start the work" or "stop the work";
+ *  - the watchdog thread does nothing but stop the work when the last
+ *    proof of holding is renew_deadline old.  It shares no blocking call
+ *    with the heartbeat, so a statement that hangs inside the driver
+ *    cannot keep work running past its deadline.
+ *
+ * A proof is dated at the moment its statement was sent, not when the
+ * answer came back: the database may have applied it at any moment in
+ * between, and the only safe assumption is the earliest.  Holding for
+ * renew_deadline after that moment, with renew_deadline < ttl, leaves
+ * ttl - renew_deadline for on_stopped to finish before the row expires
+ * and anyone else may take it.
+ *
+ * Callbacks run under cb_lock, one at a time, and the `running` flag
+ * flips inside that lock, which is what makes on_started and on_stopped
+ * strictly alternate whichever thread calls them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "internal.h"
+#include "lease.h"
+#include "options.h"
+#include "platform.h"
+
+struct sqlease_supervisor {
+    sqlease_db *db;
+    sqlease_lease *lease;
+    sqlease_resolved r;
+    void (*on_started)(void *, int64_t);
+    void (*on_stopped)(void *, int);
+    void *userdata;
+    sqlease_log_fn log;
+    void *log_userdata;
+    int log_level;
+
+    sqlease_mutex m;         /* guards everything below */
+    sqlease_cond hb_cv;      /* wakes the heartbeat: stopping */
+    sqlease_cond wd_cv;      /* wakes the watchdog: deadline moved, stopping */
+    sqlease_mutex cb_lock;   /* one callback at a time */
+    uint64_t cb_thread;      /* thread inside a callback, 0 if none */
+
+    int stopping;
+    int stopped;
+    int stop_rc;
+    int running;             /* on_started called, on_stopped not yet */
+    int64_t deadline;        /* mono ms; meaningful while running */
+    int64_t token;           /* token of the current or last hold */
+    int64_t next_due;        /* mono ms of the next acquire */
+    int64_t last_contact;    /* mono ms of the last answer, -1 never */
+    int64_t started_at;      /* mono ms of sqlease_supervisor_start */
+    uint64_t acquires, takes, renew_failures, losses;
+
+    sqlease_thread hb_thread, wd_thread;
+    int hb_started, wd_started;
+};
+
+static void slog(sqlease_supervisor *s, int level, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
+
+/* Every line names the lease, the owner and, when there is one, the token,
+ * so that the logs of a fleet can be merged and read. */
+static void slog(sqlease_supervisor *s, int level, const char *fmt, ...)
+{
+    char msg[640];
+    va_list ap;
+    int64_t token;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sqlease_mutex_lock(&s->m);
+    token = s->token;
+    sqlease_mutex_unlock(&s->m);
+    if (token > 0)
+        sqlease_log(s->log, s->log_userdata, s->log_level, level,
+                    "lease %s owner %s token %lld: %s", s->r.name,
+                    sqlease_lease_owner(s->lease), (long long)token, msg);
+    else
+        sqlease_log(s->log, s->log_userdata, s->log_level, level, "lease %s owner %s: %s",
+                    s->r.name, sqlease_lease_owner(s->lease), msg);
+}
+
+/*
+ * Start the work for a hold proven by a statement sent at `proof`, unless
+ * that proof has already run out (an answer that arrives after its own
+ * deadline never starts work) or the supervisor is stopping.
+ */
+static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
+{
+    int go;
+
+    sqlease_mutex_lock(&s->cb_lock);
+    sqlease_mutex_lock(&s->m);
+    go = !s->running && !s->stopping && sqlease_mono_ms() < proof + s->r.renew_deadline_ms;
+    if (go) {
+        s->running = 1;
+        s->token = token;
+        s->deadline = proof + s->r.renew_deadline_ms;
+        s->cb_thread = sqlease_thread_self();
+        sqlease_cond_signal(&s->wd_cv);
+    }
+    sqlease_mutex_unlock(&s->m);
+    if (go) {
+        slog(s, SQLEASE_LOG_INFO, "holding the lease; starting the work");
+        if (s->on_started != NULL)
+            s->on_started(s->userdata, token);
+        sqlease_mutex_lock(&s->m);
+        s->cb_thread = 0;
+        sqlease_mutex_unlock(&s->m);
+    } else {
+        slog(s, SQLEASE_LOG_WARN, "hold proven too late (or stopping); not starting the work");
+    }
+    sqlease_mutex_unlock(&s->cb_lock);
+}
+
+/*
+ * Stop the work if it is running.  For a deadline stop the deadline is
+ * checked again under the lock: a renew may have moved it while this
+ * thread waited for a callback to finish.
+ */
+static void stop_work(sqlease_supervisor *s, int reason)
+{
+    int go;
+
+    sqlease_mutex_lock(&s->cb_lock);
+    sqlease_mutex_lock(&s->m);
+    go = s->running &&
+         (reason != SQLEASE_STOP_DEADLINE || sqlease_mono_ms() >= s->deadline);
+    if (go) {
+        s->running = 0;
+        if (reason != SQLEASE_STOP_SHUTDOWN)
+            s->losses++;
+        s->cb_thread = sqlease_thread_self();
+    }
+    sqlease_mutex_unlock(&s->m);
+    if (go) {
+        slog(s, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
+             "stopping the work: %s",
+             reason == SQLEASE_STOP_LOST ? "another owner holds the lease"
+             : reason == SQLEASE_STOP_DEADLINE
+                 ? "the lease has not been proven for the renew deadline"
+                 : "shutting down");
+        if (s->on_stopped != NULL)
+            s->on_stopped(s->userdata, reason);
+        sqlease_mutex_lock(&s->m);
+        s->cb_thread = 0;
+        sqlease_mutex_unlock(&s->m);
+    }
+    sqlease_mutex_unlock(&s->cb_lock);
+}
+
+enum action { ACT_NONE, ACT_START, ACT_STOP, ACT_RESTART };
+
+/*
+ * One acquire and what follows from its answer.  Returns the acquire's
+ * status so that start can refuse a broken installation.
+ */
+static int tick(sqlease_supervisor *s, sqlease_error *err_out)
+{
+    sqlease_lease_info info;
+    sqlease_error err;
+    int64_t sent, answered;
+    int taken = 0;
+    int rc;
+    enum action act = ACT_NONE;
+
+    sent = sqlease_mono_ms();
+    rc = lease_acquire(s->lease, &info, &taken, &err);
+    answered = sqlease_mono_ms();
+
+    sqlease_mutex_lock(&s->m);
+    if (rc == SQLEASE_OK) {
+        s->last_contact = answered;
+        s->acquires++;
+        if (taken)
+            s->takes++;
+        if (s->running && taken)
+            act = ACT_RESTART; /* the hold we worked for is gone: fresh start */
+        else if (s->running) {
+            if (sent + s->r.renew_deadline_ms > s->deadline) {
+                s->deadline = sent + s->r.renew_deadline_ms;
+                sqlease_cond_signal(&s->wd_cv);
+            }
+        } else
+            act = ACT_START;
+        s->next_due = sent + s->r.heartbeat_ms;
+    } else if (rc == SQLEASE_NOT_HELD) {
+        s->last_contact = answered;
+        if (s->running)
+            act = ACT_STOP;
+        s->next_due = sent + s->r.retry_ms;
+    } else {
+        if (rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE)
+            s->last_contact = answered;
+        if (s->running)
+            s->renew_failures++;
+        s->next_due = sent + s->r.retry_ms;
+    }
+    sqlease_mutex_unlock(&s->m);
+
+    if (rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD)
+        slog(s, SQLEASE_LOG_ERROR, "acquire failed (%s): %s", sqlease_strerror(rc), err.message);
+    else if (rc == SQLEASE_OK && taken)
+        slog(s, SQLEASE_LOG_DEBUG, "took the lease with token %lld in %lld ms",
+             (long long)info.token, (long long)(answered - sent));
+
+    switch (act) {
+    case ACT_RESTART:
+        stop_work(s, SQLEASE_STOP_LOST);
+        start_work(s, info.token, sent);
+        break;
+    case ACT_START:
+        start_work(s, info.token, sent);
+        break;
+    case ACT_STOP:
+        stop_work(s, SQLEASE_STOP_LOST);
+        break;
+    case ACT_NONE:
+        break;
+    }
+    if (err_out != NULL)
+        *err_out = err;
+    return rc;
+}
+
+static void heartbeat_main(void *arg)
+{
+    sqlease_supervisor *s = arg;
+
+    sqlease_mutex_lock(&s->m);
+    while (!s->stopping) {
+        if (sqlease_mono_ms() < s->next_due) {
+            sqlease_cond_wait_until(&s->hb_cv, &s->m, s->next_due);
+            continue;
+        }
+        sqlease_mutex_unlock(&s->m);
+        tick(s, NULL);
+        sqlease_mutex_lock(&s->m);
+    }
+    sqlease_mutex_unlock(&s->m);
+}
+
+static void watchdog_main(void *arg)
+{
+    sqlease_supervisor *s = arg;
+
+    sqlease_mutex_lock(&s->m);
+    while (!s->stopping) {
+        if (!s->running) {
+            sqlease_cond_wait_until(&s->wd_cv, &s->m, -1);
+        } else if (sqlease_mono_ms() < s->deadline) {
+            sqlease_cond_wait_until(&s->wd_cv, &s->m, s->deadline);
+        } else {
+            sqlease_mutex_unlock(&s->m);
+            stop_work(s, SQLEASE_STOP_DEADLINE);
+            sqlease_mutex_lock(&s->m);
+        }
+    }
+    sqlease_mutex_unlock(&s->m);
+}
+
+static void destroy(sqlease_supervisor *s)
+{
+    sqlease_lease_free(s->lease);
+    sqlease_cond_destroy(&s->hb_cv);
+    sqlease_cond_destroy(&s->wd_cv);
+    sqlease_mutex_destroy(&s->cb_lock);
+    sqlease_mutex_destroy(&s->m);
+    free(s);
+}
+
+/* Wake both threads and wait for them; the heartbeat may first have to
+ * finish a statement in flight (bounded by the query timeout). */
+static void join_threads(sqlease_supervisor *s)
+{
+    sqlease_mutex_lock(&s->m);
+    s->stopping = 1;
+    sqlease_cond_broadcast(&s->hb_cv);
+    sqlease_cond_broadcast(&s->wd_cv);
+    sqlease_mutex_unlock(&s->m);
+    if (s->hb_started)
+        sqlease_thread_join(&s->hb_thread);
+    if (s->wd_started)
+        sqlease_thread_join(&s->wd_thread);
+    s->hb_started = s->wd_started = 0;
+}
+
+int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
+                             const sqlease_options *opt, sqlease_error *err)
+{
+    sqlease_supervisor *s;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (out == NULL || db == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "sqlease_supervisor_start: out and db must not be NULL");
+    *out = NULL;
+    s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    rc = sqlease_options_resolve(opt, &s->r, err);
+    if (rc != SQLEASE_OK) {
+        free(s);
+        return rc;
+    }
+    rc = lease_new_resolved(&s->lease, db, &s->r, err);
+    if (rc != SQLEASE_OK) {
+        free(s);
+        return rc;
+    }
+    /* The resolved strings were borrowed from the caller; point them at
+     * the lease's own copies. */
+    s->r.name = sqlease_lease_name(s->lease);
+    s->r.owner = sqlease_lease_owner(s->lease);
+    s->r.table = NULL;
+    s->db = db;
+    if (opt != NULL) {
+        s->on_started = opt->on_started;
+        s->on_stopped = opt->on_stopped;
+        s->userdata = opt->userdata;
+    }
+    if (opt != NULL && opt->log != NULL) {
+        s->log = opt->log;
+        s->log_userdata = opt->log_userdata;
+        s->log_level = opt->log_level;
+    } else {
+        s->log = db->log;
+        s->log_userdata = db->log_userdata;
+        s->log_level = db->log_level;
+    }
+    s->last_contact = -1;
+    s->started_at = sqlease_mono_ms();
+    if (sqlease_mutex_init(&s->m) != 0 || sqlease_mutex_init(&s->cb_lock) != 0 ||
+        sqlease_cond_init(&s->hb_cv) != 0 || sqlease_cond_init(&s->wd_cv) != 0) {
+        sqlease_lease_free(s->lease);
+        free(s);
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex or condition variable");
+    }
+
+    if (sqlease_thread_start(&s->wd_thread, watchdog_main, s) != 0) {
+        destroy(s);
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot start the watchdog thread");
+    }
+    s->wd_started = 1;
+
+    /* The first acquire runs here, so that a lone instance has its work
+     * running by the time start returns. */
+    rc = tick(s, err);
+    if (rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE || rc == SQLEASE_EROWCOUNT) {
+        /* A broken installation: nothing will ever start, say so now. */
+        join_threads(s);
+        destroy(s);
+        return rc;
+    }
+    sqlease_err_clear(err);
+
+    if (sqlease_thread_start(&s->hb_thread, heartbeat_main, s) != 0) {
+        join_threads(s);
+        stop_work(s, SQLEASE_STOP_SHUTDOWN);
+        sqlease_lease_release(s->lease, NULL, NULL);
+        destroy(s);
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot start the heartbeat thread");
+    }
+    s->hb_started = 1;
+    *out = s;
+    return SQLEASE_OK;
+}
+
+int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
+{
+    int released = 0;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (s == NULL)
+        return SQLEASE_OK;
+    sqlease_mutex_lock(&s->m);
+    if (s->cb_thread != 0 && s->cb_thread == sqlease_thread_self()) {
+        sqlease_mutex_unlock(&s->m);
+        return sqlease_fail(err, SQLEASE_ESTATE,
+                            "sqlease_supervisor_stop called from the supervisor's own callback");
+    }
+    if (s->stopped) {
+        rc = s->stop_rc;
+        sqlease_mutex_unlock(&s->m);
+        return rc;
+    }
+    s->stopping = 1;
+    sqlease_cond_broadcast(&s->hb_cv);
+    sqlease_cond_broadcast(&s->wd_cv);
+    sqlease_mutex_unlock(&s->m);
+
+    /* No new start can happen once stopping is set, so the work is
+     * stopped now, before waiting for a statement that may be in flight. */
+    stop_work(s, SQLEASE_STOP_SHUTDOWN);
+    join_threads(s);
+    rc = sqlease_lease_release(s->lease, &released, err);
+    if (rc == SQLEASE_OK)
+        slog(s, SQLEASE_LOG_INFO, released ? "released the lease" : "stopped (lease not held)");
+    else
+        slog(s, SQLEASE_LOG_WARN, "release failed (%s); the lease expires by itself",
+             sqlease_strerror(rc));
+    sqlease_mutex_lock(&s->m);
+    s->stopped = 1;
+    s->stop_rc = rc;
+    sqlease_mutex_unlock(&s->m);
+    return rc;
+}
+
+void sqlease_supervisor_free(sqlease_supervisor *s)
+{
+    int inside;
+
+    if (s == NULL)
+        return;
+    sqlease_mutex_lock(&s->m);
+    inside = s->cb_thread != 0 && s->cb_thread == sqlease_thread_self();
+    sqlease_mutex_unlock(&s->m);
+    if (inside) {
+        slog(s, SQLEASE_LOG_ERROR,
+             "sqlease_supervisor_free called from the supervisor's own callback; ignored");
+        return;
+    }
+    sqlease_supervisor_stop(s, NULL);
+    destroy(s);
+}
+
+int sqlease_supervisor_state(sqlease_supervisor *s, sqlease_state *st)
+{
+    int64_t now;
+
+    if (s == NULL || st == NULL)
+        return SQLEASE_EINVAL;
+    memset(st, 0, sizeof *st);
+    now = sqlease_mono_ms();
+    sqlease_mutex_lock(&s->m);
+    st->holding = s->running;
+    st->token = s->token;
+    st->deadline_in_ms = s->running && s->deadline > now ? s->deadline - now : 0;
+    st->last_contact_ago_ms = s->last_contact < 0 ? -1 : now - s->last_contact;
+    st->acquires = s->acquires;
+    st->takes = s->takes;
+    st->renew_failures = s->renew_failures;
+    st->losses = s->losses;
+    sqlease_mutex_unlock(&s->m);
+    st->statements = lease_statements(s->lease);
+    snprintf(st->owner, sizeof st->owner, "%s", sqlease_lease_owner(s->lease));
+    snprintf(st->name, sizeof st->name, "%s", sqlease_lease_name(s->lease));
+    return SQLEASE_OK;
+}
+
+int sqlease_supervisor_health(sqlease_supervisor *s, sqlease_error *err)
+{
+    int64_t now, since;
+    int rc = SQLEASE_OK;
+
+    sqlease_err_clear(err);
+    if (s == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_health: NULL supervisor");
+    now = sqlease_mono_ms();
+    sqlease_mutex_lock(&s->m);
+    since = s->last_contact >= 0 ? s->last_contact : s->started_at;
+    if (s->stopped || s->stopping)
+        rc = sqlease_fail(err, SQLEASE_ESTATE, "supervisor is stopped");
+    else if (s->running && now >= s->deadline)
+        rc = sqlease_fail(err, SQLEASE_ESTATE, "holder is %lld ms past its renew deadline",
+                          (long long)(now - s->deadline));
+    else if (!s->running && now - since >= s->r.ttl_ms)
+        rc = sqlease_fail(err, SQLEASE_ESTATE, "the database has not answered for %lld ms",
+                          (long long)(now - since));
+    sqlease_mutex_unlock(&s->m);
+    return rc;
+}

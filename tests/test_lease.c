@@ -1,0 +1,401 @@
+/*
+ * test_lease.c -- the lease protocol against a real database through the
+ * real ODBC driver: who holds, which token, what a release changes, and
+ * the errors a broken installation gets.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static sqlease_db *db;
+
+static sqlease_lease *make(const char *t, const char *name, const char *owner, int64_t ttl)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_lease *l = NULL;
+    int rc;
+
+    tu_options(&o, t, name, owner, ttl, ttl / 4, ttl / 2, ttl / 8 > 0 ? ttl / 8 : 1);
+    rc = sqlease_lease_new(&l, db, &o, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    return l;
+}
+
+static void test_contend_one_holder(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a, *b;
+    sqlease_lease_info ia, ib, st;
+    sqlease_error err;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", 30000);
+    b = make(t, "job", "owner-b", 30000);
+
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ia.token, 1);
+    CU_ASSERT_STRING_EQUAL(ia.owner, "owner-a");
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &ib, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_STRING_EQUAL(ib.owner, "owner-a");
+    CU_ASSERT_EQUAL(ib.token, 1);
+    CU_ASSERT_EQUAL(ib.mine, 0);
+    /* A second miss is answered from the cache and says the same. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &ib, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_STRING_EQUAL(ib.owner, "owner-a");
+
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-a");
+    CU_ASSERT_EQUAL(st.held, 1);
+    CU_ASSERT_EQUAL(st.mine, 0);
+    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT(st.expires_at_ms - st.db_now_ms > 25000 && st.expires_at_ms - st.db_now_ms <= 30000);
+
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
+static void test_renew_keeps_token(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a;
+    sqlease_lease_info i1, i2, st;
+    sqlease_error err;
+    uint64_t before;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &i1, &err), SQLEASE_OK);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &i2, &err), SQLEASE_OK);
+    /* A renew is exactly one statement. */
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
+    CU_ASSERT_EQUAL(i1.token, 1);
+    CU_ASSERT_EQUAL(i2.token, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_EQUAL(st.mine, 1);
+    sqlease_lease_free(a);
+    tu_drop(db, t);
+}
+
+static int expired(void *arg)
+{
+    sqlease_lease *l = arg;
+    sqlease_lease_info st;
+    sqlease_error err;
+    return sqlease_lease_status(l, &st, &err) == SQLEASE_OK && !st.held;
+}
+
+static void test_take_after_expiry_new_token(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a, *b;
+    sqlease_lease_info info;
+    sqlease_error err;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", 400);
+    b = make(t, "job", "owner-b", 400);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 1);
+    CU_ASSERT_FATAL(tu_await(expired, a, 3000));
+    /* The previous owner of an expired lease takes it afresh. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 2);
+    CU_ASSERT_FATAL(tu_await(expired, a, 3000));
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 3);
+    CU_ASSERT_STRING_EQUAL(info.owner, "owner-b");
+    /* a still believes in token 2: its renew must fail, not take. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_STRING_EQUAL(info.owner, "owner-b");
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
+static void test_release_scoped_to_owner(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a, *b;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int released = -1;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", 30000);
+    b = make(t, "job", "owner-b", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_release(b, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 0);
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-a");
+    CU_ASSERT_EQUAL(st.held, 1);
+
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "");
+    CU_ASSERT_EQUAL(st.held, 0);
+    CU_ASSERT_EQUAL(st.expires_at_ms, 0);
+    CU_ASSERT_EQUAL(st.token, 1);
+    /* The successor gets the next token at once. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 2);
+    /* Force release clears it whoever holds it, keeping the token. */
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(a, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.held, 0);
+    CU_ASSERT_EQUAL(st.token, 2);
+    /* b's hold was cleared under it: its renew is a loss, and its next
+     * acquire a fresh take with a new token. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 3);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
+static void test_names_independent(void)
+{
+    const char *t = tu_table();
+    const char *names[2] = { "one", "two" };
+    sqlease_lease *a, *b;
+    sqlease_lease_info info;
+    sqlease_error err;
+
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, names, 2, &err), SQLEASE_OK);
+    a = make(t, "one", "owner-a", 30000);
+    b = make(t, "two", "owner-b", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 1);
+    CU_ASSERT_STRING_EQUAL(info.owner, "owner-b");
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
+static void test_missing_row_and_table(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a;
+    sqlease_lease_info info;
+    sqlease_error err;
+    char table[64];
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    snprintf(table, sizeof table, "%s", t);
+    a = make(table, "ghost", "owner-a", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_ENOROW);
+    CU_ASSERT_EQUAL(err.status, SQLEASE_ENOROW);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "'ghost'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, table));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease migrate"));
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &info, &err), SQLEASE_ENOROW);
+    sqlease_lease_free(a);
+    tu_drop(db, table);
+
+    a = make("no_such_lease_table", "job", "owner-a", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_ENOTABLE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no_such_lease_table"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease migrate"));
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &info, &err), SQLEASE_ENOTABLE);
+    sqlease_lease_free(a);
+}
+
+static void test_clock_zero_rejected(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    sqlease_options o;
+    sqlease_lease *l = NULL;
+    sqlease_lease_info info;
+    sqlease_error err;
+    int64_t now = -1;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_now_ms(fdb, &now, &err), SQLEASE_OK);
+    CU_ASSERT(now > 1600000000000LL);
+    tu_fault_set(f, TU_FAULT_ZERO_CLOCK, 0);
+    now = -1;
+    CU_ASSERT_EQUAL(sqlease_db_now_ms(fdb, &now, &err), SQLEASE_ECLOCK);
+    CU_ASSERT_EQUAL(now, -1);
+    tu_options(&o, t, "job", "owner-a", 30000, 5000, 10000, 1000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&l, fdb, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_status(l, &info, &err), SQLEASE_ECLOCK);
+    /* A take must read the token back with a sane clock; a zero one is
+     * an error, never a hold. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(l, &info, &err), SQLEASE_ECLOCK);
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    sqlease_lease_free(l);
+    tu_drop(fdb, t);
+    sqlease_db_close(fdb);
+}
+
+static void test_migrate_idempotent_and_upgrade(void)
+{
+    const char *t = tu_table();
+    char table[64], sql[512];
+    sqlease_lease *a;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int64_t rows = -1;
+
+    snprintf(table, sizeof table, "%s", t);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, table, "job"), SQLEASE_OK);
+    a = make(table, "job", "owner-a", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    /* Migrating again leaves the held row as it was. */
+    CU_ASSERT_EQUAL(tu_migrate(db, table, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-a");
+    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_EQUAL(st.held, 1);
+    sqlease_lease_free(a);
+    tu_drop(db, table);
+
+    /* A go-admin table: four columns and a live row. */
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (name VARCHAR(64) NOT NULL PRIMARY KEY, owner VARCHAR(255) NOT NULL, "
+             "acquired_at_ms BIGINT NOT NULL, expires_at_ms BIGINT NOT NULL)", table);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s (name, owner, acquired_at_ms, expires_at_ms) "
+             "VALUES ('scheduler', 'old-host-1-abcdef12', 1, 9000000000000)", table);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    CU_ASSERT_EQUAL(tu_migrate(db, table, "scheduler"), SQLEASE_OK);
+    CU_ASSERT_EQUAL(tu_migrate(db, table, "scheduler"), SQLEASE_OK);
+    a = make(table, "scheduler", "owner-a", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "old-host-1-abcdef12");
+    CU_ASSERT_EQUAL(st.expires_at_ms, 9000000000000LL);
+    CU_ASSERT_EQUAL(st.token, 0);
+    CU_ASSERT_EQUAL(st.held, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_NOT_HELD);
+    sqlease_lease_free(a);
+    tu_drop(db, table);
+}
+
+static void test_options_and_bad_input(void)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_lease *l = (sqlease_lease *)1;
+    char longname[SQLEASE_MAX_NAME + 2];
+    char owner[SQLEASE_MAX_OWNER + 1];
+    int64_t ms = -1;
+
+    sqlease_options_init(&o);
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_options_check(NULL, &err), SQLEASE_OK);
+    o.table = "x; DROP TABLE y";
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "invalid table"));
+    CU_ASSERT_EQUAL(sqlease_lease_new(&l, db, &o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NULL(l);
+    o.table = "public.sys_job_lease";
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
+    o.name = "";
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "empty"));
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    o.name = longname;
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    o.name = NULL;
+    o.owner = "";
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    o.owner = NULL;
+    o.ttl_ms = 10000; /* deadline defaults to 20000: not below ttl */
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "renew deadline"));
+    tu_options(&o, NULL, NULL, NULL, 3000, 750, 1500, 250);
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
+    o.heartbeat_ms = 800; /* more than half the deadline */
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "heartbeat"));
+    tu_options(&o, NULL, NULL, NULL, 3000, 500, 1500, 1500);
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "retry"));
+
+    CU_ASSERT_EQUAL(sqlease_parse_duration("500ms", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 500);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("30s", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 30000);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("2m", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 120000);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("1h", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 3600000);
+    ms = 7;
+    CU_ASSERT_EQUAL(sqlease_parse_duration("30", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no unit"));
+    CU_ASSERT_EQUAL(ms, 7);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("-1s", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("10x", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("s", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("99999999999999999999ms", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("9999999999999999h", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_parse_duration(NULL, &ms, NULL), SQLEASE_EINVAL);
+
+    CU_ASSERT_EQUAL(sqlease_owner_id(owner, sizeof owner, &err), SQLEASE_OK);
+    {
+        const char *dash = strrchr(owner, '-');
+        size_t i;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dash);
+        CU_ASSERT_EQUAL(strlen(dash + 1), 8);
+        for (i = 1; i <= 8; i++)
+            CU_ASSERT_PTR_NOT_NULL(strchr("0123456789abcdef", dash[i]));
+    }
+    CU_ASSERT_EQUAL(sqlease_owner_id(owner, 8, &err), SQLEASE_EINVAL);
+
+    /* NULLs are refused, frees of NULL are harmless. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(NULL, NULL, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_lease_status(NULL, NULL, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_lease_release(NULL, NULL, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_lease_new(NULL, db, NULL, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_lease_new(&l, NULL, NULL, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_db_open(NULL, NULL, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_migrate(db, "bad table", NULL, 0, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_migrate(db, NULL, NULL, 1, &err), SQLEASE_EINVAL);
+    sqlease_lease_free(NULL);
+    sqlease_db_close(NULL);
+    sqlease_supervisor_free(NULL);
+    CU_ASSERT_STRING_EQUAL(sqlease_version(), SQLEASE_VERSION);
+}
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("lease", NULL, NULL);
+    CU_add_test(s, "two owners contend, exactly one holds", test_contend_one_holder);
+    CU_add_test(s, "renew keeps the token in one statement", test_renew_keeps_token);
+    CU_add_test(s, "take after expiry gives token + 1", test_take_after_expiry_new_token);
+    CU_add_test(s, "release is scoped to the owner", test_release_scoped_to_owner);
+    CU_add_test(s, "two lease names are independent", test_names_independent);
+    CU_add_test(s, "missing row and table are reported", test_missing_row_and_table);
+    CU_add_test(s, "a clock read of 0 is rejected", test_clock_zero_rejected);
+    CU_add_test(s, "migrate is idempotent and upgrades go-admin tables",
+                test_migrate_idempotent_and_upgrade);
+    CU_add_test(s, "options, durations, owner ids and NULLs", test_options_and_bad_input);
+}
+
+int main(void)
+{
+    int rc;
+    db = tu_open();
+    if (db == NULL)
+        return 2;
+    rc = tu_main(add);
+    sqlease_db_close(db);
+    tu_cleanup();
+    return rc;
+}

@@ -1,0 +1,453 @@
+/*
+ * test_supervisor.c -- the supervisor's rules against a real database:
+ * synchronous first acquire, strict start/stop alternation across a loss
+ * and a re-acquire, the watchdog stopping work while a statement hangs,
+ * errors that are not losses, late answers that start nothing, and a
+ * graceful handover within one retry.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "platform.h"
+#include "testutil.h"
+
+static sqlease_db *db;
+
+/* What the callbacks saw, in order. */
+#define MAX_EVENTS 64
+typedef struct recorder {
+    sqlease_mutex m;
+    int n;
+    char kind[MAX_EVENTS];        /* 'S' started, 'T' stopped */
+    int64_t value[MAX_EVENTS];    /* token, or stop reason */
+    int64_t at[MAX_EVENTS];       /* mono ms */
+    int running;
+    int overlap;                  /* a start while running, or stop while not */
+    sqlease_supervisor *self;     /* for the re-entry test */
+    int reentry_rc;
+} recorder;
+
+static void rec_init(recorder *r)
+{
+    memset(r, 0, sizeof *r);
+    sqlease_mutex_init(&r->m);
+    r->reentry_rc = -1;
+}
+
+static void on_started(void *ud, int64_t token)
+{
+    recorder *r = ud;
+    sqlease_mutex_lock(&r->m);
+    if (r->running)
+        r->overlap = 1;
+    r->running = 1;
+    if (r->n < MAX_EVENTS) {
+        r->kind[r->n] = 'S';
+        r->value[r->n] = token;
+        r->at[r->n] = sqlease_mono_ms();
+        r->n++;
+    }
+    sqlease_mutex_unlock(&r->m);
+}
+
+static void on_stopped(void *ud, int reason)
+{
+    recorder *r = ud;
+    sqlease_mutex_lock(&r->m);
+    if (!r->running)
+        r->overlap = 1;
+    r->running = 0;
+    if (r->n < MAX_EVENTS) {
+        r->kind[r->n] = 'T';
+        r->value[r->n] = reason;
+        r->at[r->n] = sqlease_mono_ms();
+        r->n++;
+    }
+    sqlease_mutex_unlock(&r->m);
+}
+
+static int rec_count(recorder *r)
+{
+    int n;
+    sqlease_mutex_lock(&r->m);
+    n = r->n;
+    sqlease_mutex_unlock(&r->m);
+    return n;
+}
+
+typedef struct { recorder *r; int n; } want;
+static int has_events(void *arg)
+{
+    want *w = arg;
+    return rec_count(w->r) >= w->n;
+}
+
+static int await_events(recorder *r, int n, int64_t timeout)
+{
+    want w;
+    w.r = r;
+    w.n = n;
+    return tu_await(has_events, &w, timeout);
+}
+
+static sqlease_supervisor *start(sqlease_db *on, const char *t, const char *owner,
+                                 recorder *r, int64_t ttl, int64_t hb, int64_t dl, int64_t retry)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_supervisor *s = NULL;
+    int rc;
+
+    tu_options(&o, t, "job", owner, ttl, hb, dl, retry);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = r;
+    rc = sqlease_supervisor_start(&s, on, &o, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "supervisor_start: %s\n", err.message);
+    CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+    return s;
+}
+
+static void test_first_acquire_synchronous(void)
+{
+    const char *t = tu_table();
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_state st;
+    sqlease_lease_info info;
+    sqlease_lease *probe = NULL;
+    sqlease_options o;
+    sqlease_error err;
+
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    s = start(db, t, "sup-a", &r, 3000, 500, 1500, 250);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    /* Already running when start returns. */
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+    CU_ASSERT_EQUAL(r.kind[0], 'S');
+    CU_ASSERT_EQUAL(r.value[0], 1);
+    CU_ASSERT_EQUAL(sqlease_supervisor_state(s, &st), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.holding, 1);
+    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_STRING_EQUAL(st.owner, "sup-a");
+    CU_ASSERT(st.deadline_in_ms > 0 && st.deadline_in_ms <= 1500);
+    CU_ASSERT_EQUAL(sqlease_supervisor_health(s, &err), SQLEASE_OK);
+
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rec_count(&r), 2);
+    CU_ASSERT_EQUAL(r.kind[1], 'T');
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_SHUTDOWN);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK); /* idempotent */
+    CU_ASSERT_EQUAL(rec_count(&r), 2);
+
+    tu_options(&o, t, "job", "probe", 3000, 500, 1500, 250);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&probe, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_status(probe, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.held, 0); /* released at stop */
+    CU_ASSERT_EQUAL(info.token, 1);
+    sqlease_lease_free(probe);
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    tu_drop(db, t);
+}
+
+static void test_alternation_across_loss(void)
+{
+    const char *t = tu_table();
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_lease *admin = NULL, *other = NULL;
+    sqlease_lease_info info;
+    sqlease_options o;
+    sqlease_error err;
+    int released = 0, i;
+
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    s = start(db, t, "sup-a", &r, 2000, 200, 800, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+
+    /* An admin clears the row and another owner takes it: a loss. */
+    tu_options(&o, t, "job", "other", 30000, 5000, 10000, 1000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&other, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&admin, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(other, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, 2);
+    CU_ASSERT_FATAL(await_events(&r, 2, 3000));
+    CU_ASSERT_EQUAL(r.kind[1], 'T');
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_LOST);
+
+    /* The other owner releases: the supervisor takes it afresh. */
+    CU_ASSERT_EQUAL(sqlease_lease_release(other, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+    CU_ASSERT_FATAL(await_events(&r, 3, 3000));
+    CU_ASSERT_EQUAL(r.kind[2], 'S');
+    CU_ASSERT_EQUAL(r.value[2], 3);
+
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rec_count(&r), 4);
+    for (i = 0; i < rec_count(&r); i++)
+        CU_ASSERT_EQUAL(r.kind[i], i % 2 == 0 ? 'S' : 'T');
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    {
+        sqlease_state st;
+        sqlease_supervisor_state(s, &st);
+        CU_ASSERT_EQUAL(st.takes, 2);
+        CU_ASSERT_EQUAL(st.losses, 1);
+    }
+    sqlease_supervisor_free(s);
+    sqlease_lease_free(admin);
+    sqlease_lease_free(other);
+    tu_drop(db, t);
+}
+
+typedef struct { tu_faulty *f; int n; } hung_arg;
+static int is_hung(void *arg)
+{
+    hung_arg *h = arg;
+    return tu_fault_hung(h->f) >= h->n;
+}
+
+static void test_watchdog_stops_during_hung_statement(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_error err;
+    int64_t hang_at;
+    const int64_t deadline = 800;
+    hung_arg h;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    s = start(fdb, t, "sup-a", &r, 2000, 200, deadline, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+
+    /* Every statement from now on hangs.  The last proof was sent before
+     * this moment, so the work must stop by hang_at + deadline. */
+    hang_at = sqlease_mono_ms();
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    CU_ASSERT_FATAL(await_events(&r, 2, 3 * deadline));
+    CU_ASSERT_EQUAL(r.kind[1], 'T');
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_DEADLINE);
+    CU_ASSERT(r.at[1] <= hang_at + deadline + 100);
+    h.f = f;
+    h.n = 1;
+    /* ...and it stopped while the heartbeat was still stuck. */
+    CU_ASSERT(tu_await(is_hung, &h, 1000));
+    CU_ASSERT_EQUAL(sqlease_supervisor_health(s, &err), SQLEASE_OK);
+
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    /* Back: the renew goes through and the work starts again, fresh. */
+    CU_ASSERT(await_events(&r, 3, 3000));
+    CU_ASSERT_EQUAL(r.kind[2], 'S');
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    tu_drop(fdb, t);
+    sqlease_db_close(fdb);
+}
+
+static void test_error_is_not_loss(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_state st;
+    int64_t until;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    s = start(fdb, t, "sup-a", &r, 3000, 300, 1500, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    /* Connection errors for less than deadline - heartbeat. */
+    tu_fault_set(f, TU_FAULT_CONNECT, 0);
+    until = sqlease_mono_ms() + 700;
+    while (sqlease_mono_ms() < until)
+        sqlease_sleep_ms(20);
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    sqlease_supervisor_state(s, &st);
+    CU_ASSERT(st.renew_failures >= 1);
+    CU_ASSERT_EQUAL(st.holding, 1);
+    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 2);
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_SHUTDOWN);
+    tu_drop(fdb, t);
+    sqlease_db_close(fdb);
+}
+
+static void test_late_answer_starts_nothing(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    /* Each statement takes longer than the renew deadline. */
+    tu_fault_set(f, TU_FAULT_DELAY, 500);
+    s = start(fdb, t, "sup-a", &r, 1000, 150, 400, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 0);
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    CU_ASSERT(await_events(&r, 1, 3000));
+    CU_ASSERT_EQUAL(r.kind[0], 'S');
+    sqlease_supervisor_free(s);
+    tu_drop(fdb, t);
+    sqlease_db_close(fdb);
+}
+
+static void test_graceful_handover_within_retry(void)
+{
+    const char *t = tu_table();
+    recorder ra, rb;
+    sqlease_supervisor *a, *b;
+    sqlease_error err;
+    const int64_t retry = 200;
+    int64_t stopped_at;
+
+    rec_init(&ra);
+    rec_init(&rb);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = start(db, t, "sup-a", &ra, 3000, 500, 1500, retry);
+    b = start(db, t, "sup-b", &rb, 3000, 500, 1500, retry);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(rec_count(&ra), 1);
+    CU_ASSERT_EQUAL(rec_count(&rb), 0);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
+    stopped_at = sqlease_mono_ms();
+    CU_ASSERT_FATAL(await_events(&rb, 1, 3000));
+    CU_ASSERT_EQUAL(rb.value[0], 2);
+    CU_ASSERT(rb.at[0] - stopped_at <= retry + 100);
+    /* a's work had stopped before b's started. */
+    CU_ASSERT(ra.at[1] <= rb.at[0]);
+    sqlease_supervisor_free(a);
+    sqlease_supervisor_free(b);
+    tu_drop(db, t);
+}
+
+static void test_many_supervisors_one_connection(void)
+{
+    enum { N = 20 };
+    const char *t = tu_table();
+    const char *names[N];
+    char buf[N][16];
+    recorder r[N];
+    sqlease_supervisor *s[N];
+    sqlease_options o;
+    sqlease_error err;
+    char table[64];
+    int i;
+
+    snprintf(table, sizeof table, "%s", t);
+    for (i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "job-%d", i);
+        names[i] = buf[i];
+    }
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, table, names, N, &err), SQLEASE_OK);
+    for (i = 0; i < N; i++) {
+        rec_init(&r[i]);
+        tu_options(&o, table, names[i], "sup-many", 3000, 500, 1500, 250);
+        o.on_started = on_started;
+        o.on_stopped = on_stopped;
+        o.userdata = &r[i];
+        CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s[i], db, &o, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 1);
+        CU_ASSERT_EQUAL(r[i].value[0], 1);
+    }
+    for (i = 0; i < N; i++) {
+        sqlease_supervisor_free(s[i]);
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 2);
+    }
+    tu_drop(db, table);
+}
+
+static recorder reentry;
+static void on_stopped_reenter(void *ud, int reason)
+{
+    recorder *r = ud;
+    sqlease_error err;
+    (void)reason;
+    if (r->self != NULL)
+        r->reentry_rc = sqlease_supervisor_stop(r->self, &err);
+}
+
+static void test_bad_start(void)
+{
+    const char *t = tu_table();
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_supervisor *s = (sqlease_supervisor *)1;
+    recorder r;
+    char table[64];
+
+    snprintf(table, sizeof table, "%s", t);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, table, "job"), SQLEASE_OK);
+    tu_options(&o, table, "ghost", "sup-a", 3000, 500, 1500, 250);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = &r;
+    CU_ASSERT_EQUAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_ENOROW);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease migrate"));
+    CU_ASSERT_EQUAL(rec_count(&r), 0);
+    tu_options(&o, table, "job", "sup-a", 3000, 2000, 1500, 250);
+    CU_ASSERT_EQUAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_supervisor_start(&s, NULL, &o, &err), SQLEASE_EINVAL);
+
+    /* A callback that stops its own supervisor is refused, not deadlocked. */
+    rec_init(&reentry);
+    tu_options(&o, table, "job", "sup-a", 3000, 500, 1500, 250);
+    o.on_stopped = on_stopped_reenter;
+    o.userdata = &reentry;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_OK);
+    reentry.self = s;
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(reentry.reentry_rc, SQLEASE_ESTATE);
+    sqlease_supervisor_free(s);
+    tu_drop(db, table);
+}
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("supervisor", NULL, NULL);
+    CU_add_test(s, "first acquire is synchronous; stop releases", test_first_acquire_synchronous);
+    CU_add_test(s, "start/stop alternate across loss and re-acquire", test_alternation_across_loss);
+    CU_add_test(s, "watchdog stops work while a statement hangs",
+                test_watchdog_stops_during_hung_statement);
+    CU_add_test(s, "an error is not a loss", test_error_is_not_loss);
+    CU_add_test(s, "an answer after its deadline starts nothing", test_late_answer_starts_nothing);
+    CU_add_test(s, "graceful shutdown hands over within one retry",
+                test_graceful_handover_within_retry);
+    CU_add_test(s, "many supervisors share one connection", test_many_supervisors_one_connection);
+    CU_add_test(s, "bad start: missing row, bad timing, re-entry", test_bad_start);
+}
+
+int main(void)
+{
+    int rc;
+    db = tu_open();
+    if (db == NULL)
+        return 2;
+    rc = tu_main(add);
+    sqlease_db_close(db);
+    tu_cleanup();
+    return rc;
+}

@@ -1,0 +1,259 @@
+/*
+ * testutil.c -- fixtures shared by the CUnit suites (see testutil.h).
+ */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "platform.h"
+#include "testutil.h"
+
+static char dir[512];
+static char dsn[1024];
+static char table[64];
+static int table_seq;
+
+const char *tu_dir(void)
+{
+    if (dir[0] == '\0') {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/sqlease-test-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+        if (mkdtemp(dir) == NULL) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    return dir;
+}
+
+const char *tu_dsn(void)
+{
+    const char *env = getenv("SQLEASE_TEST_DSN");
+    if (env != NULL && *env)
+        return env;
+    if (dsn[0] == '\0')
+        snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s/test.db;Timeout=5000", tu_dir());
+    return dsn;
+}
+
+const char *tu_table(void)
+{
+    snprintf(table, sizeof table, "tu_%ld_%d", (long)getpid(), ++table_seq);
+    return table;
+}
+
+sqlease_db *tu_open(void)
+{
+    sqlease_db_options o;
+    sqlease_error err;
+    sqlease_db *db = NULL;
+    int rc;
+
+    sqlease_db_options_init(&o);
+    o.conn = tu_dsn();
+    o.log_level = SQLEASE_LOG_WARN;
+    rc = sqlease_db_open(&db, &o, &err);
+    if (rc != SQLEASE_OK) {
+        fprintf(stderr, "cannot open %s: %s\n", tu_dsn(), err.message);
+        CU_FAIL("tu_open");
+        return NULL;
+    }
+    return db;
+}
+
+int tu_migrate(sqlease_db *db, const char *t, const char *name)
+{
+    sqlease_error err;
+    const char *names[1];
+    int rc;
+
+    names[0] = name;
+    rc = sqlease_migrate(db, t, names, name != NULL ? 1 : 0, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "migrate %s: %s\n", t, err.message);
+    return rc;
+}
+
+int tu_sql(sqlease_db *db, const char *sql, int64_t *rows)
+{
+    sqlease_error err;
+    int rc = db_exec(db, sql, NULL, 0, NULL, 0, NULL, rows, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "sql '%s': %s\n", sql, err.message);
+    return rc;
+}
+
+void tu_drop(sqlease_db *db, const char *t)
+{
+    char sql[256];
+    sqlease_error err;
+    snprintf(sql, sizeof sql, "DROP TABLE %s", t);
+    db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
+}
+
+void tu_options(sqlease_options *o, const char *t, const char *name, const char *owner,
+                int64_t ttl, int64_t heartbeat, int64_t deadline, int64_t retry)
+{
+    sqlease_options_init(o);
+    o->table = t;
+    o->name = name;
+    o->owner = owner;
+    o->ttl_ms = ttl;
+    o->heartbeat_ms = heartbeat;
+    o->renew_deadline_ms = deadline;
+    o->retry_ms = retry;
+    o->log_level = SQLEASE_LOG_WARN;
+}
+
+int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms)
+{
+    int64_t end = sqlease_mono_ms() + timeout_ms;
+    for (;;) {
+        if (cond(arg))
+            return 1;
+        if (sqlease_mono_ms() >= end)
+            return 0;
+        sqlease_sleep_ms(5);
+    }
+}
+
+/* ---- fault injection -------------------------------------------- */
+
+struct tu_faulty {
+    void *inner;            /* the real ODBC port instance */
+    sqlease_mutex m;
+    sqlease_cond cv;
+    int mode;
+    int64_t delay_ms;
+    int hung;
+};
+
+static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                       db_out *out, size_t nout, int *has_row, int64_t *rows,
+                       sqlease_error *err)
+{
+    tu_faulty *f = self;
+    int mode;
+    int64_t delay;
+    int rc;
+    size_t i;
+
+    sqlease_mutex_lock(&f->m);
+    while (f->mode == TU_FAULT_HANG) {
+        f->hung++;
+        sqlease_cond_wait_until(&f->cv, &f->m, -1);
+        f->hung--;
+    }
+    mode = f->mode;
+    delay = f->delay_ms;
+    sqlease_mutex_unlock(&f->m);
+
+    if (mode == TU_FAULT_CONNECT)
+        return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
+    if (mode == TU_FAULT_DELAY)
+        sqlease_sleep_ms(delay);
+    rc = odbc_ops.exec(f->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+    if (rc == SQLEASE_OK && mode == TU_FAULT_ZERO_CLOCK)
+        for (i = 0; i < nout; i++)
+            if (out[i].type == DB_INT64 && out[i].i != NULL)
+                *out[i].i = 0;
+    return rc;
+}
+
+static const sqlease_dialect *faulty_dialect(void *self)
+{
+    tu_faulty *f = self;
+    return odbc_ops.dialect(f->inner);
+}
+
+static void faulty_close(void *self)
+{
+    tu_faulty *f = self;
+    odbc_ops.close(f->inner);
+    sqlease_cond_destroy(&f->cv);
+    sqlease_mutex_destroy(&f->m);
+    free(f);
+}
+
+static const db_ops faulty_ops = { faulty_exec, faulty_dialect, faulty_close };
+
+tu_faulty *tu_faulty_open(sqlease_db **db)
+{
+    sqlease_db_options o;
+    sqlease_error err;
+    tu_faulty *f = calloc(1, sizeof *f);
+    int rc;
+
+    *db = NULL;
+    if (f == NULL)
+        return NULL;
+    rc = odbc_open(&f->inner, tu_dsn(), NULL, 5000, 5000, &err);
+    if (rc != SQLEASE_OK) {
+        fprintf(stderr, "cannot open %s: %s\n", tu_dsn(), err.message);
+        free(f);
+        return NULL;
+    }
+    sqlease_mutex_init(&f->m);
+    sqlease_cond_init(&f->cv);
+    sqlease_db_options_init(&o);
+    o.log_level = SQLEASE_LOG_WARN;
+    if (db_wrap(db, &faulty_ops, f, "faulty", &o, &err) != SQLEASE_OK) {
+        faulty_close(f);
+        return NULL;
+    }
+    return f;
+}
+
+void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
+{
+    sqlease_mutex_lock(&f->m);
+    f->mode = mode;
+    f->delay_ms = delay_ms;
+    sqlease_cond_broadcast(&f->cv);
+    sqlease_mutex_unlock(&f->m);
+}
+
+int tu_fault_hung(tu_faulty *f)
+{
+    int n;
+    sqlease_mutex_lock(&f->m);
+    n = f->hung;
+    sqlease_mutex_unlock(&f->m);
+    return n;
+}
+
+/* ---- runner --------------------------------------------------------- */
+
+void tu_cleanup(void)
+{
+    char cmd[600];
+    if (dir[0] == '\0')
+        return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int tu_main(void (*add)(void))
+{
+    unsigned failures;
+
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    add();
+    if (CU_get_error() != CUE_SUCCESS) {
+        fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
+        CU_cleanup_registry();
+        return 2;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failures = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failures != 0 ? 1 : 0;
+}

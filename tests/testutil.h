@@ -1,0 +1,66 @@
+/*
+ * testutil.h -- shared fixtures for the CUnit suites: a scratch directory,
+ * the DSN under test, unique table names, a fault-injecting database port
+ * and a polling wait for conditions.
+ *
+ * The DSN is a parameter: $SQLEASE_TEST_DSN when set (a PostgreSQL or
+ * MariaDB server started by ci/), else an SQLite file in the scratch
+ * directory through the real SQLite ODBC driver.
+ */
+#ifndef SQLEASE_TESTUTIL_H
+#define SQLEASE_TESTUTIL_H
+
+#include <stdint.h>
+
+#include <CUnit/Basic.h>
+
+#include "db.h"
+#include "sqlease.h"
+
+/* Scratch directory for this test process (created on first use, removed
+ * by tu_cleanup). */
+const char *tu_dir(void);
+/* The connection string under test. */
+const char *tu_dsn(void);
+/* A table name unique to this process and call: "tu_<pid>_<n>". */
+const char *tu_table(void);
+/* Open the DSN under test; fails the test (and returns NULL) on error. */
+sqlease_db *tu_open(void);
+/* Migrate `table` with one lease name; returns the status. */
+int tu_migrate(sqlease_db *db, const char *table, const char *name);
+/* Drop a table made by a test (ignores errors). */
+void tu_drop(sqlease_db *db, const char *table);
+/* Run a statement with no parameters; returns the status. */
+int tu_sql(sqlease_db *db, const char *sql, int64_t *rows);
+/* Options with short timings: ttl, heartbeat, deadline, retry in ms. */
+void tu_options(sqlease_options *o, const char *table, const char *name, const char *owner,
+                int64_t ttl, int64_t heartbeat, int64_t deadline, int64_t retry);
+/* Poll cond(arg) every 5 ms until it is true or timeout_ms passes.
+ * Returns 1 if it became true. */
+int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms);
+
+/* ---- fault injection around the real ODBC port ------------------- */
+
+enum tu_fault {
+    TU_FAULT_NONE = 0,
+    TU_FAULT_HANG,        /* every exec blocks until the mode changes */
+    TU_FAULT_CONNECT,     /* every exec fails with SQLEASE_ECONNECT */
+    TU_FAULT_ZERO_CLOCK,  /* statements run, int64 results read as 0 */
+    TU_FAULT_DELAY        /* every exec sleeps delay_ms first */
+};
+
+typedef struct tu_faulty tu_faulty;
+/* Open the DSN under test behind a fault injector.  *db is a normal
+ * handle; tu_fault_set changes what its statements do. */
+tu_faulty *tu_faulty_open(sqlease_db **db);
+void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms);
+/* Number of execs currently blocked in TU_FAULT_HANG. */
+int tu_fault_hung(tu_faulty *f);
+
+/* Register the suites (via add) and run them in basic mode; returns the
+ * process exit status (0 only when every test passed). */
+int tu_main(void (*add)(void));
+/* Remove the scratch directory (after every handle is closed). */
+void tu_cleanup(void);
+
+#endif
