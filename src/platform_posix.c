@@ -1,0 +1,777 @@
+/*
+ * platform_posix.c -- the POSIX (Linux first) implementation of
+ * platform.h.
+ *
+ * OS contract relied on:
+ *  - pthreads with pthread_condattr_setclock, so condition variables time
+ *    out on CLOCK_MONOTONIC like sqlease_mono_ms();
+ *  - CLOCK_MONOTONIC is one clock for the whole host, so readings taken
+ *    in different processes compare;
+ *  - libuuid for random UUIDs;
+ *  - fork/execve for children; on Linux PR_SET_PDEATHSIG so a child gets
+ *    SIGKILL when the thread that spawned it dies, and pidfd_open (5.3+)
+ *    to wait for a child without polling, with a polling fallback.
+ *
+ * Nothing in here allocates or calls a non-async-signal-safe function
+ * between fork() and execve(): the library may have other threads (the
+ * heartbeat, the watchdog, a driver's) when the CLI spawns a command.
+ */
+#define _GNU_SOURCE
+
+#include "platform.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uuid/uuid.h>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+
+#if defined(__linux__) && defined(SYS_pidfd_open) && !defined(SQLEASE_NO_PIDFD)
+#define SQLEASE_HAVE_PIDFD 1
+#endif
+
+extern char **environ;
+
+/* ---- mutexes and condition variables ------------------------------- */
+
+int sqlease_mutex_init(sqlease_mutex *m)
+{
+    return pthread_mutex_init(&m->m, NULL) == 0 ? 0 : -1;
+}
+
+void sqlease_mutex_destroy(sqlease_mutex *m)
+{
+    pthread_mutex_destroy(&m->m);
+}
+
+void sqlease_mutex_lock(sqlease_mutex *m)
+{
+    pthread_mutex_lock(&m->m);
+}
+
+void sqlease_mutex_unlock(sqlease_mutex *m)
+{
+    pthread_mutex_unlock(&m->m);
+}
+
+/* The condition variable runs on CLOCK_MONOTONIC: with the default
+ * (CLOCK_REALTIME) a wall-clock step would move every lease deadline. */
+int sqlease_cond_init(sqlease_cond *c)
+{
+    pthread_condattr_t attr;
+    int rc;
+
+    if (pthread_condattr_init(&attr) != 0)
+        return -1;
+#if !defined(__APPLE__)
+    if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0) {
+        pthread_condattr_destroy(&attr);
+        return -1;
+    }
+#endif
+    rc = pthread_cond_init(&c->c, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
+void sqlease_cond_destroy(sqlease_cond *c)
+{
+    pthread_cond_destroy(&c->c);
+}
+
+void sqlease_cond_signal(sqlease_cond *c)
+{
+    pthread_cond_signal(&c->c);
+}
+
+void sqlease_cond_broadcast(sqlease_cond *c)
+{
+    pthread_cond_broadcast(&c->c);
+}
+
+/* The absolute deadline is the same number sqlease_mono_ms() returns, so
+ * when the wait times out, sqlease_mono_ms() >= deadline already holds:
+ * a caller re-reading the clock never sees a timeout "early". */
+int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms)
+{
+    struct timespec ts;
+    int rc;
+
+    if (deadline_mono_ms < 0) {
+        pthread_cond_wait(&c->c, &m->m);
+        return 0;
+    }
+    ts.tv_sec = (time_t)(deadline_mono_ms / 1000);
+    ts.tv_nsec = (long)(deadline_mono_ms % 1000) * 1000000L;
+    rc = pthread_cond_timedwait(&c->c, &m->m, &ts);
+    if (rc == ETIMEDOUT)
+        return 1;
+    return 0;
+}
+
+/* ---- threads ------------------------------------------------------- */
+
+/* A lease costs up to two threads and a process may hold a thousand
+ * leases, so threads get a small stack instead of the default 8 MiB.
+ * Sanitizers inflate frames, so builds with one get more. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SQLEASE_STACK_SIZE ((size_t)2 * 1024 * 1024)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SQLEASE_STACK_SIZE ((size_t)2 * 1024 * 1024)
+#endif
+#endif
+#ifndef SQLEASE_STACK_SIZE
+#define SQLEASE_STACK_SIZE ((size_t)256 * 1024)
+#endif
+
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+} thread_start_ctx;
+
+static void *thread_trampoline(void *p)
+{
+    thread_start_ctx ctx = *(thread_start_ctx *)p;
+
+    free(p);
+    ctx.fn(ctx.arg);
+    return NULL;
+}
+
+int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    thread_start_ctx *ctx;
+    size_t stack = SQLEASE_STACK_SIZE;
+    int rc;
+
+    ctx = malloc(sizeof *ctx);
+    if (ctx == NULL)
+        return -1;
+    ctx->fn = fn;
+    ctx->arg = arg;
+    if (pthread_attr_init(&attr) != 0) {
+        free(ctx);
+        return -1;
+    }
+#ifdef PTHREAD_STACK_MIN
+    if (stack < (size_t)PTHREAD_STACK_MIN)
+        stack = (size_t)PTHREAD_STACK_MIN;
+#endif
+    /* A refused size is not fatal: the default stack works, only bigger. */
+    (void)pthread_attr_setstacksize(&attr, stack);
+    rc = pthread_create(&t->t, &attr, thread_trampoline, ctx);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        free(ctx);
+        return -1;
+    }
+    return 0;
+}
+
+void sqlease_thread_join(sqlease_thread *t)
+{
+    pthread_join(t->t, NULL);
+}
+
+/* pthread_t is an integer on Linux and a pointer elsewhere; its bytes are
+ * stable for the thread's life, which is all an equality test needs. */
+uint64_t sqlease_thread_self(void)
+{
+    pthread_t self = pthread_self();
+    uint64_t id = 0;
+
+    memcpy(&id, &self, sizeof self < sizeof id ? sizeof self : sizeof id);
+    return id;
+}
+
+/* ---- atomics ------------------------------------------------------- */
+
+uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
+{
+    return __atomic_load_n(&a->v, __ATOMIC_SEQ_CST);
+}
+
+void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n)
+{
+    (void)__atomic_fetch_add(&a->v, n, __ATOMIC_SEQ_CST);
+}
+
+/* ---- clocks -------------------------------------------------------- */
+
+static int64_t clock_ms(clockid_t id)
+{
+    struct timespec ts;
+
+    if (clock_gettime(id, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000 + (int64_t)(ts.tv_nsec / 1000000L);
+}
+
+int64_t sqlease_mono_ms(void)
+{
+    return clock_ms(CLOCK_MONOTONIC);
+}
+
+int64_t sqlease_wall_ms(void)
+{
+    return clock_ms(CLOCK_REALTIME);
+}
+
+/* nanosleep stops early when a signal handler runs (sqlease installs them
+ * without SA_RESTART); the remainder is slept so the call lasts as long
+ * as asked. */
+void sqlease_sleep_ms(int64_t ms)
+{
+    struct timespec req, rem;
+
+    if (ms <= 0)
+        return;
+    req.tv_sec = (time_t)(ms / 1000);
+    req.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
+        req = rem;
+}
+
+/* ---- host, process, identity --------------------------------------- */
+
+void sqlease_hostname(char *buf, size_t cap)
+{
+    char name[256];
+    size_t n;
+
+    if (buf == NULL || cap == 0)
+        return;
+    memset(name, 0, sizeof name);
+    if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0')
+        strcpy(name, "unknown");
+    name[sizeof name - 1] = '\0';
+    n = strlen(name);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(buf, name, n);
+    buf[n] = '\0';
+}
+
+long sqlease_pid(void)
+{
+    return (long)getpid();
+}
+
+int sqlease_uuid_random(unsigned char out[16])
+{
+    uuid_t u;
+
+    uuid_generate_random(u);
+    memcpy(out, u, 16);
+    return 0;
+}
+
+const char *sqlease_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+/* ---- signals ------------------------------------------------------- */
+
+static volatile sig_atomic_t g_signal_received;
+
+static void on_signal(int sig)
+{
+    g_signal_received = sig;
+}
+
+/* No SA_RESTART: a blocking call returns EINTR, so a loop waiting on it
+ * gets the chance to look at the flag. */
+int sqlease_signal_setup(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    struct sigaction sa;
+    size_t i;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (sigaction(sigs[i], &sa, NULL) != 0)
+            return -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGPIPE, &sa, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+int sqlease_signal_received(void)
+{
+    return (int)g_signal_received;
+}
+
+int sqlease_process_signal(long pid, int sig)
+{
+    if (pid <= 0)
+        return -1;
+    return kill((pid_t)pid, sig) == 0 ? 0 : -1;
+}
+
+/* ---- child processes ----------------------------------------------- */
+
+/* Everything the child needs after fork, prepared by the parent because
+ * the child may only call async-signal-safe functions. */
+typedef struct {
+    char **envp;        /* environ with the extras applied */
+    char **paths;       /* execve candidates in PATH order */
+    size_t npaths;
+    char **shargv;      /* "/bin/sh", <slot for the path>, argv[1..] */
+} spawn_plan;
+
+static void plan_free(spawn_plan *p)
+{
+    size_t i;
+
+    free(p->envp);
+    if (p->paths != NULL) {
+        for (i = 0; i < p->npaths; i++)
+            free(p->paths[i]);
+        free(p->paths);
+    }
+    free(p->shargv);
+    memset(p, 0, sizeof *p);
+}
+
+/* Length of the KEY part of "KEY=VALUE" (the whole string without '='). */
+static size_t env_key_len(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+
+    return eq != NULL ? (size_t)(eq - kv) : strlen(kv);
+}
+
+static int env_same_key(const char *a, const char *b)
+{
+    size_t la = env_key_len(a), lb = env_key_len(b);
+
+    return la == lb && memcmp(a, b, la) == 0;
+}
+
+/* The child's environment: ours minus every key an extra redefines, then
+ * the extras (a later extra wins over an earlier one with the same key).
+ * The strings are shared, not copied: the child execs before ours change. */
+static int plan_env(spawn_plan *p, const char *const *env, size_t nenv, char *errbuf,
+                    size_t errcap)
+{
+    size_t n = 0, i, j, k = 0;
+
+    for (i = 0; i < nenv; i++) {
+        if (env[i] == NULL || env[i][0] == '=' || strchr(env[i], '=') == NULL) {
+            snprintf(errbuf, errcap, "invalid environment entry '%s' (want KEY=VALUE)",
+                     env[i] != NULL ? env[i] : "(null)");
+            return -1;
+        }
+    }
+    if (environ != NULL)
+        while (environ[n] != NULL)
+            n++;
+    p->envp = malloc((n + nenv + 1) * sizeof *p->envp);
+    if (p->envp == NULL) {
+        snprintf(errbuf, errcap, "out of memory");
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        int overridden = 0;
+
+        for (j = 0; j < nenv && !overridden; j++)
+            overridden = env_same_key(environ[i], env[j]);
+        if (!overridden)
+            p->envp[k++] = environ[i];
+    }
+    for (i = 0; i < nenv; i++) {
+        int later = 0;
+
+        for (j = i + 1; j < nenv && !later; j++)
+            later = env_same_key(env[i], env[j]);
+        if (!later)
+            p->envp[k++] = (char *)env[i];
+    }
+    p->envp[k] = NULL;
+    return 0;
+}
+
+/* execvp's search, done in the parent: a name with a '/' is used as is,
+ * otherwise each PATH entry (empty = current directory) is a candidate.
+ * PATH is read from the child's environment, like a shell would. */
+static int plan_paths(spawn_plan *p, const char *file, char *errbuf, size_t errcap)
+{
+    const char *path = NULL, *s, *e;
+    size_t i, n = 1, flen = strlen(file);
+
+    if (strchr(file, '/') != NULL || flen == 0) {
+        p->paths = malloc(sizeof *p->paths);
+        if (p->paths == NULL || (p->paths[0] = malloc(flen + 1)) == NULL)
+            goto oom;
+        memcpy(p->paths[0], file, flen + 1);
+        p->npaths = 1;
+        return 0;
+    }
+    for (i = 0; p->envp[i] != NULL; i++)
+        if (strncmp(p->envp[i], "PATH=", 5) == 0)
+            path = p->envp[i] + 5;
+    if (path == NULL)
+        path = "/bin:/usr/bin";
+    for (s = path; *s != '\0'; s++)
+        if (*s == ':')
+            n++;
+    p->paths = calloc(n, sizeof *p->paths);
+    if (p->paths == NULL)
+        goto oom;
+    for (s = path;; s = e + 1) {
+        size_t dlen;
+        char *c;
+
+        e = strchr(s, ':');
+        if (e == NULL)
+            e = s + strlen(s);
+        dlen = (size_t)(e - s);
+        c = malloc(dlen + flen + 2);
+        if (c == NULL)
+            goto oom;
+        if (dlen == 0) {
+            memcpy(c, file, flen + 1);
+        } else {
+            memcpy(c, s, dlen);
+            c[dlen] = '/';
+            memcpy(c + dlen + 1, file, flen + 1);
+        }
+        p->paths[p->npaths++] = c;
+        if (*e == '\0')
+            break;
+    }
+    return 0;
+oom:
+    snprintf(errbuf, errcap, "out of memory");
+    return -1;
+}
+
+/* A file that is executable but has no "#!" line is run by /bin/sh, as
+ * execvp does; the argv for that is prepared here, its slot 1 filled in
+ * by the child. */
+static int plan_shargv(spawn_plan *p, char *const argv[], char *errbuf, size_t errcap)
+{
+    size_t argc = 0, i;
+
+    while (argv[argc] != NULL)
+        argc++;
+    p->shargv = malloc((argc + 2) * sizeof *p->shargv);
+    if (p->shargv == NULL) {
+        snprintf(errbuf, errcap, "out of memory");
+        return -1;
+    }
+    p->shargv[0] = (char *)"/bin/sh";
+    p->shargv[1] = NULL;
+    for (i = 1; i < argc; i++)
+        p->shargv[i + 1] = argv[i];
+    p->shargv[argc + 1] = NULL;
+    return 0;
+}
+
+static int cloexec_pipe(int fds[2])
+{
+#ifdef __linux__
+    return pipe2(fds, O_CLOEXEC);
+#else
+    if (pipe(fds) != 0)
+        return -1;
+    (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#endif
+}
+
+/* The child between fork and exec: own process group, default signal
+ * dispositions (an ignored SIGPIPE would otherwise survive exec) and an
+ * empty mask, death signal tied to the parent, then the PATH candidates
+ * in order.  Only async-signal-safe calls.  On failure the errno goes
+ * up the CLOEXEC pipe and the child exits 127. */
+static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], pid_t parent, int errfd)
+{
+    struct sigaction sa;
+    sigset_t none;
+    int sig, err = ENOENT, saw_eacces = 0;
+    size_t i;
+
+    (void)setpgid(0, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    for (sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction(sig, &sa, NULL);
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+#ifdef __linux__
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
+#else
+    (void)parent;
+#endif
+    for (i = 0; i < p->npaths; i++) {
+        execve(p->paths[i], argv, p->envp);
+        err = errno;
+        if (err == ENOEXEC) {
+            p->shargv[1] = p->paths[i];
+            execve("/bin/sh", p->shargv, p->envp);
+            err = errno;
+            break;
+        }
+        if (err == EACCES) {
+            saw_eacces = 1;
+            continue;
+        }
+        if (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV
+            || err == ETIMEDOUT || err == ELOOP || err == ENAMETOOLONG)
+            continue;
+        break;
+    }
+    if (saw_eacces && (err == ENOENT || err == ENOTDIR))
+        err = EACCES;
+    if (write(errfd, &err, sizeof err) < 0) {
+        /* nothing more can be done: the exit status says it all */
+    }
+    _exit(127);
+}
+
+/* fork + execve with all the preparation in the parent, all signals
+ * blocked across fork (so no handler of ours runs in the child before its
+ * dispositions are reset), and exec failure reported through a CLOEXEC
+ * pipe: EOF on it means the exec happened. */
+int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
+                        size_t nenv, char *errbuf, size_t errcap)
+{
+    spawn_plan plan;
+    sigset_t all, old;
+    pid_t parent, pid;
+    int fds[2], err = 0;
+    ssize_t r;
+    char dummy[1];
+
+    if (errbuf == NULL || errcap == 0) {
+        errbuf = dummy;
+        errcap = sizeof dummy;
+    }
+    errbuf[0] = '\0';
+    c->pid = 0;
+    c->running = 0;
+    if (argv == NULL || argv[0] == NULL) {
+        snprintf(errbuf, errcap, "no command to run");
+        return -1;
+    }
+    memset(&plan, 0, sizeof plan);
+    if (plan_env(&plan, env, nenv, errbuf, errcap) != 0
+        || plan_paths(&plan, argv[0], errbuf, errcap) != 0
+        || plan_shargv(&plan, argv, errbuf, errcap) != 0) {
+        plan_free(&plan);
+        return -1;
+    }
+    if (cloexec_pipe(fds) != 0) {
+        snprintf(errbuf, errcap, "cannot run '%s': pipe: %s", argv[0], strerror(errno));
+        plan_free(&plan);
+        return -1;
+    }
+    parent = getpid();
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child_after_fork(&plan, argv, parent, fds[1]);
+    }
+    err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(fds[1]);
+    plan_free(&plan);
+    if (pid < 0) {
+        close(fds[0]);
+        snprintf(errbuf, errcap, "cannot run '%s': fork: %s", argv[0], strerror(err));
+        return -1;
+    }
+    /* Also from this side, so that the group exists when we return even if
+     * the child has not been scheduled yet (EACCES: it already exec'd). */
+    (void)setpgid(pid, pid);
+    do
+        r = read(fds[0], &err, sizeof err);
+    while (r < 0 && errno == EINTR);
+    close(fds[0]);
+    if (r == (ssize_t)sizeof err) {
+        int st;
+
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        snprintf(errbuf, errcap, "cannot run '%s': %s", argv[0], strerror(err));
+        return -1;
+    }
+    c->pid = (long)pid;
+    c->running = 1;
+    return 0;
+}
+
+static int decode_status(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return 255;
+}
+
+/* One non-blocking look: 1 reaped (code set), 0 still running, -1 error. */
+static int reap_nohang(sqlease_child *c, int *exit_code)
+{
+    int st;
+    pid_t r;
+
+    do
+        r = waitpid((pid_t)c->pid, &st, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        return 0;
+    c->running = 0;
+    if (exit_code != NULL)
+        *exit_code = decode_status(st);
+    return 1;
+}
+
+/* Waiting without SIGCHLD (a library must not own that signal): on Linux
+ * a pidfd becomes readable when the child exits, so poll() on it sleeps
+ * exactly as long as needed; elsewhere (or on kernels before 5.3) the
+ * child is polled with short, growing sleeps.  A routed signal that
+ * interrupts the wait ends it with 0 so the caller can react. */
+int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
+{
+    int64_t deadline = timeout_ms >= 0 ? sqlease_mono_ms() + timeout_ms : -1;
+    int64_t step = 1;
+    int r;
+#ifdef SQLEASE_HAVE_PIDFD
+    int pidfd;
+#endif
+
+    if (c == NULL || !c->running || c->pid <= 0)
+        return -1;
+    r = reap_nohang(c, exit_code);
+    if (r != 0 || timeout_ms == 0)
+        return r;
+#ifdef SQLEASE_HAVE_PIDFD
+    pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
+    if (pidfd >= 0) {
+        for (;;) {
+            struct pollfd pfd;
+            int wait_ms = -1, pr;
+
+            if (deadline >= 0) {
+                int64_t left = deadline - sqlease_mono_ms();
+
+                if (left < 0)
+                    left = 0;
+                wait_ms = left > INT_MAX ? INT_MAX : (int)left;
+            }
+            pfd.fd = pidfd;
+            pfd.events = POLLIN;
+            pfd.revents = 0;
+            pr = poll(&pfd, 1, wait_ms);
+            if (pr < 0 && errno == EINTR && sqlease_signal_received() != 0) {
+                r = reap_nohang(c, exit_code);
+                break;
+            }
+            if (pr < 0 && errno != EINTR) {
+                r = -1;
+                break;
+            }
+            r = reap_nohang(c, exit_code);
+            if (r != 0)
+                break;
+            if (deadline >= 0 && sqlease_mono_ms() >= deadline)
+                break;
+        }
+        close(pidfd);
+        return r;
+    }
+#endif
+    if (deadline < 0) {
+        int st;
+        pid_t w;
+
+        for (;;) {
+            w = waitpid((pid_t)c->pid, &st, 0);
+            if (w == (pid_t)c->pid) {
+                c->running = 0;
+                if (exit_code != NULL)
+                    *exit_code = decode_status(st);
+                return 1;
+            }
+            if (w < 0 && errno != EINTR)
+                return -1;
+            if (sqlease_signal_received() != 0)
+                return 0;
+        }
+    }
+    for (;;) {
+        int64_t left = deadline - sqlease_mono_ms();
+        struct timespec ts;
+
+        if (left <= 0)
+            return 0;
+        if (step > left)
+            step = left;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)step * 1000000L;
+        if (nanosleep(&ts, NULL) != 0 && errno == EINTR && sqlease_signal_received() != 0)
+            return reap_nohang(c, exit_code);
+        r = reap_nohang(c, exit_code);
+        if (r != 0)
+            return r;
+        if (step < 10)
+            step *= 2;
+    }
+}
+
+/* Both signal the whole group (negative pid), so the command's own
+ * children stop too.  They keep working after the leader was reaped, for
+ * members it left behind: the group id cannot be reused while it has a
+ * member. */
+void sqlease_child_terminate(sqlease_child *c)
+{
+    if (c != NULL && c->pid > 0)
+        (void)kill(-(pid_t)c->pid, SIGTERM);
+}
+
+void sqlease_child_kill(sqlease_child *c)
+{
+    if (c != NULL && c->pid > 0)
+        (void)kill(-(pid_t)c->pid, SIGKILL);
+}
+
+void sqlease_child_close(sqlease_child *c)
+{
+    if (c == NULL)
+        return;
+    c->pid = 0;
+    c->running = 0;
+}
