@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Build sqlease and run its tests: the default build (embedded SQLite unless
+# SQLEASE_TEST_DSN names another database), then the same under
+# AddressSanitizer+UBSan and under ThreadSanitizer.  Every step runs even
+# after one fails; the script exits non-zero if any did.  It starts nothing
+# that outlives it (scons test kills each test program's process group).
+#
+# Knobs (environment):
+#   JOBS        parallel compile jobs (default: number of CPUs)
+#   TSAN_TESTS  test programs to run under TSan, space separated, if
+#               running them all there becomes a problem (slow, or fork
+#               trouble), e.g. "test_lease test_supervisor"; default: all
+#   SKIP_SANITIZERS=1  only the default build
+#   ALLOW_WARNINGS=1   do not fail the build step on compiler warnings
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+TSAN_TESTS=${TSAN_TESTS:-}
+SKIP_SANITIZERS=${SKIP_SANITIZERS:-0}
+ALLOW_WARNINGS=${ALLOW_WARNINGS:-0}
+
+failed_steps=()
+total_passed=0
+total_failed=0
+
+section() {
+    printf '\n==================== %s ====================\n' "$*"
+}
+
+# step NAME COMMAND...: run it, remember a failure, never stop the script.
+step() {
+    local name=$1 rc=0
+    shift
+    section "$name"
+    "$@" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        failed_steps+=("$name (exit $rc)")
+        echo "---- step failed: $name (exit $rc)"
+    fi
+    return 0
+}
+
+# Library code other than the ODBC and platform files includes no vendor
+# header (ODBC, Windows, libuuid).
+check_headers() {
+    local bad
+    bad=$(grep -nE '^\s*#\s*include\s*[<"](sql|sqlext|sqltypes|sqlucode|odbcinst|odbcinstext|windows|rpc|uuid/uuid)\.h[>"]' \
+              src/*.[ch] src/cli/*.[ch] 2>/dev/null \
+          | grep -vE '^src/(odbc|platform_posix|platform_win32)\.c:' || true)
+    if [ -n "$bad" ]; then
+        echo "vendor headers outside src/odbc.c and src/platform_*.c:"
+        echo "$bad"
+        return 1
+    fi
+    echo "ok: only src/odbc.c and src/platform_*.c include vendor headers"
+}
+
+# build [ARGS...]: build the library and the CLI, failing on warnings.
+build() {
+    local log rc=0
+    log=$(mktemp)
+    scons -j"$JOBS" "$@" . 2>&1 | tee "$log" || rc=$?
+    if [ "$rc" -eq 0 ] && [ "$ALLOW_WARNINGS" != 1 ] && grep -q 'warning:' "$log"; then
+        echo "---- compiler warnings:"
+        grep 'warning:' "$log" | sort -u
+        rc=1
+    fi
+    rm -f "$log"
+    return "$rc"
+}
+
+# run_tests DIR [ARGS...]: scons test, then add up DIR/tests/summary.txt.
+run_tests() {
+    local dir=$1 rc=0 p f
+    shift
+    rm -f "$dir/tests/summary.txt"
+    scons -j"$JOBS" test "$@" || rc=$?
+    if [ -f "$dir/tests/summary.txt" ]; then
+        read -r p f < "$dir/tests/summary.txt"
+        total_passed=$((total_passed + p))
+        total_failed=$((total_failed + f))
+    else
+        total_failed=$((total_failed + 1))  # did not get as far as the tests
+    fi
+    return "$rc"
+}
+
+section "environment"
+echo "database under test: ${SQLEASE_TEST_DSN:-embedded SQLite (default)}"
+gcc --version | head -n 1
+scons --version | grep -m1 'SCons:' || true
+python3 --version
+odbcinst -j 2>/dev/null | head -n 3 || true
+
+step "vendor header check" check_headers
+step "build" build
+step "test (default build)" run_tests build
+if [ "$SKIP_SANITIZERS" != 1 ]; then
+    step "build (ASan+UBSan)" build SANITIZE=address
+    step "test (ASan+UBSan)" run_tests build/asan SANITIZE=address
+    step "build (TSan)" build SANITIZE=thread
+    step "test (TSan${TSAN_TESTS:+: $TSAN_TESTS})" run_tests build/tsan SANITIZE=thread TESTS="$TSAN_TESTS"
+fi
+
+section "result"
+if [ "${#failed_steps[@]}" -eq 0 ]; then
+    echo "all steps passed"
+else
+    printf 'FAILED: %s\n' "${failed_steps[@]}"
+fi
+echo "$total_passed passed, $total_failed failed"
+[ "${#failed_steps[@]}" -eq 0 ]

@@ -1,0 +1,612 @@
+#!/usr/bin/env python3
+"""Turn the dialect table (templates/dialects.toml) into C.
+
+Usage: gen_dialects.py TEMPLATE.toml OUT.c OUT.h
+
+Standard library only.  The output is deterministic: dialects sorted by
+key, no timestamps, no absolute paths.  A malformed table is rejected with
+one message per problem on stderr, each naming the row and the field, and
+exit status 1; nothing is written then.
+"""
+
+import os
+import re
+import sys
+import tomllib
+
+TEMPLATE_NAME = "templates/dialects.toml"
+GENERATOR_NAME = "gen/gen_dialects.py"
+
+# Bound parameters: TOML name -> (enum constant, value).
+PARAMS = {
+    "name": ("SQLEASE_P_NAME", 0),
+    "owner": ("SQLEASE_P_OWNER", 1),
+    "ttl_ms": ("SQLEASE_P_TTL_MS", 2),
+    "token": ("SQLEASE_P_TOKEN", 3),
+}
+
+# Statements, in struct order: name -> (required params, allowed params,
+# whether {table} is required).
+STATEMENTS = {
+    "now": (set(), set(), False),
+    "create_table": (set(), set(), True),
+    "probe_token": (set(), set(), True),
+    "add_token": (set(), set(), True),
+    "probe_version": (set(), set(), True),
+    "add_version": (set(), set(), True),
+    "seed": ({"name"}, {"name"}, True),
+    "acquire": ({"name", "owner", "ttl_ms"}, {"name", "owner", "ttl_ms", "token"}, True),
+    "release": ({"name", "owner"}, {"name", "owner"}, True),
+    "release_force": ({"name"}, {"name"}, True),
+    "status": ({"name"}, {"name"}, True),
+}
+
+STRING_FIELDS = ("now_ms", "missing_table_message")
+LIST_FIELDS = ("dbms_names", "session_setup", "missing_table_sqlstates")
+FIELDS = ("now_ms",) + LIST_FIELDS + ("missing_table_message",) + tuple(STATEMENTS)
+
+ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
+SQLSTATE_RE = re.compile(r"[0-9A-Z]{5}")
+PLACEHOLDER_RE = re.compile(r"\{([^{}]*)\}")
+
+
+class FieldError(Exception):
+    """A problem with one field's value."""
+
+
+def type_name(value):
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date or time"
+
+
+def substitute_placeholders(text, now_ms, allow_table):
+    """Replace {now} by now_ms; keep {table}; reject anything else."""
+    out = []
+    pos = 0
+    uses_table = False
+    while True:
+        i = text.find("{", pos)
+        if i < 0:
+            out.append(text[pos:])
+            break
+        m = PLACEHOLDER_RE.match(text, i)
+        if not m:
+            raise FieldError("unclosed '{' at offset %d" % i)
+        out.append(text[pos:i])
+        name = m.group(1)
+        if name == "now" and now_ms is not None:
+            out.append(now_ms)
+        elif name == "table" and allow_table:
+            out.append(m.group(0))
+            uses_table = True
+        elif name in ("now", "table"):
+            raise FieldError("placeholder '{%s}' is not allowed here" % name)
+        else:
+            raise FieldError("unknown placeholder '{%s}' (known: {now}, {table})" % name)
+        pos = m.end()
+    return "".join(out), uses_table
+
+
+def lex_sql(text, allow_params):
+    """Collapse whitespace outside quotes, turn :param into ?.
+
+    Returns (sql, [param names in order]).  String literals ('...') and
+    quoted identifiers ("...", `...`) are copied verbatim; `::` is a cast;
+    SQL comments and bare `?` markers are rejected.
+    """
+    out = []
+    params = []
+    i = 0
+    n = len(text)
+    pending_space = False
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            pending_space = True
+            i += 1
+            continue
+        if pending_space and out:
+            out.append(" ")
+        pending_space = False
+        if c in "'\"`":
+            j = i + 1
+            while True:
+                if j >= n:
+                    raise FieldError("unterminated quoted text starting at offset %d" % i)
+                if text[j] == c:
+                    if j + 1 < n and text[j + 1] == c:  # doubled quote
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif c == "-" and text.startswith("--", i):
+            raise FieldError("SQL comment '--' in a statement (use a TOML '#' comment)")
+        elif c == "/" and text.startswith("/*", i):
+            raise FieldError("SQL comment '/*' in a statement (use a TOML '#' comment)")
+        elif c == "?":
+            raise FieldError("bare '?' marker (use a named parameter: %s)"
+                             % ", ".join(":" + p for p in PARAMS))
+        elif c == ":":
+            if text.startswith("::", i):
+                out.append("::")
+                i += 2
+                continue
+            m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").match(text, i + 1)
+            if not m:
+                out.append(c)
+                i += 1
+                continue
+            word = m.group(0)
+            if word not in PARAMS:
+                raise FieldError("unknown parameter ':%s' (known: %s)"
+                                 % (word, ", ".join(":" + p for p in PARAMS)))
+            if not allow_params:
+                raise FieldError("parameter ':%s' is not allowed here" % word)
+            out.append("?")
+            params.append(word)
+            i = m.end()
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), params
+
+
+def check_statement(field, value, now_ms):
+    required, allowed, needs_table = STATEMENTS[field]
+    text = value.strip()
+    if not text:
+        raise FieldError("empty statement")
+    text, uses_table = substitute_placeholders(text, now_ms, allow_table=(field != "now"))
+    sql, params = lex_sql(text, allow_params=True)
+    used = set(params)
+    extra = sorted(used - allowed, key=list(PARAMS).index)
+    if extra:
+        raise FieldError("unexpected parameter%s %s (this statement takes %s)"
+                         % ("s" if len(extra) > 1 else "",
+                            ", ".join(":" + p for p in extra),
+                            ", ".join(":" + p for p in PARAMS if p in allowed) or "none"))
+    missing = sorted(required - used, key=list(PARAMS).index)
+    if missing:
+        raise FieldError("missing parameter%s %s"
+                         % ("s" if len(missing) > 1 else "",
+                            ", ".join(":" + p for p in missing)))
+    if needs_table and not uses_table:
+        raise FieldError("statement does not use {table}")
+    return sql, params
+
+
+def check_row(key, row, errors, where):
+    """Validate one row; return the processed dialect or None."""
+    if not ROW_KEY_RE.fullmatch(key):
+        errors.append("%s: row key must match [a-z][a-z0-9_]*" % where(key, None))
+        return None
+    if not isinstance(row, dict):
+        errors.append("%s: expected a table of fields, got %s" % (where(key, None), type_name(row)))
+        return None
+    ok = True
+    for field in row:
+        if field not in FIELDS:
+            errors.append("%s: unknown field" % where(key, field))
+            ok = False
+    for field in FIELDS:
+        if field not in row:
+            errors.append("%s: missing required field" % where(key, field))
+            ok = False
+            continue
+        value = row[field]
+        if field in LIST_FIELDS:
+            if not isinstance(value, list):
+                errors.append("%s: expected a list of strings, got %s"
+                              % (where(key, field), type_name(value)))
+                ok = False
+                continue
+            for idx, item in enumerate(value):
+                if not isinstance(item, str):
+                    errors.append("%s: expected a list of strings, item %d is %s"
+                                  % (where(key, field), idx + 1, type_name(item)))
+                    ok = False
+                    break
+        elif not isinstance(value, str):
+            errors.append("%s: expected a string, got %s" % (where(key, field), type_name(value)))
+            ok = False
+    if not ok:
+        return None
+
+    out = {"key": key}
+
+    def attempt(field, fn):
+        nonlocal ok
+        try:
+            out[field] = fn(row[field])
+        except FieldError as e:
+            errors.append("%s: %s" % (where(key, field), e))
+            ok = False
+
+    def do_now_ms(v):
+        text = v.strip()
+        if not text:
+            raise FieldError("empty expression")
+        if "{" in text:
+            raise FieldError("placeholders are not allowed in now_ms")
+        sql, _ = lex_sql(text, allow_params=False)
+        return sql
+
+    attempt("now_ms", do_now_ms)
+
+    def do_names(v):
+        for idx, s in enumerate(v):
+            if not s.strip():
+                raise FieldError("item %d is empty (it would match every DBMS)" % (idx + 1))
+        return list(v)
+
+    attempt("dbms_names", do_names)
+
+    def do_setup(v):
+        res = []
+        for idx, s in enumerate(v):
+            try:
+                text = s.strip()
+                if not text:
+                    raise FieldError("empty statement")
+                text, _ = substitute_placeholders(text, out.get("now_ms"), allow_table=False)
+                sql, _ = lex_sql(text, allow_params=False)
+            except FieldError as e:
+                raise FieldError("item %d: %s" % (idx + 1, e)) from None
+            res.append(sql)
+        return res
+
+    attempt("session_setup", do_setup)
+
+    def do_states(v):
+        for idx, s in enumerate(v):
+            if not SQLSTATE_RE.fullmatch(s):
+                raise FieldError("item %d: '%s' is not a five-character SQLSTATE" % (idx + 1, s))
+        return list(v)
+
+    attempt("missing_table_sqlstates", do_states)
+    out["missing_table_message"] = row["missing_table_message"]
+
+    if "now_ms" in out:
+        for field in STATEMENTS:
+            attempt(field, lambda v, f=field: check_statement(f, v, out["now_ms"]))
+    return out if ok else None
+
+
+def toml_error_location(lines, lineno):
+    """Best-effort (row, field) for a tomllib error at 1-based lineno."""
+    row = field = None
+    header = re.compile(r"\s*\[\s*([^\]\s]+)\s*\]")
+    keyline = re.compile(r"\s*([A-Za-z0-9_\-]+)\s*=")
+    for idx in range(min(lineno, len(lines)) - 1, -1, -1):
+        line = lines[idx]
+        m = header.match(line)
+        if m:
+            row = m.group(1).strip("\"'")
+            if idx == lineno - 1:
+                field = None
+            break
+        if field is None:
+            m = keyline.match(line)
+            if m:
+                field = m.group(1)
+    return row, field
+
+
+def where_fn(path):
+    def where(row, field):
+        s = "%s: row '%s'" % (path, row)
+        if field is not None:
+            s += ", field '%s'" % field
+        return s
+    return where
+
+
+def load(path):
+    """Parse the TOML file; on error print a message and return None."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        print("%s: cannot read: %s" % (path, e.strerror), file=sys.stderr)
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        print("%s: not valid UTF-8 (byte %d)" % (path, e.start), file=sys.stderr)
+        return None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = re.search(r"at line (\d+)", msg)
+        row = field = None
+        if m:
+            row, field = toml_error_location(text.splitlines(), int(m.group(1)))
+        what = "TOML syntax error"
+        if msg.startswith("Cannot declare") and "twice" in msg:
+            what = "duplicate row" if field is None else "duplicate table"
+        elif msg.startswith("Cannot overwrite"):
+            what = "duplicate field" if field is not None else "duplicate key"
+        prefix = path
+        if row is not None:
+            prefix = where_fn(path)(row, field)
+        print("%s: %s: %s" % (prefix, what, msg), file=sys.stderr)
+        return None
+
+
+# ---------------------------------------------------------------- output
+
+def c_string(s, indent):
+    """A C string literal for s, split into chunks on several lines."""
+    pieces = []
+    cur = []
+    width = 0
+    prev = ""
+    for ch in s:
+        o = ord(ch)
+        if ch == "\\":
+            e = "\\\\"
+        elif ch == '"':
+            e = '\\"'
+        elif ch == "\n":
+            e = "\\n"
+        elif ch == "\t":
+            e = "\\t"
+        elif ch == "?" and prev == "?":
+            e = "\\?"  # never form a trigraph
+        elif 0x20 <= o < 0x7F:
+            e = ch
+        else:
+            e = "".join("\\%03o" % b for b in ch.encode("utf-8"))
+        prev = ch
+        cur.append(e)
+        width += len(e)
+        if width >= 64 and ch == " ":
+            pieces.append("".join(cur))
+            cur = []
+            width = 0
+    if cur or not pieces:
+        pieces.append("".join(cur))
+    return ("\n" + indent).join('"%s"' % p for p in pieces)
+
+
+HEADER = """\
+/* Generated by {gen} from {tmpl}.  Do not edit. */
+#ifndef SQLEASE_DIALECTS_H
+#define SQLEASE_DIALECTS_H
+
+#include <stddef.h>
+
+typedef enum sqlease_param {{
+    SQLEASE_P_NAME = 0,
+    SQLEASE_P_OWNER = 1,
+    SQLEASE_P_TTL_MS = 2,
+    SQLEASE_P_TOKEN = 3
+}} sqlease_param;
+
+/* sql: `?` markers, may still contain {{table}} (substituted at run time);
+ * params: one sqlease_param per `?`, in order. */
+typedef struct sqlease_stmt {{
+    const char *sql;
+    const unsigned char *params;
+    size_t nparams;
+}} sqlease_stmt;
+
+typedef struct sqlease_dialect {{
+    const char *key;
+    const char *now_ms;
+    const char *const *dbms_names;
+    size_t ndbms_names;
+    const char *const *session_setup;
+    size_t nsession_setup;
+    const char *const *missing_table_sqlstates;
+    size_t nmissing_table_sqlstates;
+    const char *missing_table_message; /* NULL if "" */
+    sqlease_stmt {stmts};
+}} sqlease_dialect;
+
+extern const sqlease_dialect sqlease_dialects[];
+extern const size_t sqlease_dialect_count;
+
+/* The dialect with this key; NULL if unknown. */
+const sqlease_dialect *sqlease_dialect_find(const char *key);
+/* The first dialect one of whose dbms_names is a case-insensitive
+ * substring of dbms_name; NULL if none or dbms_name is NULL. */
+const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name);
+/* The known keys, sorted, separated by ", ". */
+const char *sqlease_dialect_keys(void);
+
+#endif /* SQLEASE_DIALECTS_H */
+"""
+
+FUNCTIONS = """\
+static int ci_char(int c)
+{
+    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+/* 1 if needle occurs in hay, ignoring ASCII case. */
+static int ci_contains(const char *hay, const char *needle)
+{
+    size_t i, j;
+    if (!needle[0])
+        return 0;
+    for (i = 0; hay[i]; i++) {
+        for (j = 0; needle[j] && hay[i + j]; j++) {
+            if (ci_char((unsigned char)hay[i + j]) != ci_char((unsigned char)needle[j]))
+                break;
+        }
+        if (!needle[j])
+            return 1;
+    }
+    return 0;
+}
+
+static int same(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+const sqlease_dialect *sqlease_dialect_find(const char *key)
+{
+    size_t i;
+    if (!key)
+        return NULL;
+    for (i = 0; i < sqlease_dialect_count; i++) {
+        if (same(sqlease_dialects[i].key, key))
+            return &sqlease_dialects[i];
+    }
+    return NULL;
+}
+
+const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name)
+{
+    size_t i, j;
+    if (!dbms_name)
+        return NULL;
+    for (i = 0; i < sqlease_dialect_count; i++) {
+        const sqlease_dialect *d = &sqlease_dialects[i];
+        for (j = 0; j < d->ndbms_names; j++) {
+            if (ci_contains(dbms_name, d->dbms_names[j]))
+                return d;
+        }
+    }
+    return NULL;
+}
+
+const char *sqlease_dialect_keys(void)
+{
+    return %s;
+}
+"""
+
+
+def render_h():
+    return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
+                         stmts=", ".join(STATEMENTS))
+
+
+def render_c(dialects, h_name):
+    lines = []
+    w = lines.append
+    w("/* Generated by %s from %s.  Do not edit. */" % (GENERATOR_NAME, TEMPLATE_NAME))
+    w('#include "%s"' % h_name)
+    w("")
+    w("#include <stddef.h>")
+    w("")
+
+    def str_array(name, items):
+        if not items:
+            return "NULL, 0"
+        w("static const char *const %s[] = {" % name)
+        for s in items:
+            w("    %s," % c_string(s, "    "))
+        w("};")
+        return "%s, %d" % (name, len(items))
+
+    bodies = []
+    for d in dialects:
+        k = d["key"]
+        w("/* ---- %s ---- */" % k)
+        w("")
+        refs = {}
+        refs["dbms_names"] = str_array("%s_dbms_names" % k, d["dbms_names"])
+        refs["session_setup"] = str_array("%s_session_setup" % k, d["session_setup"])
+        refs["missing_table_sqlstates"] = str_array("%s_missing_table_sqlstates" % k,
+                                                    d["missing_table_sqlstates"])
+        for field in STATEMENTS:
+            sql, params = d[field]
+            if params:
+                name = "%s_%s_params" % (k, field)
+                w("static const unsigned char %s[] = {" % name)
+                w("    " + ", ".join(PARAMS[p][0] for p in params))
+                w("};")
+                refs[field] = (sql, "%s, %d" % (name, len(params)))
+            else:
+                refs[field] = (sql, "NULL, 0")
+        w("")
+        b = []
+        b.append("    {")
+        b.append("        %s," % c_string(k, "        "))
+        b.append("        %s," % c_string(d["now_ms"], "        "))
+        b.append("        %s," % refs["dbms_names"])
+        b.append("        %s," % refs["session_setup"])
+        b.append("        %s," % refs["missing_table_sqlstates"])
+        msg = d["missing_table_message"]
+        b.append("        %s," % (c_string(msg, "        ") if msg else "NULL"))
+        for idx, field in enumerate(STATEMENTS):
+            sql, pref = refs[field]
+            b.append("        /* %s */" % field)
+            b.append("        { %s,\n          %s }%s"
+                     % (c_string(sql, "          "), pref,
+                        "," if idx + 1 < len(STATEMENTS) else ""))
+        b.append("    }")
+        bodies.append("\n".join(b))
+
+    w("const sqlease_dialect sqlease_dialects[] = {")
+    w(",\n".join(bodies))
+    w("};")
+    w("")
+    w("const size_t sqlease_dialect_count = sizeof sqlease_dialects / sizeof sqlease_dialects[0];")
+    w("")
+    keys = ", ".join(d["key"] for d in dialects)
+    lines.append(FUNCTIONS % c_string(keys, "           "))
+    return "\n".join(lines)
+
+
+def write_file(path, text):
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    if len(argv) != 4:
+        print("usage: gen_dialects.py TEMPLATE.toml OUT.c OUT.h", file=sys.stderr)
+        return 2
+    path, out_c, out_h = argv[1:]
+    data = load(path)
+    if data is None:
+        return 1
+    where = where_fn(path)
+    errors = []
+    dialects = []
+    for key, row in data.items():
+        d = check_row(key, row, errors, where)
+        if d is not None:
+            dialects.append(d)
+    if not data:
+        errors.append("%s: no dialect rows" % path)
+    if errors:
+        for e in errors:
+            print(e, file=sys.stderr)
+        return 1
+    dialects.sort(key=lambda d: d["key"])
+    write_file(out_h, render_h())
+    write_file(out_c, render_c(dialects, os.path.basename(out_h)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

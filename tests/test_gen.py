@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""Tests of gen/gen_dialects.py: the real table, malformed tables,
+escaping and determinism.  Writes only under its own temporary
+directories.  Run: python3 tests/test_gen.py
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEN = os.path.join(ROOT, "gen", "gen_dialects.py")
+TEMPLATE = os.path.join(ROOT, "templates", "dialects.toml")
+CC = os.environ.get("HOST_CC") or shutil.which("gcc") or shutil.which("cc") or "cc"
+CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
+REL = "templates/dialects.toml"
+
+STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
+              "add_version", "seed", "acquire", "release", "release_force", "status"]
+
+# Prints, per dialect and statement, the count of '?' in the SQL, the
+# parameter list and the SQL itself; then answers detect/find queries
+# given on the command line.
+PROBE_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "dialects.h"
+
+static void stmt(const char *key, const char *name, const sqlease_stmt *s)
+{
+    size_t i, q = 0;
+    for (i = 0; s->sql[i]; i++)
+        if (s->sql[i] == '?')
+            q++;
+    printf("S %s %s %zu", key, name, q);
+    printf(" [");
+    for (i = 0; i < s->nparams; i++)
+        printf("%s%u", i ? "," : "", (unsigned)s->params[i]);
+    printf("] %s\n", s->sql);
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    int a;
+    printf("K %s\n", sqlease_dialect_keys());
+    printf("N %zu\n", sqlease_dialect_count);
+    for (i = 0; i < sqlease_dialect_count; i++) {
+        const sqlease_dialect *d = &sqlease_dialects[i];
+        printf("D %s msg=%s setup=%zu states=%zu\n", d->key,
+               d->missing_table_message ? d->missing_table_message : "(null)",
+               d->nsession_setup, d->nmissing_table_sqlstates);
+        stmt(d->key, "now", &d->now);
+        stmt(d->key, "create_table", &d->create_table);
+        stmt(d->key, "probe_token", &d->probe_token);
+        stmt(d->key, "add_token", &d->add_token);
+        stmt(d->key, "probe_version", &d->probe_version);
+        stmt(d->key, "add_version", &d->add_version);
+        stmt(d->key, "seed", &d->seed);
+        stmt(d->key, "acquire", &d->acquire);
+        stmt(d->key, "release", &d->release);
+        stmt(d->key, "release_force", &d->release_force);
+        stmt(d->key, "status", &d->status);
+    }
+    for (a = 1; a < argc; a++) {
+        const sqlease_dialect *d;
+        if (strncmp(argv[a], "detect:", 7) == 0)
+            d = sqlease_dialect_detect(argv[a] + 7);
+        else if (strncmp(argv[a], "find:", 5) == 0)
+            d = sqlease_dialect_find(argv[a] + 5);
+        else if (strcmp(argv[a], "detect-null") == 0)
+            d = sqlease_dialect_detect(NULL);
+        else
+            d = NULL;
+        printf("Q %s => %s\n", argv[a], d ? d->key : "NULL");
+    }
+    return 0;
+}
+"""
+
+
+def toml_value(v):
+    if isinstance(v, str):
+        return json.dumps(v)  # a JSON string is a valid TOML basic string
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def dump_toml(rows):
+    out = []
+    for key, row in rows.items():
+        out.append("[%s]" % key)
+        for field, value in row.items():
+            out.append("%s = %s" % (field, toml_value(value)))
+        out.append("")
+    return "\n".join(out)
+
+
+def template_text():
+    with open(TEMPLATE, encoding="utf-8") as f:
+        return f.read()
+
+
+def real_rows():
+    with open(TEMPLATE, "rb") as f:
+        return tomllib.load(f)
+
+
+class GenCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="sqlease-test-gen-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def gen(self, text=None, path=REL, outdir="out"):
+        """Run the generator in self.tmp on `text` (default: the real
+        template) written at `path`; return the CompletedProcess."""
+        if not os.path.isabs(path):
+            full = os.path.join(self.tmp, path)
+        else:
+            full = path
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if text is None:
+            shutil.copyfile(TEMPLATE, full)
+        else:
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text)
+        out = os.path.join(self.tmp, outdir)
+        return subprocess.run(
+            [sys.executable, GEN, path, os.path.join(outdir, "dialects.c"),
+             os.path.join(outdir, "dialects.h")],
+            cwd=self.tmp, capture_output=True, text=True)
+
+    def probe(self, outdir="out", queries=()):
+        """Compile the generated C with a probe program; run it."""
+        out = os.path.join(self.tmp, outdir)
+        with open(os.path.join(out, "probe.c"), "w") as f:
+            f.write(PROBE_C)
+        exe = os.path.join(out, "probe")
+        cc = subprocess.run([CC] + CFLAGS + ["-I", out, "-o", exe,
+                                             os.path.join(out, "dialects.c"),
+                                             os.path.join(out, "probe.c")],
+                            capture_output=True, text=True)
+        self.assertEqual(cc.returncode, 0, "compile failed:\n" + cc.stderr)
+        self.assertEqual(cc.stderr, "", "compiler warnings:\n" + cc.stderr)
+        run = subprocess.run([exe] + list(queries), capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run.stdout
+
+    def statements(self, probe_out):
+        res = {}
+        for line in probe_out.splitlines():
+            if line.startswith("S "):
+                _, key, name, q, params, sql = line.split(" ", 5)
+                plist = [int(x) for x in params.strip("[]").split(",") if x]
+                res[(key, name)] = (int(q), plist, sql)
+        return res
+
+    def assertRejected(self, text, *fragments):
+        r = self.gen(text)
+        self.assertEqual(r.returncode, 1, "expected exit 1, got %d; stderr:\n%s"
+                         % (r.returncode, r.stderr))
+        for frag in fragments:
+            self.assertIn(frag, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "out", "dialects.c")),
+                         "output written despite an error")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "out", "dialects.h")),
+                         "output written despite an error")
+        return r.stderr
+
+
+class RealTemplate(GenCase):
+    def test_generates_and_compiles_warning_free(self):
+        r = self.gen()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        out = os.path.join(self.tmp, "out")
+        cc = subprocess.run([CC] + CFLAGS + ["-fsyntax-only", "-I", out,
+                                             os.path.join(out, "dialects.c")],
+                            capture_output=True, text=True)
+        self.assertEqual(cc.returncode, 0, cc.stderr)
+        self.assertEqual(cc.stderr, "")
+
+    def test_detect_find_keys(self):
+        self.assertEqual(self.gen().returncode, 0)
+        out = self.probe(queries=[
+            "detect:PostgreSQL 15.4", "detect:MariaDB", "detect:MySQL",
+            "detect:mysql 8.0", "detect:SQLite", "detect:Microsoft SQL Server",
+            "detect:microsoft sql server 2019", "detect:Oracle", "detect:",
+            "detect-null", "find:sqlite", "find:postgres", "find:mysql",
+            "find:sqlserver", "find:SQLite", "find:nope", "find:"])
+        answers = dict(line[2:].split(" => ") for line in out.splitlines()
+                       if line.startswith("Q "))
+        self.assertEqual(answers, {
+            "detect:PostgreSQL 15.4": "postgres",
+            "detect:MariaDB": "mysql",
+            "detect:MySQL": "mysql",
+            "detect:mysql 8.0": "mysql",
+            "detect:SQLite": "sqlite",
+            "detect:Microsoft SQL Server": "sqlserver",
+            "detect:microsoft sql server 2019": "sqlserver",
+            "detect:Oracle": "NULL",
+            "detect:": "NULL",
+            "detect-null": "NULL",
+            "find:sqlite": "sqlite",
+            "find:postgres": "postgres",
+            "find:mysql": "mysql",
+            "find:sqlserver": "sqlserver",
+            "find:SQLite": "NULL",
+            "find:nope": "NULL",
+            "find:": "NULL",
+        })
+        self.assertIn("K mysql, postgres, sqlite, sqlserver", out.splitlines())
+        self.assertIn("N 4", out.splitlines())
+
+    def test_statements(self):
+        self.assertEqual(self.gen().returncode, 0)
+        out = self.probe()
+        stmts = self.statements(out)
+        name, owner, ttl, token = 0, 1, 2, 3
+        acquire = [owner, owner, owner, ttl, name, token, owner, owner, token]
+        for key in ("mysql", "postgres", "sqlite", "sqlserver"):
+            for st in STATEMENTS:
+                q, params, sql = stmts[(key, st)]
+                self.assertEqual(q, len(params), "%s.%s: ? count != nparams" % (key, st))
+                self.assertNotIn("{now}", sql)
+                self.assertNotIn(":owner", sql)
+                self.assertNotIn(":name", sql)
+                self.assertEqual(sql, sql.strip())
+                if st != "now":
+                    self.assertIn("{table}", sql, "%s.%s" % (key, st))
+            self.assertEqual(stmts[(key, "acquire")][1], acquire, key)
+            self.assertEqual(stmts[(key, "release")][1], [name, owner], key)
+            self.assertEqual(stmts[(key, "release_force")][1], [name], key)
+            self.assertEqual(stmts[(key, "status")][1], [name], key)
+            self.assertEqual(stmts[(key, "now")][1], [], key)
+            self.assertEqual(stmts[(key, "create_table")][1], [], key)
+        # {now} pasted in at generation time
+        self.assertIn("clock_timestamp()", stmts[("postgres", "acquire")][2])
+        self.assertIn("julianday('now')", stmts[("sqlite", "now")][2])
+        self.assertIn("UTC_TIMESTAMP(6)", stmts[("mysql", "status")][2])
+        self.assertIn("D sqlserver msg=Invalid object name setup=1 states=1", out)
+
+    def test_deterministic(self):
+        a = self.gen(outdir="a")
+        self.assertEqual(a.returncode, 0, a.stderr)
+        # Same template by an absolute path, and rows in reverse order.
+        b = self.gen(path=os.path.join(self.tmp, "abs", "dialects.toml"), outdir="b")
+        self.assertEqual(b.returncode, 0, b.stderr)
+        rows = real_rows()
+        rev = dict(reversed(list(rows.items())))
+        c = self.gen(dump_toml(rev), path="rev/dialects.toml", outdir="c")
+        self.assertEqual(c.returncode, 0, c.stderr)
+        for name in ("dialects.c", "dialects.h"):
+            with open(os.path.join(self.tmp, "a", name), "rb") as f:
+                da = f.read()
+            for other in ("b", "c"):
+                with open(os.path.join(self.tmp, other, name), "rb") as f:
+                    self.assertEqual(da, f.read(), "%s differs (%s)" % (name, other))
+            self.assertNotIn(self.tmp.encode(), da)
+            self.assertNotIn(ROOT.encode(), da)
+        # Running again over existing outputs gives the same bytes.
+        with open(os.path.join(self.tmp, "a", "dialects.c"), "rb") as f:
+            first = f.read()
+        self.assertEqual(self.gen(outdir="a").returncode, 0)
+        with open(os.path.join(self.tmp, "a", "dialects.c"), "rb") as f:
+            self.assertEqual(first, f.read())
+
+    def test_usage(self):
+        r = subprocess.run([sys.executable, GEN, "only-one-arg"],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("usage", r.stderr)
+
+
+class Escaping(GenCase):
+    def test_c_string_escapes_round_trip(self):
+        rows = real_rows()
+        odd = "SELECT '??=\\ \"q\" caf\u00e9 ??/ 12:30 x::y', {now} FROM {table} WHERE name = :name"
+        rows["sqlite"]["status"] = odd
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stmts = self.statements(self.probe())
+        got = stmts[("sqlite", "status")][2]
+        now = rows["sqlite"]["now_ms"]
+        want = ("SELECT '??=\\ \"q\" caf\u00e9 ??/ 12:30 x::y', " + now
+                + " FROM {table} WHERE name = ?")
+        self.assertEqual(got, want)
+        # 4 '?' inside the literal, 1 marker
+        self.assertEqual(stmts[("sqlite", "status")][:2], (5, [0]))
+
+    def test_cast_is_not_a_parameter(self):
+        rows = real_rows()
+        rows["postgres"]["status"] = ("SELECT owner, token::bigint, acquired_at_ms, "
+                                      "expires_at_ms, {now} FROM {table} "
+                                      "WHERE name = :name::varchar")
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        q, params, sql = self.statements(self.probe())[("postgres", "status")]
+        self.assertEqual((q, params), (1, [0]))
+        self.assertIn("token::bigint", sql)
+        self.assertTrue(sql.endswith("name = ?::varchar"), sql)
+
+    def test_empty_lists_and_message(self):
+        rows = real_rows()
+        rows["sqlite"]["dbms_names"] = []
+        rows["sqlite"]["missing_table_message"] = ""
+        rows["sqlite"]["missing_table_sqlstates"] = []
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = self.probe(queries=["detect:SQLite"])
+        self.assertIn("D sqlite msg=(null) setup=0 states=0", out)
+        self.assertIn("Q detect:SQLite => NULL", out)
+
+
+class Malformed(GenCase):
+    def rows(self):
+        return real_rows()
+
+    def test_syntax_error(self):
+        text = template_text() + "\n[broken\n"
+        err = self.assertRejected(text, REL + ":", "TOML syntax error")
+        self.assertEqual(len(err.strip().splitlines()), 1)
+
+    def test_syntax_error_names_row_and_field(self):
+        text = '[sqlite]\nnow_ms = "x"\nacquire = oops\n'
+        self.assertRejected(text, REL + ": row 'sqlite', field 'acquire': TOML syntax error")
+
+    def test_duplicate_row(self):
+        text = template_text() + "\n[sqlite]\nnow = \"SELECT 1\"\n"
+        self.assertRejected(text, REL + ": row 'sqlite'", "duplicate row", "twice")
+
+    def test_duplicate_field(self):
+        rows = self.rows()
+        text = dump_toml(rows).replace('[sqlite]\n', '[sqlite]\nnow = "SELECT 1"\n', 1)
+        self.assertRejected(text, REL + ": row 'sqlite', field 'now': duplicate field")
+
+    def test_missing_field(self):
+        rows = self.rows()
+        del rows["sqlite"]["status"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status': missing required field")
+
+    def test_unknown_field(self):
+        rows = self.rows()
+        rows["mysql"]["aquire"] = "SELECT 1"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'mysql', field 'aquire': unknown field")
+
+    def test_string_where_list_expected(self):
+        rows = self.rows()
+        rows["sqlite"]["dbms_names"] = "SQLite"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'dbms_names': "
+                            "expected a list of strings, got a string")
+
+    def test_list_where_string_expected(self):
+        rows = self.rows()
+        rows["sqlite"]["acquire"] = ["UPDATE {table} SET owner = :owner"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'acquire': "
+                            "expected a string, got a list")
+
+    def test_list_item_of_wrong_type(self):
+        rows = self.rows()
+        rows["postgres"]["session_setup"] = ["SET x = 1", 5]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'postgres', field 'session_setup': "
+                            "expected a list of strings, item 2 is an integer")
+
+    def test_integer_where_string_expected(self):
+        rows = self.rows()
+        rows["sqlite"]["now_ms"] = 5
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'now_ms': "
+                            "expected a string, got an integer")
+
+    def test_empty_statement(self):
+        rows = self.rows()
+        rows["sqlite"]["acquire"] = "  \n  "
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'acquire': empty statement")
+
+    def test_unknown_placeholder(self):
+        rows = self.rows()
+        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace("{table}", "{tabel}")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'acquire': "
+                            "unknown placeholder '{tabel}'")
+
+    def test_unclosed_placeholder(self):
+        rows = self.rows()
+        rows["sqlite"]["release"] = "UPDATE {table SET owner = '' WHERE name = :name AND owner = :owner"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'release': unclosed '{'")
+
+    def test_unknown_parameter(self):
+        rows = self.rows()
+        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace(":ttl_ms", ":ttl")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'acquire': "
+                            "unknown parameter ':ttl'")
+
+    def test_bare_question_mark(self):
+        rows = self.rows()
+        rows["sqlite"]["release_force"] = "UPDATE {table} SET owner = '' WHERE name = ?"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'release_force': bare '?' marker")
+
+    def test_bad_row_key(self):
+        rows = self.rows()
+        rows["Sql-Lite"] = rows.pop("sqlite")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'Sql-Lite': row key must match [a-z][a-z0-9_]*")
+
+    def test_row_key_starting_with_digit(self):
+        rows = self.rows()
+        rows["9sqlite"] = rows.pop("sqlite")
+        self.assertRejected(dump_toml(rows), REL + ": row '9sqlite': row key must match")
+
+    def test_unexpected_parameter_in_now(self):
+        rows = self.rows()
+        rows["sqlite"]["now"] = "SELECT {now} + :ttl_ms"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'now': unexpected parameter :ttl_ms")
+
+    def test_unexpected_parameter_in_status(self):
+        rows = self.rows()
+        rows["mysql"]["status"] += " AND owner = :owner"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'mysql', field 'status': unexpected parameter :owner")
+
+    def test_missing_parameter(self):
+        rows = self.rows()
+        rows["sqlite"]["release"] = "UPDATE {table} SET owner = '' WHERE name = :name"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'release': missing parameter :owner")
+
+    def test_statement_without_table(self):
+        rows = self.rows()
+        rows["sqlite"]["status"] = "SELECT owner FROM sys_job_lease WHERE name = :name"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status': statement does not use {table}")
+
+    def test_bad_sqlstate(self):
+        rows = self.rows()
+        rows["sqlite"]["missing_table_sqlstates"] = ["42S0"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'missing_table_sqlstates': item 1")
+
+    def test_empty_dbms_name(self):
+        rows = self.rows()
+        rows["sqlite"]["dbms_names"] = ["SQLite", ""]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'dbms_names': item 2 is empty")
+
+    def test_parameter_in_session_setup(self):
+        rows = self.rows()
+        rows["sqlserver"]["session_setup"] = ["SET x = :owner"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlserver', field 'session_setup': item 1: "
+                            "parameter ':owner' is not allowed here")
+
+    def test_unterminated_literal(self):
+        rows = self.rows()
+        rows["sqlite"]["release_force"] = "UPDATE {table} SET owner = ' WHERE name = :name"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'release_force': unterminated")
+
+    def test_every_error_reported(self):
+        rows = self.rows()
+        del rows["sqlite"]["status"]
+        rows["mysql"]["acquire"] = ""
+        err = self.assertRejected(dump_toml(rows),
+                                  REL + ": row 'sqlite', field 'status': missing required field",
+                                  REL + ": row 'mysql', field 'acquire': empty statement")
+        self.assertEqual(len(err.strip().splitlines()), 2, err)
+
+    def test_no_rows(self):
+        self.assertRejected("# nothing\n", REL + ": no dialect rows")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
