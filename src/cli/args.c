@@ -1,0 +1,195 @@
+/*
+ * args.c -- the global part of the command line: the flags before
+ * COMMAND, resolved against the environment and the defaults
+ * (flag > environment > default), and the helpers the commands use for
+ * their own flags (both "--flag value" and "--flag=value").
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "platform.h"
+
+/* One global flag that takes a value: where its text came from is kept
+ * so that a bad value can be blamed on the flag or on the variable. */
+typedef struct value_flag {
+    const char *flag;   /* "--ttl" */
+    const char *env;    /* "SQLEASE_TTL", or NULL */
+    const char *text;   /* the value found, or NULL */
+    const char *source; /* flag or env name the text came from */
+} value_flag;
+
+enum { F_DSN, F_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY, F_OWNER,
+       F_DIALECT, F_COUNT };
+
+int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(flag);
+
+    if (strncmp(arg, flag, n) != 0)
+        return 0;
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (arg[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_usage("%s needs a value", flag);
+        return -1;
+    }
+    *i += 1;
+    *value = argv[*i];
+    return 1;
+}
+
+int cli_unknown_flag(const char *command, const char *arg)
+{
+    static const char *const globals[] = {"--dsn", "--table", "--name", "--ttl", "--heartbeat",
+                                          "--renew-deadline", "--retry", "--owner",
+                                          "--dialect", "-v", "-q"};
+    size_t len = strcspn(arg, "=");
+
+    for (size_t k = 0; k < sizeof globals / sizeof globals[0]; k++)
+        if (strlen(globals[k]) == len && strncmp(arg, globals[k], len) == 0)
+            return cli_usage("%s: '%s' is a global flag: put it before %s", command,
+                             globals[k], command);
+    return cli_usage("%s: unknown flag '%s'", command, arg);
+}
+
+int cli_parse_duration(const char *what, const char *text, int64_t *ms)
+{
+    sqlease_error err;
+
+    memset(&err, 0, sizeof err);
+    if (sqlease_parse_duration(text, ms, &err) != SQLEASE_OK) {
+        cli_usage("%s: %s", what, err.message[0] ? err.message : "invalid duration");
+        return -1;
+    }
+    return 0;
+}
+
+/* A duration option: 0 would silently mean "the default" to the library,
+ * so a zero the user wrote is refused instead. */
+static int resolve_duration(const value_flag *f, int64_t *out)
+{
+    if (f->text == NULL) {
+        *out = 0;
+        return 0;
+    }
+    if (cli_parse_duration(f->source, f->text, out) != 0)
+        return -1;
+    if (*out <= 0) {
+        cli_usage("%s: must be more than 0", f->source);
+        return -1;
+    }
+    return 0;
+}
+
+/* SQLEASE_NAME and SQLEASE_OWNER are also what a CMD run under a lease
+ * finds in its environment (with SQLEASE_TOKEN).  A sqlease started by
+ * such a CMD must not take them as its own defaults: it would present
+ * itself as its parent's owner, renew the parent's live lease and release
+ * it on exit. */
+static int inherited_identity(const char *env)
+{
+    const char *token = sqlease_getenv("SQLEASE_TOKEN");
+    return token != NULL && token[0] != '\0' &&
+           (strcmp(env, "SQLEASE_NAME") == 0 || strcmp(env, "SQLEASE_OWNER") == 0);
+}
+
+/* Fill in values the flags left unset from the environment.  An empty
+ * variable counts as unset (the shell convention); an empty flag value
+ * is an error, because the user said something and it cannot be meant. */
+static int resolve_sources(value_flag *flags)
+{
+    for (int k = 0; k < F_COUNT; k++) {
+        value_flag *f = &flags[k];
+        if (f->text != NULL) {
+            if (f->text[0] == '\0')
+                return cli_usage("%s must not be empty", f->flag);
+            f->source = f->flag;
+            continue;
+        }
+        if (f->env != NULL && !inherited_identity(f->env)) {
+            const char *v = sqlease_getenv(f->env);
+            if (v != NULL && v[0] != '\0') {
+                f->text = v;
+                f->source = f->env;
+            }
+        }
+    }
+    return CLI_CONTINUE;
+}
+
+int cli_args_parse(int argc, char **argv, cli_args *a)
+{
+    value_flag flags[F_COUNT] = {
+        [F_DSN] = {"--dsn", "SQLEASE_DSN", NULL, NULL},
+        [F_TABLE] = {"--table", "SQLEASE_TABLE", NULL, NULL},
+        [F_NAME] = {"--name", "SQLEASE_NAME", NULL, NULL},
+        [F_TTL] = {"--ttl", "SQLEASE_TTL", NULL, NULL},
+        [F_HEARTBEAT] = {"--heartbeat", "SQLEASE_HEARTBEAT", NULL, NULL},
+        [F_RENEW_DEADLINE] = {"--renew-deadline", "SQLEASE_RENEW_DEADLINE", NULL, NULL},
+        [F_RETRY] = {"--retry", "SQLEASE_RETRY", NULL, NULL},
+        [F_OWNER] = {"--owner", "SQLEASE_OWNER", NULL, NULL},
+        [F_DIALECT] = {"--dialect", NULL, NULL, NULL},
+    };
+    int i;
+
+    memset(a, 0, sizeof *a);
+    a->argv0 = argc > 0 ? argv[0] : "sqlease";
+
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int matched = 0;
+
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            cli_print_help();
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(arg, "--version") == 0) {
+            cli_print_version();
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(arg, "-v") == 0) {
+            a->verbosity = 1;
+            continue;
+        }
+        if (strcmp(arg, "-q") == 0) {
+            a->verbosity = -1;
+            continue;
+        }
+        for (int k = 0; k < F_COUNT && !matched; k++) {
+            int r = cli_flag_value(argc, argv, &i, flags[k].flag, &flags[k].text);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            matched = r;
+        }
+        if (matched)
+            continue;
+        if (arg[0] == '-')
+            return cli_usage("unknown flag '%s'", arg);
+        a->command = arg;
+        a->cmd_argc = argc - i - 1;
+        a->cmd_argv = argv + i + 1;
+        break;
+    }
+    if (a->command == NULL)
+        return cli_usage("missing COMMAND (migrate, status, run, supervise, release, demo)");
+
+    if (resolve_sources(flags) != CLI_CONTINUE)
+        return CLI_EXIT_USAGE;
+    a->dsn = flags[F_DSN].text ? flags[F_DSN].text : SQLEASE_DEFAULT_CONN;
+    a->table = flags[F_TABLE].text;
+    a->name = flags[F_NAME].text;
+    a->owner = flags[F_OWNER].text;
+    a->dialect = flags[F_DIALECT].text;
+    if (resolve_duration(&flags[F_TTL], &a->ttl_ms) != 0 ||
+        resolve_duration(&flags[F_HEARTBEAT], &a->heartbeat_ms) != 0 ||
+        resolve_duration(&flags[F_RENEW_DEADLINE], &a->renew_deadline_ms) != 0 ||
+        resolve_duration(&flags[F_RETRY], &a->retry_ms) != 0)
+        return CLI_EXIT_USAGE;
+    return CLI_CONTINUE;
+}

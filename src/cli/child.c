@@ -1,0 +1,64 @@
+/*
+ * child.c -- starting, watching and stopping CMD (see child.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "child.h"
+#include "cli.h"
+
+long cli_child_pid(const sqlease_child *c)
+{
+#ifdef _WIN32
+    (void)c;
+    return 0;
+#else
+    return c->pid;
+#endif
+}
+
+int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
+                    const char *owner, int64_t token, char *err, size_t cap)
+{
+    char env_name[sizeof "SQLEASE_NAME=" + SQLEASE_MAX_NAME];
+    char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
+    char env_token[sizeof "SQLEASE_TOKEN=" + 24];
+    const char *env[3];
+
+    snprintf(env_name, sizeof env_name, "SQLEASE_NAME=%s", name);
+    snprintf(env_owner, sizeof env_owner, "SQLEASE_OWNER=%s", owner);
+    snprintf(env_token, sizeof env_token, "SQLEASE_TOKEN=%" PRId64, token);
+    env[0] = env_name;
+    env[1] = env_owner;
+    env[2] = env_token;
+    return sqlease_child_spawn(c, argv, env, 3, err, cap);
+}
+
+int cli_child_poll(sqlease_child *c, int *code)
+{
+    int r = sqlease_child_wait(c, 0, code);
+
+    if (r == 1)
+        sqlease_child_close(c);
+    return r;
+}
+
+int cli_child_stop(sqlease_child *c, int64_t grace_ms)
+{
+    int code = -1;
+    int r;
+
+    sqlease_child_terminate(c);
+    r = sqlease_child_wait(c, grace_ms, &code);
+    if (r == 0) {
+        cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) still running %" PRId64
+                " ms after SIGTERM; sending SIGKILL", cli_child_pid(c), grace_ms);
+        sqlease_child_kill(c);
+        /* A wait interrupted by one of our signals returns 0: wait on. */
+        do
+            r = sqlease_child_wait(c, -1, &code);
+        while (r == 0);
+    }
+    sqlease_child_close(c);
+    return r == 1 ? code : -1;
+}

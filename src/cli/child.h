@@ -1,0 +1,35 @@
+/*
+ * child.h -- CMD as a child process of the tool: started with the lease's
+ * name, owner and token in its environment, watched without blocking, and
+ * stopped the one way the CLI contract allows (SIGTERM to its process
+ * group, SIGKILL after the grace).
+ */
+#ifndef SQLEASE_CLI_CHILD_H
+#define SQLEASE_CLI_CHILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform.h"
+
+/* Start argv with SQLEASE_NAME, SQLEASE_OWNER and SQLEASE_TOKEN set.
+ * Must be called from the main thread (the death signal that ties CMD to
+ * this process is tied to the thread that forks).  Returns 0, or -1 with
+ * a message in err. */
+int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
+                    const char *owner, int64_t token, char *err, size_t cap);
+
+/* The process id for messages (0 where the OS has none to show). */
+long cli_child_pid(const sqlease_child *c);
+
+/* Non-blocking look: 1 if CMD exited (*code set, handle closed), 0 if it
+ * is still running, -1 on error (CMD may still be running: stop it). */
+int cli_child_poll(sqlease_child *c, int *code);
+
+/* Stop CMD: SIGTERM to its group, SIGKILL to the group if it has not
+ * exited after grace_ms, then wait until it is reaped.  Returns its exit
+ * status (128+N for signal N), or -1 if it could not be waited for.  The
+ * handle is closed either way. */
+int cli_child_stop(sqlease_child *c, int64_t grace_ms);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * cli.h -- what the sqlease tool's source files share: the exit codes,
+ * the parsed command line, diagnostics and logging, and the entry point
+ * of every command.  The tool sees the library only through sqlease.h
+ * (and platform.h for processes, signals and clocks).
+ */
+#ifndef SQLEASE_CLI_H
+#define SQLEASE_CLI_H
+
+#include <stdint.h>
+
+#include "sqlease.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* Exit codes (sysexits.h numbers where one fits). */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_FAIL = 1,         /* demo: something observed was wrong */
+    CLI_EXIT_USAGE = 64,       /* bad command line or option */
+    CLI_EXIT_UNAVAILABLE = 69, /* database unreachable, not migrated, failing */
+    CLI_EXIT_OSERR = 71,       /* out of memory, thread, process, clock */
+    CLI_EXIT_NOT_HELD = 75,    /* lease not held, or lost */
+    CLI_EXIT_NOEXEC = 127      /* CMD could not be started */
+};
+
+/* Returned by parsers when the program should go on (never an exit code). */
+#define CLI_CONTINUE (-1)
+
+/* The global flags, after flag > environment > default resolution.
+ * Strings point into argv or the environment.  Durations are 0 when
+ * neither a flag nor the environment set them (the library default). */
+typedef struct cli_args {
+    const char *dsn;      /* never NULL: flag, $SQLEASE_DSN or the default */
+    const char *table;    /* NULL: library default */
+    const char *name;     /* NULL: library default */
+    const char *owner;    /* NULL: generated */
+    const char *dialect;  /* NULL: detected */
+    int64_t ttl_ms;
+    int64_t heartbeat_ms;
+    int64_t renew_deadline_ms;
+    int64_t retry_ms;
+    int verbosity;        /* -1 with -q, 1 with -v, else 0 */
+    const char *command;  /* the COMMAND word */
+    int cmd_argc;         /* arguments after COMMAND */
+    char **cmd_argv;
+    const char *argv0;    /* how the tool was invoked */
+} cli_args;
+
+/* ---- args.c ------------------------------------------------------- */
+
+/* Parse the global flags and find COMMAND.  Returns CLI_CONTINUE, or an
+ * exit code after --help / --version (0) or a usage error (64, message
+ * already printed). */
+int cli_args_parse(int argc, char **argv, cli_args *a);
+
+/* Match argv[*i] against a flag that takes a value, in either the
+ * "--flag value" or the "--flag=value" form.  Returns 1 (matched, *value
+ * set, *i advanced past a separate value), 0 (not this flag) or -1 (the
+ * value is missing; a usage message has been printed). */
+int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value);
+
+/* The usage error for an unknown flag after COMMAND (with a hint when it
+ * is a global flag in the wrong place).  Returns CLI_EXIT_USAGE. */
+int cli_unknown_flag(const char *command, const char *arg);
+
+/* Parse a duration for `what` (a flag or variable name).  Returns 0, or
+ * -1 after printing a usage message. */
+int cli_parse_duration(const char *what, const char *text, int64_t *ms);
+
+/* ---- usage.c ------------------------------------------------------ */
+
+void cli_print_help(void);
+void cli_print_version(void);
+
+/* ---- common.c ----------------------------------------------------- */
+
+/* Messages on stderr, each one line starting "sqlease: ".  cli_usage
+ * adds the hint to --help and returns CLI_EXIT_USAGE. */
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* The tool's log: level (an sqlease_log_level) from the command's default
+ * and -v / -q.  Set once before any thread starts. */
+void cli_log_set_level(int level);
+/* -v gives debug, -q error, otherwise the command's default. */
+void cli_log_init(const cli_args *a, int default_level);
+int cli_log_level(void);
+void cli_log(int level, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* The same sink, in the shape the library wants. */
+void cli_log_sink(void *userdata, int level, const char *line);
+
+/* The exit code for a library status. */
+int cli_exit_for_status(int status);
+
+/* Lease options from the global flags (callbacks left empty). */
+void cli_lease_options(const cli_args *a, sqlease_options *o);
+
+/* Check the global flags with sqlease_options_check, before connecting.
+ * Returns CLI_CONTINUE or CLI_EXIT_USAGE (message printed). */
+int cli_check_options(const cli_args *a);
+
+/* Connect with the global flags.  Returns CLI_CONTINUE with *db set, or
+ * an exit code after printing why. */
+int cli_open_db(const cli_args *a, sqlease_db **db);
+
+/* Print "sqlease: <message>" for a failed call and return its exit code. */
+int cli_fail(const sqlease_error *err, int status);
+
+/* ---- commands ----------------------------------------------------- */
+
+int cli_cmd_migrate(const cli_args *a);
+int cli_cmd_status(const cli_args *a);
+int cli_cmd_release(const cli_args *a);
+int cli_cmd_run(const cli_args *a);
+int cli_cmd_supervise(const cli_args *a);
+int cli_cmd_demo(const cli_args *a);
+int cli_cmd_demo_job(const cli_args *a);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * cmd_run.c -- `sqlease run`: wait for the lease, run CMD once while the
+ * supervisor renews it, keep holding until --min-hold has passed since
+ * the take, release, and exit with CMD's status (75 if the lease was lost
+ * while CMD ran; 128+N if sqlease itself got signal N).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "child.h"
+#include "session.h"
+
+/* The main thread looks at the signal flag and at CMD this often; the
+ * callbacks wake it at once, so this bounds only those two. */
+#define POLL_MS 50
+
+/* How the wait for CMD ended. */
+enum { ENDED_EXIT, ENDED_LOST, ENDED_SIGNAL, ENDED_ERROR };
+
+/* Block until the lease is held (then start CMD) or a signal arrives.
+ * Returns 1 with CMD started, 0 on a signal, -1 if CMD could not start. */
+static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int64_t *token)
+{
+    char err[512];
+
+    for (;;) {
+        cli_hold_view v;
+        int r;
+
+        if (sqlease_signal_received() != 0)
+            return 0;
+        cli_hold_view_get(&s->hold, &v);
+        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, token, err,
+                                 sizeof err);
+        if (r == 1)
+            return 1;
+        if (r < 0) {
+            cli_error("%s", err);
+            return -1;
+        }
+        cli_hold_wait(&s->hold, v.version, sqlease_mono_ms() + POLL_MS);
+    }
+}
+
+/* Watch CMD until it exits, the lease ends, or a signal arrives; in the
+ * last two cases stop it first.  *code gets CMD's status. */
+static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int *code)
+{
+    for (;;) {
+        cli_hold_view v;
+        int r = cli_child_poll(child, code);
+
+        if (r == 1) {
+            cli_hold_child_gone(&s->hold);
+            return ENDED_EXIT;
+        }
+        if (r < 0)
+            return ENDED_ERROR;
+        cli_hold_view_get(&s->hold, &v);
+        if (!v.held) {
+            cli_error("lease '%s' %s while CMD ran (token %" PRId64 "); stopping CMD",
+                      s->name, cli_stop_reason(v.stop_reason), v.token);
+            *code = cli_child_stop(child, grace);
+            cli_hold_child_gone(&s->hold);
+            return ENDED_LOST;
+        }
+        if (sqlease_signal_received() != 0) {
+            *code = cli_child_stop(child, grace);
+            cli_hold_child_gone(&s->hold);
+            return ENDED_SIGNAL;
+        }
+        cli_hold_wait(&s->hold, v.version, sqlease_mono_ms() + POLL_MS);
+    }
+}
+
+/* After CMD: keep the lease (the supervisor keeps renewing) until
+ * min_hold has passed since the take, so that a host whose cron fires a
+ * little late finds it held and does not run the job again. */
+static void hold_until(cli_session *s, int64_t until_mono_ms)
+{
+    for (;;) {
+        cli_hold_view v;
+        int64_t now = sqlease_mono_ms();
+
+        cli_hold_view_get(&s->hold, &v);
+        if (now >= until_mono_ms || !v.held || sqlease_signal_received() != 0)
+            return;
+        cli_hold_wait(&s->hold, v.version, now + POLL_MS < until_mono_ms ? now + POLL_MS
+                                                                          : until_mono_ms);
+    }
+}
+
+int cli_cmd_run(const cli_args *a)
+{
+    cli_job_flags f;
+    cli_session s;
+    cli_hold_view v;
+    sqlease_child child;
+    int64_t token = 0;
+    int code = 0, rc, ended, started;
+
+    cli_log_init(a, SQLEASE_LOG_WARN);
+    rc = cli_job_flags_parse(a, 1, &f);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    rc = cli_session_start(a, &f, &s);
+    if (rc != CLI_CONTINUE)
+        return rc;
+
+    cli_hold_view_get(&s.hold, &v);
+    if (!v.held && f.no_wait) {
+        if (cli_session_never_reached_db(&s)) {
+            cli_error("lease '%s': the database did not answer", s.name);
+            rc = CLI_EXIT_UNAVAILABLE;
+        } else {
+            cli_session_describe_holder(&s, a);
+            rc = CLI_EXIT_NOT_HELD;
+        }
+        cli_session_stop(&s);
+        return rc;
+    }
+    if (!v.held)
+        cli_log(SQLEASE_LOG_INFO, "lease '%s' is held by another owner; waiting", s.name);
+
+    memset(&child, 0, sizeof child);
+    started = wait_and_start(&s, f.cmd, &child, &token);
+    if (started <= 0) {
+        int sig = sqlease_signal_received();
+        cli_session_stop(&s);
+        return started < 0 ? CLI_EXIT_NOEXEC : 128 + sig;
+    }
+    cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "); started CMD (pid %ld)",
+            s.name, token, cli_child_pid(&child));
+
+    ended = watch_child(&s, &child, f.kill_grace_ms, &code);
+    switch (ended) {
+    case ENDED_EXIT:
+        cli_log(SQLEASE_LOG_INFO, "CMD exited with status %d (token %" PRId64 ")", code, token);
+        if (f.min_hold_ms > 0) {
+            cli_hold_view_get(&s.hold, &v);
+            hold_until(&s, v.taken_mono_ms + f.min_hold_ms);
+        }
+        rc = code;
+        break;
+    case ENDED_LOST:
+        rc = CLI_EXIT_NOT_HELD;
+        break;
+    case ENDED_SIGNAL:
+        cli_log(SQLEASE_LOG_INFO, "interrupted; stopped CMD (token %" PRId64 ")", token);
+        rc = 128 + sqlease_signal_received();
+        break;
+    default:
+        cli_error("cannot wait for CMD; stopping it");
+        cli_child_stop(&child, f.kill_grace_ms);
+        cli_hold_child_gone(&s.hold);
+        rc = CLI_EXIT_OSERR;
+        break;
+    }
+    cli_session_stop(&s);
+    return rc;
+}

@@ -1,0 +1,161 @@
+/*
+ * cmd_supervise.c -- `sqlease supervise`: keep CMD running exactly while
+ * this process holds the lease.  A fresh CMD on every take; a CMD that
+ * exits while held is restarted with backoff; on loss CMD is stopped and
+ * the process waits to hold again; SIGTERM/SIGINT stop CMD, release the
+ * lease and exit 0.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "child.h"
+#include "session.h"
+
+#define POLL_MS 50
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS 30000
+#define BACKOFF_RESET_AFTER_MS 60000
+
+/* What the main loop keeps between rounds. */
+typedef struct supervise_loop {
+    cli_session *s;
+    char **cmd;
+    int64_t grace_ms;
+    sqlease_child child;
+    int running;            /* CMD is running */
+    int64_t token;          /* CMD's token */
+    int64_t started_mono;   /* when CMD was started */
+    uint64_t seen_starts;   /* holds seen, to spot a fresh one */
+    int64_t next_start;     /* no CMD start before this (backoff) */
+    int64_t backoff_ms;     /* the next restart delay */
+} supervise_loop;
+
+static void log_waiting(const supervise_loop *L)
+{
+    cli_log(SQLEASE_LOG_INFO, "waiting for lease '%s' (owner %s)", L->s->name, L->s->owner);
+}
+
+/* A crash loop should not hammer the host, but a CMD that ran for a
+ * while and then died deserves a quick restart: the delay doubles from
+ * 1 s to 30 s and starts over once CMD has run for a minute. */
+static void schedule_restart(supervise_loop *L, int code, int64_t now)
+{
+    int64_t ran = now - L->started_mono;
+
+    if (ran >= BACKOFF_RESET_AFTER_MS)
+        L->backoff_ms = BACKOFF_FIRST_MS;
+    cli_log(SQLEASE_LOG_WARN, "CMD exited with status %d after %" PRId64 " ms while holding"
+            " lease '%s' (token %" PRId64 "); restarting in %" PRId64 " ms", code, ran,
+            L->s->name, L->token, L->backoff_ms);
+    L->next_start = now + L->backoff_ms;
+    L->backoff_ms = L->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : L->backoff_ms * 2;
+}
+
+static void stop_child(supervise_loop *L, const char *why)
+{
+    int code = cli_child_stop(&L->child, L->grace_ms);
+
+    cli_hold_child_gone(&L->s->hold);
+    L->running = 0;
+    cli_log(SQLEASE_LOG_INFO, "stopped CMD (token %" PRId64 ", status %d): %s", L->token,
+            code, why);
+}
+
+static void try_start(supervise_loop *L, int64_t now)
+{
+    char err[512];
+    int r = cli_hold_start_child(&L->s->hold, &L->child, L->cmd, L->s->name, L->s->owner,
+                                 &L->token, err, sizeof err);
+
+    if (r == 1) {
+        L->running = 1;
+        L->started_mono = now;
+        cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "): started CMD (pid %ld)",
+                L->s->name, L->token, cli_child_pid(&L->child));
+    } else if (r < 0) {
+        cli_log(SQLEASE_LOG_ERROR, "%s; retrying in %" PRId64 " ms", err, L->backoff_ms);
+        L->started_mono = now;
+        L->next_start = now + L->backoff_ms;
+        L->backoff_ms = L->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : L->backoff_ms * 2;
+    }
+}
+
+/* One round: react to CMD exiting, to the lease ending, to a new hold.
+ * Everything slow (stopping CMD) happens here on the main thread. */
+static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
+{
+    if (L->running) {
+        int code = 0;
+        int r = cli_child_poll(&L->child, &code);
+
+        if (r == 1) {
+            cli_hold_child_gone(&L->s->hold);
+            L->running = 0;
+            if (v->held)
+                schedule_restart(L, code, now);
+            return;
+        }
+        if (r < 0) {
+            stop_child(L, "cannot wait for it");
+            L->next_start = now + L->backoff_ms;
+            return;
+        }
+        if (!v->held) {
+            cli_log(SQLEASE_LOG_INFO, "lease '%s' %s (token %" PRId64 "); stopping CMD",
+                    L->s->name, cli_stop_reason(v->stop_reason), L->token);
+            stop_child(L, "lease ended");
+            log_waiting(L);
+        }
+        return;
+    }
+    if (v->starts != L->seen_starts) {
+        /* Every take is a fresh start: no backoff carried over. */
+        L->seen_starts = v->starts;
+        L->next_start = now;
+        L->backoff_ms = BACKOFF_FIRST_MS;
+    }
+    if (v->held && now >= L->next_start)
+        try_start(L, now);
+}
+
+int cli_cmd_supervise(const cli_args *a)
+{
+    cli_job_flags f;
+    cli_session s;
+    supervise_loop L;
+    cli_hold_view v;
+    int rc;
+
+    cli_log_init(a, SQLEASE_LOG_INFO);
+    rc = cli_job_flags_parse(a, 0, &f);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    rc = cli_session_start(a, &f, &s);
+    if (rc != CLI_CONTINUE)
+        return rc;
+
+    memset(&L, 0, sizeof L);
+    L.s = &s;
+    L.cmd = f.cmd;
+    L.grace_ms = f.kill_grace_ms;
+    L.backoff_ms = BACKOFF_FIRST_MS;
+    cli_hold_view_get(&s.hold, &v);
+    if (!v.held)
+        log_waiting(&L);
+
+    while (sqlease_signal_received() == 0) {
+        int64_t now = sqlease_mono_ms();
+        int64_t wake = now + POLL_MS;
+
+        cli_hold_view_get(&s.hold, &v);
+        step(&L, &v, now);
+        if (!L.running && v.held && L.next_start > now && L.next_start < wake)
+            wake = L.next_start;
+        cli_hold_wait(&s.hold, v.version, wake);
+    }
+    cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sqlease_signal_received());
+    if (L.running)
+        stop_child(&L, "shutting down");
+    cli_session_stop(&s);
+    return CLI_EXIT_OK;
+}

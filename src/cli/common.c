@@ -1,0 +1,169 @@
+/*
+ * common.c -- diagnostics, the log sink, and the few steps every
+ * database command shares: building lease options from the flags,
+ * checking them before connecting, connecting, and mapping a library
+ * status to an exit code.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int log_level = SQLEASE_LOG_WARN;
+
+static const char *level_name(int level)
+{
+    switch (level) {
+    case SQLEASE_LOG_ERROR: return "error";
+    case SQLEASE_LOG_WARN: return "warn";
+    case SQLEASE_LOG_INFO: return "info";
+    default: return "debug";
+    }
+}
+
+void cli_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "sqlease: %s\n", msg);
+}
+
+int cli_usage(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "sqlease: %s (see 'sqlease --help')\n", msg);
+    return CLI_EXIT_USAGE;
+}
+
+void cli_log_set_level(int level)
+{
+    log_level = level;
+}
+
+void cli_log_init(const cli_args *a, int default_level)
+{
+    if (a->verbosity > 0)
+        log_level = SQLEASE_LOG_DEBUG;
+    else if (a->verbosity < 0)
+        log_level = SQLEASE_LOG_ERROR;
+    else
+        log_level = default_level;
+}
+
+int cli_log_level(void)
+{
+    return log_level;
+}
+
+/* One fprintf per line: stdio locks the stream for the call, so lines
+ * from library threads and the main thread never interleave. */
+void cli_log_sink(void *userdata, int level, const char *line)
+{
+    (void)userdata;
+    if (level > log_level)
+        return;
+    fprintf(stderr, "sqlease: %s: %s\n", level_name(level), line);
+}
+
+void cli_log(int level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    if (level > log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_log_sink(NULL, level, msg);
+}
+
+/* The database side failing in any way is "unavailable" to a script: the
+ * lease cannot be decided, whatever the reason. */
+int cli_exit_for_status(int status)
+{
+    switch (status) {
+    case SQLEASE_OK:
+        return CLI_EXIT_OK;
+    case SQLEASE_NOT_HELD:
+        return CLI_EXIT_NOT_HELD;
+    case SQLEASE_EINVAL:
+        return CLI_EXIT_USAGE;
+    case SQLEASE_ENOMEM:
+    case SQLEASE_EPLATFORM:
+    case SQLEASE_ESTATE:
+        return CLI_EXIT_OSERR;
+    default:
+        return CLI_EXIT_UNAVAILABLE;
+    }
+}
+
+int cli_fail(const sqlease_error *err, int status)
+{
+    if (err != NULL && err->message[0] != '\0')
+        cli_error("%s", err->message);
+    else
+        cli_error("%s", sqlease_strerror(status));
+    return cli_exit_for_status(status);
+}
+
+void cli_lease_options(const cli_args *a, sqlease_options *o)
+{
+    sqlease_options_init(o);
+    o->table = a->table;
+    o->name = a->name;
+    o->owner = a->owner;
+    o->ttl_ms = a->ttl_ms;
+    o->heartbeat_ms = a->heartbeat_ms;
+    o->renew_deadline_ms = a->renew_deadline_ms;
+    o->retry_ms = a->retry_ms;
+    o->log = cli_log_sink;
+    o->log_userdata = NULL;
+    o->log_level = log_level;
+}
+
+int cli_check_options(const cli_args *a)
+{
+    sqlease_options o;
+    sqlease_error err;
+
+    memset(&err, 0, sizeof err);
+    cli_lease_options(a, &o);
+    if (sqlease_options_check(&o, &err) != SQLEASE_OK)
+        return cli_usage("%s", err.message[0] ? err.message : "invalid options");
+    return CLI_CONTINUE;
+}
+
+int cli_open_db(const cli_args *a, sqlease_db **db)
+{
+    sqlease_db_options o;
+    sqlease_error err;
+    int st;
+
+    memset(&err, 0, sizeof err);
+    sqlease_db_options_init(&o);
+    o.conn = a->dsn;
+    o.dialect = a->dialect;
+    o.log = cli_log_sink;
+    o.log_userdata = NULL;
+    o.log_level = log_level;
+    st = sqlease_db_open(db, &o, &err);
+    if (st != SQLEASE_OK) {
+        *db = NULL;
+        cli_fail(&err, st);
+        /* Whatever the reason, the tool could not reach a usable
+         * database; a bad --dialect is the one usage error. */
+        return st == SQLEASE_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+    }
+    return CLI_CONTINUE;
+}

@@ -1,0 +1,136 @@
+/*
+ * hold.c -- the callback bridge between the supervisor and the main
+ * thread (see hold.h for the protocol).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "child.h"
+#include "cli.h"
+#include "hold.h"
+
+static void on_started(void *userdata, int64_t token)
+{
+    cli_hold *h = userdata;
+
+    sqlease_mutex_lock(&h->mu);
+    h->held = 1;
+    h->token = token;
+    h->taken_mono_ms = sqlease_mono_ms();
+    h->starts++;
+    h->version++;
+    sqlease_cond_broadcast(&h->cv);
+    sqlease_mutex_unlock(&h->mu);
+}
+
+/* Runs on a library thread, which must not return until CMD is gone: the
+ * lease may pass to another owner ttl - renew_deadline after the loss,
+ * and the grace plus this wait fit inside that.  The main thread does the
+ * stopping (it forked CMD); this only waits for its word. */
+static void on_stopped(void *userdata, int reason)
+{
+    cli_hold *h = userdata;
+    int64_t deadline;
+
+    sqlease_mutex_lock(&h->mu);
+    h->held = 0;
+    h->stop_reason = reason;
+    h->version++;
+    sqlease_cond_broadcast(&h->cv);
+    deadline = sqlease_mono_ms() + h->stop_wait_ms;
+    while (h->child_running) {
+        if (sqlease_cond_wait_until(&h->cv, &h->mu, deadline) == 1 && h->child_running) {
+            cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
+                    " ms after the lease ended; killing its process group",
+                    h->stop_wait_ms);
+            sqlease_child_kill(h->child);
+            break;
+        }
+    }
+    sqlease_mutex_unlock(&h->mu);
+}
+
+int cli_hold_init(cli_hold *h, int64_t stop_wait_ms)
+{
+    memset(h, 0, sizeof *h);
+    h->stop_wait_ms = stop_wait_ms;
+    if (sqlease_mutex_init(&h->mu) != 0)
+        return -1;
+    if (sqlease_cond_init(&h->cv) != 0) {
+        sqlease_mutex_destroy(&h->mu);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_hold_destroy(cli_hold *h)
+{
+    sqlease_cond_destroy(&h->cv);
+    sqlease_mutex_destroy(&h->mu);
+}
+
+void cli_hold_attach(cli_hold *h, sqlease_options *o)
+{
+    o->on_started = on_started;
+    o->on_stopped = on_stopped;
+    o->userdata = h;
+}
+
+void cli_hold_view_get(cli_hold *h, cli_hold_view *v)
+{
+    sqlease_mutex_lock(&h->mu);
+    v->version = h->version;
+    v->starts = h->starts;
+    v->held = h->held;
+    v->token = h->token;
+    v->taken_mono_ms = h->taken_mono_ms;
+    v->stop_reason = h->stop_reason;
+    sqlease_mutex_unlock(&h->mu);
+}
+
+void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms)
+{
+    sqlease_mutex_lock(&h->mu);
+    if (h->version == seen)
+        (void)sqlease_cond_wait_until(&h->cv, &h->mu, deadline_mono_ms);
+    sqlease_mutex_unlock(&h->mu);
+}
+
+int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const char *name,
+                         const char *owner, int64_t *token, char *err, size_t cap)
+{
+    int r = 0;
+
+    sqlease_mutex_lock(&h->mu);
+    if (h->held) {
+        *token = h->token;
+        if (cli_child_start(c, argv, name, owner, h->token, err, cap) == 0) {
+            h->child_running = 1;
+            h->child = c;
+            r = 1;
+        } else {
+            r = -1;
+        }
+    }
+    sqlease_mutex_unlock(&h->mu);
+    return r;
+}
+
+void cli_hold_child_gone(cli_hold *h)
+{
+    sqlease_mutex_lock(&h->mu);
+    h->child_running = 0;
+    h->child = NULL;
+    sqlease_cond_broadcast(&h->cv);
+    sqlease_mutex_unlock(&h->mu);
+}
+
+const char *cli_stop_reason(int reason)
+{
+    switch (reason) {
+    case SQLEASE_STOP_LOST: return "lost to another owner";
+    case SQLEASE_STOP_DEADLINE: return "not renewed before the renew deadline";
+    case SQLEASE_STOP_SHUTDOWN: return "released at shutdown";
+    default: return "stopped";
+    }
+}

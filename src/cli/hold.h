@@ -1,0 +1,69 @@
+/*
+ * hold.h -- the bridge between the supervisor's callbacks (library
+ * threads) and the tool's main thread, which alone starts and stops CMD.
+ *
+ * on_started only records the token and wakes the main thread.
+ * on_stopped records the loss, wakes the main thread, and then waits --
+ * bounded -- until the main thread says CMD is gone, so that the library's
+ * promise "when on_stopped returns the work has stopped" holds for CMD.
+ * If the main thread has not confirmed in time, on_stopped kills CMD's
+ * process group itself as a last resort.
+ */
+#ifndef SQLEASE_CLI_HOLD_H
+#define SQLEASE_CLI_HOLD_H
+
+#include <stdint.h>
+
+#include "platform.h"
+#include "sqlease.h"
+
+typedef struct cli_hold {
+    sqlease_mutex mu;
+    sqlease_cond cv;
+    uint64_t version;       /* bumped by every callback: "something changed" */
+    uint64_t starts;        /* on_started calls so far */
+    int held;               /* between on_started and on_stopped */
+    int64_t token;          /* of the current or last hold */
+    int64_t taken_mono_ms;  /* sqlease_mono_ms() at on_started */
+    int stop_reason;        /* of the last on_stopped */
+    int child_running;      /* main thread: CMD is running */
+    sqlease_child *child;   /* valid while child_running */
+    int64_t stop_wait_ms;   /* how long on_stopped waits for CMD to go */
+} cli_hold;
+
+/* What the main thread looks at, copied under the lock. */
+typedef struct cli_hold_view {
+    uint64_t version;
+    uint64_t starts;
+    int held;
+    int64_t token;
+    int64_t taken_mono_ms;
+    int stop_reason;
+} cli_hold_view;
+
+int cli_hold_init(cli_hold *h, int64_t stop_wait_ms);
+void cli_hold_destroy(cli_hold *h);
+
+/* Point the options' callbacks at this bridge. */
+void cli_hold_attach(cli_hold *h, sqlease_options *o);
+
+void cli_hold_view_get(cli_hold *h, cli_hold_view *v);
+
+/* Wait until a callback changes something after `seen` (a view's
+ * version) or until deadline_mono_ms. */
+void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms);
+
+/* Start CMD if and only if the lease is held right now: the check and the
+ * start happen under the lock, so on_stopped either sees no CMD or waits
+ * for this one to be stopped.  Returns 1 (started; *token set), 0 (not
+ * held: nothing started), -1 (CMD could not be started; err set). */
+int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const char *name,
+                         const char *owner, int64_t *token, char *err, size_t cap);
+
+/* The main thread has reaped CMD (or it was never started). */
+void cli_hold_child_gone(cli_hold *h);
+
+/* Human words for an sqlease_stop_reason. */
+const char *cli_stop_reason(int reason);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * main.c -- the `sqlease` tool's entry point: parse the global flags,
+ * hand over to the command, and make sure what it printed reached stdout.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(const cli_args *a);
+} command;
+
+static const command commands[] = {
+    {"migrate", cli_cmd_migrate},
+    {"status", cli_cmd_status},
+    {"run", cli_cmd_run},
+    {"supervise", cli_cmd_supervise},
+    {"release", cli_cmd_release},
+    {"demo", cli_cmd_demo},
+    {"__demo-job", cli_cmd_demo_job}, /* the demo's CMD; not in --help */
+};
+
+int main(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_args_parse(argc, argv, &a);
+    size_t i;
+
+    if (rc == CLI_CONTINUE) {
+        for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(a.command, commands[i].name) == 0)
+                break;
+        if (i == sizeof commands / sizeof commands[0])
+            rc = cli_usage("unknown command '%s'", a.command);
+        else
+            rc = commands[i].run(&a);
+    }
+    /* A script reading our output must not get a silent truncation. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("cannot write to standard output");
+        if (rc == CLI_EXIT_OK)
+            rc = 74;
+    }
+    return rc;
+}

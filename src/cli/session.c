@@ -1,0 +1,206 @@
+/*
+ * session.c -- the set-up and tear-down `run` and `supervise` share (see
+ * session.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "platform.h"
+#include "session.h"
+
+int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
+{
+    int i;
+
+    memset(f, 0, sizeof *f);
+    f->kill_grace_ms = -1;
+    for (i = 0; i < a->cmd_argc; i++) {
+        char **argv = a->cmd_argv;
+        const char *arg = argv[i];
+        const char *val = NULL;
+        int r;
+
+        if (strcmp(arg, "--") == 0) {
+            if (i + 1 >= a->cmd_argc)
+                return cli_usage("%s: missing CMD after --", a->command);
+            f->cmd = argv + i + 1;
+            return CLI_CONTINUE;
+        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            cli_print_help();
+            return CLI_EXIT_OK;
+        }
+        if (is_run && strcmp(arg, "--no-wait") == 0) {
+            f->no_wait = 1;
+            continue;
+        }
+        if (is_run) {
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--min-hold", &val);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0) {
+                if (cli_parse_duration("--min-hold", val, &f->min_hold_ms) != 0)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
+        }
+        r = cli_flag_value(a->cmd_argc, argv, &i, "--kill-grace", &val);
+        if (r < 0)
+            return CLI_EXIT_USAGE;
+        if (r > 0) {
+            if (cli_parse_duration("--kill-grace", val, &f->kill_grace_ms) != 0)
+                return CLI_EXIT_USAGE;
+            continue;
+        }
+        if (arg[0] == '-')
+            return cli_unknown_flag(a->command, arg);
+        return cli_usage("%s: expected -- CMD [ARG...] before '%s'", a->command, arg);
+    }
+    return cli_usage("%s: missing -- CMD [ARG...]", a->command);
+}
+
+/* The effective timing (the flags' values or the library defaults), the
+ * kill grace and its rule: SIGTERM, the grace and the SIGKILL must all
+ * fit in the ttl - renew_deadline that on_stopped has before another
+ * owner may take the lease. */
+static int resolve_timing(const cli_args *a, cli_job_flags *f, cli_session *s)
+{
+    int64_t window;
+
+    s->ttl_ms = a->ttl_ms ? a->ttl_ms : SQLEASE_DEFAULT_TTL_MS;
+    s->heartbeat_ms = a->heartbeat_ms ? a->heartbeat_ms : SQLEASE_DEFAULT_HEARTBEAT_MS;
+    s->renew_deadline_ms =
+        a->renew_deadline_ms ? a->renew_deadline_ms : SQLEASE_DEFAULT_RENEW_DEADLINE_MS;
+    s->retry_ms = a->retry_ms ? a->retry_ms : SQLEASE_DEFAULT_RETRY_MS;
+    window = s->ttl_ms - s->renew_deadline_ms;
+    if (f->kill_grace_ms < 0)
+        f->kill_grace_ms = window / 2;
+    if (f->kill_grace_ms >= window)
+        return cli_usage("--kill-grace %" PRId64 "ms does not fit inside ttl - renew-deadline"
+                         " (%" PRId64 "ms); CMD must be gone before another owner may"
+                         " take the lease", f->kill_grace_ms, window);
+    return CLI_CONTINUE;
+}
+
+int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
+{
+    sqlease_options o;
+    sqlease_error err;
+    int64_t window, stop_wait;
+    int rc, st;
+
+    memset(s, 0, sizeof *s);
+    memset(&err, 0, sizeof err);
+    rc = cli_check_options(a);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    rc = resolve_timing(a, f, s);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    s->name = a->name ? a->name : SQLEASE_DEFAULT_NAME;
+    if (a->owner != NULL) {
+        snprintf(s->owner, sizeof s->owner, "%s", a->owner);
+    } else if ((st = sqlease_owner_id(s->owner, sizeof s->owner, &err)) != SQLEASE_OK) {
+        return cli_fail(&err, st);
+    }
+    /* on_stopped waits for CMD up to the grace plus a margin for the
+     * SIGKILL and the reap, never past the window. */
+    window = s->ttl_ms - s->renew_deadline_ms;
+    stop_wait = f->kill_grace_ms + 1000;
+    if (stop_wait > window)
+        stop_wait = window;
+    if (cli_hold_init(&s->hold, stop_wait) != 0) {
+        cli_error("cannot create a mutex");
+        return CLI_EXIT_OSERR;
+    }
+    s->hold_ready = 1;
+    /* Routed before the first acquire, so a SIGTERM that arrives while it
+     * runs is seen afterwards instead of killing us mid-statement. */
+    if (sqlease_signal_setup() != 0) {
+        cli_error("cannot install signal handlers");
+        cli_session_stop(s);
+        return CLI_EXIT_OSERR;
+    }
+    rc = cli_open_db(a, &s->db);
+    if (rc != CLI_CONTINUE) {
+        cli_session_stop(s);
+        return rc;
+    }
+    cli_lease_options(a, &o);
+    o.owner = s->owner;
+    cli_hold_attach(&s->hold, &o);
+    st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
+    if (st != SQLEASE_OK) {
+        s->sup = NULL;
+        rc = cli_fail(&err, st);
+        if ((st == SQLEASE_ENOTABLE || st == SQLEASE_ENOROW) &&
+            strstr(err.message, "migrate") == NULL)
+            cli_error("run `sqlease migrate` first");
+        cli_session_stop(s);
+        return rc;
+    }
+    cli_log(SQLEASE_LOG_DEBUG, "lease '%s': owner %s, ttl %" PRId64 "ms, heartbeat %" PRId64
+            "ms, renew deadline %" PRId64 "ms, retry %" PRId64 "ms, kill grace %" PRId64 "ms",
+            s->name, s->owner, s->ttl_ms, s->heartbeat_ms, s->renew_deadline_ms, s->retry_ms,
+            f->kill_grace_ms);
+    return CLI_CONTINUE;
+}
+
+int cli_session_stop(cli_session *s)
+{
+    sqlease_error err;
+    int r = 0;
+
+    memset(&err, 0, sizeof err);
+    if (s->sup != NULL) {
+        int st = sqlease_supervisor_stop(s->sup, &err);
+        if (st != SQLEASE_OK) {
+            cli_log(SQLEASE_LOG_DEBUG, "release of lease '%s' failed: %s (it expires by itself"
+                    " within the ttl)", s->name, err.message[0] ? err.message
+                    : sqlease_strerror(st));
+            r = -1;
+        }
+        sqlease_supervisor_free(s->sup);
+        s->sup = NULL;
+    }
+    if (s->db != NULL) {
+        sqlease_db_close(s->db);
+        s->db = NULL;
+    }
+    if (s->hold_ready) {
+        cli_hold_destroy(&s->hold);
+        s->hold_ready = 0;
+    }
+    return r;
+}
+
+int cli_session_never_reached_db(cli_session *s)
+{
+    sqlease_state st;
+
+    memset(&st, 0, sizeof st);
+    if (s->sup == NULL || sqlease_supervisor_state(s->sup, &st) != SQLEASE_OK)
+        return 1;
+    return st.last_contact_ago_ms < 0;
+}
+
+void cli_session_describe_holder(cli_session *s, const cli_args *a)
+{
+    sqlease_options o;
+    sqlease_lease *lease = NULL;
+    sqlease_lease_info info;
+    sqlease_error err;
+
+    memset(&err, 0, sizeof err);
+    memset(&info, 0, sizeof info);
+    cli_lease_options(a, &o);
+    o.owner = s->owner;
+    if (sqlease_lease_new(&lease, s->db, &o, &err) == SQLEASE_OK &&
+        sqlease_lease_status(lease, &info, &err) == SQLEASE_OK && info.held)
+        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms)",
+                  s->name, info.owner, info.token, info.expires_at_ms - info.db_now_ms);
+    else
+        cli_error("lease '%s' is not held by this process", s->name);
+    sqlease_lease_free(lease);
+}

@@ -1,0 +1,1057 @@
+/*
+ * test_cli.c -- black-box tests of the `sqlease` tool: the real binary
+ * ($SQLEASE_BIN) run as a child process, its stdout and stderr captured
+ * to files, in a fresh temporary directory.
+ *
+ * The database is an SQLite file in that directory, or $SQLEASE_TEST_DSN
+ * when set; every test uses its own table (cli_t_<pid>_<n>) so runs never
+ * collide, and tables made on a shared server are dropped at the end.
+ * Every process a test starts is waited for or killed by its pid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "sqlease.h"
+#include "testutil.h"
+
+#define RUN_TIMEOUT_MS 60000
+#define MAX_ARGS 64
+#define MAX_BG 8
+#define MAX_TABLES 64
+
+static const char *g_bin;           /* $SQLEASE_BIN */
+static const char *g_ext_dsn;       /* $SQLEASE_TEST_DSN, or NULL */
+static char g_dir[1024];            /* this run's temporary directory */
+static char g_dsn[1200];            /* the DSN under test */
+static char g_table[64];            /* the current test's table */
+static char g_tables[MAX_TABLES][64];
+static int g_ntables;
+static int g_seq;                   /* for unique file and table names */
+static pid_t g_bg[MAX_BG];          /* background processes still running */
+
+typedef struct result {
+    int code;      /* exit status, 128+N for signal N, -1 if not run */
+    char *out;     /* captured stdout (malloc'd) */
+    char *err;     /* captured stderr (malloc'd) */
+    int64_t ms;    /* how long it ran */
+} result;
+
+/* ---- helpers ------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (f == NULL)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)(n > 0 ? n : 0) + 1);
+    if (buf == NULL) {
+        fclose(f);
+        return NULL;
+    }
+    n = (long)fread(buf, 1, (size_t)(n > 0 ? n : 0), f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+/* A fresh table name for the current test (remembered for clean-up). */
+static void new_table(void)
+{
+    snprintf(g_table, sizeof g_table, "cli_t_%ld_%d", (long)getpid(), ++g_seq);
+    if (g_ntables < MAX_TABLES)
+        snprintf(g_tables[g_ntables++], sizeof g_tables[0], "%s", g_table);
+}
+
+/* fork + exec the binary in the temporary directory with stdout and
+ * stderr going to the given files and "K=V" strings from env added to
+ * its environment.  Returns the pid, or -1. */
+static pid_t spawn(char *const *argv, const char *const *env, const char *out_path,
+                   const char *err_path)
+{
+    pid_t pid = fork();
+
+    if (pid != 0)
+        return pid;
+    {
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(err, 2) < 0 || chdir(g_dir) != 0)
+            _exit(126);
+        for (; env != NULL && *env != NULL; env++)
+            putenv((char *)*env);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+}
+
+/* Wait for pid up to timeout_ms; SIGKILL it if it is still running then.
+ * Returns its status (128+N for a signal), or -1 on timeout. */
+static int wait_pid(pid_t pid, int64_t timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    int st;
+
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (now_ms() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        nap_ms(5);
+    }
+}
+
+/* Build argv: the binary, optionally --dsn/--table of this test, then the
+ * NULL-terminated list. */
+static int build_argv(char **argv, int with_db, va_list ap)
+{
+    int n = 0;
+    const char *a;
+
+    argv[n++] = (char *)g_bin;
+    if (with_db) {
+        argv[n++] = "--dsn";
+        argv[n++] = g_dsn;
+        argv[n++] = "--table";
+        argv[n++] = g_table;
+    }
+    while ((a = va_arg(ap, const char *)) != NULL && n < MAX_ARGS - 1)
+        argv[n++] = (char *)a;
+    argv[n] = NULL;
+    return n;
+}
+
+static void run_argv(result *r, char *const *argv, const char *const *env)
+{
+    char out[1100], err[1100];
+    int64_t t0 = now_ms();
+    pid_t pid;
+
+    snprintf(out, sizeof out, "%s/out.%d", g_dir, ++g_seq);
+    snprintf(err, sizeof err, "%s/err.%d", g_dir, g_seq);
+    pid = spawn(argv, env, out, err);
+    r->code = pid > 0 ? wait_pid(pid, RUN_TIMEOUT_MS) : -1;
+    r->ms = now_ms() - t0;
+    r->out = slurp(out);
+    r->err = slurp(err);
+    unlink(out);
+    unlink(err);
+}
+
+/* Run sqlease with the given arguments (no database flags added). */
+static void run_raw(result *r, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+
+    va_start(ap, r);
+    build_argv(argv, 0, ap);
+    va_end(ap);
+    run_argv(r, argv, NULL);
+}
+
+/* Run sqlease against the test's database and table. */
+static void run_db(result *r, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+
+    va_start(ap, r);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    run_argv(r, argv, NULL);
+}
+
+/* The same with extra environment entries ("K=V", NULL-terminated). */
+static void run_db_env(result *r, const char *const *env, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+
+    va_start(ap, env);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    run_argv(r, argv, env);
+}
+
+/* Start sqlease in the background against the test's table, output to
+ * log_path.  Returns the pid (remembered for the clean-up). */
+static pid_t start_bg(const char *log_path, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+    pid_t pid;
+
+    va_start(ap, log_path);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    pid = spawn(argv, NULL, log_path, log_path);
+    for (int i = 0; i < MAX_BG && pid > 0; i++)
+        if (g_bg[i] == 0) {
+            g_bg[i] = pid;
+            break;
+        }
+    return pid;
+}
+
+static void forget_bg(pid_t pid)
+{
+    for (int i = 0; i < MAX_BG; i++)
+        if (g_bg[i] == pid)
+            g_bg[i] = 0;
+}
+
+/* Signal a background process and wait for it; returns its status. */
+static int stop_bg(pid_t pid, int sig, int64_t timeout_ms)
+{
+    int code;
+
+    if (pid <= 0)
+        return -1;
+    kill(pid, sig);
+    code = wait_pid(pid, timeout_ms);
+    forget_bg(pid);
+    return code;
+}
+
+/* Whatever a failed test left running: SIGKILL by pid (its CMD dies with
+ * it through the death signal). */
+static void kill_all_bg(void)
+{
+    for (int i = 0; i < MAX_BG; i++)
+        if (g_bg[i] > 0) {
+            kill(g_bg[i], SIGKILL);
+            waitpid(g_bg[i], NULL, 0);
+            g_bg[i] = 0;
+        }
+}
+
+static int migrate_ok(void)
+{
+    result r;
+    int ok;
+
+    run_db(&r, "migrate", NULL);
+    ok = r.code == 0;
+    CU_ASSERT_EQUAL(r.code, 0);
+    if (!ok)
+        fprintf(stderr, "migrate failed: %s\n", r.err);
+    result_free(&r);
+    return ok;
+}
+
+/* 1 if `status --json` says the lease is held by `owner`. */
+static int held_by(const char *owner)
+{
+    result r;
+    char want[300];
+    int yes;
+
+    run_db(&r, "status", "--json", NULL);
+    snprintf(want, sizeof want, "\"owner\":\"%s\",\"held\":true", owner);
+    yes = r.code == 0 && strstr(r.out, want) != NULL;
+    result_free(&r);
+    return yes;
+}
+
+static int await_held_by(const char *owner, int64_t timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+
+    while (now_ms() < deadline) {
+        if (held_by(owner))
+            return 1;
+        nap_ms(50);
+    }
+    return 0;
+}
+
+/* The JSON integer after "key": in a one-line object, or LLONG_MIN. */
+static long long json_int(const char *json, const char *key)
+{
+    char pat[80];
+    const char *p;
+
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    p = strstr(json, pat);
+    return p != NULL ? strtoll(p + strlen(pat), NULL, 10) : (-9223372036854775807LL - 1);
+}
+
+/* The pid a CMD wrote to a file (waits for it to appear). */
+static long read_pid_file(const char *path, int64_t timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+
+    while (now_ms() < deadline) {
+        char *s = slurp(path);
+        long pid = s != NULL ? strtol(s, NULL, 10) : 0;
+        int complete = s != NULL && strchr(s, '\n') != NULL;
+        free(s);
+        if (pid > 0 && complete)
+            return pid;
+        nap_ms(20);
+    }
+    return 0;
+}
+
+/* A process that is gone, or a zombie (not ours to reap). */
+static int pid_gone(long pid)
+{
+    char path[64], buf[512];
+    FILE *f;
+    size_t n;
+    const char *p;
+
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static int await_pid_gone(long pid, int64_t timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+
+    while (now_ms() < deadline) {
+        if (pid_gone(pid))
+            return 1;
+        nap_ms(20);
+    }
+    return pid_gone(pid);
+}
+
+#define ASSERT_CONTAINS(hay, needle)                                                     \
+    do {                                                                                 \
+        int found_ = (hay) != NULL && strstr((hay), (needle)) != NULL;                   \
+        if (!found_)                                                                     \
+            fprintf(stderr, "\n  expected '%s' in: %s\n", (needle), (hay) ? (hay) : "(null)"); \
+        CU_ASSERT(found_);                                                               \
+    } while (0)
+
+#define ASSERT_CODE(r, want)                                                             \
+    do {                                                                                 \
+        if ((r).code != (want))                                                          \
+            fprintf(stderr, "\n  exit %d, want %d; stdout: %s stderr: %s\n", (r).code,    \
+                    (want), (r).out, (r).err);                                           \
+        CU_ASSERT_EQUAL((r).code, (want));                                               \
+    } while (0)
+
+/* ---- usage ---------------------------------------------------------- */
+
+static void test_version(void)
+{
+    result r;
+
+    run_raw(&r, "--version", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "sqlease " SQLEASE_VERSION "\n");
+    result_free(&r);
+}
+
+static void test_help(void)
+{
+    static const char *const words[] = {
+        "migrate", "status", "--json", "run", "--no-wait", "--min-hold", "--kill-grace",
+        "supervise", "release", "--force", "demo", "--version", "--help", "--dsn",
+        "--table", "--name", "--ttl", "--heartbeat", "--renew-deadline", "--retry",
+        "--owner", "--dialect", "-v", "-q", "64", "69", "75", "sys_job_lease", "scheduler",
+        "30s", "10s", "20s", "2s", "SQLEASE_DSN"};
+    result r;
+
+    run_raw(&r, "--help", NULL);
+    ASSERT_CODE(r, 0);
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        ASSERT_CONTAINS(r.out, words[i]);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "__demo"));
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    result_free(&r);
+}
+
+static void test_bare_duration(void)
+{
+    static const char *const env[] = {"SQLEASE_TTL=30", NULL};
+    result r;
+
+    new_table();
+    run_db(&r, "--ttl", "30", "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "unit");
+    result_free(&r);
+    /* The same from the environment, and --flag=value spelling. */
+    run_db_env(&r, env, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "SQLEASE_TTL");
+    result_free(&r);
+    run_db(&r, "--retry=250", "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "unit");
+    result_free(&r);
+}
+
+static void test_usage_errors(void)
+{
+    static const char *const cases[][6] = {
+        {"--bogus", "status", NULL},
+        {"status", "--bogus", NULL},
+        {"--name", "", "status", NULL},
+        {"--name=", "status", NULL},
+        {"--table", "x; DROP TABLE y", "status", NULL},
+        {"-v", NULL},
+        {"--ttl", NULL},
+        {"frobnicate", NULL},
+        {"run", NULL},
+        {"run", "--", NULL},
+        {"run", "echo", "hi", NULL},
+        {"supervise", "--no-wait", "--", "true", NULL},
+        {"run", "--kill-grace", "20s", "--", "true", NULL},
+        {"release", NULL},
+    };
+
+    new_table();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        result r;
+        run_db(&r, cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4],
+               cases[i][5], NULL);
+        if (r.code != 64)
+            fprintf(stderr, "\n  case %zu (%s %s ...): exit %d, stderr: %s\n", i,
+                    cases[i][0], cases[i][1] ? cases[i][1] : "", r.code, r.err);
+        CU_ASSERT_EQUAL(r.code, 64);
+        ASSERT_CONTAINS(r.err, "sqlease: ");
+        ASSERT_CONTAINS(r.err, "--help");
+        /* One line. */
+        CU_ASSERT(strchr(r.err, '\n') == r.err + strlen(r.err) - 1);
+        result_free(&r);
+    }
+}
+
+static void test_missing_command(void)
+{
+    result r;
+
+    run_raw(&r, NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "COMMAND");
+    result_free(&r);
+}
+
+/* ---- database reachability ------------------------------------------ */
+
+static void test_unreachable(void)
+{
+    result r;
+
+    run_raw(&r, "--dsn", "Driver=SQLite3;Database=/nonexistent-dir/x.db", "status", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "sqlease: ");
+    result_free(&r);
+    run_raw(&r, "--dsn", "sqlease-no-such-dsn", "migrate", NULL);
+    ASSERT_CODE(r, 69);
+    result_free(&r);
+    run_raw(&r, "--dsn", "sqlease-no-such-dsn", "run", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    result_free(&r);
+}
+
+static void test_password_never_printed(void)
+{
+    result r;
+
+    run_raw(&r, "-v", "--dsn", "Driver=NoSuch;PWD=hunter2", "status", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "hunter2"));
+    CU_ASSERT_PTR_NULL(strstr(r.err, "hunter2"));
+    result_free(&r);
+    run_raw(&r, "--dsn", "Driver=NoSuch;Server=x;Password=hunter2;", "supervise", "--",
+            "true", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT_PTR_NULL(strstr(r.out, "hunter2"));
+    CU_ASSERT_PTR_NULL(strstr(r.err, "hunter2"));
+    result_free(&r);
+}
+
+static void test_status_before_migrate(void)
+{
+    result r;
+
+    new_table();
+    run_db(&r, "status", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "migrate");
+    result_free(&r);
+    run_db(&r, "run", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "migrate");
+    result_free(&r);
+}
+
+/* ---- migrate, status ------------------------------------------------- */
+
+static void test_migrate_twice(void)
+{
+    result r;
+
+    new_table();
+    run_db(&r, "--name", "job1", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "migrated table");
+    ASSERT_CONTAINS(r.out, g_table);
+    ASSERT_CONTAINS(r.out, "'job1'");
+    result_free(&r);
+    run_db(&r, "--name", "job1", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    /* Another name in the same table: its row is seeded too. */
+    run_db(&r, "--name", "job2", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    run_db(&r, "--name", "job2", "status", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "free");
+    result_free(&r);
+    /* A name with no row: not migrated. */
+    run_db(&r, "--name", "job3", "status", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "migrate");
+    result_free(&r);
+}
+
+static void test_status_json(void)
+{
+    static const char *const keys[] = {"\"name\":\"scheduler\"", "\"table\":", "\"owner\":\"\"",
+                                       "\"held\":false", "\"token\":0", "\"expires_in_ms\":0",
+                                       "\"db_now_ms\":", "\"local_now_ms\":", "\"skew_ms\":",
+                                       "\"dialect\":\""};
+    struct timespec wall;
+    long long db_now, local_now, skew, mine;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ASSERT_CONTAINS(r.out, keys[i]);
+    ASSERT_CONTAINS(r.out, g_table);
+    /* One object on one line. */
+    CU_ASSERT(r.out[0] == '{');
+    CU_ASSERT(strchr(r.out, '\n') == r.out + strlen(r.out) - 1);
+    CU_ASSERT(r.out[strlen(r.out) - 2] == '}');
+    clock_gettime(CLOCK_REALTIME, &wall);
+    mine = (long long)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+    db_now = json_int(r.out, "db_now_ms");
+    local_now = json_int(r.out, "local_now_ms");
+    skew = json_int(r.out, "skew_ms");
+    CU_ASSERT(llabs(db_now - mine) < 5000);
+    CU_ASSERT(llabs(local_now - mine) < 5000);
+    CU_ASSERT_EQUAL(skew, db_now - local_now);
+    result_free(&r);
+
+    run_db(&r, "status", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "free");
+    ASSERT_CONTAINS(r.out, "token:");
+    ASSERT_CONTAINS(r.out, "skew:");
+    result_free(&r);
+}
+
+/* ---- run ------------------------------------------------------------- */
+
+static void test_run_cycle(void)
+{
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "--name=scheduler", "run", "--", "sh", "-c", "echo $SQLEASE_TOKEN $SQLEASE_NAME",
+           NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "1 scheduler\n");
+    result_free(&r);
+
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    ASSERT_CONTAINS(r.out, "\"token\":1");
+    result_free(&r);
+
+    run_db(&r, "run", "--", "sh", "-c", "exit 7", NULL);
+    ASSERT_CODE(r, 7);
+    result_free(&r);
+
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    ASSERT_CONTAINS(r.out, "\"token\":2");
+    result_free(&r);
+
+    /* A CMD killed by a signal: 128 + N. */
+    run_db(&r, "run", "--", "sh", "-c", "kill -KILL $$", NULL);
+    ASSERT_CODE(r, 128 + SIGKILL);
+    result_free(&r);
+
+    /* A CMD that cannot be started. */
+    run_db(&r, "run", "--", "/nonexistent/cmd", NULL);
+    ASSERT_CODE(r, 127);
+    result_free(&r);
+}
+
+static void test_run_env_precedence(void)
+{
+    static const char *const env[] = {"SQLEASE_NAME=envname", "SQLEASE_OWNER=env-owner", NULL};
+    result r;
+
+    new_table();
+    run_db(&r, "--name", "envname", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    run_db(&r, "--name", "flagname", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+
+    run_db_env(&r, env, "run", "--", "sh", "-c", "echo $SQLEASE_NAME $SQLEASE_OWNER", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "envname env-owner\n");
+    result_free(&r);
+
+    run_db_env(&r, env, "--name", "flagname", "--owner=flag-owner", "run", "--", "sh", "-c",
+               "echo $SQLEASE_NAME $SQLEASE_OWNER", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "flagname flag-owner\n");
+    result_free(&r);
+}
+
+/* While held, CMD sees the lease as held by its owner; a quote and a
+ * backslash in the owner id come out escaped in the JSON. */
+static void test_status_while_held(void)
+{
+    char dsn_env[1300], table_env[100];
+    const char *env[3];
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(dsn_env, sizeof dsn_env, "SQLEASE_DSN=%s", g_dsn);
+    snprintf(table_env, sizeof table_env, "SQLEASE_TABLE=%s", g_table);
+    env[0] = dsn_env;
+    env[1] = table_env;
+    env[2] = NULL;
+    run_db_env(&r, env, "--owner", "q\"o\\x", "run", "--", g_bin, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"owner\":\"q\\\"o\\\\x\",\"held\":true,\"token\":1,");
+    CU_ASSERT(json_int(r.out, "expires_in_ms") > 0);
+    result_free(&r);
+}
+
+static void test_no_wait_and_supervise(void)
+{
+    char log[1100], pidfile[1100], script[1300];
+    long sleep_pid;
+    pid_t sup;
+    result r;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    sup = start_bg(log, "--owner", "other", "supervise", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    if (!await_held_by("other", 15000)) {
+        char *text = slurp(log);
+        fprintf(stderr, "\n  supervise never held the lease; its log: %s\n", text);
+        free(text);
+        CU_FAIL("supervise did not take the lease");
+        kill_all_bg();
+        return;
+    }
+    sleep_pid = read_pid_file(pidfile, 5000);
+    CU_ASSERT(sleep_pid > 0);
+
+    run_db(&r, "run", "--no-wait", "--", "sh", "-c", "echo ran", NULL);
+    ASSERT_CODE(r, 75);
+    CU_ASSERT(r.ms < 5000);
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    ASSERT_CONTAINS(r.err, "other");
+    result_free(&r);
+
+    code = stop_bg(sup, SIGTERM, 15000);
+    CU_ASSERT_EQUAL(code, 0);
+    CU_ASSERT(sleep_pid > 0 && await_pid_gone(sleep_pid, 2000));
+
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    ASSERT_CONTAINS(r.out, "\"owner\":\"\"");
+    ASSERT_CONTAINS(r.out, "\"token\":1");
+    result_free(&r);
+    kill_all_bg();
+}
+
+static void test_release_force(void)
+{
+    char log[1100];
+    pid_t sup;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
+    /* A long heartbeat: the holder does not look again during the test. */
+    sup = start_bg(log, "--owner", "other", "--ttl", "60s", "--heartbeat", "20s",
+                   "--renew-deadline", "50s", "supervise", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    CU_ASSERT(await_held_by("other", 15000));
+
+    run_db(&r, "release", "--force", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "released");
+    ASSERT_CONTAINS(r.out, "other");
+    result_free(&r);
+
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    ASSERT_CONTAINS(r.out, "\"token\":1");
+    result_free(&r);
+
+    CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
+    kill_all_bg();
+}
+
+/* A holder whose lease is cleared under it loses it at its next renew:
+ * `run` stops CMD and exits 75. */
+static void test_run_lost(void)
+{
+    char log[1100], pidfile[1100], script[1300];
+    long sleep_pid;
+    pid_t holder;
+    result r;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    holder = start_bg(log, "--owner", "victim", "--ttl", "4s", "--heartbeat", "500ms",
+                      "--renew-deadline", "2s", "--retry", "500ms", "run", "--", "sh", "-c",
+                      script, NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    CU_ASSERT(await_held_by("victim", 15000));
+    sleep_pid = read_pid_file(pidfile, 5000);
+    CU_ASSERT(sleep_pid > 0);
+
+    run_db(&r, "release", "--force", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+
+    code = wait_pid(holder, 15000);
+    forget_bg(holder);
+    if (code != 75) {
+        char *text = slurp(log);
+        fprintf(stderr, "\n  run exited %d; its log: %s\n", code, text);
+        free(text);
+    }
+    CU_ASSERT_EQUAL(code, 75);
+    CU_ASSERT(sleep_pid > 0 && await_pid_gone(sleep_pid, 2000));
+    kill_all_bg();
+}
+
+/* Without --no-wait, run waits for the holder and then runs CMD. */
+static void test_run_waits(void)
+{
+    char log[1100], runlog[1100];
+    pid_t sup, waiter;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
+    snprintf(runlog, sizeof runlog, "%s/run.%d.log", g_dir, g_seq);
+    sup = start_bg(log, "--owner", "other", "supervise", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    CU_ASSERT(await_held_by("other", 15000));
+    waiter = start_bg(runlog, "--retry", "250ms", "--owner", "waiter", "run", "--", "sh", "-c",
+                      "echo token=$SQLEASE_TOKEN", NULL);
+    CU_ASSERT_FATAL(waiter > 0);
+    nap_ms(300);
+    CU_ASSERT(held_by("other"));
+    CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
+    code = wait_pid(waiter, 15000);
+    forget_bg(waiter);
+    CU_ASSERT_EQUAL(code, 0);
+    {
+        char *out = slurp(runlog);
+        ASSERT_CONTAINS(out, "token=2");
+        free(out);
+    }
+    kill_all_bg();
+}
+
+/* --min-hold keeps the lease after a quick CMD; SIGTERM to run stops CMD
+ * and exits 143. */
+static void test_run_min_hold_and_sigterm(void)
+{
+    char log[1100], pidfile[1100], script[1300];
+    long sleep_pid;
+    pid_t holder;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "run", "--min-hold", "1500ms", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(r.ms >= 1500);
+    result_free(&r);
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    holder = start_bg(log, "--owner", "holder", "run", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    sleep_pid = read_pid_file(pidfile, 15000);
+    CU_ASSERT(sleep_pid > 0);
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 128 + SIGTERM);
+    CU_ASSERT(sleep_pid > 0 && await_pid_gone(sleep_pid, 2000));
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+    kill_all_bg();
+}
+
+/* supervise restarts a CMD that exits while the lease is held, with a
+ * backoff starting at 1 s. */
+static void test_supervise_restarts(void)
+{
+    char log[1100], count[1100], script[1300];
+    int64_t deadline;
+    int lines = 0;
+    pid_t sup;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
+    snprintf(count, sizeof count, "%s/count.%d", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $SQLEASE_TOKEN >> '%s'", count);
+    sup = start_bg(log, "supervise", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    deadline = now_ms() + 10000;
+    while (now_ms() < deadline && lines < 2) {
+        char *s = slurp(count);
+        lines = 0;
+        for (char *p = s; p != NULL && *p; p++)
+            lines += *p == '\n';
+        free(s);
+        nap_ms(50);
+    }
+    CU_ASSERT(lines >= 2);
+    CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
+    {
+        char *s = slurp(log);
+        ASSERT_CONTAINS(s, "restarting in 1000 ms");
+        ASSERT_CONTAINS(s, "token 1");
+        free(s);
+    }
+    kill_all_bg();
+}
+
+/* ---- suite --------------------------------------------------------- */
+
+/* Only flat files are made in the directory: remove each, then it. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[1400];
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "test_cli: could not remove %s\n", dir);
+}
+
+/* Drop the tables this run made on a shared server (the SQLite file goes
+ * with the directory). */
+static void drop_tables(void)
+{
+    sqlease_db_options o;
+    sqlease_db *db = NULL;
+
+    if (g_ext_dsn == NULL || g_ntables == 0)
+        return;
+    sqlease_db_options_init(&o);
+    o.conn = g_ext_dsn;
+    o.log_level = SQLEASE_LOG_ERROR;
+    if (sqlease_db_open(&db, &o, NULL) != SQLEASE_OK)
+        return;
+    for (int i = 0; i < g_ntables; i++)
+        tu_drop(db, g_tables[i]);
+    sqlease_db_close(db);
+}
+
+static int suite_init(void)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(g_dir, sizeof g_dir, "%s/sqlease-cli-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(g_dir) == NULL)
+        return -1;
+    if (g_ext_dsn != NULL)
+        snprintf(g_dsn, sizeof g_dsn, "%s", g_ext_dsn);
+    else
+        snprintf(g_dsn, sizeof g_dsn, "Driver=SQLite3;Database=%s/t.db", g_dir);
+    return 0;
+}
+
+static int suite_cleanup(void)
+{
+    kill_all_bg();
+    drop_tables();
+    remove_dir(g_dir);
+    return 0;
+}
+
+/* Variables a user or CI may have set would change what the tool does. */
+static void clear_environment(void)
+{
+    static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_TABLE", "SQLEASE_NAME",
+                                       "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
+                                       "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
+                                       "SQLEASE_OWNER", "SQLEASE_TOKEN"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+int main(void)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {
+        {"--version", test_version},
+        {"--help lists every command and flag", test_help},
+        {"a duration without a unit is a usage error", test_bare_duration},
+        {"usage errors exit 64 with one line", test_usage_errors},
+        {"a missing command exits 64", test_missing_command},
+        {"an unreachable database exits 69", test_unreachable},
+        {"a password is never printed", test_password_never_printed},
+        {"status before migrate exits 69", test_status_before_migrate},
+        {"migrate is idempotent", test_migrate_twice},
+        {"status --json after migrate", test_status_json},
+        {"run: token, name, exit status, release", test_run_cycle},
+        {"flag > environment > default", test_run_env_precedence},
+        {"status --json while held, escaped owner", test_status_while_held},
+        {"run --no-wait against a holder; supervise SIGTERM", test_no_wait_and_supervise},
+        {"release --force clears a held row", test_release_force},
+        {"run exits 75 and stops CMD when the lease is lost", test_run_lost},
+        {"run waits for the holder to release", test_run_waits},
+        {"run --min-hold; SIGTERM stops CMD and exits 143", test_run_min_hold_and_sigterm},
+        {"supervise restarts an exiting CMD", test_supervise_restarts},
+    };
+    CU_pSuite suite;
+    unsigned failed;
+
+    g_bin = getenv("SQLEASE_BIN");
+    if (g_bin == NULL || g_bin[0] == '\0' || access(g_bin, X_OK) != 0) {
+        fprintf(stderr, "test_cli: set SQLEASE_BIN to the sqlease binary to test "
+                        "(e.g. build/bin/sqlease); got '%s'\n", g_bin ? g_bin : "(unset)");
+        return 1;
+    }
+    g_ext_dsn = getenv("SQLEASE_TEST_DSN");
+    if (g_ext_dsn != NULL && g_ext_dsn[0] == '\0')
+        g_ext_dsn = NULL;
+    clear_environment();
+    signal(SIGPIPE, SIG_IGN);
+
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    suite = CU_add_suite("sqlease CLI", suite_init, suite_cleanup);
+    if (suite == NULL) {
+        CU_cleanup_registry();
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+        if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL) {
+            CU_cleanup_registry();
+            return 1;
+        }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+    CU_cleanup_registry();
+    return failed == 0 ? 0 : 1;
+}
