@@ -1,0 +1,789 @@
+/*
+ * odbc.c -- the ODBC implementation of the database port (db.h).
+ *
+ * This is the one file of the project that speaks ODBC.  It connects
+ * (autocommit on, login and query timeouts set), picks the dialect,
+ * prepares each distinct SQL text once per connection and keeps it,
+ * binds int64 and text parameters, reads the rows-affected count and the
+ * first row of a result, and turns ODBC diagnostics into sqlease statuses.
+ *
+ * A connection-class failure or a timeout drops the connection and every
+ * prepared statement with it; the next exec reconnects with the same
+ * parameters, so callers never hold a handle that points at a dead
+ * socket.  The sqlease_db handle serialises calls, so nothing here locks.
+ */
+#ifdef _WIN32
+#include <windows.h>
+#endif
+#include <sql.h>
+#include <sqlext.h>
+#include <odbcinst.h>
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "internal.h"
+
+/* Prepared statements kept per connection before the cache is emptied and
+ * refilled: bounds the server-side resources one process can pin (MySQL
+ * caps prepared statements per server) while leaving room for thousands
+ * of lease names sharing one connection. */
+#define STMT_CACHE_MAX 8192
+#define STMT_BUCKETS_MIN 64
+
+/* Parameters bound from the stack before falling back to the heap. */
+#define BIND_STACK 16
+
+/* A text parameter is declared at least this wide, so that the declared
+ * type of a parameter does not change from call to call (servers that
+ * key their plans on parameter types then reuse one plan). */
+#define TEXT_DECL_MIN 255
+
+typedef struct stmt_entry {
+    struct stmt_entry *next;
+    uint64_t hash;
+    SQLHSTMT h;       /* SQL_NULL_HSTMT: prepare again before use */
+    char *sql;
+} stmt_entry;
+
+typedef struct odbc_conn {
+    SQLHENV env;
+    SQLHDBC dbc;            /* SQL_NULL_HDBC while disconnected */
+    int connected;
+    char *conn_str;         /* what SQLDriverConnect gets */
+    char *conn_redacted;    /* what messages quote */
+    char *dialect_key;      /* forced dialect, or NULL to detect */
+    int64_t login_timeout_ms;
+    int64_t query_timeout_ms;
+    const sqlease_dialect *dialect;
+    stmt_entry **buckets;
+    size_t nbuckets;
+    size_t nstmts;
+} odbc_conn;
+
+/* The first diagnostic record of a failed call. */
+typedef struct diag {
+    char state[6];
+    long native;
+    char msg[1024];
+} diag;
+
+static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                     db_out *out, size_t nout, int *has_row, int64_t *rows,
+                     sqlease_error *err);
+static const sqlease_dialect *odbc_dialect(void *self);
+static void odbc_close(void *self);
+
+const db_ops odbc_ops = { odbc_exec, odbc_dialect, odbc_close };
+
+static int ok(SQLRETURN r)
+{
+    return r == SQL_SUCCESS || r == SQL_SUCCESS_WITH_INFO;
+}
+
+/* Whole seconds for an ODBC timeout attribute, rounded up, at least 1:
+ * 0 would mean "no timeout" to the driver. */
+static SQLULEN secs_up(int64_t ms)
+{
+    int64_t s;
+    if (ms <= 0)
+        return 1;
+    s = ms / 1000 + (ms % 1000 != 0);
+    if (s > (int64_t)INT_MAX)
+        s = INT_MAX;
+    return (SQLULEN)s;
+}
+
+/* Read the first diagnostic record of a handle.  Driver messages are
+ * redacted here, before anything else can copy them. */
+static void diag_get(SQLSMALLINT type, SQLHANDLE h, diag *d)
+{
+    SQLCHAR state[6];
+    SQLINTEGER native = 0;
+    SQLSMALLINT len = 0;
+    SQLRETURN r;
+
+    d->state[0] = '\0';
+    d->native = 0;
+    d->msg[0] = '\0';
+    if (h == SQL_NULL_HANDLE)
+        return;
+    memset(state, 0, sizeof state);
+    r = SQLGetDiagRec(type, h, 1, state, &native, (SQLCHAR *)d->msg,
+                      (SQLSMALLINT)sizeof d->msg, &len);
+    if (!ok(r)) {
+        d->msg[0] = '\0';
+        return;
+    }
+    memcpy(d->state, state, 5);
+    d->state[5] = '\0';
+    d->native = (long)native;
+    d->msg[sizeof d->msg - 1] = '\0';
+    sqlease_redact_inplace(d->msg);
+}
+
+/* Case-insensitive substring search. */
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    const char *p;
+    if (n == 0)
+        return 0;
+    for (p = hay; *p != '\0'; p++) {
+        size_t i;
+        for (i = 0; i < n; i++) {
+            if (p[i] == '\0' ||
+                tolower((unsigned char)p[i]) != tolower((unsigned char)needle[i]))
+                break;
+        }
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Whether a failure means the connection itself is gone.  SQLSTATE class
+ * 08 says so in standard terms; some drivers report a dead server under a
+ * generic SQLSTATE, so a few exact phrases from their messages count too
+ * (MySQL/MariaDB "server has gone away" / "Lost connection", PostgreSQL
+ * "terminating connection" and "server closed the connection").  The
+ * phrases are kept specific so that an ordinary error is never taken for
+ * a broken link.
+ */
+static int is_connection_failure(const diag *d)
+{
+    static const char *const phrases[] = {
+        "server has gone away", "lost connection", "terminating connection",
+        "server closed the connection", "connection is closed", "connection was closed",
+        "connection has been closed", "no connection to the server",
+        "communication link failure",
+    };
+    size_t i;
+
+    if (d->state[0] == '0' && d->state[1] == '8')
+        return 1;
+    /* PostgreSQL admin/crash shutdown and "cannot connect now". */
+    if (strcmp(d->state, "57P01") == 0 || strcmp(d->state, "57P02") == 0 ||
+        strcmp(d->state, "57P03") == 0)
+        return 1;
+    for (i = 0; i < sizeof phrases / sizeof phrases[0]; i++) {
+        if (contains_ci(d->msg, phrases[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* HYT00/HYT01 are ODBC's timeouts; 57014 is PostgreSQL's "canceling
+ * statement due to statement timeout", which is how psqlODBC reports an
+ * expired query timeout. */
+static int is_timeout(const diag *d)
+{
+    return strcmp(d->state, "HYT00") == 0 || strcmp(d->state, "HYT01") == 0 ||
+           strcmp(d->state, "57014") == 0;
+}
+
+/*
+ * Whether a failure means the table is missing.  The dialect's SQLSTATEs
+ * decide first.  Its message text is only consulted when the driver gave
+ * a generic SQLSTATE (HY000, 42000, none): PostgreSQL's "does not exist"
+ * also ends "column ... does not exist" (42703), which is not a missing
+ * table, and a specific SQLSTATE tells the two apart.
+ */
+static int is_missing_table(const sqlease_dialect *dl, const diag *d)
+{
+    size_t i;
+    if (dl == NULL)
+        return 0;
+    for (i = 0; i < dl->nmissing_table_sqlstates; i++) {
+        if (strcmp(d->state, dl->missing_table_sqlstates[i]) == 0)
+            return 1;
+    }
+    if (dl->missing_table_message == NULL || dl->missing_table_message[0] == '\0')
+        return 0;
+    if (d->state[0] != '\0' && strcmp(d->state, "HY000") != 0 &&
+        strcmp(d->state, "42000") != 0 && strcmp(d->state, "S1000") != 0)
+        return 0;
+    return contains_ci(d->msg, dl->missing_table_message);
+}
+
+/* ------------------------------------------------------------------ */
+/* Statement cache                                                     */
+/* ------------------------------------------------------------------ */
+
+/* FNV-1a: cheap, and good enough to spread SQL texts over buckets. */
+static uint64_t hash_sql(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Free every prepared statement and cache entry (before a disconnect, or
+ * when the cache is full). */
+static void cache_clear(odbc_conn *c)
+{
+    size_t i;
+    for (i = 0; i < c->nbuckets; i++) {
+        stmt_entry *e = c->buckets[i];
+        while (e != NULL) {
+            stmt_entry *next = e->next;
+            if (e->h != SQL_NULL_HSTMT)
+                SQLFreeHandle(SQL_HANDLE_STMT, e->h);
+            free(e->sql);
+            free(e);
+            e = next;
+        }
+        c->buckets[i] = NULL;
+    }
+    c->nstmts = 0;
+}
+
+static stmt_entry *cache_find(odbc_conn *c, const char *sql, uint64_t h)
+{
+    stmt_entry *e;
+    if (c->nbuckets == 0)
+        return NULL;
+    for (e = c->buckets[h & (c->nbuckets - 1)]; e != NULL; e = e->next) {
+        if (e->hash == h && strcmp(e->sql, sql) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* Double the bucket array when the chains get longer than one on
+ * average.  Failing to grow is harmless: the chains just get longer. */
+static void cache_grow(odbc_conn *c)
+{
+    size_t nb = c->nbuckets == 0 ? STMT_BUCKETS_MIN : c->nbuckets * 2;
+    stmt_entry **b = calloc(nb, sizeof *b);
+    size_t i;
+    if (b == NULL)
+        return;
+    for (i = 0; i < c->nbuckets; i++) {
+        stmt_entry *e = c->buckets[i];
+        while (e != NULL) {
+            stmt_entry *next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+            e = next;
+        }
+    }
+    free(c->buckets);
+    c->buckets = b;
+    c->nbuckets = nb;
+}
+
+/* A new entry (without a prepared handle yet); NULL on out-of-memory. */
+static stmt_entry *cache_add(odbc_conn *c, const char *sql, uint64_t h)
+{
+    stmt_entry *e;
+    if (c->nstmts >= STMT_CACHE_MAX)
+        cache_clear(c);
+    if (c->nstmts >= c->nbuckets)
+        cache_grow(c);
+    if (c->nbuckets == 0)
+        return NULL;
+    e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    e->sql = sqlease_strdup(sql);
+    if (e->sql == NULL) {
+        free(e);
+        return NULL;
+    }
+    e->hash = h;
+    e->h = SQL_NULL_HSTMT;
+    e->next = c->buckets[h & (c->nbuckets - 1)];
+    c->buckets[h & (c->nbuckets - 1)] = e;
+    c->nstmts++;
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connecting                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Drop the connection and everything prepared on it.  The next exec
+ * reconnects. */
+static void disconnect(odbc_conn *c)
+{
+    cache_clear(c);
+    if (c->dbc != SQL_NULL_HDBC) {
+        if (c->connected)
+            SQLDisconnect(c->dbc);
+        SQLFreeHandle(SQL_HANDLE_DBC, c->dbc);
+        c->dbc = SQL_NULL_HDBC;
+    }
+    c->connected = 0;
+}
+
+/*
+ * Classify a failed statement call, fill err, and drop the connection
+ * when the failure says it can no longer be trusted: a broken link, or a
+ * timeout (the server may still be running the statement, and the
+ * driver's state after a cancel differs from driver to driver).  With
+ * free_h, `h` is an uncached statement that is freed once its diagnostics
+ * have been read.
+ */
+static int stmt_failure(odbc_conn *c, SQLHSTMT h, int free_h, const char *what,
+                        SQLRETURN r, sqlease_error *err)
+{
+    diag d;
+    int status;
+
+    diag_get(SQL_HANDLE_STMT, h, &d);
+    if (free_h && h != SQL_NULL_HSTMT)
+        SQLFreeHandle(SQL_HANDLE_STMT, h);
+    if (d.state[0] == '\0' && d.msg[0] == '\0' && c->dbc != SQL_NULL_HDBC)
+        diag_get(SQL_HANDLE_DBC, c->dbc, &d);
+    if (d.state[0] == '\0' && d.msg[0] == '\0')
+        snprintf(d.msg, sizeof d.msg, "%s returned %d with no diagnostic record", what,
+                 (int)r);
+    if (is_timeout(&d))
+        status = SQLEASE_ETIMEOUT;
+    else if (is_connection_failure(&d))
+        status = SQLEASE_ECONNECT;
+    else if (is_missing_table(c->dialect, &d))
+        status = SQLEASE_ENOTABLE;
+    else
+        status = SQLEASE_EDB;
+    if (status == SQLEASE_ETIMEOUT || status == SQLEASE_ECONNECT)
+        disconnect(c);
+    return sqlease_err(err, status, d.state, d.native, "[%s] %s",
+                       d.state[0] != '\0' ? d.state : "-----", d.msg);
+}
+
+/* Run one statement without preparing or caching it (session setup). */
+static int exec_direct(odbc_conn *c, const char *sql, sqlease_error *err)
+{
+    SQLHSTMT h = SQL_NULL_HSTMT;
+    SQLRETURN r;
+
+    r = SQLAllocHandle(SQL_HANDLE_STMT, c->dbc, &h);
+    if (!ok(r))
+        return stmt_failure(c, SQL_NULL_HSTMT, 0, "SQLAllocHandle", r, err);
+    SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs_up(c->query_timeout_ms),
+                   SQL_IS_UINTEGER);
+    r = SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS);
+    if (!ok(r) && r != SQL_NO_DATA)
+        return stmt_failure(c, h, 1, "SQLExecDirect", r, err);
+    SQLFreeStmt(h, SQL_CLOSE);
+    SQLFreeHandle(SQL_HANDLE_STMT, h);
+    return SQLEASE_OK;
+}
+
+/* Fill err for a failed connect: which target (redacted), what the
+ * driver said, and a hint when the driver or DSN is not there at all. */
+static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const char *what,
+                           sqlease_error *err)
+{
+    diag d;
+    int status;
+    const char *hint = "";
+
+    diag_get(type, h, &d);
+    if (d.state[0] == '\0' && d.msg[0] == '\0')
+        snprintf(d.msg, sizeof d.msg, "%s failed with no diagnostic record", what);
+    status = is_timeout(&d) ? SQLEASE_ETIMEOUT : SQLEASE_ECONNECT;
+    if (strcmp(d.state, "IM002") == 0 || strcmp(d.state, "IM003") == 0)
+        hint = " (is the ODBC driver installed and the DSN defined in odbc.ini?)";
+    return sqlease_err(err, status, d.state, d.native, "cannot connect to '%s': [%s] %s%s",
+                       c->conn_redacted, d.state[0] != '\0' ? d.state : "-----", d.msg,
+                       hint);
+}
+
+/*
+ * Connect with the stored parameters: login timeout before the connect,
+ * autocommit explicitly on after it (a DSN may have turned it off), the
+ * dialect chosen on the first connect, then the dialect's session setup.
+ * Runs at open and again after any failure that dropped the connection.
+ */
+static int do_connect(odbc_conn *c, sqlease_error *err)
+{
+    SQLRETURN r;
+    SQLCHAR outstr[1024];
+    SQLSMALLINT outlen = 0;
+    char dbms[256];
+    SQLSMALLINT dlen = 0;
+    size_t i;
+    int rc;
+
+    disconnect(c);
+    r = SQLAllocHandle(SQL_HANDLE_DBC, c->env, &c->dbc);
+    if (!ok(r)) {
+        c->dbc = SQL_NULL_HDBC;
+        return connect_failure(c, SQL_HANDLE_ENV, c->env, "SQLAllocHandle(DBC)", err);
+    }
+    SQLSetConnectAttr(c->dbc, SQL_ATTR_LOGIN_TIMEOUT,
+                      (SQLPOINTER)secs_up(c->login_timeout_ms), SQL_IS_UINTEGER);
+    r = SQLDriverConnect(c->dbc, NULL, (SQLCHAR *)c->conn_str, SQL_NTS, outstr,
+                         (SQLSMALLINT)sizeof outstr, &outlen, SQL_DRIVER_NOPROMPT);
+    if (!ok(r)) {
+        rc = connect_failure(c, SQL_HANDLE_DBC, c->dbc, "SQLDriverConnect", err);
+        disconnect(c);
+        return rc;
+    }
+    c->connected = 1;
+    r = SQLSetConnectAttr(c->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)SQL_AUTOCOMMIT_ON,
+                          SQL_IS_UINTEGER);
+    if (!ok(r)) {
+        diag d;
+        diag_get(SQL_HANDLE_DBC, c->dbc, &d);
+        disconnect(c);
+        return sqlease_err(err, SQLEASE_EDB, d.state, d.native,
+                           "cannot turn autocommit on for '%s': [%s] %s", c->conn_redacted,
+                           d.state, d.msg);
+    }
+    if (c->dialect == NULL) {
+        if (c->dialect_key != NULL) {
+            c->dialect = sqlease_dialect_find(c->dialect_key);
+            if (c->dialect == NULL) {
+                disconnect(c);
+                return sqlease_fail(err, SQLEASE_EDIALECT,
+                                    "unknown dialect '%s'; supported: %s", c->dialect_key,
+                                    sqlease_dialect_keys());
+            }
+        } else {
+            dbms[0] = '\0';
+            r = SQLGetInfo(c->dbc, SQL_DBMS_NAME, dbms, (SQLSMALLINT)sizeof dbms, &dlen);
+            if (!ok(r)) {
+                diag d;
+                diag_get(SQL_HANDLE_DBC, c->dbc, &d);
+                disconnect(c);
+                return sqlease_err(err, SQLEASE_EDIALECT, d.state, d.native,
+                                   "cannot read the DBMS name of '%s': [%s] %s; "
+                                   "name the dialect (one of: %s)",
+                                   c->conn_redacted, d.state, d.msg, sqlease_dialect_keys());
+            }
+            dbms[sizeof dbms - 1] = '\0';
+            c->dialect = sqlease_dialect_detect(dbms);
+            if (c->dialect == NULL) {
+                disconnect(c);
+                return sqlease_fail(err, SQLEASE_EDIALECT,
+                                    "unsupported DBMS '%s'; supported: %s", dbms,
+                                    sqlease_dialect_keys());
+            }
+        }
+    }
+    for (i = 0; i < c->dialect->nsession_setup; i++) {
+        rc = exec_direct(c, c->dialect->session_setup[i], err);
+        if (rc != SQLEASE_OK) {
+            disconnect(c);
+            return rc;
+        }
+    }
+    return SQLEASE_OK;
+}
+
+static void conn_free(odbc_conn *c)
+{
+    if (c == NULL)
+        return;
+    disconnect(c);
+    if (c->env != SQL_NULL_HENV)
+        SQLFreeHandle(SQL_HANDLE_ENV, c->env);
+    free(c->buckets);
+    free(c->conn_str);
+    free(c->conn_redacted);
+    free(c->dialect_key);
+    free(c);
+}
+
+int odbc_open(void **self, const char *conn, const char *dialect_key,
+              int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err)
+{
+    odbc_conn *c;
+    SQLRETURN r;
+    int rc;
+
+    if (self == NULL || conn == NULL || conn[0] == '\0')
+        return sqlease_fail(err, SQLEASE_EINVAL, "odbc_open: no connection string or DSN");
+    *self = NULL;
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    c->env = SQL_NULL_HENV;
+    c->dbc = SQL_NULL_HDBC;
+    c->login_timeout_ms = login_timeout_ms > 0 ? login_timeout_ms : 5000;
+    c->query_timeout_ms = query_timeout_ms > 0 ? query_timeout_ms : 5000;
+    c->conn_redacted = sqlease_redact(conn);
+    if (strchr(conn, '=') != NULL) {
+        c->conn_str = sqlease_strdup(conn);
+    } else {
+        size_t n = strlen(conn) + sizeof "DSN=;";
+        c->conn_str = malloc(n);
+        if (c->conn_str != NULL)
+            snprintf(c->conn_str, n, "DSN=%s;", conn);
+    }
+    if (dialect_key != NULL && dialect_key[0] != '\0')
+        c->dialect_key = sqlease_strdup(dialect_key);
+    if (c->conn_redacted == NULL || c->conn_str == NULL ||
+        (dialect_key != NULL && dialect_key[0] != '\0' && c->dialect_key == NULL)) {
+        conn_free(c);
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    /* An unknown forced dialect is refused before any connection is
+     * tried: the error is in the caller's options, not the network. */
+    if (c->dialect_key != NULL && sqlease_dialect_find(c->dialect_key) == NULL) {
+        rc = sqlease_fail(err, SQLEASE_EDIALECT, "unknown dialect '%s'; supported: %s",
+                          c->dialect_key, sqlease_dialect_keys());
+        conn_free(c);
+        return rc;
+    }
+    r = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env);
+    if (!ok(r)) {
+        c->env = SQL_NULL_HENV;
+        conn_free(c);
+        return sqlease_fail(err, SQLEASE_ECONNECT,
+                            "cannot allocate an ODBC environment (is the driver manager "
+                            "installed?)");
+    }
+    r = SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+    if (!ok(r)) {
+        rc = connect_failure(c, SQL_HANDLE_ENV, c->env, "SQLSetEnvAttr(ODBC3)", err);
+        conn_free(c);
+        return rc;
+    }
+    rc = do_connect(c, err);
+    if (rc != SQLEASE_OK) {
+        conn_free(c);
+        return rc;
+    }
+    *self = c;
+    return SQLEASE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Executing                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The prepared handle for `sql`, preparing and caching it on first use. */
+static int get_stmt(odbc_conn *c, const char *sql, stmt_entry **out, sqlease_error *err)
+{
+    uint64_t h = hash_sql(sql);
+    stmt_entry *e = cache_find(c, sql, h);
+    SQLRETURN r;
+
+    if (e == NULL) {
+        e = cache_add(c, sql, h);
+        if (e == NULL)
+            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    if (e->h == SQL_NULL_HSTMT) {
+        SQLHSTMT st = SQL_NULL_HSTMT;
+        r = SQLAllocHandle(SQL_HANDLE_STMT, c->dbc, &st);
+        if (!ok(r))
+            return stmt_failure(c, SQL_NULL_HSTMT, 0, "SQLAllocHandle(STMT)", r, err);
+        SQLSetStmtAttr(st, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs_up(c->query_timeout_ms),
+                       SQL_IS_UINTEGER);
+        r = SQLPrepare(st, (SQLCHAR *)e->sql, SQL_NTS);
+        if (!ok(r))
+            return stmt_failure(c, st, 1, "SQLPrepare", r, err);
+        e->h = st;
+    }
+    *out = e;
+    return SQLEASE_OK;
+}
+
+/* Fetch the first row into `out`.  Text that does not fit is an error
+ * rather than a silently shortened value: an owner id cut short would
+ * compare unequal to the real one. */
+static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *has_row,
+                     sqlease_error *err)
+{
+    SQLRETURN r;
+    size_t i;
+
+    r = SQLFetch(h);
+    if (r == SQL_NO_DATA) {
+        *has_row = 0;
+        return SQLEASE_OK;
+    }
+    if (!ok(r))
+        return stmt_failure(c, h, 0, "SQLFetch", r, err);
+    *has_row = 1;
+    for (i = 0; i < nout; i++) {
+        SQLLEN ind = 0;
+        SQLUSMALLINT col = (SQLUSMALLINT)(i + 1);
+        out[i].is_null = 0;
+        if (out[i].type == DB_INT64) {
+            SQLBIGINT v = 0;
+            r = SQLGetData(h, col, SQL_C_SBIGINT, &v, (SQLLEN)sizeof v, &ind);
+            if (!ok(r))
+                return stmt_failure(c, h, 0, "SQLGetData", r, err);
+            if (ind == SQL_NULL_DATA) {
+                out[i].is_null = 1;
+                v = 0;
+            }
+            if (out[i].i != NULL)
+                *out[i].i = (int64_t)v;
+        } else if (out[i].type == DB_TEXT) {
+            if (out[i].s == NULL || out[i].cap == 0 || out[i].cap > (size_t)LONG_MAX)
+                return sqlease_fail(err, SQLEASE_EINVAL, "column %u: no text buffer",
+                                    (unsigned)col);
+            out[i].s[0] = '\0';
+            r = SQLGetData(h, col, SQL_C_CHAR, out[i].s, (SQLLEN)out[i].cap, &ind);
+            if (!ok(r))
+                return stmt_failure(c, h, 0, "SQLGetData", r, err);
+            if (ind == SQL_NULL_DATA) {
+                out[i].is_null = 1;
+                out[i].s[0] = '\0';
+            } else if (ind == SQL_NO_TOTAL || ind < 0 || (size_t)ind >= out[i].cap) {
+                out[i].s[out[i].cap - 1] = '\0';
+                return sqlease_fail(err, SQLEASE_EDB,
+                                    "column %u: text longer than %zu bytes", (unsigned)col,
+                                    out[i].cap - 1);
+            }
+        } else {
+            return sqlease_fail(err, SQLEASE_EINVAL, "column %u: unknown type %d",
+                                (unsigned)col, out[i].type);
+        }
+    }
+    return SQLEASE_OK;
+}
+
+/*
+ * Run one statement: reconnect if the last failure dropped the
+ * connection, fetch or prepare the statement, bind, execute, read the
+ * row count and the first row.  The cursor is closed on every path so
+ * the cached statement can run again.  A statement that failed for a
+ * reason other than the connection is re-prepared on its next use, so a
+ * table created or altered in between is seen afresh.
+ */
+static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                     db_out *out, size_t nout, int *has_row, int64_t *rows,
+                     sqlease_error *err)
+{
+    odbc_conn *c = self;
+    SQLLEN ind_stack[BIND_STACK];
+    SQLLEN *ind = ind_stack;
+    stmt_entry *e = NULL;
+    SQLHSTMT h;
+    SQLRETURN r;
+    SQLLEN count = -1;
+    int row = 0;
+    int rc;
+    size_t i;
+
+    if (has_row != NULL)
+        *has_row = 0;
+    if (rows != NULL)
+        *rows = -1;
+    if (c == NULL || sql == NULL || (nbinds > 0 && binds == NULL) ||
+        (nout > 0 && out == NULL))
+        return sqlease_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
+    if (nbinds > 32767)
+        return sqlease_fail(err, SQLEASE_EINVAL, "exec: too many parameters");
+    if (!c->connected) {
+        rc = do_connect(c, err);
+        if (rc != SQLEASE_OK)
+            return rc;
+    }
+    rc = get_stmt(c, sql, &e, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    h = e->h;
+
+    if (nbinds > BIND_STACK) {
+        ind = malloc(nbinds * sizeof *ind);
+        if (ind == NULL)
+            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    SQLFreeStmt(h, SQL_RESET_PARAMS);
+    for (i = 0; i < nbinds; i++) {
+        SQLUSMALLINT pn = (SQLUSMALLINT)(i + 1);
+        if (binds[i].type == DB_INT64) {
+            ind[i] = 0;
+            r = SQLBindParameter(h, pn, SQL_PARAM_INPUT, SQL_C_SBIGINT, SQL_BIGINT, 0, 0,
+                                 (SQLPOINTER)&binds[i].i, 0, &ind[i]);
+        } else if (binds[i].type == DB_TEXT) {
+            size_t len = binds[i].s != NULL ? strlen(binds[i].s) : 0;
+            SQLULEN decl = len > TEXT_DECL_MIN ? len : TEXT_DECL_MIN;
+            ind[i] = binds[i].s != NULL ? (SQLLEN)len : SQL_NULL_DATA;
+            r = SQLBindParameter(h, pn, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, decl, 0,
+                                 (SQLPOINTER)binds[i].s, (SQLLEN)len + 1, &ind[i]);
+        } else {
+            rc = sqlease_fail(err, SQLEASE_EINVAL, "parameter %zu: unknown type %d", i + 1,
+                              binds[i].type);
+            goto done;
+        }
+        if (!ok(r)) {
+            rc = stmt_failure(c, h, 0, "SQLBindParameter", r, err);
+            goto done;
+        }
+    }
+
+    r = SQLExecute(h);
+    if (r == SQL_NO_DATA) {
+        /* An UPDATE or DELETE that matched nothing: success, 0 rows
+         * (psqlODBC and others say so this way). */
+        count = 0;
+    } else if (!ok(r)) {
+        rc = stmt_failure(c, h, 0, "SQLExecute", r, err);
+        goto done;
+    } else if (!ok(SQLRowCount(h, &count))) {
+        count = -1;
+    }
+    if (nout > 0) {
+        rc = fetch_row(c, h, out, nout, &row, err);
+        if (rc != SQLEASE_OK)
+            goto done;
+    }
+    if (has_row != NULL)
+        *has_row = row;
+    if (rows != NULL)
+        *rows = (int64_t)count;
+    rc = SQLEASE_OK;
+
+done:
+    if (c->connected && e->h != SQL_NULL_HSTMT) {
+        SQLFreeStmt(e->h, SQL_CLOSE);
+        SQLFreeStmt(e->h, SQL_RESET_PARAMS);
+        if (rc != SQLEASE_OK) {
+            SQLFreeHandle(SQL_HANDLE_STMT, e->h);
+            e->h = SQL_NULL_HSTMT;
+        }
+    }
+    if (ind != ind_stack)
+        free(ind);
+    return rc;
+}
+
+static const sqlease_dialect *odbc_dialect(void *self)
+{
+    odbc_conn *c = self;
+    return c != NULL ? c->dialect : NULL;
+}
+
+static void odbc_close(void *self)
+{
+    conn_free(self);
+}
+
+/* odbc.ini settings are read through the driver manager so that the
+ * usual ODBCINI / ODBCSYSINI / user-then-system lookup applies. */
+int odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap)
+{
+    int n;
+    if (buf == NULL || cap == 0)
+        return 0;
+    buf[0] = '\0';
+    if (conn == NULL || conn[0] == '\0' || key == NULL || strchr(conn, '=') != NULL)
+        return 0;
+    if (cap > INT_MAX)
+        cap = INT_MAX;
+    n = SQLGetPrivateProfileString(conn, key, "", buf, (int)cap, "odbc.ini");
+    if (n <= 0 || buf[0] == '\0') {
+        buf[0] = '\0';
+        return 0;
+    }
+    buf[cap - 1] = '\0';
+    return 1;
+}

@@ -1,0 +1,450 @@
+/*
+ * util.c -- the small helpers every library file shares: filling an
+ * sqlease_error, status descriptions, redacting passwords out of
+ * connection strings and messages, identifier checks, SQL templating and
+ * the default log sink.
+ *
+ * Everything here writes into fixed-size buffers by truncation, never past
+ * them, and never lets a password through: a message is redacted after it
+ * is formatted and before it reaches the caller or a log sink.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Scratch size for formatting before truncating into the caller's buffer:
+ * large enough that a driver message is redacted whole, not cut first. */
+#define SCRATCH 2048
+
+const char *sqlease_version(void)
+{
+    return SQLEASE_VERSION;
+}
+
+const char *sqlease_strerror(int status)
+{
+    switch (status) {
+    case SQLEASE_OK: return "success";
+    case SQLEASE_NOT_HELD: return "the lease is held by another owner";
+    case SQLEASE_EINVAL: return "invalid argument";
+    case SQLEASE_ENOMEM: return "out of memory";
+    case SQLEASE_ECONNECT: return "cannot reach the database (connection failed or broke)";
+    case SQLEASE_ETIMEOUT: return "the database did not answer in time (timeout)";
+    case SQLEASE_EDB: return "the database rejected a statement";
+    case SQLEASE_ENOTABLE: return "the lease table does not exist (run `sqlease migrate`)";
+    case SQLEASE_ENOROW: return "the lease row does not exist (run `sqlease migrate`)";
+    case SQLEASE_ECLOCK: return "the database clock read as NULL, zero or negative";
+    case SQLEASE_EDIALECT: return "unsupported database or unknown dialect";
+    case SQLEASE_ESTATE: return "the call does not fit the handle's state";
+    case SQLEASE_EPLATFORM: return "an operating-system call failed";
+    case SQLEASE_EROWCOUNT: return "unexpected row count: whether the lease is held is unknown";
+    default: return "unknown status";
+    }
+}
+
+/* Turn a formatted message into one line: control characters (a driver's
+ * multi-line message) become spaces, and trailing blanks go. */
+static void one_line(char *s)
+{
+    size_t n;
+    char *p;
+    for (p = s; *p != '\0'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+    }
+    n = strlen(s);
+    while (n > 0 && s[n - 1] == ' ')
+        s[--n] = '\0';
+}
+
+/* Copy src into dst of capacity cap (cap > 0), truncating. */
+static void copy_trunc(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* The common body of sqlease_err and sqlease_fail: format into scratch
+ * space, redact, flatten to one line, then truncate into err. */
+static int err_fill(sqlease_error *err, int status, const char *sqlstate, long native,
+                    const char *fmt, va_list ap)
+{
+    char buf[SCRATCH];
+
+    if (err == NULL)
+        return status;
+    err->status = status;
+    err->native_error = native;
+    err->sqlstate[0] = '\0';
+    if (sqlstate != NULL)
+        copy_trunc(err->sqlstate, sizeof err->sqlstate, sqlstate);
+    if (fmt == NULL) {
+        err->message[0] = '\0';
+        return status;
+    }
+    if (vsnprintf(buf, sizeof buf, fmt, ap) < 0)
+        copy_trunc(buf, sizeof buf, "(message could not be formatted)");
+    sqlease_redact_inplace(buf);
+    one_line(buf);
+    copy_trunc(err->message, sizeof err->message, buf);
+    return status;
+}
+
+int sqlease_err(sqlease_error *err, int status, const char *sqlstate, long native,
+                const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = err_fill(err, status, sqlstate, native, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int sqlease_fail(sqlease_error *err, int status, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = err_fill(err, status, NULL, 0, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+void sqlease_err_clear(sqlease_error *err)
+{
+    if (err == NULL)
+        return;
+    err->status = SQLEASE_OK;
+    err->sqlstate[0] = '\0';
+    err->native_error = 0;
+    err->message[0] = '\0';
+}
+
+char *sqlease_strdup(const char *s)
+{
+    size_t n;
+    char *p;
+    if (s == NULL)
+        return NULL;
+    n = strlen(s) + 1;
+    p = malloc(n);
+    if (p != NULL)
+        memcpy(p, s, n);
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Redaction                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Case-insensitive substring test over a key of length n. */
+static int key_contains(const char *key, size_t n, const char *word)
+{
+    size_t w = strlen(word);
+    size_t i, j;
+    if (w > n)
+        return 0;
+    for (i = 0; i + w <= n; i++) {
+        for (j = 0; j < w; j++) {
+            if (tolower((unsigned char)key[i + j]) != word[j])
+                break;
+        }
+        if (j == w)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a connection-string key names a secret.  Kept to the keys that
+ * are secrets in every driver we know of (PWD, Password, Passwd and keys
+ * like "AuthPassword" or "ClientSecret"), so that the rest of a string
+ * stays readable for whoever debugs a connection. */
+static int secret_key(const char *key, size_t n)
+{
+    while (n > 0 && isspace((unsigned char)key[0])) {
+        key++;
+        n--;
+    }
+    while (n > 0 && isspace((unsigned char)key[n - 1]))
+        n--;
+    if (n == 3 && key_contains(key, n, "pwd"))
+        return 1;
+    return key_contains(key, n, "passwd") || key_contains(key, n, "password") ||
+           key_contains(key, n, "secret");
+}
+
+/* Length of an ODBC value starting at v: a {braced} value runs to its
+ * closing brace ("}}" is an escaped brace inside), anything else to the
+ * next ';'.  An unterminated brace runs to the end, so a malformed string
+ * is redacted rather than leaked. */
+static size_t conn_value_len(const char *v)
+{
+    size_t i = 0;
+    if (v[0] == '{') {
+        for (i = 1; v[i] != '\0'; i++) {
+            if (v[i] == '}') {
+                if (v[i + 1] == '}') {
+                    i++;
+                    continue;
+                }
+                return i + 1;
+            }
+        }
+        return i;
+    }
+    while (v[i] != '\0' && v[i] != ';')
+        i++;
+    return i;
+}
+
+/*
+ * A connection string is a sequence of KEY=value pairs separated by ';',
+ * a value possibly {braced; with semicolons}.  It is rebuilt pair by pair
+ * so that a secret value is replaced whole, braces included.  A DSN name
+ * (no '=') has nothing to redact.
+ */
+char *sqlease_redact(const char *conn)
+{
+    size_t n, cap;
+    char *out;
+    size_t o = 0;
+    const char *p;
+
+    if (conn == NULL)
+        return NULL;
+    n = strlen(conn);
+    /* Every value shrinks to "***" or stays as it is; three bytes of
+     * growth per pair at most (an empty value), and there are at most
+     * n/2 + 1 pairs. */
+    cap = n + 3 * (n / 2 + 2) + 1;
+    out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    p = conn;
+    while (*p != '\0') {
+        const char *eq;
+        const char *semi;
+        size_t klen, vlen;
+
+        semi = strchr(p, ';');
+        eq = strchr(p, '=');
+        if (eq == NULL || (semi != NULL && semi < eq)) {
+            /* A segment without '=': copy it through to the next ';'. */
+            size_t len = semi != NULL ? (size_t)(semi - p) + 1 : strlen(p);
+            memcpy(out + o, p, len);
+            o += len;
+            p += len;
+            continue;
+        }
+        klen = (size_t)(eq - p);
+        memcpy(out + o, p, klen + 1);
+        o += klen + 1;
+        vlen = conn_value_len(eq + 1);
+        if (secret_key(p, klen)) {
+            memcpy(out + o, "***", 3);
+            o += 3;
+        } else {
+            memcpy(out + o, eq + 1, vlen);
+            o += vlen;
+        }
+        p = eq + 1 + vlen;
+        /* Whatever follows a closing brace up to the ';' is copied as a
+         * plain segment by the next round. */
+        if (*p == ';') {
+            out[o++] = ';';
+            p++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int key_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/*
+ * Redact `key=value` wherever it occurs in free text (a driver message
+ * that quotes the connection string, a log line).  The key is the run of
+ * letters, digits and '_' before the '='.  The value is braced as in a
+ * connection string, or runs to the next ';', quote or line end: spaces
+ * are taken as part of it, so an over-long guess hides a little too much
+ * text rather than part of a password.  The message never grows: a value
+ * of three bytes or more becomes "***", a shorter one "*".
+ */
+void sqlease_redact_inplace(char *msg)
+{
+    char *p;
+
+    if (msg == NULL)
+        return;
+    for (p = msg; (p = strchr(p, '=')) != NULL;) {
+        char *kend = p;
+        char *k;
+        char *v;
+        size_t vlen;
+
+        while (kend > msg && kend[-1] == ' ')
+            kend--;
+        k = kend;
+        while (k > msg && key_char(k[-1]))
+            k--;
+        if (k == kend || !secret_key(k, (size_t)(kend - k))) {
+            p++;
+            continue;
+        }
+        v = p + 1;
+        while (*v == ' ')
+            v++;
+        if (*v == '{') {
+            vlen = conn_value_len(v);
+        } else {
+            vlen = 0;
+            while (v[vlen] != '\0' && strchr(";'\"\r\n", v[vlen]) == NULL)
+                vlen++;
+            while (vlen > 0 && v[vlen - 1] == ' ')
+                vlen--;
+        }
+        if (vlen == 0 || (vlen == 3 && memcmp(v, "***", 3) == 0)) {
+            p = v + vlen;
+            continue;
+        }
+        {
+            size_t rlen = vlen >= 3 ? 3 : 1;
+            memcpy(v, "***", rlen);
+            memmove(v + rlen, v + vlen, strlen(v + vlen) + 1);
+            p = v + rlen;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Identifiers and SQL templates                                       */
+/* ------------------------------------------------------------------ */
+
+/* A table name is pasted into SQL (it cannot be bound), so it is limited
+ * to what needs no quoting in any dialect: one or two plain identifiers. */
+int sqlease_valid_table(const char *t)
+{
+    size_t n, i;
+    int parts = 1;
+    int at_start = 1;
+
+    if (t == NULL)
+        return 0;
+    n = strlen(t);
+    if (n == 0 || n > SQLEASE_MAX_TABLE)
+        return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c == '.') {
+            if (at_start || ++parts > 2)
+                return 0;
+            at_start = 1;
+            continue;
+        }
+        if (at_start) {
+            if (!(isalpha(c) || c == '_') || c > 0x7f)
+                return 0;
+            at_start = 0;
+        } else if (!(isalnum(c) || c == '_') || c > 0x7f) {
+            return 0;
+        }
+    }
+    return !at_start;
+}
+
+char *sqlease_sql_for_table(const char *tmpl, const char *table)
+{
+    static const char mark[] = "{table}";
+    const size_t mlen = sizeof mark - 1;
+    size_t count = 0, tlen, n;
+    const char *p;
+    char *out, *o;
+
+    if (tmpl == NULL || table == NULL)
+        return NULL;
+    for (p = tmpl; (p = strstr(p, mark)) != NULL; p += mlen)
+        count++;
+    tlen = strlen(table);
+    n = strlen(tmpl) - count * mlen + count * tlen;
+    out = malloc(n + 1);
+    if (out == NULL)
+        return NULL;
+    o = out;
+    for (p = tmpl;;) {
+        const char *m = strstr(p, mark);
+        size_t len = m != NULL ? (size_t)(m - p) : strlen(p);
+        memcpy(o, p, len);
+        o += len;
+        if (m == NULL)
+            break;
+        memcpy(o, table, tlen);
+        o += tlen;
+        p = m + mlen;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *level_name(int level)
+{
+    switch (level) {
+    case SQLEASE_LOG_ERROR: return "error";
+    case SQLEASE_LOG_WARN: return "warn";
+    case SQLEASE_LOG_INFO: return "info";
+    case SQLEASE_LOG_DEBUG: return "debug";
+    default: return "log";
+    }
+}
+
+/* Lines are formatted whole and written with one fwrite, so that lines
+ * logged by several threads at once never interleave on stderr. */
+void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level, const char *fmt,
+                  va_list ap)
+{
+    char line[SCRATCH];
+    char out[SCRATCH + 32];
+    int n;
+
+    if (level > max_level || fmt == NULL)
+        return;
+    if (vsnprintf(line, sizeof line, fmt, ap) < 0)
+        copy_trunc(line, sizeof line, "(log line could not be formatted)");
+    sqlease_redact_inplace(line);
+    one_line(line);
+    if (fn != NULL) {
+        fn(ud, level, line);
+        return;
+    }
+    n = snprintf(out, sizeof out, "sqlease: %s: %s\n", level_name(level), line);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof out) {
+        n = (int)sizeof out - 1;
+        out[n - 1] = '\n';
+    }
+    fwrite(out, 1, (size_t)n, stderr);
+    fflush(stderr);
+}
+
+void sqlease_log(sqlease_log_fn fn, void *ud, int max_level, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sqlease_vlog(fn, ud, max_level, level, fmt, ap);
+    va_end(ap);
+}
