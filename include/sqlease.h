@@ -171,7 +171,13 @@ SQLEASE_API void sqlease_db_options_init(sqlease_db_options *opt);
 /* Connect.  On success *out is a new handle owned by the caller (free it
  * with sqlease_db_close).  The connection runs in autocommit mode with the
  * login and query timeouts set, and the dialect's session setup applied.
- * Returns SQLEASE_OK, SQLEASE_EINVAL (out NULL), SQLEASE_ENOMEM,
+ * When `conn` is a DSN name, the lease settings in that DSN's odbc.ini
+ * section (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
+ * SqleaseRenewDeadline, SqleaseRetry, SqleaseDialect) are read here through
+ * the driver manager (SQLGetPrivateProfileString) and become the defaults
+ * of every lease on this handle (see sqlease_options_effective); an invalid
+ * one fails the open with SQLEASE_EINVAL naming the key and the DSN.
+ * Returns SQLEASE_OK, SQLEASE_EINVAL (out NULL, bad odbc.ini value), SQLEASE_ENOMEM,
  * SQLEASE_ECONNECT (driver or DSN missing, server unreachable, login
  * refused), SQLEASE_ETIMEOUT, SQLEASE_EDIALECT, SQLEASE_EDB. */
 SQLEASE_API int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt,
@@ -258,9 +264,22 @@ typedef struct sqlease_options {
 SQLEASE_API void sqlease_options_init(sqlease_options *opt);
 
 /* Check an options struct without connecting: identifiers, lengths,
- * timing rules.  Returns SQLEASE_OK or SQLEASE_EINVAL with a message that
- * names the field.  Thread-safe. */
+ * timing rules, with the built-in defaults for unset fields.  Returns
+ * SQLEASE_OK or SQLEASE_EINVAL with a message that names the field.
+ * Thread-safe. */
 SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error *err);
+
+/* The options a lease or supervisor on `db` will actually use: each unset
+ * field (NULL or 0) of `in` takes the value from the DSN's section in
+ * odbc.ini (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
+ * SqleaseRenewDeadline, SqleaseRetry, read when db was opened by DSN
+ * name), else the built-in default; then the result is checked as
+ * sqlease_options_check does.  `out` gets a copy of `in` with those fields
+ * filled; its strings point into `in` or into `db` (valid while db is
+ * open).  owner stays NULL when unset.  Returns SQLEASE_OK or
+ * SQLEASE_EINVAL.  Thread-safe. */
+SQLEASE_API int sqlease_options_effective(const sqlease_db *db, const sqlease_options *in,
+                                          sqlease_options *out, sqlease_error *err);
 
 /* Parse a duration with a unit ("500ms", "30s", "2m", "1h") into
  * milliseconds.  A bare number, a negative, an unknown unit or an

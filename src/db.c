@@ -6,6 +6,7 @@
  * what serialises their statements on the single connection, so that a
  * thousand lease names cost one connection rather than a thousand.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,68 @@ int db_wrap(sqlease_db **out, const db_ops *ops, void *self, const char *conn_re
 }
 
 /*
+ * A DSN's own odbc.ini section may carry the lease settings, so that a
+ * fleet's configuration lives where its connection already does.  They are
+ * read once, here, and checked as strictly as flags: a bare number or a
+ * bad identifier fails the open with the key and the DSN named, rather
+ * than surfacing later as a lease that behaves differently from what the
+ * file says.
+ */
+static int read_ini(const char *conn, sqlease_ini *ini, sqlease_error *err)
+{
+    static const struct { const char *key; size_t off; } durations[] = {
+        { "SqleaseTTL", offsetof(sqlease_ini, ttl_ms) },
+        { "SqleaseHeartbeat", offsetof(sqlease_ini, heartbeat_ms) },
+        { "SqleaseRenewDeadline", offsetof(sqlease_ini, renew_deadline_ms) },
+        { "SqleaseRetry", offsetof(sqlease_ini, retry_ms) },
+    };
+    char buf[512];
+    size_t i;
+    int rc;
+
+    memset(ini, 0, sizeof *ini);
+    if (odbc_dsn_setting(conn, "SqleaseTable", buf, sizeof buf)) {
+        if (!sqlease_valid_table(buf))
+            return sqlease_fail(err, SQLEASE_EINVAL,
+                                "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
+                                "valid table (identifier or schema.identifier)", buf, conn);
+        ini->table = sqlease_strdup(buf);
+        if (ini->table == NULL)
+            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    if (odbc_dsn_setting(conn, "SqleaseName", buf, sizeof buf)) {
+        if (strlen(buf) > SQLEASE_MAX_NAME)
+            return sqlease_fail(err, SQLEASE_EINVAL,
+                                "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
+                                conn, SQLEASE_MAX_NAME);
+        ini->name = sqlease_strdup(buf);
+        if (ini->name == NULL)
+            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        int64_t ms = 0;
+        sqlease_error perr;
+        if (!odbc_dsn_setting(conn, durations[i].key, buf, sizeof buf))
+            continue;
+        rc = sqlease_parse_duration(buf, &ms, &perr);
+        if (rc == SQLEASE_OK && ms == 0)
+            rc = sqlease_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
+        if (rc != SQLEASE_OK)
+            return sqlease_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
+                                conn, perr.message);
+        *(int64_t *)((char *)ini + durations[i].off) = ms;
+    }
+    return SQLEASE_OK;
+}
+
+static void free_ini(sqlease_ini *ini)
+{
+    free(ini->table);
+    free(ini->name);
+    memset(ini, 0, sizeof *ini);
+}
+
+/*
  * Open by DSN name or connection string.  The connection target and the
  * dialect fall back to $SQLEASE_DSN and the DSN's SqleaseDialect key, in
  * the design's precedence (API > environment > odbc.ini > default).
@@ -54,6 +117,7 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
     const char *conn;
     const char *dialect;
     char ini_dialect[64];
+    sqlease_ini ini;
     void *self = NULL;
     char *redacted;
     int rc;
@@ -77,17 +141,28 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
     if (dialect == NULL && odbc_dsn_setting(conn, "SqleaseDialect", ini_dialect,
                                             sizeof ini_dialect))
         dialect = ini_dialect;
+    rc = read_ini(conn, &ini, err);
+    if (rc != SQLEASE_OK) {
+        free_ini(&ini);
+        return rc;
+    }
 
     rc = odbc_open(&self, conn,
                    dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
                    opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000, err);
-    if (rc != SQLEASE_OK)
+    if (rc != SQLEASE_OK) {
+        free_ini(&ini);
         return rc;
+    }
     redacted = sqlease_redact(conn);
     rc = db_wrap(out, &odbc_ops, self, redacted, opt, err);
     free(redacted);
-    if (rc != SQLEASE_OK)
+    if (rc != SQLEASE_OK) {
         odbc_ops.close(self);
+        free_ini(&ini);
+        return rc;
+    }
+    (*out)->ini = ini;
     return rc;
 }
 
@@ -98,6 +173,7 @@ void sqlease_db_close(sqlease_db *db)
     if (db->ops != NULL && db->ops->close != NULL)
         db->ops->close(db->self);
     sqlease_mutex_destroy(&db->lock);
+    free_ini(&db->ini);
     free(db->conn_redacted);
     free(db);
 }
@@ -114,6 +190,31 @@ const char *sqlease_db_dialect(const sqlease_db *db)
 const char *sqlease_db_conn_redacted(const sqlease_db *db)
 {
     return db != NULL ? db->conn_redacted : NULL;
+}
+
+int sqlease_options_effective(const sqlease_db *db, const sqlease_options *in,
+                              sqlease_options *out, sqlease_error *err)
+{
+    sqlease_resolved r;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (db == NULL || out == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_options_effective: NULL argument");
+    rc = sqlease_options_resolve(in, &db->ini, &r, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (in != NULL)
+        *out = *in;
+    else
+        sqlease_options_init(out);
+    out->table = r.table;
+    out->name = r.name;
+    out->ttl_ms = r.ttl_ms;
+    out->heartbeat_ms = r.heartbeat_ms;
+    out->renew_deadline_ms = r.renew_deadline_ms;
+    out->retry_ms = r.retry_ms;
+    return SQLEASE_OK;
 }
 
 uint64_t sqlease_db_statements(const sqlease_db *db)

@@ -21,6 +21,7 @@
 #include "sqlease.h"
 #include "platform.h"
 #include "dialects.h" /* generated: build/gen/dialects.h */
+#include "options.h"
 
 enum db_type { DB_INT64 = 1, DB_TEXT = 2 };
 
@@ -70,6 +71,7 @@ struct sqlease_db {
     void *log_userdata;
     int log_level;
     sqlease_atomic_u64 statements; /* bumped by db_exec */
+    sqlease_ini ini;               /* the DSN's Sqlease* settings */
 };
 
 /* Wrap an opened port in a handle (db.c).  Used by sqlease_db_open and by

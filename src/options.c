@@ -31,8 +31,10 @@ static int64_t or_default(int64_t v, int64_t d)
  * durations are errors, not "use the default", so that a computed value
  * that went wrong is noticed.
  */
-int sqlease_options_resolve(const sqlease_options *opt, sqlease_resolved *r, sqlease_error *err)
+int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini,
+                            sqlease_resolved *r, sqlease_error *err)
 {
+    static const sqlease_ini none;
     sqlease_options zero;
     size_t n;
 
@@ -40,9 +42,13 @@ int sqlease_options_resolve(const sqlease_options *opt, sqlease_resolved *r, sql
         sqlease_options_init(&zero);
         opt = &zero;
     }
+    if (ini == NULL)
+        ini = &none;
     memset(r, 0, sizeof *r);
-    r->table = opt->table != NULL ? opt->table : SQLEASE_DEFAULT_TABLE;
-    r->name = opt->name != NULL ? opt->name : SQLEASE_DEFAULT_NAME;
+    r->table = opt->table != NULL ? opt->table
+               : ini->table != NULL ? ini->table : SQLEASE_DEFAULT_TABLE;
+    r->name = opt->name != NULL ? opt->name
+              : ini->name != NULL ? ini->name : SQLEASE_DEFAULT_NAME;
     r->owner = opt->owner;
 
     if (!sqlease_valid_table(r->table))
@@ -69,10 +75,13 @@ int sqlease_options_resolve(const sqlease_options *opt, sqlease_resolved *r, sql
         opt->retry_ms < 0)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");
 
-    r->ttl_ms = or_default(opt->ttl_ms, SQLEASE_DEFAULT_TTL_MS);
-    r->heartbeat_ms = or_default(opt->heartbeat_ms, SQLEASE_DEFAULT_HEARTBEAT_MS);
-    r->renew_deadline_ms = or_default(opt->renew_deadline_ms, SQLEASE_DEFAULT_RENEW_DEADLINE_MS);
-    r->retry_ms = or_default(opt->retry_ms, SQLEASE_DEFAULT_RETRY_MS);
+    r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
+    r->heartbeat_ms =
+        or_default(opt->heartbeat_ms, or_default(ini->heartbeat_ms, SQLEASE_DEFAULT_HEARTBEAT_MS));
+    r->renew_deadline_ms =
+        or_default(opt->renew_deadline_ms,
+                   or_default(ini->renew_deadline_ms, SQLEASE_DEFAULT_RENEW_DEADLINE_MS));
+    r->retry_ms = or_default(opt->retry_ms, or_default(ini->retry_ms, SQLEASE_DEFAULT_RETRY_MS));
 
     if (!(r->renew_deadline_ms < r->ttl_ms))
         return sqlease_fail(err, SQLEASE_EINVAL,
@@ -95,7 +104,7 @@ int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
 {
     sqlease_resolved r;
     sqlease_err_clear(err);
-    return sqlease_options_resolve(opt, &r, err);
+    return sqlease_options_resolve(opt, NULL, &r, err);
 }
 
 /*

@@ -17,6 +17,18 @@ typedef struct sqlease_resolved {
     int64_t retry_ms;
 } sqlease_resolved;
 
-int sqlease_options_resolve(const sqlease_options *opt, sqlease_resolved *r, sqlease_error *err);
+/* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */
+typedef struct sqlease_ini {
+    char *table;
+    char *name;
+    int64_t ttl_ms;
+    int64_t heartbeat_ms;
+    int64_t renew_deadline_ms;
+    int64_t retry_ms;
+} sqlease_ini;
+
+/* Resolve `opt` over `ini` (may be NULL) and the defaults, and check it. */
+int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini,
+                            sqlease_resolved *r, sqlease_error *err);
 
 #endif

@@ -309,7 +309,7 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     s = calloc(1, sizeof *s);
     if (s == NULL)
         return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    rc = sqlease_options_resolve(opt, &s->r, err);
+    rc = sqlease_options_resolve(opt, &db->ini, &s->r, err);
     if (rc != SQLEASE_OK) {
         free(s);
         return rc;

@@ -103,6 +103,9 @@ void cli_lease_options(const cli_args *a, sqlease_options *o);
 /* Check the global flags with sqlease_options_check, before connecting.
  * Returns CLI_CONTINUE or CLI_EXIT_USAGE (message printed). */
 int cli_check_options(const cli_args *a);
+/* The options in force on `db` (flags over odbc.ini over defaults), or
+ * exit 64 with the library's message. */
+int cli_effective_options(sqlease_db *db, const sqlease_options *in, sqlease_options *out);
 
 /* Connect with the global flags.  Returns CLI_CONTINUE with *db set, or
  * an exit code after printing why. */

@@ -12,14 +12,39 @@
 #include "json.h"
 #include "platform.h"
 
+/* The table and name in force once connected: the flags, else the DSN's
+ * odbc.ini section, else the defaults (set by connect_db()). */
+static sqlease_options effective;
+
 static const char *table_of(const cli_args *a)
 {
-    return a->table ? a->table : SQLEASE_DEFAULT_TABLE;
+    (void)a;
+    return effective.table != NULL ? effective.table : SQLEASE_DEFAULT_TABLE;
 }
 
 static const char *name_of(const cli_args *a)
 {
-    return a->name ? a->name : SQLEASE_DEFAULT_NAME;
+    (void)a;
+    return effective.name != NULL ? effective.name : SQLEASE_DEFAULT_NAME;
+}
+
+/* Check the flags, connect, and settle the options against odbc.ini. */
+static int connect_db(const cli_args *a, sqlease_db **db)
+{
+    sqlease_options o;
+    int rc = cli_check_options(a);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    rc = cli_open_db(a, db);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    cli_lease_options(a, &o);
+    rc = cli_effective_options(*db, &o, &effective);
+    if (rc != CLI_CONTINUE) {
+        sqlease_db_close(*db);
+        *db = NULL;
+    }
+    return rc;
 }
 
 /* Commands here take no arguments beyond a few flags; anything else is
@@ -59,10 +84,7 @@ static int open_lease(const cli_args *a, sqlease_db **db, sqlease_lease **lease)
 
     *db = NULL;
     *lease = NULL;
-    rc = cli_check_options(a);
-    if (rc != CLI_CONTINUE)
-        return rc;
-    rc = cli_open_db(a, db);
+    rc = connect_db(a, db);
     if (rc != CLI_CONTINUE)
         return rc;
     memset(&err, 0, sizeof err);
@@ -91,8 +113,8 @@ int cli_cmd_migrate(const cli_args *a)
 {
     sqlease_db *db = NULL;
     sqlease_error err;
-    const char *name = name_of(a);
-    const char *const names[1] = {name};
+    const char *name;
+    const char *names[1];
     unsigned seen;
     int rc, st;
 
@@ -100,12 +122,11 @@ int cli_cmd_migrate(const cli_args *a)
     rc = parse_bare_flags(a, NULL, 0, &seen);
     if (rc != CLI_CONTINUE)
         return rc;
-    rc = cli_check_options(a);
+    rc = connect_db(a, &db);
     if (rc != CLI_CONTINUE)
         return rc;
-    rc = cli_open_db(a, &db);
-    if (rc != CLI_CONTINUE)
-        return rc;
+    name = name_of(a);
+    names[0] = name;
     memset(&err, 0, sizeof err);
     st = sqlease_migrate(db, table_of(a), names, 1, &err);
     if (st != SQLEASE_OK) {

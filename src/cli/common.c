@@ -132,14 +132,30 @@ void cli_lease_options(const cli_args *a, sqlease_options *o)
     o->log_level = log_level;
 }
 
+/* Before connecting, check what the flags alone decide.  With a DSN name
+ * the timing may still come from its odbc.ini section, so the timing rules
+ * wait for cli_effective_options; identifiers are checked either way. */
 int cli_check_options(const cli_args *a)
 {
     sqlease_options o;
     sqlease_error err;
+    const char *dsn = a->dsn != NULL ? a->dsn : SQLEASE_DEFAULT_CONN;
 
     memset(&err, 0, sizeof err);
     cli_lease_options(a, &o);
+    if (strchr(dsn, '=') == NULL)
+        o.ttl_ms = o.heartbeat_ms = o.renew_deadline_ms = o.retry_ms = 0;
     if (sqlease_options_check(&o, &err) != SQLEASE_OK)
+        return cli_usage("%s", err.message[0] ? err.message : "invalid options");
+    return CLI_CONTINUE;
+}
+
+int cli_effective_options(sqlease_db *db, const sqlease_options *in, sqlease_options *out)
+{
+    sqlease_error err;
+
+    memset(&err, 0, sizeof err);
+    if (sqlease_options_effective(db, in, out, &err) != SQLEASE_OK)
         return cli_usage("%s", err.message[0] ? err.message : "invalid options");
     return CLI_CONTINUE;
 }

@@ -64,15 +64,14 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
  * kill grace and its rule: SIGTERM, the grace and the SIGKILL must all
  * fit in the ttl - renew_deadline that on_stopped has before another
  * owner may take the lease. */
-static int resolve_timing(const cli_args *a, cli_job_flags *f, cli_session *s)
+static int resolve_timing(const sqlease_options *eff, cli_job_flags *f, cli_session *s)
 {
     int64_t window;
 
-    s->ttl_ms = a->ttl_ms ? a->ttl_ms : SQLEASE_DEFAULT_TTL_MS;
-    s->heartbeat_ms = a->heartbeat_ms ? a->heartbeat_ms : SQLEASE_DEFAULT_HEARTBEAT_MS;
-    s->renew_deadline_ms =
-        a->renew_deadline_ms ? a->renew_deadline_ms : SQLEASE_DEFAULT_RENEW_DEADLINE_MS;
-    s->retry_ms = a->retry_ms ? a->retry_ms : SQLEASE_DEFAULT_RETRY_MS;
+    s->ttl_ms = eff->ttl_ms;
+    s->heartbeat_ms = eff->heartbeat_ms;
+    s->renew_deadline_ms = eff->renew_deadline_ms;
+    s->retry_ms = eff->retry_ms;
     window = s->ttl_ms - s->renew_deadline_ms;
     if (f->kill_grace_ms < 0)
         f->kill_grace_ms = window / 2;
@@ -85,7 +84,7 @@ static int resolve_timing(const cli_args *a, cli_job_flags *f, cli_session *s)
 
 int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
 {
-    sqlease_options o;
+    sqlease_options o, eff;
     sqlease_error err;
     int64_t window, stop_wait;
     int rc, st;
@@ -95,13 +94,24 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
     rc = cli_check_options(a);
     if (rc != CLI_CONTINUE)
         return rc;
-    rc = resolve_timing(a, f, s);
+    /* The timing (and so the kill-grace rule) may come from the DSN's
+     * odbc.ini section: settle it once connected. */
+    rc = cli_open_db(a, &s->db);
     if (rc != CLI_CONTINUE)
         return rc;
-    s->name = a->name ? a->name : SQLEASE_DEFAULT_NAME;
+    cli_lease_options(a, &o);
+    rc = cli_effective_options(s->db, &o, &eff);
+    if (rc == CLI_CONTINUE)
+        rc = resolve_timing(&eff, f, s);
+    if (rc != CLI_CONTINUE) {
+        cli_session_stop(s);
+        return rc;
+    }
+    s->name = eff.name;
     if (a->owner != NULL) {
         snprintf(s->owner, sizeof s->owner, "%s", a->owner);
     } else if ((st = sqlease_owner_id(s->owner, sizeof s->owner, &err)) != SQLEASE_OK) {
+        cli_session_stop(s);
         return cli_fail(&err, st);
     }
     /* on_stopped waits for CMD up to the grace plus a margin for the
@@ -112,6 +122,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
         stop_wait = window;
     if (cli_hold_init(&s->hold, stop_wait) != 0) {
         cli_error("cannot create a mutex");
+        cli_session_stop(s);
         return CLI_EXIT_OSERR;
     }
     s->hold_ready = 1;
@@ -121,11 +132,6 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
         cli_error("cannot install signal handlers");
         cli_session_stop(s);
         return CLI_EXIT_OSERR;
-    }
-    rc = cli_open_db(a, &s->db);
-    if (rc != CLI_CONTINUE) {
-        cli_session_stop(s);
-        return rc;
     }
     cli_lease_options(a, &o);
     o.owner = s->owner;

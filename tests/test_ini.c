@@ -1,0 +1,205 @@
+/*
+ * test_ini.c -- lease settings from a DSN's odbc.ini section, read
+ * through the driver manager, and their precedence: API/flag >
+ * environment > odbc.ini > default.  Always SQLite: the point is the
+ * driver manager's ini handling, which is the same for every driver.
+ * The odbc.ini is project-local (ODBCINI), never the system file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+
+static char ini_path[600];
+
+/* Suite setup: write the file and point the driver manager at it. */
+static int write_ini(void)
+{
+    FILE *f;
+    snprintf(ini_path, sizeof ini_path, "%s/odbc.ini", tu_dir());
+    f = fopen(ini_path, "w");
+    if (f == NULL)
+        return 1;
+    fprintf(f,
+            "[sqlease_ini_ok]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "Timeout = 5000\n"
+            "SqleaseTable = ini_leases\n"
+            "SqleaseName = ini_job\n"
+            "SqleaseTTL = 4s\n"
+            "SqleaseHeartbeat = 1s\n"
+            "SqleaseRenewDeadline = 2s\n"
+            "SqleaseRetry = 500ms\n"
+            "\n"
+            "[sqlease_ini_bare]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "SqleaseTTL = 30\n"
+            "\n"
+            "[sqlease_ini_table]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "SqleaseTable = x; DROP TABLE y\n"
+            "\n"
+            "[sqlease_ini_plain]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n",
+            tu_dir(), tu_dir(), tu_dir(), tu_dir());
+    fclose(f);
+    return setenv("ODBCINI", ini_path, 1) != 0;
+}
+
+static sqlease_db *open_dsn(const char *dsn, int *rc, sqlease_error *err)
+{
+    sqlease_db_options o;
+    sqlease_db *db = NULL;
+    sqlease_db_options_init(&o);
+    o.conn = dsn;
+    *rc = sqlease_db_open(&db, &o, err);
+    return db;
+}
+
+static void test_settings_and_precedence(void)
+{
+    sqlease_db *db;
+    sqlease_options in, eff;
+    sqlease_error err;
+    int rc;
+
+    db = open_dsn("sqlease_ini_ok", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(eff.table, "ini_leases");
+    CU_ASSERT_STRING_EQUAL(eff.name, "ini_job");
+    CU_ASSERT_EQUAL(eff.ttl_ms, 4000);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 1000);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 2000);
+    CU_ASSERT_EQUAL(eff.retry_ms, 500);
+    /* The API wins over the file, field by field. */
+    in.ttl_ms = 5000;
+    in.name = "api_job";
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.ttl_ms, 5000);
+    CU_ASSERT_STRING_EQUAL(eff.name, "api_job");
+    CU_ASSERT_STRING_EQUAL(eff.table, "ini_leases");
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 2000);
+    /* ...and the combination is still checked: 2s deadline vs 1.5s ttl. */
+    in.ttl_ms = 1500;
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "renew deadline"));
+
+    /* A lease made on the handle uses the file's table and name. */
+    {
+        const char *names[1] = { "ini_job" };
+        sqlease_lease *l = NULL;
+        sqlease_lease_info info;
+        CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, "ini_leases", names, 1, &err), SQLEASE_OK);
+        sqlease_options_init(&in);
+        in.owner = "ini-owner";
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&l, db, &in, &err), SQLEASE_OK);
+        CU_ASSERT_STRING_EQUAL(sqlease_lease_name(l), "ini_job");
+        CU_ASSERT_EQUAL(sqlease_lease_acquire(l, &info, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(info.token, 1);
+        CU_ASSERT(info.expires_at_ms - info.db_now_ms <= 4000 &&
+                  info.expires_at_ms - info.db_now_ms > 3000);
+        sqlease_lease_free(l);
+    }
+    sqlease_db_close(db);
+
+    /* A connection string has no section: defaults apply. */
+    db = open_dsn("sqlease_ini_plain", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(eff.table, SQLEASE_DEFAULT_TABLE);
+    CU_ASSERT_EQUAL(eff.ttl_ms, SQLEASE_DEFAULT_TTL_MS);
+    sqlease_db_close(db);
+}
+
+static void test_invalid_values_name_key_and_dsn(void)
+{
+    sqlease_db *db;
+    sqlease_error err;
+    int rc;
+
+    db = open_dsn("sqlease_ini_bare", &rc, &err);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SqleaseTTL"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease_ini_bare"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "unit"));
+    db = open_dsn("sqlease_ini_table", &rc, &err);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SqleaseTable"));
+    sqlease_db_close(db);
+}
+
+/* Run the CLI with -v and return its exit status; stderr goes to `log`. */
+static int cli(const char *env, const char *args, const char *log)
+{
+    char cmd[2048];
+    const char *bin = getenv("SQLEASE_BIN");
+    int st;
+    if (bin == NULL) {
+        CU_FAIL("SQLEASE_BIN is not set");
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "cd '%s' && env -u SQLEASE_TOKEN %s '%s' %s >/dev/null 2>'%s'",
+             tu_dir(), env, bin, args, log);
+    st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+    char buf[8192];
+    size_t n;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, needle) != NULL;
+}
+
+static void test_cli_precedence(void)
+{
+    char log[700];
+    snprintf(log, sizeof log, "%s/cli.log", tu_dir());
+
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_ok migrate", log), 0);
+    /* odbc.ini alone. */
+    CU_ASSERT_EQUAL(cli("", "-v --dsn sqlease_ini_ok run -- true", log), 0);
+    CU_ASSERT(file_has(log, "lease 'ini_job'"));
+    CU_ASSERT(file_has(log, "ttl 4000ms"));
+    /* The environment beats the file. */
+    CU_ASSERT_EQUAL(cli("SQLEASE_TTL=5s", "-v --dsn sqlease_ini_ok run -- true", log), 0);
+    CU_ASSERT(file_has(log, "ttl 5000ms"));
+    /* A flag beats both. */
+    CU_ASSERT_EQUAL(cli("SQLEASE_TTL=5s", "-v --dsn sqlease_ini_ok --ttl 6s run -- true", log), 0);
+    CU_ASSERT(file_has(log, "ttl 6000ms"));
+    /* An invalid file value is a usage error naming the key. */
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_bare status", log), 64);
+    CU_ASSERT(file_has(log, "SqleaseTTL"));
+}
+
+static void add(void)
+{
+    CU_pSuite s = CU_add_suite("odbc.ini settings", write_ini, NULL);
+    CU_add_test(s, "settings and API precedence", test_settings_and_precedence);
+    CU_add_test(s, "invalid values name the key and the DSN", test_invalid_values_name_key_and_dsn);
+    CU_add_test(s, "CLI: flag > environment > odbc.ini", test_cli_precedence);
+}
+
+int main(void)
+{
+    int rc = tu_main(add);
+    tu_cleanup();
+    return rc;
+}
