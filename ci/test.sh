@@ -96,6 +96,7 @@ odbcinst -j 2>/dev/null | head -n 3 || true
 step "vendor header check" check_headers
 step "build" build
 step "test (default build)" run_tests build
+step "install, symbols, pkg-config example" bash ci/install-check.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address
     step "test (ASan+UBSan)" run_tests build/asan SANITIZE=address
