@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# ci/mariadb.sh -- run a command against a throwaway MariaDB server, twice.
+#
+#   bash ci/mariadb.sh                  # runs `scons test` twice
+#   bash ci/mariadb.sh scons test TESTS=test_dialect
+#
+# Starts MariaDB on 127.0.0.1 (an unused port, 53306 or the next free one)
+# with its data, socket and ODBC configuration in a fresh temporary
+# directory, creates the database `sqlease` and the user
+# 'sqlease'@'127.0.0.1' (with a password), loads the time-zone tables,
+# writes a private odbc.ini / odbcinst.ini (ODBCSYSINI / ODBCINI point at
+# them; the system files are never touched) with the DSN `sqlease_maria`,
+# and runs the command from the top of the tree twice:
+#
+#   SQLEASE_TEST_DSN="DSN=sqlease_maria;OPTION=0"   changed rows (driver default)
+#   SQLEASE_TEST_DSN="DSN=sqlease_maria;OPTION=2"   found rows
+#
+# with SQLEASE_TEST_DIALECT=mysql.  Both runs must pass.  The second run
+# happens even when the first fails.  The server is stopped by its pid
+# (TERM, then KILL after a bounded wait) and the directory removed on
+# every exit path.  Exit status: 0 if both runs passed, else the first
+# non-zero status.
+#
+# Runs as root (the server then runs as the `mysql` system user) or as
+# an ordinary user (the server runs as that user).
+#
+# Environment: SQLEASE_MARIADB_PORT (first port to try), ODBC_DRIVER_DIR
+# (where libmaodbc.so lives, if not a usual place), SQLEASE_MARIADB_OPTIONS
+# (the OPTION values to run with; default "0 2").
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+PORT_FIRST=${SQLEASE_MARIADB_PORT:-53306}
+OPTIONS=${SQLEASE_MARIADB_OPTIONS:-0 2}
+SYS_USER=mysql
+DB_NAME=sqlease
+DB_USER=sqlease
+DB_PASS=sqlease-ci-pw
+
+log() { printf 'mariadb.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 2; }
+
+# ------------------------------------------------------------ binaries
+
+first_cmd() {
+    local c
+    for c in "$@"; do
+        if command -v "$c" >/dev/null 2>&1; then
+            command -v "$c"
+            return 0
+        fi
+        if [ -x "/usr/sbin/$c" ]; then
+            printf '%s\n' "/usr/sbin/$c"
+            return 0
+        fi
+    done
+    return 1
+}
+SERVER=$(first_cmd mariadbd mysqld) || die "mariadbd not found (install mariadb-server)"
+INSTALL_DB=$(first_cmd mariadb-install-db mysql_install_db) || die "mariadb-install-db not found"
+CLIENT=$(first_cmd mariadb mysql) || die "the mariadb client is not found"
+ADMIN=$(first_cmd mariadb-admin mysqladmin) || die "mariadb-admin not found"
+TZINFO=$(first_cmd mariadb-tzinfo-to-sql mysql_tzinfo_to_sql) || die "mariadb-tzinfo-to-sql not found"
+
+find_driver() {
+    local name=$1 dir multiarch=""
+    multiarch=$(gcc -print-multiarch 2>/dev/null || true)
+    for dir in ${ODBC_DRIVER_DIR:-} ${multiarch:+/usr/lib/$multiarch/odbc} \
+               /usr/lib/x86_64-linux-gnu/odbc /usr/lib/aarch64-linux-gnu/odbc \
+               /usr/lib64 /usr/lib/odbc /usr/lib /usr/local/lib; do
+        if [ -f "$dir/$name" ]; then
+            printf '%s\n' "$dir/$name"
+            return 0
+        fi
+    done
+    return 1
+}
+MA_DRIVER=$(find_driver libmaodbc.so) ||
+    die "libmaodbc.so not found (install odbc-mariadb, or set ODBC_DRIVER_DIR)"
+SQLITE_DRIVER=$(find_driver libsqlite3odbc.so || true)
+
+# ------------------------------------------------------------ a free port
+
+port_busy() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+PORT=""
+for p in $(seq "$PORT_FIRST" $((PORT_FIRST + 50))); do
+    if ! port_busy "$p"; then
+        PORT=$p
+        break
+    fi
+done
+[ -n "$PORT" ] || die "no free port in $PORT_FIRST..$((PORT_FIRST + 50))"
+
+# ------------------------------------------------------------ temp dir + cleanup
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-maria-XXXXXX")
+chmod 755 "$WORK"          # the server's user must be able to reach my/
+MYDIR=$WORK/my             # data, socket, pid file, error log: the server's user owns it
+DATA=$MYDIR/data
+SOCK=$MYDIR/sock
+PIDFILE=$MYDIR/pid
+ERRLOG=$MYDIR/error.log
+mkdir -p "$MYDIR" "$WORK/odbc"
+
+if [ "$(id -u)" = 0 ]; then
+    id "$SYS_USER" >/dev/null 2>&1 || die "system user '$SYS_USER' missing"
+    chown "$SYS_USER" "$MYDIR"
+    USER_OPT=(--user="$SYS_USER")
+    # root@localhost logs in over the socket as the OS user root.
+    ROOT_AUTH=socket
+else
+    USER_OPT=()
+    # Not root: root@localhost without a password, reachable only through
+    # the private socket (there is no TCP account for it).
+    ROOT_AUTH=normal
+fi
+
+SERVER_PID=""
+# shellcheck disable=SC2317  # called from the EXIT trap
+stop_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+        log "stopping the server (pid $SERVER_PID)"
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 1 300); do        # up to 30 s
+            kill -0 "$SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$SERVER_PID" 2>/dev/null; then
+            log "the server did not stop in 30 s; killing it"
+            kill -KILL "$SERVER_PID" 2>/dev/null || true
+        fi
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+}
+# shellcheck disable=SC2317  # called from the EXIT trap
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    stop_server
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ------------------------------------------------------------ install + start
+
+log "mariadb-install-db in $DATA"
+if ! "$INSTALL_DB" --no-defaults "${USER_OPT[@]}" --datadir="$DATA" \
+        --auth-root-authentication-method="$ROOT_AUTH" --skip-test-db \
+        >"$WORK/install.log" 2>&1; then
+    cat "$WORK/install.log" >&2
+    die "mariadb-install-db failed"
+fi
+
+log "starting on 127.0.0.1:$PORT"
+"$SERVER" --no-defaults "${USER_OPT[@]}" --datadir="$DATA" --socket="$SOCK" \
+    --port="$PORT" --bind-address=127.0.0.1 --pid-file="$PIDFILE" \
+    --log-error="$ERRLOG" --skip-name-resolve --character-set-server=utf8mb4 \
+    --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=2 \
+    </dev/null >"$WORK/server.out" 2>&1 &
+SERVER_PID=$!
+
+client_root() {
+    "$CLIENT" --no-defaults --socket="$SOCK" -u root "$@"
+}
+
+ready=0
+for _ in $(seq 1 600); do              # up to 60 s
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        cat "$WORK/server.out" "$ERRLOG" >&2 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=""
+        die "the server exited during start-up"
+    fi
+    if "$ADMIN" --no-defaults --socket="$SOCK" -u root --connect-timeout=2 ping \
+            >/dev/null 2>&1; then
+        ready=1
+        break
+    fi
+    sleep 0.1
+done
+if [ "$ready" != 1 ]; then
+    cat "$ERRLOG" >&2 2>/dev/null || true
+    die "the server did not answer a ping within 60 s"
+fi
+
+client_root <<EOF || die "could not create the database and user"
+CREATE DATABASE $DB_NAME CHARACTER SET utf8mb4;
+CREATE USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
+GRANT ALL PRIVILEGES ON $DB_NAME.* TO '$DB_USER'@'127.0.0.1';
+EOF
+
+# Time-zone tables: the suites set time_zone = 'America/New_York'.  The
+# converter warns about zoneinfo files it skips; that is expected.
+log "loading time-zone tables"
+"$TZINFO" /usr/share/zoneinfo 2>/dev/null | client_root mysql 2>"$WORK/tz.log" ||
+    { cat "$WORK/tz.log" >&2; die "loading the time-zone tables failed"; }
+tz_ok=$(client_root -N -B -e \
+    "SELECT CONVERT_TZ('2024-11-03 06:40:00', 'UTC', 'America/New_York') IS NOT NULL") || true
+[ "$tz_ok" = 1 ] || die "time zone America/New_York is not usable after loading the tables"
+
+# ------------------------------------------------------------ ODBC configuration
+
+{
+    printf '[MariaDB Unicode]\nDescription = MariaDB Connector/ODBC (Unicode)\nDriver = %s\n\n' \
+        "$MA_DRIVER"
+    # Tests that use the embedded SQLite default (the CLI demo, ...) keep
+    # finding their driver through this file.
+    if [ -n "$SQLITE_DRIVER" ]; then
+        printf '[SQLite3]\nDescription = SQLite3 ODBC driver\nDriver = %s\n\n' "$SQLITE_DRIVER"
+    fi
+} >"$WORK/odbc/odbcinst.ini"
+cat >"$WORK/odbc/odbc.ini" <<EOF
+[sqlease_maria]
+Description = sqlease CI MariaDB
+Driver = MariaDB Unicode
+Server = 127.0.0.1
+Port = $PORT
+Database = $DB_NAME
+User = $DB_USER
+Password = $DB_PASS
+OPTION = 0
+EOF
+export ODBCSYSINI=$WORK/odbc
+export ODBCINI=$WORK/odbc/odbc.ini
+export SQLEASE_TEST_DIALECT=mysql
+
+# ------------------------------------------------------------ run
+
+[ $# -gt 0 ] || set -- scons test
+cd "$TOP"
+status=0
+summary=""
+for opt in $OPTIONS; do
+    export SQLEASE_TEST_DSN="DSN=sqlease_maria;OPTION=$opt"
+    log "running: $* (SQLEASE_TEST_DSN=$SQLEASE_TEST_DSN)"
+    set +e
+    "$@"
+    rc=$?
+    set -e
+    if [ "$rc" = 0 ]; then
+        summary="$summary OPTION=$opt:PASS"
+    else
+        summary="$summary OPTION=$opt:FAIL($rc)"
+        [ "$status" != 0 ] || status=$rc
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        log "the server died during the run; its log:"
+        tail -n 50 "$ERRLOG" >&2 2>/dev/null || true
+        [ "$status" != 0 ] || status=1
+        break
+    fi
+done
+log "results:$summary"
+exit "$status"

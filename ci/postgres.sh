@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# ci/postgres.sh -- run a command against a throwaway PostgreSQL server.
+#
+#   bash ci/postgres.sh                 # runs `scons test`
+#   bash ci/postgres.sh scons test TESTS=test_dialect
+#
+# Starts PostgreSQL on 127.0.0.1 (an unused port, 55432 or the next free
+# one) with its data, socket and ODBC configuration in a fresh temporary
+# directory, creates the database and role `sqlease`, writes a private
+# odbc.ini / odbcinst.ini there (ODBCSYSINI / ODBCINI point at them; the
+# system files are never touched) with the DSN `sqlease_pg`, and runs the
+# command from the top of the tree with
+#
+#   SQLEASE_TEST_DSN=DSN=sqlease_pg   SQLEASE_TEST_DIALECT=postgres
+#
+# The server is stopped and the directory removed on every exit path, and
+# the script exits with the command's status.
+#
+# Runs as root (the server then runs as the `postgres` system user) or as
+# an ordinary user (the server runs as that user).
+#
+# Environment: PG_BIN (directory of initdb/pg_ctl; default: the newest
+# /usr/lib/postgresql/*/bin), SQLEASE_PG_PORT (first port to try),
+# ODBC_DRIVER_DIR (where psqlodbcw.so lives, if not a usual place).
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+PORT_FIRST=${SQLEASE_PG_PORT:-55432}
+PG_USER=postgres
+DB_NAME=sqlease
+DB_ROLE=sqlease
+DB_PASS=sqlease-ci-pw
+
+log() { printf 'postgres.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 2; }
+
+# ------------------------------------------------------------ binaries
+
+if [ -z "${PG_BIN:-}" ]; then
+    if [ -x /usr/lib/postgresql/15/bin/pg_ctl ]; then
+        PG_BIN=/usr/lib/postgresql/15/bin
+    else
+        PG_BIN=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+    fi
+fi
+if [ ! -x "$PG_BIN/pg_ctl" ] || [ ! -x "$PG_BIN/initdb" ]; then
+    die "initdb/pg_ctl not found (install postgresql, or set PG_BIN)"
+fi
+PSQL=$PG_BIN/psql
+[ -x "$PSQL" ] || PSQL=$(command -v psql) || die "psql not found"
+
+# The ODBC driver library: an absolute path, so that the private
+# odbcinst.ini does not depend on the driver manager's search path.
+find_driver() {
+    local name=$1 dir multiarch=""
+    multiarch=$(gcc -print-multiarch 2>/dev/null || true)
+    for dir in ${ODBC_DRIVER_DIR:-} ${multiarch:+/usr/lib/$multiarch/odbc} \
+               /usr/lib/x86_64-linux-gnu/odbc /usr/lib/aarch64-linux-gnu/odbc \
+               /usr/lib64 /usr/lib/odbc /usr/lib /usr/local/lib; do
+        if [ -f "$dir/$name" ]; then
+            printf '%s\n' "$dir/$name"
+            return 0
+        fi
+    done
+    return 1
+}
+PG_DRIVER=$(find_driver psqlodbcw.so) ||
+    die "psqlodbcw.so not found (install odbc-postgresql, or set ODBC_DRIVER_DIR)"
+SQLITE_DRIVER=$(find_driver libsqlite3odbc.so || true)
+
+# ------------------------------------------------------------ a free port
+
+port_busy() {
+    # Something accepts connections on it (IPv4 loopback or any address).
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+PORT=""
+for p in $(seq "$PORT_FIRST" $((PORT_FIRST + 50))); do
+    if ! port_busy "$p"; then
+        PORT=$p
+        break
+    fi
+done
+[ -n "$PORT" ] || die "no free port in $PORT_FIRST..$((PORT_FIRST + 50))"
+
+# ------------------------------------------------------------ temp dir + cleanup
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-pg-XXXXXX")
+chmod 755 "$WORK"          # the server's user must be able to reach pg/
+PGDIR=$WORK/pg             # data directory and socket, owned by the server's user
+DATA=$PGDIR/data
+SOCK=$PGDIR
+mkdir -p "$PGDIR" "$WORK/odbc"
+
+if [ "$(id -u)" = 0 ]; then
+    id "$PG_USER" >/dev/null 2>&1 || die "system user '$PG_USER' missing"
+    chown "$PG_USER" "$PGDIR"
+    as_pg() { su "$PG_USER" -s /bin/sh -c "$1"; }
+else
+    as_pg() { sh -c "$1"; }
+fi
+
+STARTED=0
+# shellcheck disable=SC2317  # called from the EXIT trap
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    if [ "$STARTED" = 1 ]; then
+        log "stopping the server (data dir $DATA)"
+        as_pg "'$PG_BIN/pg_ctl' stop -D '$DATA' -m fast -w -t 60" >/dev/null 2>&1 ||
+            as_pg "'$PG_BIN/pg_ctl' stop -D '$DATA' -m immediate -w -t 30" >/dev/null 2>&1 ||
+            log "could not stop the server in $DATA"
+    fi
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ------------------------------------------------------------ initdb + start
+
+# Local (socket) connections are trusted, for the set-up below; TCP, which
+# the tests use through the ODBC driver, needs the role's password.
+printf '%s\n' "$DB_PASS" >"$PGDIR/pw"
+if [ "$(id -u)" = 0 ]; then chown "$PG_USER" "$PGDIR/pw"; fi
+log "initdb in $DATA ($PG_BIN)"
+if ! as_pg "'$PG_BIN/initdb' -D '$DATA' -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+        --pwfile='$PGDIR/pw' -E UTF8 --locale=C.UTF-8" >"$WORK/initdb.log" 2>&1; then
+    cat "$WORK/initdb.log" >&2
+    die "initdb failed"
+fi
+rm -f "$PGDIR/pw"
+
+log "starting on 127.0.0.1:$PORT"
+STARTED=1
+if ! as_pg "'$PG_BIN/pg_ctl' start -D '$DATA' -w -t 60 -l '$PGDIR/server.log' \
+        -o \"-p $PORT -k '$SOCK' -c listen_addresses=127.0.0.1 -c fsync=off\"" \
+        >"$WORK/pg_ctl.log" 2>&1; then
+    cat "$WORK/pg_ctl.log" "$PGDIR/server.log" >&2 2>/dev/null || true
+    die "the server did not start"
+fi
+
+psql_admin() {
+    "$PSQL" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U postgres -d postgres "$@"
+}
+psql_admin -c "CREATE ROLE $DB_ROLE LOGIN PASSWORD '$DB_PASS'" \
+           -c "CREATE DATABASE $DB_NAME OWNER $DB_ROLE" >/dev/null ||
+    die "could not create the role and database"
+
+# ------------------------------------------------------------ ODBC configuration
+
+{
+    printf '[PostgreSQL Unicode]\nDescription = PostgreSQL ODBC driver (Unicode)\nDriver = %s\n\n' \
+        "$PG_DRIVER"
+    # Tests that use the embedded SQLite default (the CLI demo, ...) keep
+    # finding their driver through this file.
+    if [ -n "$SQLITE_DRIVER" ]; then
+        printf '[SQLite3]\nDescription = SQLite3 ODBC driver\nDriver = %s\n\n' "$SQLITE_DRIVER"
+    fi
+} >"$WORK/odbc/odbcinst.ini"
+cat >"$WORK/odbc/odbc.ini" <<EOF
+[sqlease_pg]
+Description = sqlease CI PostgreSQL
+Driver = PostgreSQL Unicode
+Servername = 127.0.0.1
+Port = $PORT
+Database = $DB_NAME
+Username = $DB_ROLE
+Password = $DB_PASS
+SSLmode = disable
+EOF
+export ODBCSYSINI=$WORK/odbc
+export ODBCINI=$WORK/odbc/odbc.ini
+
+# ------------------------------------------------------------ run
+
+export SQLEASE_TEST_DSN="DSN=sqlease_pg"
+export SQLEASE_TEST_DIALECT=postgres
+[ $# -gt 0 ] || set -- scons test
+log "running: $* (SQLEASE_TEST_DSN=$SQLEASE_TEST_DSN)"
+cd "$TOP"
+set +e
+"$@"
+status=$?
+set -e
+log "exit status $status"
+exit "$status"
