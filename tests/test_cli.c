@@ -525,6 +525,27 @@ static void test_password_never_printed(void)
     result_free(&r);
 }
 
+/* SQL Server has no server here, but its driver (FreeTDS) is installed:
+ * a refused connection must be exit 69 with the driver's reason, quickly,
+ * with the password redacted.  Skipped where the driver is not
+ * registered. */
+static void test_sqlserver_driver_closed_port(void)
+{
+    result r;
+
+    run_raw(&r, "--dsn", "Driver=FreeTDS;Server=127.0.0.1;Port=1;Database=x;UID=sa;PWD=hunter2",
+            "status", NULL);
+    if (strstr(r.err, "IM002") != NULL) {
+        result_free(&r);
+        return; /* FreeTDS not installed */
+    }
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "cannot connect");
+    ASSERT_CONTAINS(r.err, "PWD=***");
+    CU_ASSERT_PTR_NULL(strstr(r.err, "hunter2"));
+    result_free(&r);
+}
+
 static void test_status_before_migrate(void)
 {
     result r;
@@ -1009,6 +1030,7 @@ int main(void)
         {"a missing command exits 64", test_missing_command},
         {"an unreachable database exits 69", test_unreachable},
         {"a password is never printed", test_password_never_printed},
+        {"SQL Server driver, closed port: exit 69", test_sqlserver_driver_closed_port},
         {"status before migrate exits 69", test_status_before_migrate},
         {"migrate is idempotent", test_migrate_twice},
         {"status --json after migrate", test_status_json},
