@@ -21,6 +21,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,31 +98,43 @@ static SQLULEN secs_up(int64_t ms)
     return (SQLULEN)s;
 }
 
-/* Read the first diagnostic record of a handle.  Driver messages are
- * redacted here, before anything else can copy them. */
+/* Read the diagnostic record of a handle that explains a failure: the
+ * first one that is not a mere warning (class 01), else the first.
+ * (unixODBC reports a driver library it cannot load as 01000 only.)
+ * Driver messages are redacted here, before anything else can copy
+ * them. */
 static void diag_get(SQLSMALLINT type, SQLHANDLE h, diag *d)
 {
-    SQLCHAR state[6];
-    SQLINTEGER native = 0;
-    SQLSMALLINT len = 0;
-    SQLRETURN r;
+    SQLSMALLINT rec;
 
     d->state[0] = '\0';
     d->native = 0;
     d->msg[0] = '\0';
     if (h == SQL_NULL_HANDLE)
         return;
-    memset(state, 0, sizeof state);
-    r = SQLGetDiagRec(type, h, 1, state, &native, (SQLCHAR *)d->msg,
-                      (SQLSMALLINT)sizeof d->msg, &len);
-    if (!ok(r)) {
-        d->msg[0] = '\0';
-        return;
+    for (rec = 1; rec <= 8; rec++) {
+        SQLCHAR state[6];
+        SQLINTEGER native = 0;
+        SQLSMALLINT len = 0;
+        char msg[sizeof d->msg];
+        SQLRETURN r;
+
+        memset(state, 0, sizeof state);
+        msg[0] = '\0';
+        r = SQLGetDiagRec(type, h, rec, state, &native, (SQLCHAR *)msg,
+                          (SQLSMALLINT)sizeof msg, &len);
+        if (!ok(r))
+            break;
+        msg[sizeof msg - 1] = '\0';
+        if (rec == 1 || (d->state[0] == '0' && d->state[1] == '1')) {
+            memcpy(d->state, state, 5);
+            d->state[5] = '\0';
+            d->native = (long)native;
+            memcpy(d->msg, msg, sizeof msg);
+        }
+        if (!(d->state[0] == '0' && d->state[1] == '1'))
+            break;
     }
-    memcpy(d->state, state, 5);
-    d->state[5] = '\0';
-    d->native = (long)native;
-    d->msg[sizeof d->msg - 1] = '\0';
     sqlease_redact_inplace(d->msg);
 }
 
@@ -160,7 +173,7 @@ static int is_connection_failure(const diag *d)
         "server has gone away", "lost connection", "terminating connection",
         "server closed the connection", "connection is closed", "connection was closed",
         "connection has been closed", "no connection to the server",
-        "communication link failure",
+        "communication link failure", "connection was killed",
     };
     size_t i;
 
@@ -392,7 +405,8 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
     if (d.state[0] == '\0' && d.msg[0] == '\0')
         snprintf(d.msg, sizeof d.msg, "%s failed with no diagnostic record", what);
     status = is_timeout(&d) ? SQLEASE_ETIMEOUT : SQLEASE_ECONNECT;
-    if (strcmp(d.state, "IM002") == 0 || strcmp(d.state, "IM003") == 0)
+    if (strcmp(d.state, "IM002") == 0 || strcmp(d.state, "IM003") == 0 ||
+        contains_ci(d.msg, "can't open lib"))
         hint = " (is the ODBC driver installed and the DSN defined in odbc.ini?)";
     return sqlease_err(err, status, d.state, d.native, "cannot connect to '%s': [%s] %s%s",
                        c->conn_redacted, d.state[0] != '\0' ? d.state : "-----", d.msg,
@@ -603,6 +617,10 @@ static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *ha
 
     r = SQLFetch(h);
     if (r == SQL_NO_DATA) {
+        /* No row reads as all-NULL, so a caller that forgets to look at
+         * has_row still never takes a stale value for data. */
+        for (i = 0; i < nout; i++)
+            out[i].is_null = 1;
         *has_row = 0;
         return SQLEASE_OK;
     }
@@ -638,8 +656,8 @@ static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *ha
             } else if (ind == SQL_NO_TOTAL || ind < 0 || (size_t)ind >= out[i].cap) {
                 out[i].s[out[i].cap - 1] = '\0';
                 return sqlease_fail(err, SQLEASE_EDB,
-                                    "column %u: text longer than %zu bytes", (unsigned)col,
-                                    out[i].cap - 1);
+                                    "column %u: text longer than %lu bytes", (unsigned)col,
+                                    (unsigned long)(out[i].cap - 1));
             }
         } else {
             return sqlease_fail(err, SQLEASE_EINVAL, "column %u: unknown type %d",
@@ -710,8 +728,8 @@ static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t n
             r = SQLBindParameter(h, pn, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, decl, 0,
                                  (SQLPOINTER)binds[i].s, (SQLLEN)len + 1, &ind[i]);
         } else {
-            rc = sqlease_fail(err, SQLEASE_EINVAL, "parameter %zu: unknown type %d", i + 1,
-                              binds[i].type);
+            rc = sqlease_fail(err, SQLEASE_EINVAL, "parameter %lu: unknown type %d",
+                              (unsigned long)(i + 1), binds[i].type);
             goto done;
         }
         if (!ok(r)) {

@@ -72,27 +72,28 @@ static void copy_trunc(char *dst, size_t cap, const char *src)
 }
 
 /* The common body of sqlease_err and sqlease_fail: format into scratch
- * space, redact, flatten to one line, then truncate into err. */
+ * space, redact, flatten to one line, then truncate into err.  Every
+ * input is read before err is written, so a caller may rewrap an error
+ * in place (passing err->sqlstate, or err->message as an argument). */
 static int err_fill(sqlease_error *err, int status, const char *sqlstate, long native,
                     const char *fmt, va_list ap)
 {
     char buf[SCRATCH];
+    char state[sizeof err->sqlstate];
 
     if (err == NULL)
         return status;
-    err->status = status;
-    err->native_error = native;
-    err->sqlstate[0] = '\0';
+    state[0] = '\0';
     if (sqlstate != NULL)
-        copy_trunc(err->sqlstate, sizeof err->sqlstate, sqlstate);
-    if (fmt == NULL) {
-        err->message[0] = '\0';
-        return status;
-    }
-    if (vsnprintf(buf, sizeof buf, fmt, ap) < 0)
+        copy_trunc(state, sizeof state, sqlstate);
+    buf[0] = '\0';
+    if (fmt != NULL && vsnprintf(buf, sizeof buf, fmt, ap) < 0)
         copy_trunc(buf, sizeof buf, "(message could not be formatted)");
     sqlease_redact_inplace(buf);
     one_line(buf);
+    err->status = status;
+    err->native_error = native;
+    memcpy(err->sqlstate, state, sizeof state);
     copy_trunc(err->message, sizeof err->message, buf);
     return status;
 }
@@ -276,7 +277,8 @@ static int key_char(char c)
  * Redact `key=value` wherever it occurs in free text (a driver message
  * that quotes the connection string, a log line).  The key is the run of
  * letters, digits and '_' before the '='.  The value is braced as in a
- * connection string, or runs to the next ';', quote or line end: spaces
+ * connection string, or quoted to its closing quote, or runs to the next
+ * ';', quote or line end: spaces
  * are taken as part of it, so an over-long guess hides a little too much
  * text rather than part of a password.  The message never grows: a value
  * of three bytes or more becomes "***", a shorter one "*".
@@ -307,6 +309,9 @@ void sqlease_redact_inplace(char *msg)
             v++;
         if (*v == '{') {
             vlen = conn_value_len(v);
+        } else if (*v == '\'' || *v == '"') {
+            const char *close = strchr(v + 1, *v);
+            vlen = close != NULL ? (size_t)(close - v) + 1 : 0;
         } else {
             vlen = 0;
             while (v[vlen] != '\0' && strchr(";'\"\r\n", v[vlen]) == NULL)
