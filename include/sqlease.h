@@ -162,7 +162,9 @@ typedef struct sqlease_db_options {
     int log_level;
 } sqlease_db_options;
 
-#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db"
+/* Timeout= is sqliteodbc's busy timeout in ms (it waits about twice
+ * that); without it the driver waits 100 s, twice, for a locked file. */
+#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db;Timeout=2000"
 
 /* Fill `opt` with the defaults above.  Always call it before setting
  * fields, so that fields added later get their defaults. */
@@ -199,8 +201,9 @@ SQLEASE_API const char *sqlease_db_conn_redacted(const sqlease_db *db);
  * statement status. */
 SQLEASE_API int sqlease_db_now_ms(sqlease_db *db, int64_t *now_ms, sqlease_error *err);
 
-/* Statements sent on this handle since it was opened (every execution,
- * including reconnect session setup).  Thread-safe. */
+/* Statements sent on this handle since it was opened (every lease,
+ * migrate and clock statement; not the session setup run at connect).
+ * Thread-safe. */
 SQLEASE_API uint64_t sqlease_db_statements(const sqlease_db *db);
 
 /* ------------------------------------------------------------------ */
@@ -399,15 +402,21 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
                                          const sqlease_options *opt, sqlease_error *err);
 
 /* Stop: stop the heartbeat, stop the work (on_stopped with
- * SQLEASE_STOP_SHUTDOWN if it was running), then release the lease so a
- * successor can take it within one retry.  A heartbeat statement in
- * flight and the release are each bounded by the handle's query timeout
- * (sqlease_db_options.query_timeout_ms).  Idempotent.  Returns SQLEASE_OK,
- * SQLEASE_ESTATE (called from one of this supervisor's callbacks), or the
- * release's status (the work is stopped either way). */
+ * SQLEASE_STOP_SHUTDOWN if it was running, at once, even while a
+ * statement is in flight), then release the lease so a successor can take
+ * it within one retry.  Waiting for a statement in flight is bounded by
+ * the handle's query timeout + 1 s: past that (a driver that ignores the
+ * timeout, a connection blackholed by the network) the call returns
+ * SQLEASE_ETIMEOUT with the work stopped and the lease not released (it
+ * expires by itself within the ttl); calling stop again waits again.
+ * Idempotent once it has returned anything but SQLEASE_ETIMEOUT.
+ * Returns SQLEASE_OK, SQLEASE_ETIMEOUT, SQLEASE_ESTATE (called from one
+ * of this supervisor's callbacks), or the release's status. */
 SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *err);
 
-/* Stop (if not stopped) and free. */
+/* Stop (if not stopped) and free.  Unlike stop, it waits as long as a
+ * statement in flight takes, since the memory it uses is being freed; a
+ * process that is exiting anyway may skip it after SQLEASE_ETIMEOUT. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
 /* A snapshot of the supervisor's state.  Thread-safe. */

@@ -40,6 +40,8 @@ int db_wrap(sqlease_db **out, const db_ops *ops, void *self, const char *conn_re
     db->log = opt != NULL ? opt->log : NULL;
     db->log_userdata = opt != NULL ? opt->log_userdata : NULL;
     db->log_level = opt != NULL ? opt->log_level : SQLEASE_LOG_INFO;
+    db->query_timeout_ms =
+        opt != NULL && opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000;
     *out = db;
     return SQLEASE_OK;
 }

@@ -72,6 +72,7 @@ struct sqlease_db {
     int log_level;
     sqlease_atomic_u64 statements; /* bumped by db_exec */
     sqlease_ini ini;               /* the DSN's Sqlease* settings */
+    int64_t query_timeout_ms;      /* what statements were given */
 };
 
 /* Wrap an opened port in a handle (db.c).  Used by sqlease_db_open and by

@@ -47,6 +47,7 @@ struct sqlease_supervisor {
     sqlease_mutex m;         /* guards everything below */
     sqlease_cond hb_cv;      /* wakes the heartbeat: stopping */
     sqlease_cond wd_cv;      /* wakes the watchdog: deadline moved, stopping */
+    sqlease_cond done_cv;    /* the heartbeat thread has left its loop */
     sqlease_mutex cb_lock;   /* one callback at a time */
     uint64_t cb_thread;      /* thread inside a callback, 0 if none */
 
@@ -63,6 +64,7 @@ struct sqlease_supervisor {
 
     sqlease_thread hb_thread, wd_thread;
     int hb_started, wd_started;
+    int hb_done;             /* heartbeat loop finished (no statement in flight) */
 };
 
 static void slog(sqlease_supervisor *s, int level, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
@@ -247,6 +249,8 @@ static void heartbeat_main(void *arg)
         tick(s, NULL);
         sqlease_mutex_lock(&s->m);
     }
+    s->hb_done = 1;
+    sqlease_cond_broadcast(&s->done_cv);
     sqlease_mutex_unlock(&s->m);
 }
 
@@ -274,6 +278,7 @@ static void destroy(sqlease_supervisor *s)
     sqlease_lease_free(s->lease);
     sqlease_cond_destroy(&s->hb_cv);
     sqlease_cond_destroy(&s->wd_cv);
+    sqlease_cond_destroy(&s->done_cv);
     sqlease_mutex_destroy(&s->cb_lock);
     sqlease_mutex_destroy(&s->m);
     free(s);
@@ -342,7 +347,8 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     s->last_contact = -1;
     s->started_at = sqlease_mono_ms();
     if (sqlease_mutex_init(&s->m) != 0 || sqlease_mutex_init(&s->cb_lock) != 0 ||
-        sqlease_cond_init(&s->hb_cv) != 0 || sqlease_cond_init(&s->wd_cv) != 0) {
+        sqlease_cond_init(&s->hb_cv) != 0 || sqlease_cond_init(&s->wd_cv) != 0 ||
+        sqlease_cond_init(&s->done_cv) != 0) {
         sqlease_lease_free(s->lease);
         free(s);
         return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex or condition variable");
@@ -377,6 +383,26 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     return SQLEASE_OK;
 }
 
+/*
+ * Wait for the heartbeat thread to leave its loop, at most until
+ * `until` (mono ms; -1 without bound).  Returns 1 if it has.  A statement
+ * in flight normally ends within the query timeout; a driver that ignores
+ * it (or a connection blackholed by the network) can hold it longer, and
+ * shutdown must not hang on that: the work is already stopped by then.
+ */
+static int await_heartbeat(sqlease_supervisor *s, int64_t until)
+{
+    int done;
+
+    sqlease_mutex_lock(&s->m);
+    while (!s->hb_done && s->hb_started &&
+           (until < 0 || sqlease_mono_ms() < until))
+        sqlease_cond_wait_until(&s->done_cv, &s->m, until);
+    done = s->hb_done || !s->hb_started;
+    sqlease_mutex_unlock(&s->m);
+    return done;
+}
+
 int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
 {
     int released = 0;
@@ -404,6 +430,14 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
     /* No new start can happen once stopping is set, so the work is
      * stopped now, before waiting for a statement that may be in flight. */
     stop_work(s, SQLEASE_STOP_SHUTDOWN);
+    if (!await_heartbeat(s, sqlease_mono_ms() + s->db->query_timeout_ms + 1000)) {
+        slog(s, SQLEASE_LOG_WARN, "a lease statement is still in flight; not releasing "
+             "(the lease expires by itself within the ttl)");
+        return sqlease_fail(err, SQLEASE_ETIMEOUT,
+                            "lease '%s': a statement is still in flight after the query "
+                            "timeout; the work is stopped but the lease was not released "
+                            "(it expires by itself within the ttl)", s->r.name);
+    }
     join_threads(s);
     rc = sqlease_lease_release(s->lease, &released, err);
     if (rc == SQLEASE_OK)
@@ -432,7 +466,11 @@ void sqlease_supervisor_free(sqlease_supervisor *s)
              "sqlease_supervisor_free called from the supervisor's own callback; ignored");
         return;
     }
-    sqlease_supervisor_stop(s, NULL);
+    if (sqlease_supervisor_stop(s, NULL) == SQLEASE_ETIMEOUT) {
+        /* Freeing means the memory must go: wait for the statement. */
+        await_heartbeat(s, -1);
+        sqlease_supervisor_stop(s, NULL);
+    }
     destroy(s);
 }
 

@@ -255,6 +255,46 @@ static void test_watchdog_stops_during_hung_statement(void)
     sqlease_db_close(fdb);
 }
 
+/* A statement stuck past the query timeout must not hang shutdown: stop
+ * stops the work at once and gives up waiting after query timeout + 1 s. */
+static void test_stop_bounded_while_statement_hangs(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_error err;
+    int64_t t0, took;
+    hung_arg h;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    s = start(fdb, t, "sup-a", &r, 20000, 200, 10000, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    h.f = f;
+    h.n = 1;
+    CU_ASSERT_FATAL(tu_await(is_hung, &h, 2000));
+    t0 = sqlease_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_ETIMEOUT);
+    took = sqlease_mono_ms() - t0;
+    CU_ASSERT(took >= TU_FAULTY_QUERY_TIMEOUT_MS + 1000);
+    CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 1500);
+    /* The work stopped first, at once. */
+    CU_ASSERT_EQUAL(rec_count(&r), 2);
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_SHUTDOWN);
+    CU_ASSERT(r.at[1] - t0 <= 100);
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    /* Once the statement returns, stopping completes and releases. */
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 2);
+    tu_drop(fdb, t);
+    sqlease_db_close(fdb);
+}
+
 static void test_error_is_not_loss(void)
 {
     const char *t = tu_table();
@@ -433,6 +473,8 @@ static void add(void)
     CU_add_test(s, "watchdog stops work while a statement hangs",
                 test_watchdog_stops_during_hung_statement);
     CU_add_test(s, "an error is not a loss", test_error_is_not_loss);
+    CU_add_test(s, "stop is bounded while a statement hangs",
+                test_stop_bounded_while_statement_hangs);
     CU_add_test(s, "an answer after its deadline starts nothing", test_late_answer_starts_nothing);
     CU_add_test(s, "graceful shutdown hands over within one retry",
                 test_graceful_handover_within_retry);

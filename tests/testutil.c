@@ -202,6 +202,7 @@ tu_faulty *tu_faulty_open(sqlease_db **db)
     sqlease_cond_init(&f->cv);
     sqlease_db_options_init(&o);
     o.log_level = SQLEASE_LOG_WARN;
+    o.query_timeout_ms = TU_FAULTY_QUERY_TIMEOUT_MS;
     if (db_wrap(db, &faulty_ops, f, "faulty", &o, &err) != SQLEASE_OK) {
         faulty_close(f);
         return NULL;

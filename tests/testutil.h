@@ -50,6 +50,8 @@ enum tu_fault {
 };
 
 typedef struct tu_faulty tu_faulty;
+/* The query timeout the faulty handle reports to the supervisor. */
+#define TU_FAULTY_QUERY_TIMEOUT_MS 1000
 /* Open the DSN under test behind a fault injector.  *db is a normal
  * handle; tu_fault_set changes what its statements do. */
 tu_faulty *tu_faulty_open(sqlease_db **db);

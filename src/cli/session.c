@@ -167,8 +167,17 @@ int cli_session_stop(cli_session *s)
                     : sqlease_strerror(st));
             r = -1;
         }
-        sqlease_supervisor_free(s->sup);
-        s->sup = NULL;
+        if (st == SQLEASE_ETIMEOUT) {
+            /* A statement is stuck in the driver (a partition, a driver
+             * that ignores its timeout).  CMD is already stopped and the
+             * process is about to exit: waiting for the statement to free
+             * the handles would only delay the exit, so leave them. */
+            s->sup = NULL;
+            s->db = NULL;
+        } else {
+            sqlease_supervisor_free(s->sup);
+            s->sup = NULL;
+        }
     }
     if (s->db != NULL) {
         sqlease_db_close(s->db);
