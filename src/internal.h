@@ -12,7 +12,15 @@
 
 #include "sqlease.h"
 
-#if defined(__GNUC__)
+/* MinGW: to GCC, format(printf) means msvcrt's dialect (no %zu); the
+ * build selects MinGW's C99 printf instead (__USE_MINGW_ANSI_STDIO), and
+ * its <stdio.h> names the matching format checker. */
+#if defined(__MINGW32__)
+#include <stdio.h>
+#endif
+#if defined(__MINGW32__) && defined(__MINGW_PRINTF_FORMAT)
+#define SQLEASE_PRINTF(a, b) __attribute__((format(__MINGW_PRINTF_FORMAT, a, b)))
+#elif defined(__GNUC__)
 #define SQLEASE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define SQLEASE_PRINTF(a, b)

@@ -122,6 +122,9 @@ void sqlease_child_kill(sqlease_child *c);
 /* Release handles of a child that has been waited for.  Windows: closing
  * the job kills whatever is still in it. */
 void sqlease_child_close(sqlease_child *c);
+/* The child's process id (for messages, and sqlease_process_signal), or
+ * 0 once it has been closed. */
+long sqlease_child_pid(const sqlease_child *c);
 
 /* ---- signals (used by the CLI) ------------------------------------ */
 

@@ -775,3 +775,8 @@ void sqlease_child_close(sqlease_child *c)
     c->pid = 0;
     c->running = 0;
 }
+
+long sqlease_child_pid(const sqlease_child *c)
+{
+    return c != NULL ? c->pid : 0;
+}

@@ -752,3 +752,10 @@ void sqlease_child_close(sqlease_child *c)
     c->job = NULL;
     c->running = 0;
 }
+
+long sqlease_child_pid(const sqlease_child *c)
+{
+    if (c == NULL || c->process == NULL)
+        return 0;
+    return (long)GetProcessId((HANDLE)c->process);
+}

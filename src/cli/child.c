@@ -9,12 +9,7 @@
 
 long cli_child_pid(const sqlease_child *c)
 {
-#ifdef _WIN32
-    (void)c;
-    return 0;
-#else
-    return c->pid;
-#endif
+    return sqlease_child_pid(c);
 }
 
 int cli_child_start(sqlease_child *c, char *const *argv, const char *name,

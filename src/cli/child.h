@@ -19,7 +19,7 @@
 int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
                     const char *owner, int64_t token, char *err, size_t cap);
 
-/* The process id for messages (0 where the OS has none to show). */
+/* The process id for messages (0 once the handle is closed). */
 long cli_child_pid(const sqlease_child *c);
 
 /* Non-blocking look: 1 if CMD exited (*code set, handle closed), 0 if it

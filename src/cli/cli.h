@@ -11,7 +11,15 @@
 
 #include "sqlease.h"
 
-#if defined(__GNUC__)
+/* MinGW: to GCC, format(printf) means msvcrt's dialect (no %zu); the
+ * build selects MinGW's C99 printf instead (__USE_MINGW_ANSI_STDIO), and
+ * its <stdio.h> names the matching format checker. */
+#if defined(__MINGW32__)
+#include <stdio.h>
+#endif
+#if defined(__MINGW32__) && defined(__MINGW_PRINTF_FORMAT)
+#define CLI_PRINTF(a, b) __attribute__((format(__MINGW_PRINTF_FORMAT, a, b)))
+#elif defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define CLI_PRINTF(a, b)
