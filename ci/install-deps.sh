@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# Install the Debian packages listed in ci/packages.txt.
+# Install the Debian packages sqlease needs.
 #
-#   ci/install-deps.sh          apt-get update, then install (sudo if not root)
-#   ci/install-deps.sh --list   print the package names only
+#   ci/install-deps.sh          build + the embedded SQLite default (ci/packages.txt)
+#   ci/install-deps.sh --full   also the database servers and the Windows
+#                               cross-build the whole test suite uses
+#                               (ci/packages-full.txt)
+#   ... --list                  print the package names only
+#
+# apt-get update first, then install (through sudo when not root).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-mapfile -t packages < <(sed -e 's/#.*//' "$here/packages.txt" | tr -s ' \t' '\n\n' | grep -v '^$')
+lists=("$here/packages.txt")
+list_only=0
+for arg in "$@"; do
+    case $arg in
+    --full) lists+=("$here/packages-full.txt") ;;
+    --list) list_only=1 ;;
+    *) echo "usage: $0 [--full] [--list]" >&2; exit 64 ;;
+    esac
+done
+mapfile -t packages < <(sed -e 's/#.*//' "${lists[@]}" | tr -s ' \t' '\n\n' | grep -v '^$')
 
-if [ "${1:-}" = "--list" ]; then
+if [ "$list_only" = 1 ]; then
     printf '%s\n' "${packages[@]}"
     exit 0
 fi

@@ -62,7 +62,7 @@ show() {
 }
 
 finish() {
-    section "result"
+    section "Windows result"
     echo "$passed passed, $failed failed ($((SECONDS - t_start)) s)"
     [ "$failed" -eq 0 ]
     exit

@@ -42,7 +42,7 @@ STATEMENTS = {
 }
 
 STRING_FIELDS = ("now_ms", "missing_table_message")
-LIST_FIELDS = ("dbms_names", "session_setup", "missing_table_sqlstates")
+LIST_FIELDS = ("aliases", "dbms_names", "session_setup", "missing_table_sqlstates")
 FIELDS = ("now_ms",) + LIST_FIELDS + ("missing_table_message",) + tuple(STATEMENTS)
 
 ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
@@ -254,6 +254,16 @@ def check_row(key, row, errors, where):
 
     attempt("dbms_names", do_names)
 
+    def do_aliases(v):
+        for idx, s in enumerate(v):
+            if not ROW_KEY_RE.fullmatch(s):
+                raise FieldError("item %d: '%s' must match [a-z][a-z0-9_]*" % (idx + 1, s))
+            if s == key:
+                raise FieldError("item %d: '%s' is the row's own key" % (idx + 1, s))
+        return list(v)
+
+    attempt("aliases", do_aliases)
+
     def do_setup(v):
         res = []
         for idx, s in enumerate(v):
@@ -407,6 +417,8 @@ typedef struct sqlease_stmt {{
 
 typedef struct sqlease_dialect {{
     const char *key;
+    const char *const *aliases; /* other names --dialect accepts */
+    size_t naliases;
     const char *now_ms;
     const char *const *dbms_names;
     size_t ndbms_names;
@@ -421,7 +433,7 @@ typedef struct sqlease_dialect {{
 extern const sqlease_dialect sqlease_dialects[];
 extern const size_t sqlease_dialect_count;
 
-/* The dialect with this key; NULL if unknown. */
+/* The dialect with this key or alias; NULL if unknown. */
 const sqlease_dialect *sqlease_dialect_find(const char *key);
 /* The first dialect one of whose dbms_names is a case-insensitive
  * substring of dbms_name; NULL if none or dbms_name is NULL. */
@@ -466,12 +478,17 @@ static int same(const char *a, const char *b)
 
 const sqlease_dialect *sqlease_dialect_find(const char *key)
 {
-    size_t i;
+    size_t i, j;
     if (!key)
         return NULL;
     for (i = 0; i < sqlease_dialect_count; i++) {
-        if (same(sqlease_dialects[i].key, key))
-            return &sqlease_dialects[i];
+        const sqlease_dialect *d = &sqlease_dialects[i];
+        if (same(d->key, key))
+            return d;
+        for (j = 0; j < d->naliases; j++) {
+            if (same(d->aliases[j], key))
+                return d;
+        }
     }
     return NULL;
 }
@@ -527,6 +544,7 @@ def render_c(dialects, h_name):
         w("/* ---- %s ---- */" % k)
         w("")
         refs = {}
+        refs["aliases"] = str_array("%s_aliases" % k, d["aliases"])
         refs["dbms_names"] = str_array("%s_dbms_names" % k, d["dbms_names"])
         refs["session_setup"] = str_array("%s_session_setup" % k, d["session_setup"])
         refs["missing_table_sqlstates"] = str_array("%s_missing_table_sqlstates" % k,
@@ -545,6 +563,7 @@ def render_c(dialects, h_name):
         b = []
         b.append("    {")
         b.append("        %s," % c_string(k, "        "))
+        b.append("        %s," % refs["aliases"])
         b.append("        %s," % c_string(d["now_ms"], "        "))
         b.append("        %s," % refs["dbms_names"])
         b.append("        %s," % refs["session_setup"])
@@ -598,6 +617,15 @@ def main(argv):
             dialects.append(d)
     if not data:
         errors.append("%s: no dialect rows" % path)
+    # A name --dialect accepts must pick one row.
+    taken = {d["key"]: d["key"] for d in dialects}
+    for d in dialects:
+        for alias in d["aliases"]:
+            if alias in taken:
+                errors.append("%s: '%s' already names row '%s'"
+                              % (where(d["key"], "aliases"), alias, taken[alias]))
+            else:
+                taken[alias] = d["key"]
     if errors:
         for e in errors:
             print(e, file=sys.stderr)

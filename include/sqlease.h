@@ -220,7 +220,9 @@ typedef struct sqlease_state sqlease_state;
 
 /* Why on_stopped was called. */
 typedef enum sqlease_stop_reason {
-    SQLEASE_STOP_LOST = 1,      /* another owner holds the lease */
+    SQLEASE_STOP_LOST = 1,      /* the hold is gone: another owner holds the
+                                   lease, or it expired or was force-released
+                                   (a re-take is a new hold, new token) */
     SQLEASE_STOP_DEADLINE = 2,  /* not proven for renew_deadline */
     SQLEASE_STOP_SHUTDOWN = 3   /* sqlease_supervisor_stop */
 } sqlease_stop_reason;

@@ -148,7 +148,9 @@ static void stop_work(sqlease_supervisor *s, int reason)
     if (go) {
         slog(s, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
              "stopping the work: %s",
-             reason == SQLEASE_STOP_LOST ? "another owner holds the lease"
+             reason == SQLEASE_STOP_LOST
+                 ? "the hold is gone (another owner holds the lease, or it expired or was "
+                   "cleared)"
              : reason == SQLEASE_STOP_DEADLINE
                  ? "the lease has not been proven for the renew deadline"
                  : "shutting down");

@@ -354,6 +354,20 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'aquire': unknown field")
 
+    def test_alias_naming_another_row(self):
+        rows = self.rows()
+        rows["sqlite"]["aliases"] = ["mysql"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'aliases': "
+                            "'mysql' already names row 'mysql'")
+
+    def test_alias_not_an_identifier(self):
+        rows = self.rows()
+        rows["sqlite"]["aliases"] = ["SQL Lite"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'aliases': "
+                            "item 1: 'SQL Lite' must match [a-z][a-z0-9_]*")
+
     def test_string_where_list_expected(self):
         rows = self.rows()
         rows["sqlite"]["dbms_names"] = "SQLite"

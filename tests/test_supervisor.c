@@ -180,6 +180,8 @@ static void test_alternation_across_loss(void)
     CU_ASSERT_FATAL(await_events(&r, 2, 3000));
     CU_ASSERT_EQUAL(r.kind[1], 'T');
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_LOST);
+    /* The log line names the lease, the owner and the token it lost. */
+    CU_ASSERT(tu_log_has("lease job owner sup-a token 1: stopping the work: the hold is gone"));
 
     /* The other owner releases: the supervisor takes it afresh. */
     CU_ASSERT_EQUAL(sqlease_lease_release(other, &released, &err), SQLEASE_OK);

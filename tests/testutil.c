@@ -18,6 +18,57 @@ static char dsn[1024];
 static char table[64];
 static int table_seq;
 
+static sqlease_mutex log_lock;
+static int log_lock_ready;
+static char log_buf[65536];
+static size_t log_len;
+
+/* First called from the main thread (tu_open, tu_main) before any
+ * library thread exists. */
+static void log_init(void)
+{
+    if (!log_lock_ready) {
+        sqlease_mutex_init(&log_lock);
+        log_lock_ready = 1;
+    }
+}
+
+void tu_log_sink(void *userdata, int level, const char *line)
+{
+    size_t n = strlen(line);
+    (void)userdata;
+    log_init();
+    if (getenv("SQLEASE_TEST_LOG") != NULL)
+        fprintf(stderr, "log %d: %s\n", level, line);
+    sqlease_mutex_lock(&log_lock);
+    if (log_len + n + 2 >= sizeof log_buf)
+        log_len = 0; /* keep the newest lines */
+    memcpy(log_buf + log_len, line, n);
+    log_buf[log_len + n] = '\n';
+    log_len += n + 1;
+    log_buf[log_len] = '\0';
+    sqlease_mutex_unlock(&log_lock);
+}
+
+int tu_log_has(const char *needle)
+{
+    int found;
+    log_init();
+    sqlease_mutex_lock(&log_lock);
+    found = strstr(log_buf, needle) != NULL;
+    sqlease_mutex_unlock(&log_lock);
+    return found;
+}
+
+void tu_log_clear(void)
+{
+    log_init();
+    sqlease_mutex_lock(&log_lock);
+    log_len = 0;
+    log_buf[0] = '\0';
+    sqlease_mutex_unlock(&log_lock);
+}
+
 const char *tu_dir(void)
 {
     if (dir[0] == '\0') {
@@ -54,9 +105,11 @@ sqlease_db *tu_open(void)
     sqlease_db *db = NULL;
     int rc;
 
+    log_init();
     sqlease_db_options_init(&o);
     o.conn = tu_dsn();
-    o.log_level = SQLEASE_LOG_WARN;
+    o.log = tu_log_sink;
+    o.log_level = SQLEASE_LOG_DEBUG;
     rc = sqlease_db_open(&db, &o, &err);
     if (rc != SQLEASE_OK) {
         fprintf(stderr, "cannot open %s: %s\n", tu_dsn(), err.message);
@@ -107,7 +160,8 @@ void tu_options(sqlease_options *o, const char *t, const char *name, const char 
     o->heartbeat_ms = heartbeat;
     o->renew_deadline_ms = deadline;
     o->retry_ms = retry;
-    o->log_level = SQLEASE_LOG_WARN;
+    o->log = tu_log_sink;
+    o->log_level = SQLEASE_LOG_DEBUG;
 }
 
 int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms)
@@ -201,7 +255,8 @@ tu_faulty *tu_faulty_open(sqlease_db **db)
     sqlease_mutex_init(&f->m);
     sqlease_cond_init(&f->cv);
     sqlease_db_options_init(&o);
-    o.log_level = SQLEASE_LOG_WARN;
+    o.log = tu_log_sink;
+    o.log_level = SQLEASE_LOG_DEBUG;
     o.query_timeout_ms = TU_FAULTY_QUERY_TIMEOUT_MS;
     if (db_wrap(db, &faulty_ops, f, "faulty", &o, &err) != SQLEASE_OK) {
         faulty_close(f);
@@ -244,6 +299,7 @@ int tu_main(void (*add)(void))
 {
     unsigned failures;
 
+    log_init();
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     add();

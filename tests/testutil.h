@@ -39,6 +39,14 @@ void tu_options(sqlease_options *o, const char *table, const char *name, const c
  * Returns 1 if it became true. */
 int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms);
 
+/* The log sink tu_open, tu_faulty_open and tu_options install: lines are
+ * kept (not printed, so expected errors do not clutter the run) for
+ * tu_log_has to search; SQLEASE_TEST_LOG=1 also prints them. */
+void tu_log_sink(void *userdata, int level, const char *line);
+/* 1 if a line logged since the last tu_log_clear contains needle. */
+int tu_log_has(const char *needle);
+void tu_log_clear(void);
+
 /* ---- fault injection around the real ODBC port ------------------- */
 
 enum tu_fault {

@@ -32,7 +32,7 @@ typedef struct supervise_loop {
 
 static void log_waiting(const supervise_loop *L)
 {
-    cli_log(SQLEASE_LOG_INFO, "waiting for lease '%s' (owner %s)", L->s->name, L->s->owner);
+    cli_log(SQLEASE_LOG_INFO, "waiting for lease '%s' as owner %s", L->s->name, L->s->owner);
 }
 
 /* A crash loop should not hammer the host, but a CMD that ran for a

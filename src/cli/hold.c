@@ -128,7 +128,7 @@ void cli_hold_child_gone(cli_hold *h)
 const char *cli_stop_reason(int reason)
 {
     switch (reason) {
-    case SQLEASE_STOP_LOST: return "lost to another owner";
+    case SQLEASE_STOP_LOST: return "lost (held by another owner, expired or cleared)";
     case SQLEASE_STOP_DEADLINE: return "not renewed before the renew deadline";
     case SQLEASE_STOP_SHUTDOWN: return "released at shutdown";
     default: return "stopped";
