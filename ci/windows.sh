@@ -14,7 +14,7 @@
 # the host's odbcinst.ini ($ODBCSYSINI if set) like any native program, so
 # Database= is a host (Unix) path.  Nothing Wine-specific is configured.
 #
-# Installs nothing (ci/packages.txt lists gcc-mingw-w64-x86-64, wine,
+# Installs nothing (ci/packages-full.txt lists gcc-mingw-w64-x86-64, wine,
 # wine64).  Prints one PASS or FAIL line per check and exits non-zero if
 # any failed.  Stops the prefix's wineserver (and with it every Windows
 # process it ran) and removes the prefix on exit.  Runs in about a minute.
