@@ -24,6 +24,10 @@
 # Runs as root (the server then runs as the `mysql` system user) or as
 # an ordinary user (the server runs as that user).
 #
+# The chaos harness also finds SQLEASE_DB_PORT (the server's port) and
+# SQLEASE_DB_STOP / SQLEASE_DB_START (commands that stop the server and
+# start it again in place) in its environment.
+#
 # Environment: SQLEASE_MARIADB_PORT (first port to try), ODBC_DRIVER_DIR
 # (where libmaodbc.so lives, if not a usual place), SQLEASE_MARIADB_OPTIONS
 # (the OPTION values to run with; default "0 2").
@@ -119,8 +123,22 @@ else
 fi
 
 SERVER_PID=""
+# The chaos harness may have restarted the server (SQLEASE_DB_STOP /
+# SQLEASE_DB_START below): then the pid to watch and to stop is the one in
+# the pid file, no longer our child.
+refresh_server_pid() {
+    local p
+    [ -n "$SERVER_PID" ] || return 0
+    kill -0 "$SERVER_PID" 2>/dev/null && return 0
+    p=$(cat "$PIDFILE" 2>/dev/null || true)
+    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=$p
+    fi
+}
 # shellcheck disable=SC2317  # called from the EXIT trap
 stop_server() {
+    refresh_server_pid
     [ -n "$SERVER_PID" ] || return 0
     if kill -0 "$SERVER_PID" 2>/dev/null; then
         log "stopping the server (pid $SERVER_PID)"
@@ -233,6 +251,35 @@ export ODBCSYSINI=$WORK/odbc
 export ODBCINI=$WORK/odbc/odbc.ini
 export SQLEASE_TEST_DIALECT=mysql
 
+# ------------------------------------------------------------ restart commands
+
+# For the chaos harness (ci/chaos.sh): how to stop this server and start it
+# again in place, and the port it listens on (the harness puts a proxy of
+# its own in front of it).  `shutdown` returns once the server is down; the
+# restarted server runs detached (setsid), and stop_server finds it
+# by its pid file.
+{
+    printf '#!/usr/bin/env bash\n'
+    printf 'exec %q --no-defaults --socket=%q -u root --connect-timeout=5 shutdown\n' \
+        "$ADMIN" "$SOCK"
+} >"$WORK/db-stop.sh"
+{
+    printf '#!/usr/bin/env bash\n'
+    printf 'setsid'
+    printf ' %q' "$SERVER" --no-defaults "${USER_OPT[@]}" --datadir="$DATA" --socket="$SOCK" \
+        --port="$PORT" --bind-address=127.0.0.1 --pid-file="$PIDFILE" \
+        --log-error="$ERRLOG" --skip-name-resolve --character-set-server=utf8mb4 \
+        --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=2
+    printf ' </dev/null >>%q 2>&1 &\n' "$WORK/server.out"
+    printf 'for _ in $(seq 1 600); do\n'
+    printf '    %q --no-defaults --socket=%q -u root --connect-timeout=2 ping >/dev/null 2>&1 && exit 0\n' \
+        "$ADMIN" "$SOCK"
+    printf '    sleep 0.1\ndone\nexit 1\n'
+} >"$WORK/db-start.sh"
+export SQLEASE_DB_PORT=$PORT
+export SQLEASE_DB_STOP="bash $WORK/db-stop.sh"
+export SQLEASE_DB_START="bash $WORK/db-start.sh"
+
 # ------------------------------------------------------------ run
 
 [ $# -gt 0 ] || set -- scons test
@@ -252,6 +299,7 @@ for opt in $OPTIONS; do
         summary="$summary OPTION=$opt:FAIL($rc)"
         [ "$status" != 0 ] || status=$rc
     fi
+    refresh_server_pid
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then
         log "the server died during the run; its log:"
         tail -n 50 "$ERRLOG" >&2 2>/dev/null || true

@@ -19,6 +19,10 @@
 # Runs as root (the server then runs as the `postgres` system user) or as
 # an ordinary user (the server runs as that user).
 #
+# The chaos harness also finds SQLEASE_DB_PORT (the server's port) and
+# SQLEASE_DB_STOP / SQLEASE_DB_START (commands that stop the server and
+# start it again in place) in its environment.
+#
 # Environment: PG_BIN (directory of initdb/pg_ctl; default: the newest
 # /usr/lib/postgresql/*/bin), SQLEASE_PG_PORT (first port to try),
 # ODBC_DRIVER_DIR (where psqlodbcw.so lives, if not a usual place).
@@ -174,6 +178,26 @@ SSLmode = disable
 EOF
 export ODBCSYSINI=$WORK/odbc
 export ODBCINI=$WORK/odbc/odbc.ini
+
+# ------------------------------------------------------------ restart commands
+
+# For the chaos harness (ci/chaos.sh): how to stop this server and start it
+# again in place, and the port it listens on (the harness puts a proxy of
+# its own in front of it).  The cleanup above stops it whoever started it.
+PG_STOP="'$PG_BIN/pg_ctl' stop -D '$DATA' -m fast -w -t 60"
+PG_START="'$PG_BIN/pg_ctl' start -D '$DATA' -w -t 60 -l '$PGDIR/server.log' \
+-o \"-p $PORT -k '$SOCK' -c listen_addresses=127.0.0.1 -c fsync=off\""
+for f in stop start; do
+    if [ "$f" = stop ]; then c=$PG_STOP; else c=$PG_START; fi
+    if [ "$(id -u)" = 0 ]; then
+        printf '#!/usr/bin/env bash\nexec su %s -s /bin/sh -c %q\n' "$PG_USER" "$c"
+    else
+        printf '#!/usr/bin/env bash\nexec sh -c %q\n' "$c"
+    fi >"$WORK/db-$f.sh"
+done
+export SQLEASE_DB_PORT=$PORT
+export SQLEASE_DB_STOP="bash $WORK/db-stop.sh"
+export SQLEASE_DB_START="bash $WORK/db-start.sh"
 
 # ------------------------------------------------------------ run
 

@@ -105,6 +105,8 @@ step "test (default build)" run_tests build
 step "install, symbols, pkg-config example" bash ci/install-check.sh
 step "dialect matrix (postgres, mariadb, sqlserver)" env SQLEASE_MATRIX="postgres mariadb sqlserver" bash ci/matrix.sh
 step "Windows: MinGW cross-build, run under Wine" bash ci/windows.sh
+step "valgrind: run and supervise" bash ci/valgrind.sh
+step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address
     step "test (ASan+UBSan)" run_tests build/asan SANITIZE=address

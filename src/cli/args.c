@@ -20,7 +20,7 @@ typedef struct value_flag {
 } value_flag;
 
 enum { F_DSN, F_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY, F_OWNER,
-       F_DIALECT, F_COUNT };
+       F_DIALECT, F_QUERY_TIMEOUT, F_LOGIN_TIMEOUT, F_COUNT };
 
 int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
 {
@@ -48,7 +48,8 @@ int cli_unknown_flag(const char *command, const char *arg)
 {
     static const char *const globals[] = {"--dsn", "--table", "--name", "--ttl", "--heartbeat",
                                           "--renew-deadline", "--retry", "--owner",
-                                          "--dialect", "-v", "-q"};
+                                          "--dialect", "--query-timeout",
+                                          "--login-timeout", "-v", "-q"};
     size_t len = strcspn(arg, "=");
 
     for (size_t k = 0; k < sizeof globals / sizeof globals[0]; k++)
@@ -135,6 +136,8 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
         [F_RETRY] = {"--retry", "SQLEASE_RETRY", NULL, NULL},
         [F_OWNER] = {"--owner", "SQLEASE_OWNER", NULL, NULL},
         [F_DIALECT] = {"--dialect", NULL, NULL, NULL},
+        [F_QUERY_TIMEOUT] = {"--query-timeout", "SQLEASE_QUERY_TIMEOUT", NULL, NULL},
+        [F_LOGIN_TIMEOUT] = {"--login-timeout", "SQLEASE_LOGIN_TIMEOUT", NULL, NULL},
     };
     int i;
 
@@ -189,7 +192,9 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
     if (resolve_duration(&flags[F_TTL], &a->ttl_ms) != 0 ||
         resolve_duration(&flags[F_HEARTBEAT], &a->heartbeat_ms) != 0 ||
         resolve_duration(&flags[F_RENEW_DEADLINE], &a->renew_deadline_ms) != 0 ||
-        resolve_duration(&flags[F_RETRY], &a->retry_ms) != 0)
+        resolve_duration(&flags[F_RETRY], &a->retry_ms) != 0 ||
+        resolve_duration(&flags[F_QUERY_TIMEOUT], &a->query_timeout_ms) != 0 ||
+        resolve_duration(&flags[F_LOGIN_TIMEOUT], &a->login_timeout_ms) != 0)
         return CLI_EXIT_USAGE;
     return CLI_CONTINUE;
 }

@@ -52,6 +52,8 @@ typedef struct cli_args {
     int64_t heartbeat_ms;
     int64_t renew_deadline_ms;
     int64_t retry_ms;
+    int64_t query_timeout_ms;  /* 0: the library default (5 s) */
+    int64_t login_timeout_ms;  /* 0: the library default (5 s) */
     int verbosity;        /* -1 with -q, 1 with -v, else 0 */
     const char *command;  /* the COMMAND word */
     int cmd_argc;         /* arguments after COMMAND */

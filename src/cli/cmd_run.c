@@ -51,6 +51,7 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
         int r = cli_child_poll(child, code);
 
         if (r == 1) {
+            cli_session_guard_done(s);
             cli_hold_child_gone(&s->hold);
             return ENDED_EXIT;
         }
@@ -60,15 +61,20 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
         if (!v.held) {
             cli_error("lease '%s' %s while CMD ran (token %" PRId64 "); stopping CMD",
                       s->name, cli_stop_reason(v.stop_reason), v.token);
+            cli_session_guard_stopping(s);
             *code = cli_child_stop(child, grace);
+            cli_session_guard_done(s);
             cli_hold_child_gone(&s->hold);
             return ENDED_LOST;
         }
         if (sqlease_signal_received() != 0) {
+            cli_session_guard_stopping(s);
             *code = cli_child_stop(child, grace);
+            cli_session_guard_done(s);
             cli_hold_child_gone(&s->hold);
             return ENDED_SIGNAL;
         }
+        cli_session_guard_tick(s);
         cli_hold_wait(&s->hold, v.version, sqlease_mono_ms() + POLL_MS);
     }
 }
@@ -131,6 +137,7 @@ int cli_cmd_run(const cli_args *a)
     }
     cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "); started CMD (pid %ld)",
             s.name, token, cli_child_pid(&child));
+    cli_session_guard_start(&s, &child);
 
     ended = watch_child(&s, &child, f.kill_grace_ms, &code);
     switch (ended) {
@@ -151,7 +158,9 @@ int cli_cmd_run(const cli_args *a)
         break;
     default:
         cli_error("cannot wait for CMD; stopping it");
+        cli_session_guard_stopping(&s);
         cli_child_stop(&child, f.kill_grace_ms);
+        cli_session_guard_done(&s);
         cli_hold_child_gone(&s.hold);
         rc = CLI_EXIT_OSERR;
         break;

@@ -53,8 +53,11 @@ static void schedule_restart(supervise_loop *L, int code, int64_t now)
 
 static void stop_child(supervise_loop *L, const char *why)
 {
-    int code = cli_child_stop(&L->child, L->grace_ms);
+    int code;
 
+    cli_session_guard_stopping(L->s);
+    code = cli_child_stop(&L->child, L->grace_ms);
+    cli_session_guard_done(L->s);
     cli_hold_child_gone(&L->s->hold);
     L->running = 0;
     cli_log(SQLEASE_LOG_INFO, "stopped CMD (token %" PRId64 ", status %d): %s", L->token,
@@ -70,6 +73,7 @@ static void try_start(supervise_loop *L, int64_t now)
     if (r == 1) {
         L->running = 1;
         L->started_mono = now;
+        cli_session_guard_start(L->s, &L->child);
         cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "): started CMD (pid %ld)",
                 L->s->name, L->token, cli_child_pid(&L->child));
     } else if (r < 0) {
@@ -89,6 +93,7 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
         int r = cli_child_poll(&L->child, &code);
 
         if (r == 1) {
+            cli_session_guard_done(L->s);
             cli_hold_child_gone(&L->s->hold);
             L->running = 0;
             if (v->held)
@@ -149,6 +154,8 @@ int cli_cmd_supervise(const cli_args *a)
 
         cli_hold_view_get(&s.hold, &v);
         step(&L, &v, now);
+        if (L.running)
+            cli_session_guard_tick(&s);
         if (!L.running && v.held && L.next_start > now && L.next_start < wake)
             wake = L.next_start;
         cli_hold_wait(&s.hold, v.version, wake);

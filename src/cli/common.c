@@ -170,6 +170,10 @@ int cli_open_db(const cli_args *a, sqlease_db **db)
     sqlease_db_options_init(&o);
     o.conn = a->dsn;
     o.dialect = a->dialect;
+    if (a->query_timeout_ms > 0)
+        o.query_timeout_ms = a->query_timeout_ms;
+    if (a->login_timeout_ms > 0)
+        o.login_timeout_ms = a->login_timeout_ms;
     o.log = cli_log_sink;
     o.log_userdata = NULL;
     o.log_level = log_level;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "child.h"
 #include "platform.h"
 #include "session.h"
 
@@ -75,6 +76,16 @@ static int resolve_timing(const sqlease_options *eff, cli_job_flags *f, cli_sess
     window = s->ttl_ms - s->renew_deadline_ms;
     if (f->kill_grace_ms < 0)
         f->kill_grace_ms = window / 2;
+    s->kill_grace_ms = f->kill_grace_ms;
+    /* The guard acts a little after the deadline, so that a responsive
+     * sqlease (whose watchdog fires at the deadline) does the stopping,
+     * yet well inside the window: half of what the grace leaves, at most
+     * 100 ms. */
+    s->guard_slack_ms = (window - f->kill_grace_ms) / 2;
+    if (s->guard_slack_ms > 100)
+        s->guard_slack_ms = 100;
+    if (s->guard_slack_ms < 0)
+        s->guard_slack_ms = 0;
     if (f->kill_grace_ms >= window)
         return cli_usage("--kill-grace %" PRId64 "ms does not fit inside ttl - renew-deadline"
                          " (%" PRId64 "ms); CMD must be gone before another owner may"
@@ -91,6 +102,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
 
     memset(s, 0, sizeof *s);
     memset(&err, 0, sizeof err);
+    cli_guard_init(&s->guard);
     rc = cli_check_options(a);
     if (rc != CLI_CONTINUE)
         return rc;
@@ -159,6 +171,7 @@ int cli_session_stop(cli_session *s)
     int r = 0;
 
     memset(&err, 0, sizeof err);
+    cli_guard_disarm(&s->guard);
     if (s->sup != NULL) {
         int st = sqlease_supervisor_stop(s->sup, &err);
         if (st != SQLEASE_OK) {
@@ -188,6 +201,52 @@ int cli_session_stop(cli_session *s)
         s->hold_ready = 0;
     }
     return r;
+}
+
+/* The deadline of the current hold as a monotonic time, or -1 when the
+ * supervisor says it is not holding (then sqlease is about to stop CMD
+ * itself, and the guard keeps the last deadline it was told). */
+static int64_t hold_deadline(cli_session *s)
+{
+    sqlease_state st;
+
+    memset(&st, 0, sizeof st);
+    if (s->sup == NULL || sqlease_supervisor_state(s->sup, &st) != SQLEASE_OK ||
+        !st.holding || st.deadline_in_ms <= 0)
+        return -1;
+    return sqlease_mono_ms() + st.deadline_in_ms;
+}
+
+void cli_session_guard_start(cli_session *s, const sqlease_child *c)
+{
+    int64_t deadline = hold_deadline(s);
+
+    /* Lost between the start and here: the guard gets "now", sqlease's own
+     * stop follows within one round of its main loop. */
+    if (deadline < 0)
+        deadline = sqlease_mono_ms();
+    (void)cli_guard_start(&s->guard, cli_child_pid(c), deadline, s->kill_grace_ms,
+                         s->guard_slack_ms);
+}
+
+void cli_session_guard_tick(cli_session *s)
+{
+    int64_t deadline = hold_deadline(s);
+
+    /* Two clock readings go into the figure: ignore jitter of a few ms so
+     * that only a renew (a move by about a heartbeat) is written. */
+    if (deadline >= 0 && (deadline > s->guard.deadline + 10 || deadline < s->guard.deadline - 10))
+        cli_guard_deadline(&s->guard, deadline);
+}
+
+void cli_session_guard_stopping(cli_session *s)
+{
+    cli_guard_stopping(&s->guard);
+}
+
+void cli_session_guard_done(cli_session *s)
+{
+    cli_guard_disarm(&s->guard);
 }
 
 int cli_session_never_reached_db(cli_session *s)

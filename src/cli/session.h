@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "guard.h"
 #include "hold.h"
 
 /* Flags after `run` / `supervise`, up to and including `-- CMD...`. */
@@ -27,6 +28,9 @@ typedef struct cli_session {
     const char *name;
     char owner[SQLEASE_MAX_OWNER + 1];
     int64_t ttl_ms, heartbeat_ms, renew_deadline_ms, retry_ms;
+    int64_t kill_grace_ms;
+    cli_guard guard;        /* CMD's guard process, while CMD runs */
+    int64_t guard_slack_ms; /* the guard acts this long after the deadline */
 } cli_session;
 
 /* Parse the command's flags; is_run allows --no-wait and --min-hold.
@@ -42,6 +46,15 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s);
  * it and close the database.  CMD must already be stopped.  Returns 0, or
  * -1 if the release failed (already logged). */
 int cli_session_stop(cli_session *s);
+
+/* CMD's guard (guard.h), driven from the main thread.  guard_start right
+ * after CMD was started; guard_tick every round of the main loop while CMD
+ * runs (passes the hold's deadline on when it moved); guard_stopping just
+ * before sqlease stops CMD itself; guard_done once CMD has been reaped. */
+void cli_session_guard_start(cli_session *s, const sqlease_child *c);
+void cli_session_guard_tick(cli_session *s);
+void cli_session_guard_stopping(cli_session *s);
+void cli_session_guard_done(cli_session *s);
 
 /* 1 if the supervisor has never had an answer from the database. */
 int cli_session_never_reached_db(cli_session *s);

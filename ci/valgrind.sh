@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# ci/valgrind.sh -- `sqlease run` and `sqlease supervise` under Valgrind's
+# memcheck: no error, no definite or indirect leak.
+#
+#   bash ci/valgrind.sh
+#
+# Builds build/bin/sqlease (the normal build: Valgrind and the sanitizers
+# do not mix), then in a fresh temporary directory, on an SQLite file:
+#
+#   run       -- sh -c 'exit 3'    must exit 3
+#   supervise -- sleep 60          held for a few heartbeats (so the
+#                                  heartbeat, the watchdog and CMD's guard
+#                                  all run), then SIGTERM: must exit 0
+#
+# with --leak-check=full --errors-for-leak-kinds=definite,indirect
+# --error-exitcode=99.  Every process Valgrind follows (sqlease, and the
+# guard it forks) writes its own log; any error or definite/indirect leak
+# in any of them fails the script, and the logs are printed.
+
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 2
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+BIN=$TOP/build/bin/sqlease
+
+command -v valgrind >/dev/null 2>&1 || { echo "valgrind.sh: valgrind is not installed" >&2; exit 2; }
+scons -Q -j"$JOBS" build/bin/sqlease || exit 2
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-valgrind-XXXXXX")
+SUP_PID=""
+# shellcheck disable=SC2317  # called from the EXIT trap
+cleanup() {
+    if [ -n "$SUP_PID" ] && kill -0 "$SUP_PID" 2>/dev/null; then
+        kill -KILL "$SUP_PID" 2>/dev/null
+        wait "$SUP_PID" 2>/dev/null
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+DSN="Driver=SQLite3;Database=$WORK/vg.db;Timeout=5000"
+TABLE=vg_lease_$$
+VG=(valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect
+    --error-exitcode=99 --child-silent-after-fork=no --log-file="$WORK/vg.%p.log")
+COMMON=(--dsn "$DSN" --table "$TABLE" --ttl 10s --heartbeat 1s --renew-deadline 5s
+        --retry 500ms)
+failed=0
+
+fail() {
+    echo "valgrind.sh: FAIL: $*"
+    failed=1
+}
+
+"$BIN" "${COMMON[@]}" migrate >"$WORK/migrate.out" 2>&1 || { cat "$WORK/migrate.out"; exit 2; }
+
+echo "==== valgrind: sqlease run -- sh -c 'exit 3'"
+"${VG[@]}" "$BIN" "${COMMON[@]}" run -- sh -c 'exit 3' >"$WORK/run.out" 2>&1
+rc=$?
+[ "$rc" = 3 ] || { cat "$WORK/run.out"; fail "run exited $rc, expected 3 (99: memcheck errors)"; }
+
+echo "==== valgrind: sqlease supervise -- sleep 60 (SIGTERM after a few heartbeats)"
+"${VG[@]}" "$BIN" "${COMMON[@]}" supervise -- sleep 60 >"$WORK/supervise.out" 2>&1 &
+SUP_PID=$!
+held=0
+for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
+    if grep -q 'started CMD' "$WORK/supervise.out" 2>/dev/null; then
+        held=1
+        break
+    fi
+    sleep 0.1
+done
+[ "$held" = 1 ] || fail "supervise did not start CMD within 30 s"
+sleep 4                             # a few renews
+kill -TERM "$SUP_PID"
+wait "$SUP_PID"
+rc=$?
+SUP_PID=""
+[ "$rc" = 0 ] || { cat "$WORK/supervise.out"; fail "supervise exited $rc, expected 0 (99: memcheck errors)"; }
+
+# Every log, including the forked guard's: errors and lost bytes.
+for log in "$WORK"/vg.*.log; do
+    [ -f "$log" ] || continue
+    if grep -qE 'ERROR SUMMARY: [1-9]|definitely lost: [1-9]|indirectly lost: [1-9]|Invalid (read|write)|uninitialised' "$log"; then
+        echo "---- $log"
+        cat "$log"
+        fail "memcheck reported errors or leaks (above)"
+    fi
+done
+n=$(find "$WORK" -name 'vg.*.log' | wc -l)
+if [ "$failed" = 0 ]; then
+    echo "valgrind: run and supervise clean ($n process logs checked)"
+else
+    echo "valgrind: FAILED"
+fi
+exit "$failed"

@@ -1,0 +1,407 @@
+/*
+ * test_guard.c -- black-box tests of CMD's guard process: the real
+ * `sqlease` binary ($SQLEASE_BIN) supervising `sleep`, with sqlease itself
+ * frozen (SIGSTOP) or killed (SIGKILL), and a normal loss, which must
+ * still go SIGTERM, grace, SIGKILL.
+ *
+ * The database is the one under test (tu_dsn(): an SQLite file in the
+ * scratch directory, or $SQLEASE_TEST_DSN); every test uses its own table,
+ * dropped at the end.  sqlease runs in a process group of its own, so the
+ * end of every test can check that nothing it started is left: neither in
+ * its group (the guard) nor in CMD's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* Short timings: the deadline is at most RD_MS after the last proof, and
+ * at least RD_MS - HB_MS after the moment sqlease is frozen. */
+#define TTL "3s"
+#define HB "500ms"
+#define RD "1500ms"
+#define RETRY "250ms"
+#define HB_MS 500
+#define RD_MS 1500
+
+static const char *g_bin;
+static char g_table[64];
+static int g_seq;
+static pid_t g_pid;   /* the sqlease under test, 0 when none */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Gone, or a zombie that is not ours to reap. */
+static int pid_gone(long pid)
+{
+    char path[64], buf[512];
+    FILE *f;
+    size_t n;
+    const char *p;
+
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+        return 1;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static int await_gone(long pid, int64_t until)
+{
+    while (now_ms() < until) {
+        if (pid_gone(pid))
+            return 1;
+        nap_ms(5);
+    }
+    return pid_gone(pid);
+}
+
+/* Live (non-zombie) processes whose process group is pgid. */
+static int group_members(long pgid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        FILE *f;
+        size_t len;
+        const char *p;
+        char state;
+        long ppid, grp;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        p = strrchr(buf, ')');
+        if (p != NULL && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &grp) == 3 &&
+            grp == pgid && state != 'Z' && state != 'X')
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The first number in a file a CMD wrote (waits for a complete line). */
+static long read_pid(const char *path, int64_t timeout_ms)
+{
+    int64_t until = now_ms() + timeout_ms;
+
+    while (now_ms() < until) {
+        FILE *f = fopen(path, "r");
+        char line[64] = "";
+        int whole = 0;
+
+        if (f != NULL) {
+            whole = fgets(line, sizeof line, f) != NULL && strchr(line, '\n') != NULL;
+            fclose(f);
+        }
+        if (whole && atol(line) > 0)
+            return atol(line);
+        nap_ms(10);
+    }
+    return 0;
+}
+
+/* Start `sqlease --dsn .. --table .. <timing> ARGS...` in a process group
+ * of its own, output to a log file in the scratch directory. */
+static pid_t start_sqlease(const char *first, ...)
+{
+    char *argv[40];
+    char log[700];
+    const char *a;
+    int n = 0;
+    va_list ap;
+    pid_t pid;
+
+    argv[n++] = (char *)g_bin;
+    argv[n++] = "--dsn";
+    argv[n++] = (char *)tu_dsn();
+    argv[n++] = "--table";
+    argv[n++] = g_table;
+    argv[n++] = "--ttl=" TTL;
+    argv[n++] = "--heartbeat=" HB;
+    argv[n++] = "--renew-deadline=" RD;
+    argv[n++] = "--retry=" RETRY;
+    argv[n++] = "-v";
+    va_start(ap, first);
+    for (a = first; a != NULL && n < 39; a = va_arg(ap, const char *))
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    snprintf(log, sizeof log, "%s/sqlease.%d.log", tu_dir(), ++g_seq);
+    pid = fork();
+    if (pid == 0) {
+        int out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int in = open("/dev/null", O_RDONLY);
+
+        setpgid(0, 0);
+        if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid > 0)
+        setpgid(pid, pid);
+    g_pid = pid;
+    return pid;
+}
+
+/* Wait for sqlease up to timeout_ms; SIGKILL its group after that.
+ * Returns its exit status (128+N for a signal), -1 on timeout. */
+static int reap_sqlease(int64_t timeout_ms)
+{
+    int64_t until = now_ms() + timeout_ms;
+    int st, code = -1;
+
+    if (g_pid <= 0)
+        return -1;
+    for (;;) {
+        pid_t r = waitpid(g_pid, &st, WNOHANG);
+        if (r == g_pid) {
+            code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
+        }
+        if (now_ms() >= until) {
+            kill(-g_pid, SIGKILL);
+            waitpid(g_pid, &st, 0);
+            break;
+        }
+        nap_ms(5);
+    }
+    g_pid = 0;
+    return code;
+}
+
+static void setup_table(void)
+{
+    sqlease_db *db = tu_open();
+
+    snprintf(g_table, sizeof g_table, "guard_t_%ld_%d", (long)getpid(), ++g_seq);
+    if (db != NULL) {
+        CU_ASSERT_EQUAL(tu_migrate(db, g_table, "scheduler"), SQLEASE_OK);
+        sqlease_db_close(db);
+    }
+}
+
+static void drop_table(void)
+{
+    sqlease_db *db = tu_open();
+
+    if (db != NULL) {
+        tu_drop(db, g_table);
+        sqlease_db_close(db);
+    }
+}
+
+/* sqlease frozen alone: CMD must be gone by the deadline (+ 500 ms), not
+ * before the earliest the deadline can be; after SIGCONT and SIGTERM,
+ * sqlease exits 0 and nothing it started is left. */
+static void test_frozen_sqlease(void)
+{
+    char pidfile[600], script[800];
+    long sleep_pid, sqlease_pid;
+    int64_t t0;
+
+    setup_table();
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    sqlease_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(sqlease_pid > 0);
+    sleep_pid = read_pid(pidfile, 10000);
+    CU_ASSERT(sleep_pid > 0);
+    if (sleep_pid <= 0) {
+        kill(-sqlease_pid, SIGKILL);
+        reap_sqlease(5000);
+        return;
+    }
+    nap_ms(HB_MS + 200); /* a renew or two happened */
+    kill((pid_t)sqlease_pid, SIGSTOP);
+    t0 = now_ms();
+    /* The last proof is less than a heartbeat old (plus scheduling). */
+    nap_ms(RD_MS - HB_MS - 250);
+    CU_ASSERT(!pid_gone(sleep_pid));
+    CU_ASSERT(await_gone(sleep_pid, t0 + RD_MS + 500));
+    if (!pid_gone(sleep_pid))
+        fprintf(stderr, "\n  CMD still running %lld ms after sqlease was frozen\n",
+                (long long)(now_ms() - t0));
+    kill((pid_t)sqlease_pid, SIGCONT);
+    nap_ms(500);
+    kill((pid_t)sqlease_pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT(await_gone(sleep_pid, now_ms() + 1000));
+    CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
+    CU_ASSERT_EQUAL(group_members(sleep_pid), 0);
+    drop_table();
+}
+
+/* sqlease killed: CMD's own child, which the death signal does not reach,
+ * is killed by the guard when its pipe reaches end-of-file. */
+static void test_killed_sqlease(void)
+{
+    char pidfile[600], script[800];
+    long child_pid, sqlease_pid;
+    int64_t t0;
+
+    setup_table();
+    snprintf(pidfile, sizeof pidfile, "%s/grandchild.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "sleep 60 & echo $! > '%s'; wait", pidfile);
+    sqlease_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(sqlease_pid > 0);
+    child_pid = read_pid(pidfile, 10000);
+    CU_ASSERT(child_pid > 0);
+    kill((pid_t)sqlease_pid, SIGKILL);
+    t0 = now_ms();
+    CU_ASSERT_EQUAL(reap_sqlease(5000), 128 + SIGKILL);
+    CU_ASSERT(child_pid > 0 && await_gone(child_pid, t0 + 1000));
+    CU_ASSERT(await_gone(child_pid, t0 + 1000) && group_members(sqlease_pid) == 0);
+    if (child_pid > 0 && !pid_gone(child_pid)) {
+        kill((pid_t)child_pid, SIGKILL);
+        fprintf(stderr, "\n  CMD's child outlived sqlease\n");
+    }
+    drop_table();
+}
+
+/* A normal loss (the row cleared under the holder): SIGTERM first, and
+ * SIGKILL only after the kill grace, from sqlease and not earlier from the
+ * guard. */
+static void test_loss_keeps_grace(void)
+{
+    char pidfile[600], termfile[600], script[1600], force[800];
+    long cmd_pid, sqlease_pid;
+    int64_t t0, gone_after;
+    FILE *f;
+    char line[64] = "";
+
+    setup_table();
+    snprintf(pidfile, sizeof pidfile, "%s/trap.%d.pid", tu_dir(), ++g_seq);
+    snprintf(termfile, sizeof termfile, "%s/trap.%d.term", tu_dir(), g_seq);
+    snprintf(script, sizeof script,
+             "trap 'echo term > \"%s\"' TERM; echo $$ > '%s'; "
+             "while :; do sleep 0.05; done", termfile, pidfile);
+    sqlease_pid = start_sqlease("supervise", "--kill-grace", "1s", "--", "sh", "-c", script,
+                                NULL);
+    CU_ASSERT_FATAL(sqlease_pid > 0);
+    cmd_pid = read_pid(pidfile, 10000);
+    CU_ASSERT(cmd_pid > 0);
+    snprintf(force, sizeof force, "'%s' --dsn '%s' --table %s release --force >/dev/null 2>&1",
+             g_bin, tu_dsn(), g_table);
+    t0 = now_ms();
+    CU_ASSERT_EQUAL(system(force), 0);
+    CU_ASSERT(await_gone(cmd_pid, t0 + HB_MS + 3000));
+    gone_after = now_ms() - t0;
+    f = fopen(termfile, "r");
+    CU_ASSERT(f != NULL);
+    if (f != NULL) {
+        CU_ASSERT(fgets(line, sizeof line, f) != NULL);
+        fclose(f);
+    }
+    CU_ASSERT(strncmp(line, "term", 4) == 0);
+    /* The renew that finds the row cleared comes within a heartbeat; the
+     * SIGKILL a full grace after the SIGTERM. */
+    CU_ASSERT(gone_after >= 900);
+    if (gone_after < 900)
+        fprintf(stderr, "\n  CMD gone %lld ms after the loss: grace cut short\n",
+                (long long)gone_after);
+    kill((pid_t)sqlease_pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
+    CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    drop_table();
+}
+
+/* run: CMD's status still comes back through sqlease, and no guard is
+ * left behind. */
+static void test_run_status(void)
+{
+    pid_t pid;
+
+    setup_table();
+    pid = start_sqlease("run", "--", "sh", "-c", "sleep 0.2; exit 7", NULL);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(reap_sqlease(20000), 7);
+    CU_ASSERT_EQUAL(group_members(pid), 0);
+    pid = start_sqlease("run", "--", "sh", "-c", "kill -TERM $$", NULL);
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(reap_sqlease(20000), 128 + SIGTERM);
+    CU_ASSERT_EQUAL(group_members(pid), 0);
+    drop_table();
+}
+
+static void add_tests(void)
+{
+    CU_pSuite s = CU_add_suite("CMD guard", NULL, NULL);
+
+    CU_add_test(s, "a frozen sqlease's CMD is stopped by its deadline", test_frozen_sqlease);
+    CU_add_test(s, "a killed sqlease takes CMD's children with it", test_killed_sqlease);
+    CU_add_test(s, "a normal loss still gives CMD its kill grace", test_loss_keeps_grace);
+    CU_add_test(s, "run passes CMD's status through and leaves nothing",
+                test_run_status);
+}
+
+int main(void)
+{
+    static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_TABLE", "SQLEASE_NAME",
+                                       "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
+                                       "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
+                                       "SQLEASE_OWNER", "SQLEASE_TOKEN",
+                                       "SQLEASE_QUERY_TIMEOUT", "SQLEASE_LOGIN_TIMEOUT"};
+    int rc;
+
+    g_bin = getenv("SQLEASE_BIN");
+    if (g_bin == NULL || g_bin[0] == '\0' || access(g_bin, X_OK) != 0) {
+        fprintf(stderr, "test_guard: set SQLEASE_BIN to the sqlease binary to test "
+                        "(e.g. build/bin/sqlease); got '%s'\n", g_bin ? g_bin : "(unset)");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    signal(SIGPIPE, SIG_IGN);
+    rc = tu_main(add_tests);
+    if (g_pid > 0) {
+        kill(-g_pid, SIGKILL);
+        waitpid(g_pid, NULL, 0);
+    }
+    if (rc == 0)
+        tu_cleanup();
+    return rc;
+}
