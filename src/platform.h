@@ -125,6 +125,10 @@ void sqlease_child_close(sqlease_child *c);
 /* The child's process id (for messages, and sqlease_process_signal), or
  * 0 once it has been closed. */
 long sqlease_child_pid(const sqlease_child *c);
+/* 1 while any process of the child's group (POSIX: its process group,
+ * zombies included; Windows: its job object) is still there, also after
+ * the leader has been waited for, until sqlease_child_close. */
+int sqlease_child_group_alive(const sqlease_child *c);
 
 /* ---- signals (used by the CLI) ------------------------------------ */
 

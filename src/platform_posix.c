@@ -776,6 +776,11 @@ void sqlease_child_close(sqlease_child *c)
     c->running = 0;
 }
 
+int sqlease_child_group_alive(const sqlease_child *c)
+{
+    return c != NULL && c->pid > 0 && kill(-(pid_t)c->pid, 0) == 0;
+}
+
 long sqlease_child_pid(const sqlease_child *c)
 {
     return c != NULL ? c->pid : 0;

@@ -753,6 +753,18 @@ void sqlease_child_close(sqlease_child *c)
     c->running = 0;
 }
 
+int sqlease_child_group_alive(const sqlease_child *c)
+{
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION info;
+
+    if (c == NULL || c->job == NULL)
+        return 0;
+    if (!QueryInformationJobObject((HANDLE)c->job, JobObjectBasicAccountingInformation, &info,
+                                   sizeof info, NULL))
+        return 0;
+    return info.ActiveProcesses > 0;
+}
+
 long sqlease_child_pid(const sqlease_child *c)
 {
     if (c == NULL || c->process == NULL)

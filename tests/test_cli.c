@@ -525,6 +525,38 @@ static void test_password_never_printed(void)
     result_free(&r);
 }
 
+/* What CMD leaves behind in its process group is CMD's work too: it is
+ * stopped before the lease is released, even a member that ignores
+ * SIGTERM (SIGKILL after the grace). */
+static void test_run_stops_leftover_group(void)
+{
+    char pidfile[1100], script[1300];
+    result r;
+    long pid;
+
+    new_table();
+    run_db(&r, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    snprintf(pidfile, sizeof pidfile, "%s/leftover.pid", g_dir);
+    snprintf(script, sizeof script,
+             "(trap '' TERM; exec sleep 1000) & echo $! > '%s'; exit 0", pidfile);
+    run_db(&r, "--ttl", "3s", "--renew-deadline", "2s", "--heartbeat", "1s", "--retry",
+           "500ms", "run", "--", "sh", "-c", script, NULL);
+    ASSERT_CODE(r, 0);
+    pid = read_pid_file(pidfile, 1000);
+    CU_ASSERT(pid > 0);
+    /* Gone by the time run returned: no waiting here. */
+    CU_ASSERT(pid > 0 && pid_gone(pid));
+    if (pid > 0 && !pid_gone(pid))
+        kill((pid_t)pid, SIGKILL);
+    ASSERT_CONTAINS(r.err, "left processes in its group");
+    result_free(&r);
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+}
+
 /* SQL Server has no server here, but its driver (FreeTDS) is installed:
  * a refused connection must be exit 69 with the driver's reason, quickly,
  * with the password redacted.  Skipped where the driver is not
@@ -1031,6 +1063,7 @@ int main(void)
         {"an unreachable database exits 69", test_unreachable},
         {"a password is never printed", test_password_never_printed},
         {"SQL Server driver, closed port: exit 69", test_sqlserver_driver_closed_port},
+        {"run stops what CMD left in its group before releasing", test_run_stops_leftover_group},
         {"status before migrate exits 69", test_status_before_migrate},
         {"migrate is idempotent", test_migrate_twice},
         {"status --json after migrate", test_status_json},

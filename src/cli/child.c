@@ -29,12 +29,37 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
     return sqlease_child_spawn(c, argv, env, 3, err, cap);
 }
 
-int cli_child_poll(sqlease_child *c, int *code)
+/*
+ * CMD's own children live in its process group and may outlive it (a
+ * daemon it forked, a pipeline member that ignores SIGTERM).  They are
+ * still doing CMD's work, so they must be gone before the lease is
+ * released or another CMD started: SIGTERM the group, give it the grace,
+ * then SIGKILL it.
+ */
+static void sweep_group(sqlease_child *c, int64_t grace_ms)
+{
+    int64_t until;
+
+    if (!sqlease_child_group_alive(c))
+        return;
+    cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) left processes in its group; stopping them",
+            cli_child_pid(c));
+    sqlease_child_terminate(c);
+    until = sqlease_mono_ms() + grace_ms;
+    while (sqlease_child_group_alive(c) && sqlease_mono_ms() < until)
+        sqlease_sleep_ms(10);
+    if (sqlease_child_group_alive(c))
+        sqlease_child_kill(c);
+}
+
+int cli_child_poll(sqlease_child *c, int64_t grace_ms, int *code)
 {
     int r = sqlease_child_wait(c, 0, code);
 
-    if (r == 1)
+    if (r == 1) {
+        sweep_group(c, grace_ms);
         sqlease_child_close(c);
+    }
     return r;
 }
 
@@ -54,6 +79,7 @@ int cli_child_stop(sqlease_child *c, int64_t grace_ms)
             r = sqlease_child_wait(c, -1, &code);
         while (r == 0);
     }
+    sweep_group(c, grace_ms);
     sqlease_child_close(c);
     return r == 1 ? code : -1;
 }

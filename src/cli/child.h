@@ -22,9 +22,11 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
 /* The process id for messages (0 once the handle is closed). */
 long cli_child_pid(const sqlease_child *c);
 
-/* Non-blocking look: 1 if CMD exited (*code set, handle closed), 0 if it
- * is still running, -1 on error (CMD may still be running: stop it). */
-int cli_child_poll(sqlease_child *c, int *code);
+/* Non-blocking look: 1 if CMD exited (*code set, handle closed, and any
+ * process it left in its group stopped: SIGTERM, SIGKILL after grace_ms),
+ * 0 if it is still running, -1 on error (CMD may still be running: stop
+ * it). */
+int cli_child_poll(sqlease_child *c, int64_t grace_ms, int *code);
 
 /* Stop CMD: SIGTERM to its group, SIGKILL to the group if it has not
  * exited after grace_ms, then wait until it is reaped.  Returns its exit

@@ -48,7 +48,7 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
 {
     for (;;) {
         cli_hold_view v;
-        int r = cli_child_poll(child, code);
+        int r = cli_child_poll(child, grace, code);
 
         if (r == 1) {
             cli_session_guard_done(s);

@@ -90,7 +90,7 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
 {
     if (L->running) {
         int code = 0;
-        int r = cli_child_poll(&L->child, &code);
+        int r = cli_child_poll(&L->child, L->grace_ms, &code);
 
         if (r == 1) {
             cli_session_guard_done(L->s);
