@@ -236,8 +236,9 @@ typedef struct sqlease_options {
     /* Owner id, 1..SQLEASE_MAX_OWNER bytes.  NULL: generated as
      * host-pid-xxxxxxxx (8 hex digits of a random UUID). */
     const char *owner;
-    /* Timing; 0 takes the default.  Must satisfy
-     * retry < renew_deadline < ttl and heartbeat <= renew_deadline / 2. */
+    /* Timing; 0 takes the default, at most SQLEASE_MAX_DURATION_MS.  Must
+     * satisfy retry < renew_deadline < ttl and
+     * heartbeat <= renew_deadline / 2. */
     int64_t ttl_ms;             /* default 30000 */
     int64_t heartbeat_ms;       /* default 10000 */
     int64_t renew_deadline_ms;  /* default 20000 */
@@ -259,6 +260,11 @@ typedef struct sqlease_options {
     void *log_userdata;
     int log_level;  /* used only when log is set */
 } sqlease_options;
+
+/* The longest duration any option or parsed duration may be: 30 days.
+ * Deadlines are computed as now + duration in 64-bit milliseconds, on this
+ * host and in SQL; the cap keeps every such sum far from overflow. */
+#define SQLEASE_MAX_DURATION_MS 2592000000LL
 
 #define SQLEASE_DEFAULT_TTL_MS 30000
 #define SQLEASE_DEFAULT_HEARTBEAT_MS 10000
@@ -287,8 +293,9 @@ SQLEASE_API int sqlease_options_effective(const sqlease_db *db, const sqlease_op
                                           sqlease_options *out, sqlease_error *err);
 
 /* Parse a duration with a unit ("500ms", "30s", "2m", "1h") into
- * milliseconds.  A bare number, a negative, an unknown unit or an
- * overflow gives SQLEASE_EINVAL with a message saying which.
+ * milliseconds.  A bare number, a negative, an unknown unit or more than
+ * SQLEASE_MAX_DURATION_MS gives SQLEASE_EINVAL with a message saying
+ * which.
  * Thread-safe. */
 SQLEASE_API int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err);
 
@@ -328,7 +335,8 @@ typedef struct sqlease_lease_info {
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
- * table, name, owner and the log fields of `opt` are used.  Sends no
+ * table, name and owner of `opt` are used (and checked: the supervisor's
+ * timing rules do not apply to a bare lease).  Sends no
  * statement.  Returns SQLEASE_OK, SQLEASE_EINVAL, SQLEASE_ENOMEM,
  * SQLEASE_EPLATFORM (owner id). */
 SQLEASE_API int sqlease_lease_new(sqlease_lease **out, sqlease_db *db,

@@ -203,7 +203,7 @@ int sqlease_options_effective(const sqlease_db *db, const sqlease_options *in,
     sqlease_err_clear(err);
     if (db == NULL || out == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_options_effective: NULL argument");
-    rc = sqlease_options_resolve(in, &db->ini, &r, err);
+    rc = sqlease_options_resolve(in, &db->ini, 0, &r, err);
     if (rc != SQLEASE_OK)
         return rc;
     if (in != NULL)

@@ -98,7 +98,7 @@ int sqlease_lease_new(sqlease_lease **out, sqlease_db *db, const sqlease_options
     if (out == NULL || db == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_new: out and db must not be NULL");
     *out = NULL;
-    rc = sqlease_options_resolve(opt, &db->ini, &r, err);
+    rc = sqlease_options_resolve(opt, &db->ini, 1, &r, err);
     if (rc != SQLEASE_OK)
         return rc;
     return lease_new_resolved(out, db, &r, err);

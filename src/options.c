@@ -31,7 +31,7 @@ static int64_t or_default(int64_t v, int64_t d)
  * durations are errors, not "use the default", so that a computed value
  * that went wrong is noticed.
  */
-int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini,
+int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, int lease_only,
                             sqlease_resolved *r, sqlease_error *err)
 {
     static const sqlease_ini none;
@@ -74,6 +74,10 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini,
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
         opt->retry_ms < 0)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");
+    if (opt->ttl_ms > SQLEASE_MAX_DURATION_MS || opt->heartbeat_ms > SQLEASE_MAX_DURATION_MS ||
+        opt->renew_deadline_ms > SQLEASE_MAX_DURATION_MS ||
+        opt->retry_ms > SQLEASE_MAX_DURATION_MS)
+        return sqlease_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
 
     r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
     r->heartbeat_ms =
@@ -83,6 +87,9 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini,
                    or_default(ini->renew_deadline_ms, SQLEASE_DEFAULT_RENEW_DEADLINE_MS));
     r->retry_ms = or_default(opt->retry_ms, or_default(ini->retry_ms, SQLEASE_DEFAULT_RETRY_MS));
 
+    /* A bare lease only writes ttl; the rules below are the supervisor's. */
+    if (lease_only)
+        return SQLEASE_OK;
     if (!(r->renew_deadline_ms < r->ttl_ms))
         return sqlease_fail(err, SQLEASE_EINVAL,
                             "renew deadline (%lld ms) must be less than ttl (%lld ms): the gap "
@@ -104,7 +111,7 @@ int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
 {
     sqlease_resolved r;
     sqlease_err_clear(err);
-    return sqlease_options_resolve(opt, NULL, &r, err);
+    return sqlease_options_resolve(opt, NULL, 0, &r, err);
 }
 
 /*
@@ -147,8 +154,9 @@ int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err)
                             text, text, text, text);
     for (i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(p, units[i].unit) == 0) {
-            if (v > INT64_MAX / units[i].mul)
-                return sqlease_fail(err, SQLEASE_EINVAL, "duration '%.64s' is too large", text);
+            if (v > SQLEASE_MAX_DURATION_MS / units[i].mul)
+                return sqlease_fail(err, SQLEASE_EINVAL,
+                                    "duration '%.64s' is too large (at most 30 days)", text);
             *ms = v * units[i].mul;
             return SQLEASE_OK;
         }
@@ -175,8 +183,21 @@ int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err)
     if (sqlease_uuid_random(u) != 0)
         return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot generate a random UUID");
     sqlease_hostname(host, sizeof host);
-    n = snprintf(buf, cap, "%.64s-%ld-%02x%02x%02x%02x", host, sqlease_pid(), u[0], u[1],
-                 u[2], u[3]);
+    {
+        /* The pid and the random part are what make the id unique: if
+         * something must be cut to fit, it is the host name. */
+        char tail[40];
+        int t = snprintf(tail, sizeof tail, "-%ld-%02x%02x%02x%02x", sqlease_pid(), u[0],
+                         u[1], u[2], u[3]);
+        size_t room;
+        if (t < 0 || (size_t)t + 2 > cap)
+            return sqlease_fail(err, SQLEASE_EINVAL, "owner id buffer of %zu bytes is too short",
+                                cap);
+        room = cap - (size_t)t - 1;
+        if (room > 64)
+            room = 64;
+        n = snprintf(buf, cap, "%.*s%s", (int)room, host, tail);
+    }
     if (n < 0)
         return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot format the owner id");
     return SQLEASE_OK;

@@ -27,8 +27,10 @@ typedef struct sqlease_ini {
     int64_t retry_ms;
 } sqlease_ini;
 
-/* Resolve `opt` over `ini` (may be NULL) and the defaults, and check it. */
-int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini,
+/* Resolve `opt` over `ini` (may be NULL) and the defaults, and check it:
+ * names and ranges always, the supervisor's timing rules unless
+ * lease_only (a bare lease uses only the ttl). */
+int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, int lease_only,
                             sqlease_resolved *r, sqlease_error *err);
 
 #endif

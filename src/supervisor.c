@@ -49,6 +49,7 @@ struct sqlease_supervisor {
     sqlease_cond wd_cv;      /* wakes the watchdog: deadline moved, stopping */
     sqlease_cond done_cv;    /* the heartbeat thread has left its loop */
     sqlease_mutex cb_lock;   /* one callback at a time */
+    sqlease_mutex stop_lock; /* one sqlease_supervisor_stop at a time */
     uint64_t cb_thread;      /* thread inside a callback, 0 if none */
 
     int stopping;
@@ -282,24 +283,32 @@ static void destroy(sqlease_supervisor *s)
     sqlease_cond_destroy(&s->wd_cv);
     sqlease_cond_destroy(&s->done_cv);
     sqlease_mutex_destroy(&s->cb_lock);
+    sqlease_mutex_destroy(&s->stop_lock);
     sqlease_mutex_destroy(&s->m);
     free(s);
 }
 
 /* Wake both threads and wait for them; the heartbeat may first have to
- * finish a statement in flight (bounded by the query timeout). */
+ * finish a statement in flight.  Called by one thread at a time (start,
+ * or stop under stop_lock). */
 static void join_threads(sqlease_supervisor *s)
 {
+    int hb, wd;
+
     sqlease_mutex_lock(&s->m);
     s->stopping = 1;
     sqlease_cond_broadcast(&s->hb_cv);
     sqlease_cond_broadcast(&s->wd_cv);
+    hb = s->hb_started;
+    wd = s->wd_started;
     sqlease_mutex_unlock(&s->m);
-    if (s->hb_started)
+    if (hb)
         sqlease_thread_join(&s->hb_thread);
-    if (s->wd_started)
+    if (wd)
         sqlease_thread_join(&s->wd_thread);
+    sqlease_mutex_lock(&s->m);
     s->hb_started = s->wd_started = 0;
+    sqlease_mutex_unlock(&s->m);
 }
 
 int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
@@ -316,7 +325,7 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     s = calloc(1, sizeof *s);
     if (s == NULL)
         return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    rc = sqlease_options_resolve(opt, &db->ini, &s->r, err);
+    rc = sqlease_options_resolve(opt, &db->ini, 0, &s->r, err);
     if (rc != SQLEASE_OK) {
         free(s);
         return rc;
@@ -349,6 +358,7 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     s->last_contact = -1;
     s->started_at = sqlease_mono_ms();
     if (sqlease_mutex_init(&s->m) != 0 || sqlease_mutex_init(&s->cb_lock) != 0 ||
+        sqlease_mutex_init(&s->stop_lock) != 0 ||
         sqlease_cond_init(&s->hb_cv) != 0 || sqlease_cond_init(&s->wd_cv) != 0 ||
         sqlease_cond_init(&s->done_cv) != 0) {
         sqlease_lease_free(s->lease);
@@ -360,7 +370,9 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         destroy(s);
         return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot start the watchdog thread");
     }
+    sqlease_mutex_lock(&s->m);
     s->wd_started = 1;
+    sqlease_mutex_unlock(&s->m);
 
     /* The first acquire runs here, so that a lone instance has its work
      * running by the time start returns. */
@@ -380,7 +392,9 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         destroy(s);
         return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot start the heartbeat thread");
     }
+    sqlease_mutex_lock(&s->m);
     s->hb_started = 1;
+    sqlease_mutex_unlock(&s->m);
     *out = s;
     return SQLEASE_OK;
 }
@@ -405,9 +419,13 @@ static int await_heartbeat(sqlease_supervisor *s, int64_t until)
     return done;
 }
 
+static int stop_locked(sqlease_supervisor *s, sqlease_error *err);
+
+/* Two threads may stop one supervisor at once; the second waits for the
+ * first and gets its answer, so the threads are joined and the lease
+ * released exactly once. */
 int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
 {
-    int released = 0;
     int rc;
 
     sqlease_err_clear(err);
@@ -419,6 +437,19 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
         return sqlease_fail(err, SQLEASE_ESTATE,
                             "sqlease_supervisor_stop called from the supervisor's own callback");
     }
+    sqlease_mutex_unlock(&s->m);
+    sqlease_mutex_lock(&s->stop_lock);
+    rc = stop_locked(s, err);
+    sqlease_mutex_unlock(&s->stop_lock);
+    return rc;
+}
+
+static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
+{
+    int released = 0;
+    int rc;
+
+    sqlease_mutex_lock(&s->m);
     if (s->stopped) {
         rc = s->stop_rc;
         sqlease_mutex_unlock(&s->m);

@@ -186,6 +186,40 @@ static int secret_key(const char *key, size_t n)
  * closing brace ("}}" is an escaped brace inside), anything else to the
  * next ';'.  An unterminated brace runs to the end, so a malformed string
  * is redacted rather than leaked. */
+/*
+ * The whole of a secret's value, as generously as any driver might parse
+ * it: leading blanks, a {braced} or quoted part (which may hold ';'), and
+ * anything after it up to the next ';'.  Over-redacting a malformed
+ * string costs nothing; under-redacting prints part of a password.
+ */
+static size_t secret_value_len(const char *v)
+{
+    size_t i = 0;
+    while (v[i] == ' ' || v[i] == '\t')
+        i++;
+    if (v[i] == '{') {
+        for (i++; v[i] != '\0'; i++) {
+            if (v[i] == '}') {
+                if (v[i + 1] == '}') {
+                    i++;
+                    continue;
+                }
+                i++;
+                break;
+            }
+        }
+    } else if (v[i] == '\'' || v[i] == '"') {
+        char q = v[i];
+        for (i++; v[i] != '\0' && v[i] != q; i++)
+            ;
+        if (v[i] == q)
+            i++;
+    }
+    while (v[i] != '\0' && v[i] != ';')
+        i++;
+    return i;
+}
+
 static size_t conn_value_len(const char *v)
 {
     size_t i = 0;
@@ -248,7 +282,7 @@ char *sqlease_redact(const char *conn)
         klen = (size_t)(eq - p);
         memcpy(out + o, p, klen + 1);
         o += klen + 1;
-        vlen = conn_value_len(eq + 1);
+        vlen = secret_key(p, klen) ? secret_value_len(eq + 1) : conn_value_len(eq + 1);
         if (secret_key(p, klen)) {
             memcpy(out + o, "***", 3);
             o += 3;
@@ -307,11 +341,17 @@ void sqlease_redact_inplace(char *msg)
         v = p + 1;
         while (*v == ' ')
             v++;
-        if (*v == '{') {
-            vlen = conn_value_len(v);
-        } else if (*v == '\'' || *v == '"') {
-            const char *close = strchr(v + 1, *v);
-            vlen = close != NULL ? (size_t)(close - v) + 1 : 0;
+        if (*v == '{' || *v == '\'' || *v == '"') {
+            if (*v == '{') {
+                vlen = conn_value_len(v);
+            } else {
+                const char *close = strchr(v + 1, *v);
+                vlen = close != NULL ? (size_t)(close - v) + 1 : strlen(v);
+            }
+            /* A driver may read what follows the closing brace or quote
+             * as more of the value: take it too, up to a separator. */
+            while (v[vlen] != '\0' && strchr(";'\" \r\n", v[vlen]) == NULL)
+                vlen++;
         } else {
             vlen = 0;
             while (v[vlen] != '\0' && strchr(";'\"\r\n", v[vlen]) == NULL)

@@ -4,7 +4,10 @@
  * the errors a broken installation gets.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "platform.h"
 
 #include "testutil.h"
 
@@ -357,6 +360,30 @@ static void test_options_and_bad_input(void)
             CU_ASSERT_PTR_NOT_NULL(strchr("0123456789abcdef", dash[i]));
     }
     CU_ASSERT_EQUAL(sqlease_owner_id(owner, 8, &err), SQLEASE_EINVAL);
+    /* At the documented minimum the host name is cut, never the pid or
+     * the random part that make the id unique. */
+    {
+        char small[32], pid[32];
+        CU_ASSERT_EQUAL(sqlease_owner_id(small, sizeof small, &err), SQLEASE_OK);
+        snprintf(pid, sizeof pid, "-%ld-", sqlease_pid());
+        CU_ASSERT_PTR_NOT_NULL(strstr(small, pid));
+        CU_ASSERT_EQUAL(strlen(strrchr(small, '-') + 1), 8);
+    }
+    /* Durations are capped (30 days), so deadline sums cannot overflow. */
+    CU_ASSERT_EQUAL(sqlease_parse_duration("720h", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, SQLEASE_MAX_DURATION_MS);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("721h", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "too large"));
+    sqlease_options_init(&o);
+    o.ttl_ms = INT64_MAX;
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "30 days"));
+    /* A bare lease needs only a ttl: the supervisor's rules do not apply. */
+    sqlease_options_init(&o);
+    o.ttl_ms = 5000;
+    l = NULL;
+    CU_ASSERT_EQUAL(sqlease_lease_new(&l, db, &o, &err), SQLEASE_OK);
+    sqlease_lease_free(l);
 
     /* NULLs are refused, frees of NULL are harmless. */
     CU_ASSERT_EQUAL(sqlease_lease_acquire(NULL, NULL, &err), SQLEASE_EINVAL);

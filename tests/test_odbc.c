@@ -600,6 +600,10 @@ static void test_redact(void)
                  "Driver=X;AuthPassword=***;ClientSecret=***;Secret=***");
     check_redact("Driver=X;PWD=;UID=u", "Driver=X;PWD=***;UID=u");
     check_redact("Driver=X; PWD = x y ;UID=u", "Driver=X; PWD =***;UID=u");
+    /* Malformed: a driver might read any of it as the password. */
+    check_redact("Driver=X;Pwd= {s1;s2};x=1", "Driver=X;Pwd=***;x=1");
+    check_redact("Driver=X;Pwd={s1}s2;x=1", "Driver=X;Pwd=***;x=1");
+    check_redact("Driver=X;Password='a;b';y=2", "Driver=X;Password=***;y=2");
     /* Not secrets: left readable. */
     check_redact("Driver={PostgreSQL Unicode};Servername=db;Username=pwdless;Port=5432",
                  "Driver={PostgreSQL Unicode};Servername=db;Username=pwdless;Port=5432");
@@ -630,6 +634,7 @@ static void test_redact_inplace(void)
     check_inplace("PWD='' ok", "PWD=* ok");
     check_inplace("passWord=abc\nnext line", "passWord=***\nnext line");
     check_inplace("SECRET=", "SECRET=");
+    check_inplace("'Driver=X;Pwd={s1}s2;x=1'", "'Driver=X;Pwd=***;x=1'");
     check_inplace("x=1;secret_key=zzzz;y=2", "x=1;secret_key=***;y=2");
     sqlease_redact_inplace(NULL);
 }

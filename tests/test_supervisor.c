@@ -297,6 +297,42 @@ static void test_stop_bounded_while_statement_hangs(void)
     sqlease_db_close(fdb);
 }
 
+typedef struct { sqlease_supervisor *s; int rc; } stopper;
+static void stop_thread(void *arg)
+{
+    stopper *st = arg;
+    sqlease_error err;
+    st->rc = sqlease_supervisor_stop(st->s, &err);
+}
+
+/* Two threads stopping one supervisor: one stop, one release, one
+ * on_stopped, both told OK. */
+static void test_concurrent_stop(void)
+{
+    const char *t = tu_table();
+    recorder r;
+    stopper a, b;
+    sqlease_thread ta, tb;
+    int i;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    for (i = 0; i < 20; i++) {
+        rec_init(&r);
+        a.s = b.s = start(db, t, "sup-a", &r, 3000, 500, 1500, 250);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a.s);
+        a.rc = b.rc = -1;
+        CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&ta, stop_thread, &a), 0);
+        CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&tb, stop_thread, &b), 0);
+        sqlease_thread_join(&ta);
+        sqlease_thread_join(&tb);
+        CU_ASSERT_EQUAL(a.rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(b.rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(rec_count(&r), 2);
+        sqlease_supervisor_free(a.s);
+    }
+    tu_drop(db, t);
+}
+
 static void test_error_is_not_loss(void)
 {
     const char *t = tu_table();
@@ -475,6 +511,7 @@ static void add(void)
     CU_add_test(s, "watchdog stops work while a statement hangs",
                 test_watchdog_stops_during_hung_statement);
     CU_add_test(s, "an error is not a loss", test_error_is_not_loss);
+    CU_add_test(s, "two threads stop one supervisor", test_concurrent_stop);
     CU_add_test(s, "stop is bounded while a statement hangs",
                 test_stop_bounded_while_statement_hangs);
     CU_add_test(s, "an answer after its deadline starts nothing", test_late_answer_starts_nothing);
