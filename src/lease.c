@@ -311,6 +311,11 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqleas
         rc = read_row(l, &row, err);
         if (rc != SQLEASE_OK)
             return rc;
+        if (!row.mine && strcmp(row.owner, l->owner) == 0)
+            return sqlease_fail(err, SQLEASE_NOT_HELD,
+                                "lease '%s' expired before its token could be read (is the "
+                                "ttl of %lld ms shorter than a statement takes?)", l->name,
+                                (long long)l->ttl_ms);
         if (!row.mine)
             return sqlease_fail(err, SQLEASE_NOT_HELD,
                                 "lease '%s' changed hands before its token could be read "

@@ -703,6 +703,17 @@ static void test_run_cycle(void)
     run_db(&r, "run", "--", "/nonexistent/cmd", NULL);
     ASSERT_CODE(r, 127);
     result_free(&r);
+
+    /* supervise does not sit on a lease it cannot use: it releases it
+     * and exits 127 at once. */
+    run_db(&r, "supervise", "--", "/nonexistent/daemon", NULL);
+    ASSERT_CODE(r, 127);
+    CU_ASSERT(r.ms < 5000);
+    ASSERT_CONTAINS(r.err, "releasing the lease");
+    result_free(&r);
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
 }
 
 static void test_run_env_precedence(void)

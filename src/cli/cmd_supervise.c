@@ -21,6 +21,7 @@ typedef struct supervise_loop {
     cli_session *s;
     char **cmd;
     int64_t grace_ms;
+    int cannot_start;  /* CMD could not be started: exit 127 */
     sqlease_child child;
     int running;            /* CMD is running */
     int64_t token;          /* CMD's token */
@@ -77,10 +78,12 @@ static void try_start(supervise_loop *L, int64_t now)
         cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "): started CMD (pid %ld)",
                 L->s->name, L->token, cli_child_pid(&L->child));
     } else if (r < 0) {
-        cli_log(SQLEASE_LOG_ERROR, "%s; retrying in %" PRId64 " ms", err, L->backoff_ms);
-        L->started_mono = now;
-        L->next_start = now + L->backoff_ms;
-        L->backoff_ms = L->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : L->backoff_ms * 2;
+        /* CMD cannot be started at all (not found, not executable): this
+         * host would hold the lease and run nothing, while hosts that can
+         * run it wait.  Give the lease up and fail loudly instead. */
+        cli_error("%s; releasing the lease and exiting", err);
+        L->cannot_start = 1;
+        (void)now;
     }
 }
 
@@ -148,7 +151,7 @@ int cli_cmd_supervise(const cli_args *a)
     if (!v.held)
         log_waiting(&L);
 
-    while (sqlease_signal_received() == 0) {
+    while (sqlease_signal_received() == 0 && !L.cannot_start) {
         int64_t now = sqlease_mono_ms();
         int64_t wake = now + POLL_MS;
 
@@ -159,6 +162,10 @@ int cli_cmd_supervise(const cli_args *a)
         if (!L.running && v.held && L.next_start > now && L.next_start < wake)
             wake = L.next_start;
         cli_hold_wait(&s.hold, v.version, wake);
+    }
+    if (L.cannot_start) {
+        cli_session_stop(&s);
+        return CLI_EXIT_NOEXEC;
     }
     cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sqlease_signal_received());
     if (L.running)

@@ -71,7 +71,9 @@ int cli_sys_make_temp_dir(const char *prefix, char *buf, size_t cap)
     const char *tmp = getenv("TMPDIR");
     int n;
 
-    if (tmp == NULL || tmp[0] == '\0')
+    /* The directory ends up inside an ODBC connection string: a TMPDIR
+     * with ';', '{' or '}' would change its meaning. */
+    if (tmp == NULL || tmp[0] == '\0' || strpbrk(tmp, ";{}") != NULL)
         tmp = "/tmp";
     n = snprintf(buf, cap, "%s/%s-XXXXXX", tmp, prefix);
     if (n < 0 || (size_t)n >= cap)

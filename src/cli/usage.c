@@ -30,7 +30,8 @@ static const char help_text[] =
 "                               keep CMD running exactly while holding the lease;\n"
 "                               restart it with backoff (1 s doubling to 30 s) if\n"
 "                               it exits; on loss stop it and wait to hold again;\n"
-"                               on SIGTERM/SIGINT stop it, release, exit 0\n"
+"                               on SIGTERM/SIGINT stop it, release, exit 0; if\n"
+"                               CMD cannot be started at all, release, exit 127\n"
 "  release --force              admin: clear the lease row whoever holds it\n"
 "  demo                         self-contained failover demo: three supervisors on\n"
 "                               an SQLite file in a temporary directory (ignores\n"
@@ -80,7 +81,7 @@ SQLEASE_DEFAULT_NAME ")\n"
 "  69   database unreachable, failing, or not migrated (run `sqlease migrate`)\n"
 "  71   operating-system error\n"
 "  75   lease not held (run --no-wait) or lost while CMD ran\n"
-"  127  CMD could not be started\n"
+"  127  CMD could not be started (run, supervise)\n"
 "  130/143  run interrupted by SIGINT/SIGTERM\n"
 "  other    run: CMD's exit status (128+N if CMD was killed by signal N)\n";
 
