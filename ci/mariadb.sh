@@ -67,36 +67,15 @@ CLIENT=$(first_cmd mariadb mysql) || die "the mariadb client is not found"
 ADMIN=$(first_cmd mariadb-admin mysqladmin) || die "mariadb-admin not found"
 TZINFO=$(first_cmd mariadb-tzinfo-to-sql mysql_tzinfo_to_sql) || die "mariadb-tzinfo-to-sql not found"
 
-find_driver() {
-    local name=$1 dir multiarch=""
-    multiarch=$(gcc -print-multiarch 2>/dev/null || true)
-    for dir in ${ODBC_DRIVER_DIR:-} ${multiarch:+/usr/lib/$multiarch/odbc} \
-               /usr/lib/x86_64-linux-gnu/odbc /usr/lib/aarch64-linux-gnu/odbc \
-               /usr/lib64 /usr/lib/odbc /usr/lib /usr/local/lib; do
-        if [ -f "$dir/$name" ]; then
-            printf '%s\n' "$dir/$name"
-            return 0
-        fi
-    done
-    return 1
-}
+# shellcheck source=ci/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MA_DRIVER=$(find_driver libmaodbc.so) ||
     die "libmaodbc.so not found (install odbc-mariadb, or set ODBC_DRIVER_DIR)"
 SQLITE_DRIVER=$(find_driver libsqlite3odbc.so || true)
 
 # ------------------------------------------------------------ a free port
 
-port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-PORT=""
-for p in $(seq "$PORT_FIRST" $((PORT_FIRST + 50))); do
-    if ! port_busy "$p"; then
-        PORT=$p
-        break
-    fi
-done
-[ -n "$PORT" ] || die "no free port in $PORT_FIRST..$((PORT_FIRST + 50))"
+PORT=$(free_port "$PORT_FIRST") || die "no free port in $PORT_FIRST..$((PORT_FIRST + 50))"
 
 # ------------------------------------------------------------ temp dir + cleanup
 

@@ -56,37 +56,15 @@ PSQL=$PG_BIN/psql
 
 # The ODBC driver library: an absolute path, so that the private
 # odbcinst.ini does not depend on the driver manager's search path.
-find_driver() {
-    local name=$1 dir multiarch=""
-    multiarch=$(gcc -print-multiarch 2>/dev/null || true)
-    for dir in ${ODBC_DRIVER_DIR:-} ${multiarch:+/usr/lib/$multiarch/odbc} \
-               /usr/lib/x86_64-linux-gnu/odbc /usr/lib/aarch64-linux-gnu/odbc \
-               /usr/lib64 /usr/lib/odbc /usr/lib /usr/local/lib; do
-        if [ -f "$dir/$name" ]; then
-            printf '%s\n' "$dir/$name"
-            return 0
-        fi
-    done
-    return 1
-}
+# shellcheck source=ci/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PG_DRIVER=$(find_driver psqlodbcw.so) ||
     die "psqlodbcw.so not found (install odbc-postgresql, or set ODBC_DRIVER_DIR)"
 SQLITE_DRIVER=$(find_driver libsqlite3odbc.so || true)
 
 # ------------------------------------------------------------ a free port
 
-port_busy() {
-    # Something accepts connections on it (IPv4 loopback or any address).
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-PORT=""
-for p in $(seq "$PORT_FIRST" $((PORT_FIRST + 50))); do
-    if ! port_busy "$p"; then
-        PORT=$p
-        break
-    fi
-done
-[ -n "$PORT" ] || die "no free port in $PORT_FIRST..$((PORT_FIRST + 50))"
+PORT=$(free_port "$PORT_FIRST") || die "no free port in $PORT_FIRST..$((PORT_FIRST + 50))"
 
 # ------------------------------------------------------------ temp dir + cleanup
 
