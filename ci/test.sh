@@ -9,14 +9,22 @@
 #   JOBS        parallel compile jobs (default: number of CPUs)
 #   TSAN_TESTS  test programs to run under TSan, space separated, if
 #               running them all there becomes a problem (slow, or fork
-#               trouble), e.g. "test_lease test_supervisor"; default: all
+#               trouble), e.g. "test_lease test_supervisor"; default: all but
+#               test_guard (see below)
 #   SKIP_SANITIZERS=1  only the default build
 #   ALLOW_WARNINGS=1   do not fail the build step on compiler warnings
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-TSAN_TESTS=${TSAN_TESTS:-}
+# Under TSan, every test program except test_guard: the guard is a child
+# that sqlease forks without exec, and a forked child of a multi-threaded
+# TSan process may stall inside the TSan runtime, which would fail the
+# guard's time bounds for reasons of the tool, not of the code.
+if [ -z "${TSAN_TESTS:-}" ]; then
+    TSAN_TESTS=$(for f in tests/test_*.c; do b=$(basename "$f" .c); [ "$b" = test_guard ] || printf '%s ' "$b"; done)
+    TSAN_TESTS=${TSAN_TESTS% }
+fi
 SKIP_SANITIZERS=${SKIP_SANITIZERS:-0}
 ALLOW_WARNINGS=${ALLOW_WARNINGS:-0}
 
@@ -107,6 +115,7 @@ step "dialect matrix (postgres, mariadb, sqlserver)" env SQLEASE_MATRIX="postgre
 step "Windows: MinGW cross-build, run under Wine" bash ci/windows.sh
 step "valgrind: run and supervise" bash ci/valgrind.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
+step "benchmark (short: sqlite, postgres, mariadb)" bash ci/bench.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address
     step "test (ASan+UBSan)" run_tests build/asan SANITIZE=address

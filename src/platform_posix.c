@@ -20,6 +20,7 @@
 
 #include "platform.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -756,16 +757,19 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
  * children stop too.  They keep working after the leader was reaped, for
  * members it left behind: the group id cannot be reused while it has a
  * member. */
+/* The pid is read once: kill(-0, ...) would signal our own group. */
 void sqlease_child_terminate(sqlease_child *c)
 {
-    if (c != NULL && c->pid > 0)
-        (void)kill(-(pid_t)c->pid, SIGTERM);
+    long pid = c != NULL ? c->pid : 0;
+    if (pid > 0)
+        (void)kill(-(pid_t)pid, SIGTERM);
 }
 
 void sqlease_child_kill(sqlease_child *c)
 {
-    if (c != NULL && c->pid > 0)
-        (void)kill(-(pid_t)c->pid, SIGKILL);
+    long pid = c != NULL ? c->pid : 0;
+    if (pid > 0)
+        (void)kill(-(pid_t)pid, SIGKILL);
 }
 
 void sqlease_child_close(sqlease_child *c)
@@ -776,9 +780,55 @@ void sqlease_child_close(sqlease_child *c)
     c->running = 0;
 }
 
+/*
+ * Whether any process of the group still runs.  A zombie does not: it
+ * does no work, and where PID 1 does not reap orphans (a bare container)
+ * it never goes away.  kill(-pgid, 0) counts zombies, so on Linux the
+ * group is looked for in /proc.
+ */
 int sqlease_child_group_alive(const sqlease_child *c)
 {
-    return c != NULL && c->pid > 0 && kill(-(pid_t)c->pid, 0) == 0;
+    long pgid = c != NULL ? c->pid : 0;
+#ifdef __linux__
+    DIR *d;
+    struct dirent *e;
+    int alive = 0;
+#endif
+
+    if (pgid <= 0 || kill(-(pid_t)pgid, 0) != 0)
+        return 0;
+#ifdef __linux__
+    d = opendir("/proc");
+    if (d == NULL)
+        return 1;
+    while (!alive && (e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        const char *rp;
+        char state;
+        long ppid, pgrp;
+        FILE *f;
+        size_t n;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        /* pid (comm) state ppid pgrp ...; comm may hold spaces and ')'. */
+        rp = strrchr(buf, ')');
+        if (rp != NULL && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
+            pgrp == pgid && state != 'Z' && state != 'X')
+            alive = 1;
+    }
+    closedir(d);
+    return alive;
+#else
+    return 1;
+#endif
 }
 
 long sqlease_child_pid(const sqlease_child *c)

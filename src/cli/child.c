@@ -45,7 +45,7 @@ static void sweep_group(sqlease_child *c, int64_t grace_ms)
     cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) left processes in its group; stopping them",
             cli_child_pid(c));
     sqlease_child_terminate(c);
-    until = sqlease_mono_ms() + grace_ms;
+    until = sqlease_mono_ms() + (grace_ms > 0 ? grace_ms : 0);
     while (sqlease_child_group_alive(c) && sqlease_mono_ms() < until)
         sqlease_sleep_ms(10);
     if (sqlease_child_group_alive(c))
@@ -65,6 +65,7 @@ int cli_child_poll(sqlease_child *c, int64_t grace_ms, int *code)
 
 int cli_child_stop(sqlease_child *c, int64_t grace_ms)
 {
+    int64_t termed = sqlease_mono_ms();
     int code = -1;
     int r;
 
@@ -79,7 +80,9 @@ int cli_child_stop(sqlease_child *c, int64_t grace_ms)
             r = sqlease_child_wait(c, -1, &code);
         while (r == 0);
     }
-    sweep_group(c, grace_ms);
+    /* The group had its SIGTERM with the leader's: what is left gets only
+     * the rest of the same grace, so the whole stop fits in it. */
+    sweep_group(c, termed + grace_ms - sqlease_mono_ms());
     sqlease_child_close(c);
     return r == 1 ? code : -1;
 }

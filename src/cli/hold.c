@@ -43,7 +43,7 @@ static void on_stopped(void *userdata, int reason)
             cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
                     " ms after the lease ended; killing its process group",
                     h->stop_wait_ms);
-            sqlease_child_kill(h->child);
+            sqlease_child_kill(&h->child);
             break;
         }
     }
@@ -106,7 +106,7 @@ int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const
         *token = h->token;
         if (cli_child_start(c, argv, name, owner, h->token, err, cap) == 0) {
             h->child_running = 1;
-            h->child = c;
+            h->child = *c;
             r = 1;
         } else {
             r = -1;
@@ -120,7 +120,7 @@ void cli_hold_child_gone(cli_hold *h)
 {
     sqlease_mutex_lock(&h->mu);
     h->child_running = 0;
-    h->child = NULL;
+    memset(&h->child, 0, sizeof h->child);
     sqlease_cond_broadcast(&h->cv);
     sqlease_mutex_unlock(&h->mu);
 }

@@ -27,7 +27,10 @@ typedef struct cli_hold {
     int64_t taken_mono_ms;  /* sqlease_mono_ms() at on_started */
     int stop_reason;        /* of the last on_stopped */
     int child_running;      /* main thread: CMD is running */
-    sqlease_child *child;   /* valid while child_running */
+    sqlease_child child;    /* a copy taken at start, valid while
+                               child_running: the main thread may close
+                               its own handle while on_stopped still
+                               needs to reach the process group */
     int64_t stop_wait_ms;   /* how long on_stopped waits for CMD to go */
 } cli_hold;
 

@@ -1,0 +1,208 @@
+/*
+ * bench.h -- what the parts of sqlease-bench share: the run's settings,
+ * the figures it collects, and small utilities (a microsecond clock,
+ * statistics, process figures, opening connections, and the bookkeeping
+ * that checks the lease invariants while the benchmark runs).
+ *
+ * sqlease-bench is POSIX-only (fork, getrusage, /proc): it measures the
+ * library, it is not part of it.
+ */
+#ifndef SQLEASE_BENCH_H
+#define SQLEASE_BENCH_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sqlease.h"
+
+/* Tables the benchmark creates (and drops before and after a run). */
+#define BENCH_TABLE "sqlease_bench"
+#define BENCH_TABLE_MANY "sqlease_bench_many"
+#define BENCH_RAW_TABLE "bench_raw"
+
+/* Measurements, selectable with --only. */
+enum {
+    PH_STMTS = 1,
+    PH_LATENCY = 2,
+    PH_GRACEFUL = 4,
+    PH_CRASH = 8,
+    PH_IDLE = 16,
+    PH_LEASES = 32,
+    PH_ALL = 63
+};
+
+typedef struct bench_cfg {
+    const char *conn;       /* connection string or DSN */
+    const char *dialect;    /* forced dialect, or NULL to detect */
+    int short_run;
+    int json;
+    int verbose;
+    unsigned phases;        /* PH_* bits */
+    int leases;             /* leases_1000: how many leases */
+    double leases_s;        /* leases_1000: measured seconds */
+    double leases_start_budget_s; /* stop starting more after this long */
+    int samples;            /* latency: samples of each kind */
+    int min_samples;        /* latency: ... at least, however long they take */
+    double latency_budget_s;/* latency: stop after this long once min_samples are in */
+    int graceful_trials;
+    int crash_trials;
+    double stmts_s;         /* statements per tick: measured seconds */
+    double idle_s;          /* idle CPU: measured seconds */
+} bench_cfg;
+
+/* A median with its spread. */
+typedef struct bench_spread {
+    double median, min, max;
+    int n;
+} bench_spread;
+
+typedef struct bench_results {
+    char dialect[32];
+    char conn[512];         /* redacted */
+    int failed;             /* a measurement could not run (not a timing) */
+
+    /* statements per tick */
+    int have_stmts;
+    double stmts_holder, stmts_follower;       /* sqlease_state.statements */
+    double db_stmts_holder, db_stmts_follower; /* sqlease_db_statements */
+    uint64_t ticks_holder, ticks_follower;
+    uint64_t holder_losses;  /* in the window: a stalled database, not a figure */
+    double stmts_window_s;
+    int have_server;
+    double server_holder, server_follower;
+    char server_source[160];
+
+    /* latency ratios (microseconds) */
+    int have_latency;
+    int latency_samples;
+    double renew_ratio, follower_ratio;
+    double raw_p50, raw_p99, renew_p50, renew_p99, follower_p50, follower_p99;
+
+    /* hand-over gaps (milliseconds) */
+    int have_graceful;
+    bench_spread graceful;
+    bench_spread graceful_stop; /* how long sqlease_supervisor_stop took */
+    int have_crash;
+    bench_spread crash;
+
+    /* many leases on one connection */
+    int have_leases;
+    int leases_requested;     /* --leases */
+    int leases, missed_deadlines, threads, not_holding;  /* leases: started in the budget */
+    int missed_during_start;  /* deadline/lost stops while the others were being started */
+    int missed_during_stop;   /* ... while they were being stopped */
+    double leases_s, start_s, stop_s, migrate_s, cpu_pct, bytes_per_lease, stmts_per_s;
+    long rss_kib, rss_before_kib;
+
+    /* idle supervisor */
+    int have_idle;
+    double idle_cpu_pct, idle_s;
+    int idle_threads;
+} bench_results;
+
+/* ---- clock, sleeping, interruption -------------------------------- */
+
+extern volatile sig_atomic_t bench_interrupted;
+
+/* CLOCK_MONOTONIC in microseconds (shared by every process of the host). */
+double bench_now_us(void);
+/* Sleep; returns 1 early if SIGINT/SIGTERM arrived. */
+int bench_sleep_ms(double ms);
+/* A pseudo-random integer in [0, n): only to vary the phase of trials. */
+unsigned bench_rand(unsigned n);
+
+/* ---- statistics --------------------------------------------------- */
+
+/* Sort ascending (in place). */
+void bench_sort(double *v, size_t n);
+/* Nearest-rank percentile p (0..100] of sorted v; 0 if n == 0. */
+double bench_pct(const double *sorted, size_t n, double p);
+/* Median, min, max of v (sorted in place). */
+bench_spread bench_spread_of(double *v, int n);
+
+/* ---- process figures ---------------------------------------------- */
+
+/* A numeric field of /proc/self/status ("Threads", "VmRSS" in kB), or -1. */
+long bench_proc_status(const char *key);
+/* User + system CPU seconds of this process so far. */
+double bench_cpu_s(void);
+
+/* ---- messages, log sink, violations -------------------------------- */
+
+void bench_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The library's log sink: errors are counted (and the first few shown),
+ * everything is shown with -v. */
+void bench_log_sink(void *ud, int level, const char *line);
+int bench_log_errors(void);
+/* A lease invariant broke: say so now, and make the run exit non-zero. */
+void bench_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int bench_violations(void);
+
+/* ---- connections --------------------------------------------------- */
+
+int bench_open(sqlease_db **db, const bench_cfg *cfg, sqlease_error *err);
+/* Run one statement without parameters or results (DDL, set-up). */
+int bench_exec(sqlease_db *db, const char *sql, sqlease_error *err);
+/* DROP TABLE IF EXISTS for the benchmark's tables. */
+int bench_drop_tables(sqlease_db *db, sqlease_error *err);
+
+/* ---- invariant bookkeeping ------------------------------------------ */
+
+/* One lease name, seen from this process: who holds it here, and the
+ * highest token any holder has been given. */
+typedef struct bench_member bench_member;
+
+typedef struct bench_watch {
+    pthread_mutex_t m;
+    const char *name;
+    int holders;        /* supervisors between on_started and on_stopped */
+    int64_t last_token;
+    bench_member *last_member; /* who started with last_token; NULL: another process */
+} bench_watch;
+
+/* One supervisor's callbacks. */
+struct bench_member {
+    bench_watch *w;
+    const char *label;
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int running;
+    int starts, stops;
+    int stops_lost, stops_deadline, stops_shutdown;
+    int64_t token;
+    double started_us, stopped_us;  /* the last on_started / on_stopped */
+};
+
+void bench_watch_init(bench_watch *w, const char *name);
+void bench_watch_destroy(bench_watch *w);
+void bench_member_init(bench_member *mb, bench_watch *w, const char *label);
+void bench_member_destroy(bench_member *mb);
+/* Wait until the member has started `starts` times; 1 if it did within
+ * timeout_ms. */
+int bench_member_wait_start(bench_member *mb, int starts, double timeout_ms);
+
+/* Lease options for one supervisor with bench_member callbacks. */
+void bench_options(sqlease_options *o, const char *table, const char *name, const char *owner,
+                   int64_t ttl, int64_t heartbeat, int64_t renew_deadline, int64_t retry,
+                   bench_member *mb);
+
+/* Missed deadlines (on_stopped with LOST or DEADLINE) over all members. */
+int bench_missed_total(void);
+
+/* ---- the measurements (each fills its part of res) ------------------ */
+
+int bench_stmts(const bench_cfg *cfg, bench_results *res);
+int bench_latency(const bench_cfg *cfg, bench_results *res);
+int bench_graceful(const bench_cfg *cfg, bench_results *res);
+int bench_crash(const bench_cfg *cfg, bench_results *res);
+int bench_idle(const bench_cfg *cfg, bench_results *res);
+int bench_leases(const bench_cfg *cfg, bench_results *res);
+
+/* ---- output ------------------------------------------------------- */
+
+void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *res);
+void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *res);
+
+#endif

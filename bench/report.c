@@ -1,0 +1,320 @@
+/*
+ * report.c -- the benchmark's output: a table for people and, with
+ * --json, one JSON object per line for scripts.  The JSON is written by
+ * hand (a few small functions below); a figure that was not measured, or that
+ * this dialect cannot give, is null.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* ---- the machine ---------------------------------------------------- */
+
+typedef struct machine {
+    long nproc;
+    char cpu[128];
+    long ram_mib;
+} machine;
+
+static void machine_read(machine *m)
+{
+    char line[256];
+    FILE *f;
+
+    memset(m, 0, sizeof *m);
+    m->nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(m->cpu, sizeof m->cpu, "unknown");
+    f = fopen("/proc/cpuinfo", "r");
+    if (f != NULL) {
+        while (fgets(line, sizeof line, f) != NULL) {
+            char *colon = strchr(line, ':');
+            if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+                colon++;
+                while (*colon == ' ' || *colon == '\t')
+                    colon++;
+                colon[strcspn(colon, "\n")] = '\0';
+                snprintf(m->cpu, sizeof m->cpu, "%s", colon);
+                break;
+            }
+        }
+        fclose(f);
+    }
+    f = fopen("/proc/meminfo", "r");
+    if (f != NULL) {
+        while (fgets(line, sizeof line, f) != NULL) {
+            long kib;
+            if (sscanf(line, "MemTotal: %ld kB", &kib) == 1) {
+                m->ram_mib = kib / 1024;
+                break;
+            }
+        }
+        fclose(f);
+    }
+}
+
+/* ---- goals ---------------------------------------------------------- */
+
+/* The goals the design sets; "met" and "MISSED" in the table, and the
+ * JSON carries the figures only (a reader applies its own goals). */
+static const char *verdict(int ok)
+{
+    return ok ? "met" : "MISSED";
+}
+
+/* ---- table ---------------------------------------------------------- */
+
+static void row(FILE *out, const char *figure, const char *value, const char *goal,
+                const char *verdict_text, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void row(FILE *out, const char *figure, const char *value, const char *goal,
+                const char *verdict_text, const char *fmt, ...)
+{
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    fprintf(out, "  %-31s %-10s %-9s %-7s %s\n", figure, value, goal, verdict_text, detail);
+}
+
+static const char *num(char *buf, size_t cap, const char *fmt, double v)
+{
+    snprintf(buf, cap, fmt, v);
+    return buf;
+}
+
+void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
+{
+    machine m;
+    char v[64], g[32];
+    int viol = bench_violations();
+
+    machine_read(&m);
+    fprintf(out, "\nsqlease-bench %s: dialect %s, %s run\n", sqlease_version(),
+            r->dialect[0] ? r->dialect : "?", cfg->short_run ? "short" : "full");
+    fprintf(out, "  connection: %s\n", r->conn);
+    fprintf(out, "  machine: %ld CPUs, %s, %ld MiB RAM\n\n", m.nproc, m.cpu, m.ram_mib);
+    fprintf(out, "  %-31s %-10s %-9s %-7s %s\n", "figure", "value", "goal", "verdict", "detail");
+
+    if (r->have_stmts) {
+        row(out, "stmts_per_tick_holder", num(v, sizeof v, "%.3f", r->stmts_holder), "1",
+            verdict(r->stmts_holder <= 1.0005),
+            "%llu ticks of %d ms in %.1f s; sqlease_db_statements %.3f%s",
+            (unsigned long long)r->ticks_holder, 100, r->stmts_window_s, r->db_stmts_holder,
+            r->holder_losses ? "; the holder lost its deadline in the window (stall)" : "");
+        row(out, "stmts_per_tick_follower", num(v, sizeof v, "%.3f", r->stmts_follower), "1",
+            verdict(r->stmts_follower <= 1.0005),
+            "%llu ticks of %d ms; sqlease_db_statements %.3f; 1 UPDATE per tick + 1 SELECT "
+            "each time the known hold could have ended (about every ttl = 2 s)",
+            (unsigned long long)r->ticks_follower, 100, r->db_stmts_follower);
+        if (r->have_server) {
+            row(out, "server_stmts_per_tick_holder", num(v, sizeof v, "%.3f", r->server_holder),
+                "1", verdict(r->server_holder <= 1.0005), "%s", r->server_source);
+            row(out, "server_stmts_per_tick_follower",
+                num(v, sizeof v, "%.3f", r->server_follower), "1",
+                verdict(r->server_follower <= 1.0005), "(same source)");
+        } else {
+            row(out, "server_stmts_per_tick_*", "n/a", "-", "-",
+                "no server-side statement counter for this dialect");
+        }
+    }
+    if (r->have_latency) {
+        row(out, "renew_ratio", num(v, sizeof v, "%.3f", r->renew_ratio), "<= 1.10",
+            verdict(r->renew_ratio <= 1.10),
+            "renew p50 %.0f us p99 %.0f us; raw UPDATE p50 %.0f us p99 %.0f us; %d samples",
+            r->renew_p50, r->renew_p99, r->raw_p50, r->raw_p99, r->latency_samples);
+        row(out, "follower_ratio", num(v, sizeof v, "%.3f", r->follower_ratio), "<= 1.10",
+            verdict(r->follower_ratio <= 1.10), "follower p50 %.0f us p99 %.0f us; %d samples",
+            r->follower_p50, r->follower_p99, r->latency_samples);
+    }
+    if (r->have_graceful)
+        row(out, "graceful_gap_ms", num(v, sizeof v, "%.1f", r->graceful.median), "<= 300",
+            verdict(r->graceful.median <= 300),
+            "min %.1f max %.1f, %d trials, retry 200 ms; stop() took %.1f ms (median)",
+            r->graceful.min, r->graceful.max, r->graceful.n, r->graceful_stop.median);
+    if (r->have_crash)
+        row(out, "crash_gap_ms", num(v, sizeof v, "%.0f", r->crash.median), "<= 2300",
+            verdict(r->crash.median <= 2300),
+            "min %.0f max %.0f, %d trials; ttl 2 s, heartbeat 500 ms, retry 200 ms",
+            r->crash.min, r->crash.max, r->crash.n);
+    if (r->have_leases) {
+        row(out, "leases_1000.missed_deadlines", num(v, sizeof v, "%.0f", r->missed_deadlines),
+            "0", verdict(r->missed_deadlines == 0),
+            "%d%s leases on one connection held %.0f s, heartbeat 1 s; %d not holding at the "
+            "end; also %d while starting them (%.1f s), %d while stopping them (%.1f s)",
+            r->leases, r->leases < r->leases_requested ? " (NOT ALL) of the requested" : "",
+            r->leases_s, r->not_holding, r->missed_during_start, r->start_s,
+            r->missed_during_stop, r->stop_s);
+        if (r->leases < r->leases_requested)
+            row(out, "leases_1000.leases", num(v, sizeof v, "%.0f", r->leases),
+                num(g, sizeof g, "%.0f", r->leases_requested), verdict(0),
+                "only these started within the start budget: the connection is saturated");
+        row(out, "leases_1000.threads", num(v, sizeof v, "%.0f", r->threads), "-", "-",
+            "%.2f per lease", r->leases > 0 ? (double)r->threads / r->leases : 0);
+        row(out, "leases_1000.cpu_pct", num(v, sizeof v, "%.2f", r->cpu_pct), "-", "-",
+            "of one core; %.0f statements/s on the connection", r->stmts_per_s);
+        row(out, "leases_1000.rss_kib", num(v, sizeof v, "%.0f", (double)r->rss_kib), "-", "-",
+            "%ld KiB before the supervisors started", r->rss_before_kib);
+        row(out, "leases_1000.bytes_per_lease", num(v, sizeof v, "%.0f", r->bytes_per_lease),
+            "-", "-", "migrate of all %d names in one call: %.2f s", r->leases_requested,
+            r->migrate_s);
+    }
+    if (r->have_idle) {
+        snprintf(g, sizeof g, "< 0.1");
+        row(out, "idle_cpu_pct", num(v, sizeof v, "%.4f", r->idle_cpu_pct), g,
+            verdict(r->idle_cpu_pct < 0.1), "one supervisor at default timings, %.0f s, %d threads",
+            r->idle_s, r->idle_threads);
+    }
+    row(out, "invariant violations", num(v, sizeof v, "%.0f", viol), "0", verdict(viol == 0),
+        "%d library error lines", bench_log_errors());
+    if (r->failed)
+        fprintf(out, "  (a measurement failed to run; see the messages above)\n");
+    fputc('\n', out);
+}
+
+/* ---- JSON ----------------------------------------------------------- */
+
+typedef struct jw {
+    FILE *out;
+    int first;
+} jw;
+
+static void jw_key(jw *j, const char *key)
+{
+    fprintf(j->out, "%s\"%s\":", j->first ? "" : ",", key);
+    j->first = 0;
+}
+
+static void jw_str(jw *j, const char *key, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    jw_key(j, key);
+    fputc('"', j->out);
+    for (; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(j->out, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7F)
+            fprintf(j->out, "\\u%04x", *p);
+        else
+            fputc(*p, j->out);
+    }
+    fputc('"', j->out);
+}
+
+/* A number, or null when `have` is 0 or the value is not finite. */
+static void jw_num(jw *j, const char *key, int have, double v, int decimals)
+{
+    jw_key(j, key);
+    if (!have || !isfinite(v))
+        fputs("null", j->out);
+    else
+        fprintf(j->out, "%.*f", decimals, v);
+}
+
+static void jw_bool(jw *j, const char *key, int v)
+{
+    jw_key(j, key);
+    fputs(v ? "true" : "false", j->out);
+}
+
+static void jw_open(jw *j, const char *key)
+{
+    if (key != NULL)
+        jw_key(j, key);
+    fputc('{', j->out);
+    j->first = 1;
+}
+
+static void jw_close(jw *j)
+{
+    fputc('}', j->out);
+    j->first = 0;
+}
+
+void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
+{
+    jw j = { out, 1 };
+    machine m;
+
+    machine_read(&m);
+    jw_open(&j, NULL);
+    jw_str(&j, "dialect", r->dialect);
+    jw_str(&j, "conn", r->conn);
+    jw_str(&j, "version", sqlease_version());
+    jw_bool(&j, "short", cfg->short_run);
+    jw_num(&j, "nproc", 1, (double)m.nproc, 0);
+    jw_str(&j, "cpu", m.cpu);
+    jw_num(&j, "ram_mib", 1, (double)m.ram_mib, 0);
+
+    jw_num(&j, "stmts_per_tick_holder", r->have_stmts, r->stmts_holder, 3);
+    jw_num(&j, "stmts_per_tick_follower", r->have_stmts, r->stmts_follower, 3);
+    jw_num(&j, "db_stmts_per_tick_holder", r->have_stmts, r->db_stmts_holder, 3);
+    jw_num(&j, "db_stmts_per_tick_follower", r->have_stmts, r->db_stmts_follower, 3);
+    jw_num(&j, "ticks_holder", r->have_stmts, (double)r->ticks_holder, 0);
+    jw_num(&j, "ticks_follower", r->have_stmts, (double)r->ticks_follower, 0);
+    jw_num(&j, "stmts_window_s", r->have_stmts, r->stmts_window_s, 1);
+    jw_num(&j, "stmts_holder_losses", r->have_stmts, (double)r->holder_losses, 0);
+    jw_num(&j, "server_stmts_per_tick_holder", r->have_server, r->server_holder, 3);
+    jw_num(&j, "server_stmts_per_tick_follower", r->have_server, r->server_follower, 3);
+    if (r->have_server)
+        jw_str(&j, "server_stmts_source", r->server_source);
+    else
+        jw_num(&j, "server_stmts_source", 0, 0, 0);
+
+    jw_num(&j, "renew_ratio", r->have_latency, r->renew_ratio, 3);
+    jw_num(&j, "follower_ratio", r->have_latency, r->follower_ratio, 3);
+    jw_num(&j, "latency_samples", r->have_latency, r->latency_samples, 0);
+    jw_num(&j, "raw_p50_us", r->have_latency, r->raw_p50, 1);
+    jw_num(&j, "raw_p99_us", r->have_latency, r->raw_p99, 1);
+    jw_num(&j, "renew_p50_us", r->have_latency, r->renew_p50, 1);
+    jw_num(&j, "renew_p99_us", r->have_latency, r->renew_p99, 1);
+    jw_num(&j, "follower_p50_us", r->have_latency, r->follower_p50, 1);
+    jw_num(&j, "follower_p99_us", r->have_latency, r->follower_p99, 1);
+
+    jw_num(&j, "graceful_gap_ms", r->have_graceful, r->graceful.median, 1);
+    jw_num(&j, "graceful_gap_min_ms", r->have_graceful, r->graceful.min, 1);
+    jw_num(&j, "graceful_gap_max_ms", r->have_graceful, r->graceful.max, 1);
+    jw_num(&j, "graceful_trials", r->have_graceful, r->graceful.n, 0);
+    jw_num(&j, "graceful_stop_ms", r->have_graceful, r->graceful_stop.median, 1);
+    jw_num(&j, "crash_gap_ms", r->have_crash, r->crash.median, 1);
+    jw_num(&j, "crash_gap_min_ms", r->have_crash, r->crash.min, 1);
+    jw_num(&j, "crash_gap_max_ms", r->have_crash, r->crash.max, 1);
+    jw_num(&j, "crash_trials", r->have_crash, r->crash.n, 0);
+
+    if (r->have_leases) {
+        jw_open(&j, "leases_1000");
+        jw_num(&j, "leases", 1, r->leases, 0);
+        jw_num(&j, "leases_requested", 1, r->leases_requested, 0);
+        jw_num(&j, "seconds", 1, r->leases_s, 1);
+        jw_num(&j, "missed_deadlines", 1, r->missed_deadlines, 0);
+        jw_num(&j, "not_holding", 1, r->not_holding, 0);
+        jw_num(&j, "missed_during_start", 1, r->missed_during_start, 0);
+        jw_num(&j, "missed_during_stop", 1, r->missed_during_stop, 0);
+        jw_num(&j, "stop_s", 1, r->stop_s, 2);
+        jw_num(&j, "threads", 1, r->threads, 0);
+        jw_num(&j, "cpu_pct", 1, r->cpu_pct, 2);
+        jw_num(&j, "rss_kib", 1, (double)r->rss_kib, 0);
+        jw_num(&j, "rss_before_kib", 1, (double)r->rss_before_kib, 0);
+        jw_num(&j, "bytes_per_lease", 1, r->bytes_per_lease, 0);
+        jw_num(&j, "stmts_per_s", 1, r->stmts_per_s, 1);
+        jw_num(&j, "start_s", 1, r->start_s, 2);
+        jw_num(&j, "migrate_s", 1, r->migrate_s, 2);
+        jw_close(&j);
+    } else {
+        jw_num(&j, "leases_1000", 0, 0, 0);
+    }
+    jw_num(&j, "idle_cpu_pct", r->have_idle, r->idle_cpu_pct, 4);
+    jw_num(&j, "idle_seconds", r->have_idle, r->idle_s, 1);
+    jw_num(&j, "idle_threads", r->have_idle, r->idle_threads, 0);
+
+    jw_num(&j, "violations", 1, bench_violations(), 0);
+    jw_num(&j, "library_errors", 1, bench_log_errors(), 0);
+    jw_bool(&j, "failed", r->failed);
+    jw_close(&j);
+    fputc('\n', out);
+    fflush(out);
+}
