@@ -36,6 +36,7 @@ STATEMENTS = {
     "add_version": (set(), set(), True),
     "seed": ({"name"}, {"name"}, True),
     "acquire": ({"name", "owner", "ttl_ms"}, {"name", "owner", "ttl_ms", "token"}, True),
+    "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, True),
     "release": ({"name", "owner"}, {"name", "owner"}, True),
     "release_force": ({"name"}, {"name"}, True),
     "status": ({"name"}, {"name"}, True),

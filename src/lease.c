@@ -30,6 +30,7 @@ struct sqlease_lease {
     int64_t ttl_ms;
     /* {table} already substituted, built once. */
     char *sql_acquire;
+    char *sql_renew;
     char *sql_release;
     char *sql_release_force;
     char *sql_status;
@@ -41,6 +42,10 @@ struct sqlease_lease {
     int other_known;
     int64_t other_until_mono;
     sqlease_lease_info other;
+    /* Set by the supervisor: once the row is known to exist, a miss is
+     * "not held" without a SELECT (it does not report who holds it). */
+    int poll_only;
+    int row_seen;
     sqlease_atomic_u64 statements;
 };
 
@@ -75,11 +80,13 @@ int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolv
     l->owner = sqlease_strdup(r->owner != NULL ? r->owner : owner);
     if (l->table != NULL) {
         l->sql_acquire = sqlease_sql_for_table(l->d->acquire.sql, l->table);
+        l->sql_renew = sqlease_sql_for_table(l->d->renew.sql, l->table);
         l->sql_release = sqlease_sql_for_table(l->d->release.sql, l->table);
         l->sql_release_force = sqlease_sql_for_table(l->d->release_force.sql, l->table);
         l->sql_status = sqlease_sql_for_table(l->d->status.sql, l->table);
     }
     if (l->table == NULL || l->name == NULL || l->owner == NULL || l->sql_acquire == NULL ||
+        l->sql_renew == NULL ||
         l->sql_release == NULL || l->sql_release_force == NULL || l->sql_status == NULL) {
         sqlease_lease_free(l);
         return nomem(err);
@@ -112,6 +119,7 @@ void sqlease_lease_free(sqlease_lease *l)
     free(l->name);
     free(l->owner);
     free(l->sql_acquire);
+    free(l->sql_renew);
     free(l->sql_release);
     free(l->sql_release_force);
     free(l->sql_status);
@@ -131,6 +139,11 @@ const char *sqlease_lease_name(const sqlease_lease *l)
 uint64_t lease_statements(const sqlease_lease *l)
 {
     return sqlease_atomic_load(&l->statements);
+}
+
+void lease_poll_only(sqlease_lease *l)
+{
+    l->poll_only = 1;
 }
 
 void lease_forget(sqlease_lease *l)
@@ -218,12 +231,15 @@ int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_err
     return read_row(l, info != NULL ? info : &tmp, err);
 }
 
-/* Send the acquire UPDATE with `token` (-1: as a follower).  Returns OK
- * with *held set, or an error; a row count other than 0 or 1 is an error. */
+/* Send the holder's renew (token >= 0) or the follower's acquire
+ * (token -1).  Returns OK with *held set, or an error; a row count other
+ * than 0 or 1 is an error. */
 static int send_acquire(sqlease_lease *l, int64_t token, int *held, sqlease_error *err)
 {
     int64_t rows = -1;
-    int rc = run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows, err);
+    int rc = token >= 0 ? run(l, &l->d->renew, l->sql_renew, token, NULL, 0, NULL, &rows, err)
+                        : run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows,
+                              err);
     if (rc != SQLEASE_OK)
         return rc;
     if (rows != 0 && rows != 1)
@@ -247,7 +263,7 @@ static int explain_miss(sqlease_lease *l, sqlease_lease_info *info, sqlease_erro
     int64_t now = sqlease_mono_ms();
     int rc;
 
-    if (l->other_known && now < l->other_until_mono) {
+    if ((l->other_known && now < l->other_until_mono) || (l->poll_only && l->row_seen)) {
         if (info != NULL)
             *info = l->other;
         return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s", l->name,
@@ -258,6 +274,7 @@ static int explain_miss(sqlease_lease *l, sqlease_lease_info *info, sqlease_erro
         l->other_known = 0;
         return rc;
     }
+    l->row_seen = 1;
     if (info != NULL)
         *info = l->other;
     if (l->other.held && !l->other.mine) {

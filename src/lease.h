@@ -17,6 +17,11 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqleas
  * stopped the work for it), so the next acquire asks as a follower. */
 void lease_forget(sqlease_lease *l);
 
+/* For a poller that does not report who holds the lease (the
+ * supervisor): after one SELECT has shown the row exists, a miss costs
+ * only the acquire statement. */
+void lease_poll_only(sqlease_lease *l);
+
 /* Lease statements this handle has sent. */
 uint64_t lease_statements(const sqlease_lease *l);
 

@@ -56,6 +56,9 @@ struct sqlease_supervisor {
     int stopped;
     int stop_rc;
     int running;             /* on_started called, on_stopped not yet */
+    int stale_hold;          /* work stopped at its deadline while the row
+                                may still be ours: give it up before the
+                                next start, so that start has a new token */
     int64_t deadline;        /* mono ms; meaningful while running */
     int64_t token;           /* token of the current or last hold */
     int64_t next_due;        /* mono ms of the next acquire */
@@ -143,6 +146,8 @@ static void stop_work(sqlease_supervisor *s, int reason)
         s->running = 0;
         if (reason != SQLEASE_STOP_SHUTDOWN)
             s->losses++;
+        if (reason == SQLEASE_STOP_DEADLINE)
+            s->stale_hold = 1;
         s->cb_thread = sqlease_thread_self();
     }
     sqlease_mutex_unlock(&s->m);
@@ -164,7 +169,7 @@ static void stop_work(sqlease_supervisor *s, int reason)
     sqlease_mutex_unlock(&s->cb_lock);
 }
 
-enum action { ACT_NONE, ACT_START, ACT_STOP, ACT_RESTART };
+enum action { ACT_NONE, ACT_START, ACT_STOP, ACT_RESTART, ACT_REFRESH };
 
 /*
  * One acquire and what follows from its answer.  Returns the acquire's
@@ -191,6 +196,8 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
             s->takes++;
         if (s->running && taken)
             act = ACT_RESTART; /* the hold we worked for is gone: fresh start */
+        else if (!s->running && !taken && s->stale_hold)
+            act = ACT_REFRESH; /* still the hold whose work was stopped */
         else if (s->running) {
             if (sent + s->r.renew_deadline_ms > s->deadline) {
                 s->deadline = sent + s->r.renew_deadline_ms;
@@ -198,7 +205,9 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
             }
         } else
             act = ACT_START;
-        s->next_due = sent + s->r.heartbeat_ms;
+        if (taken)
+            s->stale_hold = 0;
+        s->next_due = act == ACT_REFRESH ? answered : sent + s->r.heartbeat_ms;
     } else if (rc == SQLEASE_NOT_HELD) {
         s->last_contact = answered;
         if (s->running)
@@ -230,6 +239,22 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
     case ACT_STOP:
         stop_work(s, SQLEASE_STOP_LOST);
         break;
+    case ACT_REFRESH: {
+        /* The row outlived the work's deadline (the database was slow,
+         * not gone).  Starting again under the same token would let a
+         * fenced resource take the stopped run's late writes for the new
+         * run's: release, and the next acquire (at once) takes the lease
+         * afresh, with a new token, if nobody else does first. */
+        sqlease_error rerr;
+        if (sqlease_lease_release(s->lease, NULL, &rerr) == SQLEASE_OK) {
+            sqlease_mutex_lock(&s->m);
+            s->stale_hold = 0;
+            sqlease_mutex_unlock(&s->m);
+            slog(s, SQLEASE_LOG_INFO, "released the hold whose work passed its deadline; "
+                 "the next start gets a new token");
+        }
+        break;
+    }
     case ACT_NONE:
         break;
     }
@@ -335,6 +360,7 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         free(s);
         return rc;
     }
+    lease_poll_only(s->lease);
     /* The resolved strings were borrowed from the caller; point them at
      * the lease's own copies. */
     s->r.name = sqlease_lease_name(s->lease);

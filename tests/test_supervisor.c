@@ -248,9 +248,11 @@ static void test_watchdog_stops_during_hung_statement(void)
     CU_ASSERT_EQUAL(sqlease_supervisor_health(s, &err), SQLEASE_OK);
 
     tu_fault_set(f, TU_FAULT_NONE, 0);
-    /* Back: the renew goes through and the work starts again, fresh. */
+    /* Back: the row was still ours, but the work that ran under token 1
+     * was stopped, so the next start is a new hold with a new token. */
     CU_ASSERT(await_events(&r, 3, 3000));
     CU_ASSERT_EQUAL(r.kind[2], 'S');
+    CU_ASSERT_EQUAL(r.value[2], 2);
     sqlease_supervisor_free(s);
     CU_ASSERT_EQUAL(r.overlap, 0);
     tu_drop(fdb, t);
