@@ -348,7 +348,9 @@ SQLEASE_API const char *sqlease_lease_owner(const sqlease_lease *lease);
 SQLEASE_API const char *sqlease_lease_name(const sqlease_lease *lease);
 
 /* Take the lease if it is free or expired, or renew it if this owner
- * holds it: one UPDATE, decided by the database.  A take gives a new
+ * holds it: one UPDATE, decided by the database (a renew bound to the
+ * token this handle holds, else the take; a take, and a handle's first
+ * miss, add one SELECT).  A take gives a new
  * token (+1, even to the previous owner of an expired lease); a renew
  * keeps it.  `info` (may be NULL) gets the token and, after a take, the
  * row.  Returns SQLEASE_OK (held), SQLEASE_NOT_HELD (another owner holds
