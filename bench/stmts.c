@@ -45,6 +45,7 @@
 typedef struct counting_port {
     void *inner;                /* odbc_ops instance */
     char *watch_sql;            /* the acquire statement's text */
+    char *watch_renew;          /* the holder's renew statement's text */
     atomic_uint_least64_t watched;
     _Atomic double last_watched_us;
 } counting_port;
@@ -53,7 +54,9 @@ static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbi
                    db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
     counting_port *p = self;
-    if (p->watch_sql != NULL && strcmp(sql, p->watch_sql) == 0) {
+    /* A tick is one acquire (follower) or renew (holder) statement. */
+    if ((p->watch_sql != NULL && strcmp(sql, p->watch_sql) == 0) ||
+        (p->watch_renew != NULL && strcmp(sql, p->watch_renew) == 0)) {
         atomic_fetch_add(&p->watched, 1);
         atomic_store(&p->last_watched_us, bench_now_us());
     }
@@ -70,6 +73,7 @@ static void cp_close(void *self)
     counting_port *p = self;
     odbc_ops.close(p->inner);
     free(p->watch_sql);
+    free(p->watch_renew);
     free(p);
 }
 
@@ -94,11 +98,12 @@ static int open_counting(sqlease_db **db, counting_port **port, const bench_cfg 
         return rc;
     }
     p->watch_sql = sqlease_sql_for_table(odbc_ops.dialect(p->inner)->acquire.sql, BENCH_TABLE);
+    p->watch_renew = sqlease_sql_for_table(odbc_ops.dialect(p->inner)->renew.sql, BENCH_TABLE);
     redacted = sqlease_redact(cfg->conn);
     sqlease_db_options_init(&o);
     o.log = bench_log_sink;
     o.log_level = cfg->verbose ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_ERROR;
-    rc = (p->watch_sql == NULL || redacted == NULL)
+    rc = (p->watch_sql == NULL || p->watch_renew == NULL || redacted == NULL)
              ? sqlease_fail(err, SQLEASE_ENOMEM, "out of memory")
              : db_wrap(db, &counting_ops, p, redacted, &o, err);
     free(redacted);
