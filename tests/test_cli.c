@@ -25,6 +25,7 @@
 #include <CUnit/Basic.h>
 
 #include "sqlease.h"
+#include "platform.h"
 #include "testutil.h"
 
 #define RUN_TIMEOUT_MS 60000
@@ -50,22 +51,6 @@ typedef struct result {
 } result;
 
 /* ---- helpers ------------------------------------------------------- */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static char *slurp(const char *path)
 {
@@ -132,7 +117,7 @@ static pid_t spawn(char *const *argv, const char *const *env, const char *out_pa
  * Returns its status (128+N for a signal), or -1 on timeout. */
 static int wait_pid(pid_t pid, int64_t timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
     int st;
 
     for (;;) {
@@ -141,12 +126,12 @@ static int wait_pid(pid_t pid, int64_t timeout_ms)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (r < 0 && errno != EINTR)
             return -1;
-        if (now_ms() >= deadline) {
+        if (sqlease_mono_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
         }
-        nap_ms(5);
+        sqlease_sleep_ms(5);
     }
 }
 
@@ -173,14 +158,14 @@ static int build_argv(char **argv, int with_db, va_list ap)
 static void run_argv(result *r, char *const *argv, const char *const *env)
 {
     char out[1100], err[1100];
-    int64_t t0 = now_ms();
+    int64_t t0 = sqlease_mono_ms();
     pid_t pid;
 
     snprintf(out, sizeof out, "%s/out.%d", g_dir, ++g_seq);
     snprintf(err, sizeof err, "%s/err.%d", g_dir, g_seq);
     pid = spawn(argv, env, out, err);
     r->code = pid > 0 ? wait_pid(pid, RUN_TIMEOUT_MS) : -1;
-    r->ms = now_ms() - t0;
+    r->ms = sqlease_mono_ms() - t0;
     r->out = slurp(out);
     r->err = slurp(err);
     unlink(out);
@@ -305,12 +290,12 @@ static int held_by(const char *owner)
 
 static int await_held_by(const char *owner, int64_t timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
 
-    while (now_ms() < deadline) {
+    while (sqlease_mono_ms() < deadline) {
         if (held_by(owner))
             return 1;
-        nap_ms(50);
+        sqlease_sleep_ms(50);
     }
     return 0;
 }
@@ -329,51 +314,30 @@ static long long json_int(const char *json, const char *key)
 /* The pid a CMD wrote to a file (waits for it to appear). */
 static long read_pid_file(const char *path, int64_t timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
 
-    while (now_ms() < deadline) {
+    while (sqlease_mono_ms() < deadline) {
         char *s = slurp(path);
         long pid = s != NULL ? strtol(s, NULL, 10) : 0;
         int complete = s != NULL && strchr(s, '\n') != NULL;
         free(s);
         if (pid > 0 && complete)
             return pid;
-        nap_ms(20);
+        sqlease_sleep_ms(20);
     }
     return 0;
 }
 
-/* A process that is gone, or a zombie (not ours to reap). */
-static int pid_gone(long pid)
-{
-    char path[64], buf[512];
-    FILE *f;
-    size_t n;
-    const char *p;
-
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
-}
-
 static int await_pid_gone(long pid, int64_t timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
 
-    while (now_ms() < deadline) {
-        if (pid_gone(pid))
+    while (sqlease_mono_ms() < deadline) {
+        if (tu_pid_gone(pid))
             return 1;
-        nap_ms(20);
+        sqlease_sleep_ms(20);
     }
-    return pid_gone(pid);
+    return tu_pid_gone(pid);
 }
 
 #define ASSERT_CONTAINS(hay, needle)                                                     \
@@ -547,8 +511,8 @@ static void test_run_stops_leftover_group(void)
     pid = read_pid_file(pidfile, 1000);
     CU_ASSERT(pid > 0);
     /* Gone by the time run returned: no waiting here. */
-    CU_ASSERT(pid > 0 && pid_gone(pid));
-    if (pid > 0 && !pid_gone(pid))
+    CU_ASSERT(pid > 0 && tu_pid_gone(pid));
+    if (pid > 0 && !tu_pid_gone(pid))
         kill((pid_t)pid, SIGKILL);
     ASSERT_CONTAINS(r.err, "left processes in its group");
     result_free(&r);
@@ -900,7 +864,7 @@ static void test_run_waits(void)
     waiter = start_bg(runlog, "--retry", "250ms", "--owner", "waiter", "run", "--", "sh", "-c",
                       "echo token=$SQLEASE_TOKEN", NULL);
     CU_ASSERT_FATAL(waiter > 0);
-    nap_ms(300);
+    sqlease_sleep_ms(300);
     CU_ASSERT(held_by("other"));
     CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
     code = wait_pid(waiter, 15000);
@@ -966,14 +930,14 @@ static void test_supervise_restarts(void)
     snprintf(script, sizeof script, "echo $SQLEASE_TOKEN >> '%s'", count);
     sup = start_bg(log, "supervise", "--", "sh", "-c", script, NULL);
     CU_ASSERT_FATAL(sup > 0);
-    deadline = now_ms() + 10000;
-    while (now_ms() < deadline && lines < 2) {
+    deadline = sqlease_mono_ms() + 10000;
+    while (sqlease_mono_ms() < deadline && lines < 2) {
         char *s = slurp(count);
         lines = 0;
         for (char *p = s; p != NULL && *p; p++)
             lines += *p == '\n';
         free(s);
-        nap_ms(50);
+        sqlease_sleep_ms(50);
     }
     CU_ASSERT(lines >= 2);
     CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);

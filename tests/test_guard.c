@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "testutil.h"
 
 /* Short timings: the deadline is at most RD_MS after the last proof, and
@@ -39,51 +40,14 @@ static char g_table[64];
 static int g_seq;
 static pid_t g_pid;   /* the sqlease under test, 0 when none */
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* Gone, or a zombie that is not ours to reap. */
-static int pid_gone(long pid)
-{
-    char path[64], buf[512];
-    FILE *f;
-    size_t n;
-    const char *p;
-
-    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-        return 1;
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
-}
-
 static int await_gone(long pid, int64_t until)
 {
-    while (now_ms() < until) {
-        if (pid_gone(pid))
+    while (sqlease_mono_ms() < until) {
+        if (tu_pid_gone(pid))
             return 1;
-        nap_ms(5);
+        sqlease_sleep_ms(5);
     }
-    return pid_gone(pid);
+    return tu_pid_gone(pid);
 }
 
 /* Live (non-zombie) processes whose process group is pgid. */
@@ -124,9 +88,9 @@ static int group_members(long pgid)
 /* The first number in a file a CMD wrote (waits for a complete line). */
 static long read_pid(const char *path, int64_t timeout_ms)
 {
-    int64_t until = now_ms() + timeout_ms;
+    int64_t until = sqlease_mono_ms() + timeout_ms;
 
-    while (now_ms() < until) {
+    while (sqlease_mono_ms() < until) {
         FILE *f = fopen(path, "r");
         char line[64] = "";
         int whole = 0;
@@ -137,7 +101,7 @@ static long read_pid(const char *path, int64_t timeout_ms)
         }
         if (whole && atol(line) > 0)
             return atol(line);
-        nap_ms(10);
+        sqlease_sleep_ms(10);
     }
     return 0;
 }
@@ -190,7 +154,7 @@ static pid_t start_sqlease(const char *first, ...)
  * Returns its exit status (128+N for a signal), -1 on timeout. */
 static int reap_sqlease(int64_t timeout_ms)
 {
-    int64_t until = now_ms() + timeout_ms;
+    int64_t until = sqlease_mono_ms() + timeout_ms;
     int st, code = -1;
 
     if (g_pid <= 0)
@@ -201,12 +165,12 @@ static int reap_sqlease(int64_t timeout_ms)
             code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             break;
         }
-        if (now_ms() >= until) {
+        if (sqlease_mono_ms() >= until) {
             kill(-g_pid, SIGKILL);
             waitpid(g_pid, &st, 0);
             break;
         }
-        nap_ms(5);
+        sqlease_sleep_ms(5);
     }
     g_pid = 0;
     return code;
@@ -254,21 +218,21 @@ static void test_frozen_sqlease(void)
         reap_sqlease(5000);
         return;
     }
-    nap_ms(HB_MS + 200); /* a renew or two happened */
+    sqlease_sleep_ms(HB_MS + 200); /* a renew or two happened */
     kill((pid_t)sqlease_pid, SIGSTOP);
-    t0 = now_ms();
+    t0 = sqlease_mono_ms();
     /* The last proof is less than a heartbeat old (plus scheduling). */
-    nap_ms(RD_MS - HB_MS - 250);
-    CU_ASSERT(!pid_gone(sleep_pid));
+    sqlease_sleep_ms(RD_MS - HB_MS - 250);
+    CU_ASSERT(!tu_pid_gone(sleep_pid));
     CU_ASSERT(await_gone(sleep_pid, t0 + RD_MS + 500));
-    if (!pid_gone(sleep_pid))
+    if (!tu_pid_gone(sleep_pid))
         fprintf(stderr, "\n  CMD still running %lld ms after sqlease was frozen\n",
-                (long long)(now_ms() - t0));
+                (long long)(sqlease_mono_ms() - t0));
     kill((pid_t)sqlease_pid, SIGCONT);
-    nap_ms(500);
+    sqlease_sleep_ms(500);
     kill((pid_t)sqlease_pid, SIGTERM);
     CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
-    CU_ASSERT(await_gone(sleep_pid, now_ms() + 1000));
+    CU_ASSERT(await_gone(sleep_pid, sqlease_mono_ms() + 1000));
     CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
     CU_ASSERT_EQUAL(group_members(sleep_pid), 0);
     drop_table();
@@ -289,12 +253,20 @@ static void test_killed_sqlease(void)
     CU_ASSERT_FATAL(sqlease_pid > 0);
     child_pid = read_pid(pidfile, 10000);
     CU_ASSERT(child_pid > 0);
+    /* The guard is forked just after CMD starts and lives in sqlease's
+     * process group: wait until it is there (sqlease + guard), since a
+     * kill in the instant between the two is not what this test is about. */
+    {
+        int64_t until = sqlease_mono_ms() + 5000;
+        while (group_members(sqlease_pid) < 2 && sqlease_mono_ms() < until)
+            sqlease_sleep_ms(5);
+    }
     kill((pid_t)sqlease_pid, SIGKILL);
-    t0 = now_ms();
+    t0 = sqlease_mono_ms();
     CU_ASSERT_EQUAL(reap_sqlease(5000), 128 + SIGKILL);
     CU_ASSERT(child_pid > 0 && await_gone(child_pid, t0 + 1000));
     CU_ASSERT(await_gone(child_pid, t0 + 1000) && group_members(sqlease_pid) == 0);
-    if (child_pid > 0 && !pid_gone(child_pid)) {
+    if (child_pid > 0 && !tu_pid_gone(child_pid)) {
         kill((pid_t)child_pid, SIGKILL);
         fprintf(stderr, "\n  CMD's child outlived sqlease\n");
     }
@@ -325,10 +297,10 @@ static void test_loss_keeps_grace(void)
     CU_ASSERT(cmd_pid > 0);
     snprintf(force, sizeof force, "'%s' --dsn '%s' --table %s release --force >/dev/null 2>&1",
              g_bin, tu_dsn(), g_table);
-    t0 = now_ms();
+    t0 = sqlease_mono_ms();
     CU_ASSERT_EQUAL(system(force), 0);
     CU_ASSERT(await_gone(cmd_pid, t0 + HB_MS + 3000));
-    gone_after = now_ms() - t0;
+    gone_after = sqlease_mono_ms() - t0;
     f = fopen(termfile, "r");
     CU_ASSERT(f != NULL);
     if (f != NULL) {

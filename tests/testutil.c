@@ -4,6 +4,8 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
 #endif
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,26 @@ int tu_fault_hung(tu_faulty *f)
     n = f->hung;
     sqlease_mutex_unlock(&f->m);
     return n;
+}
+
+int tu_pid_gone(long pid)
+{
+    char path[64], buf[512];
+    FILE *f;
+    size_t n;
+    const char *p;
+
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+        return 1;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
 }
 
 /* ---- runner --------------------------------------------------------- */

@@ -67,6 +67,10 @@ void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms);
 /* Number of execs currently blocked in TU_FAULT_HANG. */
 int tu_fault_hung(tu_faulty *f);
 
+/* 1 if the process is gone, or a zombie (not ours to reap, and doing no
+ * work: where PID 1 does not reap orphans it never goes away). */
+int tu_pid_gone(long pid);
+
 /* Register the suites (via add) and run them in basic mode; returns the
  * process exit status (0 only when every test passed). */
 int tu_main(void (*add)(void));
