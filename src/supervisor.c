@@ -246,7 +246,14 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
          * run's: release, and the next acquire (at once) takes the lease
          * afresh, with a new token, if nobody else does first. */
         sqlease_error rerr;
-        if (sqlease_lease_release(s->lease, NULL, &rerr) == SQLEASE_OK) {
+        int ok;
+        /* Under cb_lock: the watchdog marks the hold stale before its
+         * on_stopped has finished stopping the work, and the row must
+         * stay ours until it has (the ttl - renew_deadline margin). */
+        sqlease_mutex_lock(&s->cb_lock);
+        ok = sqlease_lease_release(s->lease, NULL, &rerr) == SQLEASE_OK;
+        sqlease_mutex_unlock(&s->cb_lock);
+        if (ok) {
             sqlease_mutex_lock(&s->m);
             s->stale_hold = 0;
             sqlease_mutex_unlock(&s->m);
