@@ -41,13 +41,19 @@
 #define STMTS_DEADLINE 1000
 #define STMTS_RETRY 100
 
-/* The counting wrapper: an ODBC port instance plus two counters. */
-typedef struct counting_port {
-    void *inner;                /* odbc_ops instance */
+/* The counting wrapper: an ODBC port instance plus counters shared by
+ * every clone the handle makes of it (one per worker connection). */
+typedef struct counting_shared {
     char *watch_sql;            /* the acquire statement's text */
     char *watch_renew;          /* the holder's renew statement's text */
     atomic_uint_least64_t watched;
     _Atomic double last_watched_us;
+    atomic_int refs;
+} counting_shared;
+
+typedef struct counting_port {
+    counting_shared *c;
+    void *inner;                /* odbc_ops instance */
 } counting_port;
 
 static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
@@ -55,12 +61,22 @@ static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbi
 {
     counting_port *p = self;
     /* A tick is one acquire (follower) or renew (holder) statement. */
-    if ((p->watch_sql != NULL && strcmp(sql, p->watch_sql) == 0) ||
-        (p->watch_renew != NULL && strcmp(sql, p->watch_renew) == 0)) {
-        atomic_fetch_add(&p->watched, 1);
-        atomic_store(&p->last_watched_us, bench_now_us());
+    if ((p->c->watch_sql != NULL && strcmp(sql, p->c->watch_sql) == 0) ||
+        (p->c->watch_renew != NULL && strcmp(sql, p->c->watch_renew) == 0)) {
+        atomic_fetch_add(&p->c->watched, 1);
+        atomic_store(&p->c->last_watched_us, bench_now_us());
     }
     return odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+}
+
+static int cp_connect(void *self, sqlease_error *err)
+{
+    return odbc_ops.connect(((counting_port *)self)->inner, err);
+}
+
+static int cp_connected(void *self)
+{
+    return odbc_ops.connected(((counting_port *)self)->inner);
 }
 
 static const sqlease_dialect *cp_dialect(void *self)
@@ -68,49 +84,96 @@ static const sqlease_dialect *cp_dialect(void *self)
     return odbc_ops.dialect(((counting_port *)self)->inner);
 }
 
+static void shared_unref(counting_shared *c)
+{
+    if (atomic_fetch_sub(&c->refs, 1) == 1) {
+        free(c->watch_sql);
+        free(c->watch_renew);
+        free(c);
+    }
+}
+
 static void cp_close(void *self)
 {
     counting_port *p = self;
     odbc_ops.close(p->inner);
-    free(p->watch_sql);
-    free(p->watch_renew);
+    shared_unref(p->c);
     free(p);
 }
 
-static const db_ops counting_ops = { cp_exec, cp_dialect, cp_close };
+static void *cp_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
+{
+    counting_port *p = self;
+    counting_port *n = calloc(1, sizeof *n);
+
+    if (n == NULL)
+        return NULL;
+    n->inner = odbc_ops.clone(p->inner, d, err);
+    if (n->inner == NULL) {
+        free(n);
+        return NULL;
+    }
+    n->c = p->c;
+    atomic_fetch_add(&n->c->refs, 1);
+    return n;
+}
+
+static const db_ops counting_ops = { cp_exec, cp_connect, cp_connected, cp_dialect, cp_clone,
+                                     cp_close };
 
 /* Open a connection wrapped in a counting port that watches the acquire
- * statement of BENCH_TABLE. */
-static int open_counting(sqlease_db **db, counting_port **port, const bench_cfg *cfg,
+ * and renew statements of BENCH_TABLE.  The dialect is learnt from a
+ * plain connection first, since the statements to watch depend on it. */
+static int open_counting(sqlease_db **db, counting_shared **counters, const bench_cfg *cfg,
                          sqlease_error *err)
 {
     sqlease_db_options o;
     counting_port *p;
+    counting_shared *c;
+    const sqlease_dialect *d;
+    void *probe = NULL;
     char *redacted;
     int rc;
 
-    p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    rc = odbc_open(&p->inner, cfg->conn, cfg->dialect, 5000, 5000, err);
-    if (rc != SQLEASE_OK) {
-        free(p);
+    rc = odbc_open(&probe, cfg->conn, cfg->dialect, 5000, 5000, err);
+    if (rc != SQLEASE_OK)
         return rc;
+    d = odbc_ops.dialect(probe);
+    p = calloc(1, sizeof *p);
+    c = calloc(1, sizeof *c);
+    if (p == NULL || c == NULL) {
+        odbc_ops.close(probe);
+        free(p);
+        free(c);
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    p->watch_sql = sqlease_sql_for_table(odbc_ops.dialect(p->inner)->acquire.sql, BENCH_TABLE);
-    p->watch_renew = sqlease_sql_for_table(odbc_ops.dialect(p->inner)->renew.sql, BENCH_TABLE);
+    atomic_init(&c->refs, 1);
+    p->c = c;
+    p->inner = odbc_ops.clone(probe, d, err);
+    odbc_ops.close(probe);
+    if (p->inner == NULL) {
+        free(p);
+        shared_unref(c);
+        return SQLEASE_ENOMEM;
+    }
+    c->watch_sql = sqlease_sql_for_table(d->acquire.sql, BENCH_TABLE);
+    c->watch_renew = sqlease_sql_for_table(d->renew.sql, BENCH_TABLE);
     redacted = sqlease_redact(cfg->conn);
     sqlease_db_options_init(&o);
     o.log = bench_log_sink;
     o.log_level = cfg->verbose ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_ERROR;
-    rc = (p->watch_sql == NULL || p->watch_renew == NULL || redacted == NULL)
-             ? sqlease_fail(err, SQLEASE_ENOMEM, "out of memory")
-             : db_wrap(db, &counting_ops, p, redacted, &o, err);
-    free(redacted);
-    if (rc != SQLEASE_OK)
+    if (c->watch_sql == NULL || c->watch_renew == NULL || redacted == NULL) {
         cp_close(p);
-    else
-        *port = p;
+        rc = sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    } else {
+        atomic_fetch_add(&c->refs, 1); /* ours, for reading the counters */
+        rc = db_wrap(db, &counting_ops, p, redacted, &o, err);
+        if (rc != SQLEASE_OK)
+            shared_unref(c);
+        else
+            *counters = c;
+    }
+    free(redacted);
     return rc;
 }
 
@@ -126,15 +189,15 @@ typedef struct snap {
     int64_t my_h, my_f;         /* Com_update + Com_select */
 } snap;
 
-/* Run one statement on the port underneath, bypassing the handle's lock
- * (the caller holds it) and its statement counter. */
-static int raw_exec(counting_port *p, const char *sql, db_out *out, size_t nout, int *has_row,
+/* Run one statement on the handle's connection, the one its lease
+ * statements use (a handle has one worker, one connection at a time). */
+static int raw_exec(sqlease_db *db, const char *sql, db_out *out, size_t nout, int *has_row,
                     sqlease_error *err)
 {
-    return odbc_ops.exec(p->inner, sql, NULL, 0, out, nout, has_row, NULL, err);
+    return db_exec(db, sql, NULL, 0, out, nout, has_row, NULL, err);
 }
 
-static int my_counter(counting_port *p, const char *name, int64_t *v, sqlease_error *err)
+static int my_counter(sqlease_db *p, const char *name, int64_t *v, sqlease_error *err)
 {
     char sql[96], var[64], val[32];
     db_out out[2];
@@ -159,7 +222,7 @@ static int my_counter(counting_port *p, const char *name, int64_t *v, sqlease_er
 }
 
 /* Com_update + Com_select of the connection behind p. */
-static int my_stmts(counting_port *p, int64_t *v, sqlease_error *err)
+static int my_stmts(sqlease_db *p, int64_t *v, sqlease_error *err)
 {
     int64_t u = 0, s = 0;
     int rc = my_counter(p, "Com_update", &u, err);
@@ -189,14 +252,22 @@ static int pg_read(sqlease_db *reader, int64_t *upd, int64_t *scans, sqlease_err
     return rc;
 }
 
+/* Statements one snapshot sends on each bench connection, which the
+ * handle's own counter (sqlease_db_statements) includes. */
+static uint64_t snap_statements(enum server_kind kind)
+{
+    return kind == SRV_PG ? 1 : kind == SRV_MY ? 2 : 0;
+}
+
 /*
- * Both connections are locked for the whole snapshot, so no tick runs
- * between the server's counters and the library's.  The caller times the
- * call half-way between ticks; a tick that comes due meanwhile waits a
- * millisecond or two for the lock.
+ * The caller times the snapshot half-way between ticks, so no tick runs
+ * between the server's counters and the library's.  The snapshot's own
+ * statements go through the handles (on the connections the ticks use)
+ * after the library counters are read, and are subtracted from the next
+ * snapshot's difference.
  */
-static void take_snap(snap *s, enum server_kind kind, sqlease_db *h, counting_port *hp,
-                      sqlease_supervisor *hs, sqlease_db *f, counting_port *fp,
+static void take_snap(snap *s, enum server_kind kind, sqlease_db *h, counting_shared *hp,
+                      sqlease_supervisor *hs, sqlease_db *f, counting_shared *fp,
                       sqlease_supervisor *fs, sqlease_db *reader)
 {
     sqlease_state st;
@@ -204,22 +275,6 @@ static void take_snap(snap *s, enum server_kind kind, sqlease_db *h, counting_po
     int rc = SQLEASE_OK;
 
     memset(s, 0, sizeof *s);
-    sqlease_mutex_lock(&h->lock);
-    sqlease_mutex_lock(&f->lock);
-    if (kind == SRV_PG) {
-        rc = raw_exec(hp, "SELECT pg_stat_force_next_flush()", NULL, 0, NULL, &err);
-        if (rc == SQLEASE_OK)
-            rc = raw_exec(fp, "SELECT pg_stat_force_next_flush()", NULL, 0, NULL, &err);
-        if (rc == SQLEASE_OK)
-            rc = pg_read(reader, &s->pg_upd, &s->pg_scans, &err);
-    } else if (kind == SRV_MY) {
-        rc = my_stmts(hp, &s->my_h, &err);
-        if (rc == SQLEASE_OK)
-            rc = my_stmts(fp, &s->my_f, &err);
-    }
-    s->server_ok = kind != SRV_NONE && rc == SQLEASE_OK;
-    if (kind != SRV_NONE && rc != SQLEASE_OK)
-        bench_msg("server counters unavailable: %s", err.message);
     sqlease_supervisor_state(hs, &st);
     s->lib_h = st.statements;
     sqlease_supervisor_state(fs, &st);
@@ -228,8 +283,20 @@ static void take_snap(snap *s, enum server_kind kind, sqlease_db *h, counting_po
     s->db_f = sqlease_db_statements(f);
     s->ticks_h = atomic_load(&hp->watched);
     s->ticks_f = atomic_load(&fp->watched);
-    sqlease_mutex_unlock(&f->lock);
-    sqlease_mutex_unlock(&h->lock);
+    if (kind == SRV_PG) {
+        rc = raw_exec(h, "SELECT pg_stat_force_next_flush()", NULL, 0, NULL, &err);
+        if (rc == SQLEASE_OK)
+            rc = raw_exec(f, "SELECT pg_stat_force_next_flush()", NULL, 0, NULL, &err);
+        if (rc == SQLEASE_OK)
+            rc = pg_read(reader, &s->pg_upd, &s->pg_scans, &err);
+    } else if (kind == SRV_MY) {
+        rc = my_stmts(h, &s->my_h, &err);
+        if (rc == SQLEASE_OK)
+            rc = my_stmts(f, &s->my_f, &err);
+    }
+    s->server_ok = kind != SRV_NONE && rc == SQLEASE_OK;
+    if (kind != SRV_NONE && rc != SQLEASE_OK)
+        bench_msg("server counters unavailable: %s", err.message);
 }
 
 /*
@@ -238,7 +305,7 @@ static void take_snap(snap *s, enum server_kind kind, sqlease_db *h, counting_po
  * phases drift by the wake-up latency each tick, so they are read afresh
  * from the last acquire each one sent.
  */
-static void sleep_to_quiet_phase(counting_port *hp, counting_port *fp)
+static void sleep_to_quiet_phase(counting_shared *hp, counting_shared *fp)
 {
     const double period = STMTS_HEARTBEAT * 1e3;
     double now = bench_now_us();
@@ -265,7 +332,7 @@ static void sleep_to_quiet_phase(counting_port *hp, counting_port *fp)
 int bench_stmts(const bench_cfg *cfg, bench_results *res)
 {
     sqlease_db *h = NULL, *f = NULL, *reader = NULL;
-    counting_port *hp = NULL, *fp = NULL;
+    counting_shared *hp = NULL, *fp = NULL;
     sqlease_supervisor *hs = NULL, *fs = NULL;
     bench_watch w;
     bench_member mh, mf;
@@ -319,14 +386,11 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
         int64_t a = 0, b = 0;
         int64_t self_h = 0, self_f = 0;
         if (kind == SRV_MY) {
-            sqlease_mutex_lock(&h->lock);
-            if (my_stmts(hp, &a, &err) == SQLEASE_OK && my_stmts(hp, &b, &err) == SQLEASE_OK)
+            sleep_to_quiet_phase(hp, fp);
+            if (my_stmts(h, &a, &err) == SQLEASE_OK && my_stmts(h, &b, &err) == SQLEASE_OK)
                 self_h = b - a;
-            sqlease_mutex_unlock(&h->lock);
-            sqlease_mutex_lock(&f->lock);
-            if (my_stmts(fp, &a, &err) == SQLEASE_OK && my_stmts(fp, &b, &err) == SQLEASE_OK)
+            if (my_stmts(f, &a, &err) == SQLEASE_OK && my_stmts(f, &b, &err) == SQLEASE_OK)
                 self_f = b - a;
-            sqlease_mutex_unlock(&f->lock);
         }
         sleep_to_quiet_phase(hp, fp);
         take_snap(&s0, kind, h, hp, hs, f, fp, fs, reader);
@@ -343,8 +407,10 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
         }
         res->stmts_holder = (double)(s1.lib_h - s0.lib_h) / (double)res->ticks_holder;
         res->stmts_follower = (double)(s1.lib_f - s0.lib_f) / (double)res->ticks_follower;
-        res->db_stmts_holder = (double)(s1.db_h - s0.db_h) / (double)res->ticks_holder;
-        res->db_stmts_follower = (double)(s1.db_f - s0.db_f) / (double)res->ticks_follower;
+        res->db_stmts_holder = (double)(s1.db_h - s0.db_h - snap_statements(kind)) /
+                               (double)res->ticks_holder;
+        res->db_stmts_follower = (double)(s1.db_f - s0.db_f - snap_statements(kind)) /
+                                 (double)res->ticks_follower;
         res->have_stmts = 1;
         if (s0.server_ok && s1.server_ok && kind == SRV_PG) {
             int64_t upd = s1.pg_upd - s0.pg_upd, scans = s1.pg_scans - s0.pg_scans;
@@ -379,6 +445,10 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
     sqlease_db_close(reader);
     sqlease_db_close(f);
     sqlease_db_close(h);
+    if (hp != NULL)
+        shared_unref(hp);
+    if (fp != NULL)
+        shared_unref(fp);
     bench_member_destroy(&mh);
     bench_member_destroy(&mf);
     bench_watch_destroy(&w);
@@ -391,6 +461,10 @@ fail:
     sqlease_db_close(reader);
     sqlease_db_close(f);
     sqlease_db_close(h);
+    if (hp != NULL)
+        shared_unref(hp);
+    if (fp != NULL)
+        shared_unref(fp);
     bench_member_destroy(&mh);
     bench_member_destroy(&mf);
     bench_watch_destroy(&w);

@@ -44,7 +44,12 @@ STATEMENTS = {
 
 STRING_FIELDS = ("now_ms", "missing_table_message")
 LIST_FIELDS = ("aliases", "dbms_names", "session_setup", "missing_table_sqlstates")
-FIELDS = ("now_ms",) + LIST_FIELDS + ("missing_table_message",) + tuple(STATEMENTS)
+FIELDS = ("now_ms",) + LIST_FIELDS + ("missing_table_message", "drivers") + tuple(STATEMENTS)
+
+# What a driver setting's value may refer to: the handle's timeouts,
+# filled in at run time (odbc.c).  {{ and }} are literal braces.
+DRIVER_PLACEHOLDERS = ("login_s", "query_s", "query_ms", "query_half_ms")
+SETTING_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 SQLSTATE_RE = re.compile(r"[0-9A-Z]{5}")
@@ -220,6 +225,11 @@ def check_row(key, row, errors, where):
                                   % (where(key, field), idx + 1, type_name(item)))
                     ok = False
                     break
+        elif field == "drivers":
+            if not isinstance(value, list):
+                errors.append("%s: expected a list of tables, got %s"
+                              % (where(key, field), type_name(value)))
+                ok = False
         elif not isinstance(value, str):
             errors.append("%s: expected a string, got %s" % (where(key, field), type_name(value)))
             ok = False
@@ -289,11 +299,79 @@ def check_row(key, row, errors, where):
 
     attempt("missing_table_sqlstates", do_states)
     out["missing_table_message"] = row["missing_table_message"]
+    attempt("drivers", check_drivers)
 
     if "now_ms" in out:
         for field in STATEMENTS:
             attempt(field, lambda v, f=field: check_statement(f, v, out["now_ms"]))
     return out if ok else None
+
+
+def check_setting_value(text):
+    """A driver setting's value: known placeholders, balanced literal
+    braces, nothing that would end the connection-string attribute."""
+    if ";" in text:
+        raise FieldError("';' would end the connection-string attribute")
+    i = 0
+    depth = 0
+    while i < len(text):
+        if text.startswith("{{", i):
+            depth += 1
+            i += 2
+        elif text.startswith("}}", i):
+            depth -= 1
+            if depth < 0:
+                raise FieldError("'}}' without '{{'")
+            i += 2
+        elif text[i] == "{":
+            m = PLACEHOLDER_RE.match(text, i)
+            if not m:
+                raise FieldError("unclosed '{' at offset %d" % i)
+            if m.group(1) not in DRIVER_PLACEHOLDERS:
+                raise FieldError("unknown placeholder '{%s}' (known: %s)"
+                                 % (m.group(1), ", ".join("{%s}" % p for p in DRIVER_PLACEHOLDERS)))
+            i = m.end()
+        elif text[i] == "}":
+            raise FieldError("lone '}' at offset %d (write '}}' for a brace)" % i)
+        else:
+            i += 1
+    if depth != 0:
+        raise FieldError("'{{' without '}}'")
+    return text
+
+
+def check_drivers(value):
+    """drivers = [ { match = [...], settings = { Key = "value", ... } }, ... ]"""
+    res = []
+    for idx, item in enumerate(value):
+        label = "item %d" % (idx + 1)
+        if not isinstance(item, dict):
+            raise FieldError("%s: expected a table, got %s" % (label, type_name(item)))
+        for k in item:
+            if k not in ("match", "settings"):
+                raise FieldError("%s: unknown key '%s' (known: match, settings)" % (label, k))
+        match = item.get("match")
+        if not isinstance(match, list) or not match:
+            raise FieldError("%s: 'match' must be a non-empty list of strings" % label)
+        for j, m in enumerate(match):
+            if not isinstance(m, str) or not m.strip():
+                raise FieldError("%s: 'match' item %d must be a non-empty string" % (label, j + 1))
+        settings = item.get("settings")
+        if not isinstance(settings, dict) or not settings:
+            raise FieldError("%s: 'settings' must be a non-empty table of strings" % label)
+        pairs = []
+        for k, v in settings.items():
+            if not SETTING_KEY_RE.fullmatch(k):
+                raise FieldError("%s: setting '%s' is not a connection-string key" % (label, k))
+            if not isinstance(v, str):
+                raise FieldError("%s: setting '%s' must be a string, got %s"
+                                 % (label, k, type_name(v)))
+            try:
+                pairs.append((k, check_setting_value(v)))
+            except FieldError as e:
+                raise FieldError("%s: setting '%s': %s" % (label, k, e)) from None
+        res.append({"match": list(match), "settings": pairs})
+    return res
 
 
 def toml_error_location(lines, lineno):
@@ -408,6 +486,20 @@ typedef enum sqlease_param {{
     SQLEASE_P_TOKEN = 3
 }} sqlease_param;
 
+/* Connection-string settings that bound a driver's socket waits, added
+ * when the user's connection string (or DSN) does not set the key.
+ * match: case-insensitive substrings of the driver's file or registered
+ * name; values may hold {{login_s}}, {{query_s}}, {{query_ms}},
+ * {{query_half_ms}} (filled from the handle's timeouts) and doubled
+ * braces for literal ones. */
+typedef struct sqlease_driver {{
+    const char *const *match;
+    size_t nmatch;
+    const char *const *keys;
+    const char *const *values;
+    size_t nsettings;
+}} sqlease_driver;
+
 /* sql: `?` markers, may still contain {{table}} (substituted at run time);
  * params: one sqlease_param per `?`, in order. */
 typedef struct sqlease_stmt {{
@@ -428,6 +520,8 @@ typedef struct sqlease_dialect {{
     const char *const *missing_table_sqlstates;
     size_t nmissing_table_sqlstates;
     const char *missing_table_message; /* NULL if "" */
+    const sqlease_driver *drivers;
+    size_t ndrivers;
     sqlease_stmt {stmts};
 }} sqlease_dialect;
 
@@ -550,6 +644,20 @@ def render_c(dialects, h_name):
         refs["session_setup"] = str_array("%s_session_setup" % k, d["session_setup"])
         refs["missing_table_sqlstates"] = str_array("%s_missing_table_sqlstates" % k,
                                                     d["missing_table_sqlstates"])
+        drv = []
+        for idx, dr in enumerate(d["drivers"]):
+            m = str_array("%s_driver%d_match" % (k, idx), dr["match"]).split(",")[0]
+            ks = str_array("%s_driver%d_keys" % (k, idx), [a for a, _ in dr["settings"]])
+            vs = str_array("%s_driver%d_values" % (k, idx), [b for _, b in dr["settings"]])
+            drv.append("    { %s, %d, %s, %s, %d }" % (m, len(dr["match"]), ks.split(",")[0],
+                                                       vs.split(",")[0], len(dr["settings"])))
+        if drv:
+            w("static const sqlease_driver %s_drivers[] = {" % k)
+            w(",\n".join(drv))
+            w("};")
+            refs["drivers"] = "%s_drivers, %d" % (k, len(drv))
+        else:
+            refs["drivers"] = "NULL, 0"
         for field in STATEMENTS:
             sql, params = d[field]
             if params:
@@ -571,6 +679,7 @@ def render_c(dialects, h_name):
         b.append("        %s," % refs["missing_table_sqlstates"])
         msg = d["missing_table_message"]
         b.append("        %s," % (c_string(msg, "        ") if msg else "NULL"))
+        b.append("        %s," % refs["drivers"])
         for idx, field in enumerate(STATEMENTS):
             sql, pref = refs[field]
             b.append("        /* %s */" % field)

@@ -1,10 +1,36 @@
 /*
- * db.c -- the sqlease_db handle: one database connection behind a mutex.
+ * db.c -- the sqlease_db handle: one database connection, served by a
+ * worker thread, that no caller waits on past its bound.
  *
- * A handle wraps one instance of the database port (db.h), normally the
- * ODBC one.  Many leases and supervisors may share it; the mutex here is
- * what serialises their statements on the single connection, so that a
- * thousand lease names cost one connection rather than a thousand.
+ * A handle wraps instances of the database port (db.h), normally the
+ * ODBC one.  Many leases and supervisors may share it; their statements
+ * go into one queue, ordered by deadline, and one worker thread runs
+ * them on the connection it owns, so that a thousand lease names cost
+ * one connection rather than a thousand.
+ *
+ * Why a worker thread at all: a driver call can block far longer than
+ * any timeout the driver was given.  psqlODBC and MariaDB Connector/ODBC
+ * enforce the query timeout on the server, so a statement whose packets
+ * the network drops waits on TCP's retransmission backoff, and one sent
+ * to a frozen server waits for its answer for as long as the kernel
+ * keeps the connection.  The driver's own socket settings (odbc.c) catch
+ * most of this; what they miss, this file catches without trusting the
+ * driver at all: the caller waits on a condition variable with its
+ * deadline, not inside the driver.  When the deadline passes with the
+ * statement still in the driver, the caller gets SQLEASE_ETIMEOUT and
+ * the worker is abandoned with its connection: it stays blocked in the
+ * driver until the call returns by itself, then closes its connection
+ * and ends.  The next statement starts a new worker on a fresh
+ * connection.  Abandoned workers are counted and capped
+ * (DB_MAX_ABANDONED), so an outage that lasts cannot pile up connections
+ * and threads.
+ *
+ * Everything a request needs (the SQL, the bound values, room for the
+ * results) is copied into the request, and the caller's buffers are
+ * written only by the caller, after the answer: an abandoned worker
+ * never touches memory its caller has moved on from.  The handle itself
+ * is reference-counted, one reference per live worker, so
+ * sqlease_db_close never waits for a stuck worker either.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -23,25 +49,481 @@ void sqlease_db_options_init(sqlease_db_options *opt)
     opt->log_level = SQLEASE_LOG_INFO;
 }
 
-int db_wrap(sqlease_db **out, const db_ops *ops, void *self, const char *conn_redacted,
+/* ------------------------------------------------------------------ */
+/* Requests                                                            */
+/* ------------------------------------------------------------------ */
+
+enum req_state { REQ_QUEUED, REQ_RUNNING, REQ_DONE, REQ_ORPHANED };
+
+struct db_req {
+    db_req *next;           /* in the queue */
+    int64_t deadline;       /* mono ms: the caller has its answer by then */
+    int state;
+    int connect_only;       /* connect, run nothing */
+    char *sql;
+    db_bind *binds;
+    size_t nbinds;
+    db_out *out;            /* the request's own result storage */
+    size_t nout;
+    int has_row;
+    int64_t rows;
+    int rc;
+    sqlease_error err;
+    sqlease_cond done;      /* signalled when state becomes REQ_DONE */
+};
+
+struct db_worker {
+    sqlease_db *db;
+    void *port;             /* the instance this worker owns */
+    sqlease_thread thread;
+    db_req *current;        /* the request inside the driver, or NULL */
+    int abandoned;          /* finish the current call, close, and end */
+};
+
+static size_t align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/*
+ * One allocation holds the request and copies of everything it points
+ * to: the SQL, the bound values and their text, and the output
+ * descriptors with room for every text result.  The worker may outlive
+ * the caller's interest in the answer, and must then find all of it
+ * still there.
+ */
+static db_req *req_new(const char *sql, const db_bind *binds, size_t nbinds,
+                       const db_out *out, size_t nout)
+{
+    size_t size = align8(sizeof(db_req));
+    size_t sql_len = sql != NULL ? strlen(sql) + 1 : 0;
+    size_t i;
+    char *p;
+    db_req *r;
+
+    size += align8(nbinds * sizeof(db_bind)) + align8(nout * sizeof(db_out));
+    size += align8(nout * sizeof(int64_t));
+    for (i = 0; i < nbinds; i++)
+        if (binds[i].type == DB_TEXT && binds[i].s != NULL)
+            size += strlen(binds[i].s) + 1;
+    for (i = 0; i < nout; i++)
+        if (out[i].type == DB_TEXT)
+            size += out[i].cap;
+    size += sql_len;
+    r = calloc(1, size);
+    if (r == NULL)
+        return NULL;
+    if (sqlease_cond_init(&r->done) != 0) {
+        free(r);
+        return NULL;
+    }
+    p = (char *)r + align8(sizeof(db_req));
+    r->binds = (db_bind *)p;
+    p += align8(nbinds * sizeof(db_bind));
+    r->out = (db_out *)p;
+    p += align8(nout * sizeof(db_out));
+    {
+        int64_t *ints = (int64_t *)p;
+        p += align8(nout * sizeof(int64_t));
+        for (i = 0; i < nout; i++) {
+            r->out[i].type = out[i].type;
+            if (out[i].type == DB_TEXT) {
+                r->out[i].s = p;
+                r->out[i].cap = out[i].cap;
+                p += out[i].cap;
+            } else {
+                r->out[i].i = &ints[i];
+            }
+        }
+    }
+    for (i = 0; i < nbinds; i++) {
+        r->binds[i] = binds[i];
+        if (binds[i].type == DB_TEXT && binds[i].s != NULL) {
+            size_t n = strlen(binds[i].s) + 1;
+            memcpy(p, binds[i].s, n);
+            r->binds[i].s = p;
+            p += n;
+        }
+    }
+    if (sql != NULL) {
+        memcpy(p, sql, sql_len);
+        r->sql = p;
+    }
+    r->nbinds = nbinds;
+    r->nout = nout;
+    r->rows = -1;
+    return r;
+}
+
+static void req_free(db_req *r)
+{
+    if (r == NULL)
+        return;
+    sqlease_cond_destroy(&r->done);
+    free(r);
+}
+
+/* Hand a finished request's results to the caller's own buffers. */
+static void req_deliver(const db_req *r, db_out *out, int *has_row, int64_t *rows,
+                        sqlease_error *err)
+{
+    size_t i;
+
+    for (i = 0; i < r->nout; i++) {
+        out[i].is_null = r->out[i].is_null;
+        if (out[i].type == DB_TEXT) {
+            if (out[i].s != NULL && out[i].cap > 0)
+                memcpy(out[i].s, r->out[i].s, out[i].cap);
+        } else if (out[i].i != NULL) {
+            *out[i].i = *r->out[i].i;
+        }
+    }
+    if (has_row != NULL)
+        *has_row = r->has_row;
+    if (rows != NULL)
+        *rows = r->rows;
+    if (err != NULL)
+        *err = r->err;
+}
+
+/* Earliest deadline first; among equal deadlines, first come first
+ * served. */
+static void queue_insert(sqlease_db *db, db_req *r)
+{
+    db_req **pp = &db->queue;
+
+    while (*pp != NULL && (*pp)->deadline <= r->deadline)
+        pp = &(*pp)->next;
+    r->next = *pp;
+    *pp = r;
+}
+
+static void queue_remove(sqlease_db *db, db_req *r)
+{
+    db_req **pp = &db->queue;
+
+    while (*pp != NULL && *pp != r)
+        pp = &(*pp)->next;
+    if (*pp == r)
+        *pp = r->next;
+    r->next = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                             */
+/* ------------------------------------------------------------------ */
+
+static void db_free(sqlease_db *db);
+
+/* Drop one reference (under no lock); the last one frees the handle. */
+static void db_unref(sqlease_db *db)
+{
+    int last;
+
+    sqlease_mutex_lock(&db->m);
+    last = --db->refs == 0;
+    sqlease_mutex_unlock(&db->m);
+    if (last)
+        db_free(db);
+}
+
+/*
+ * The worker's whole life: take the earliest request, run it in the
+ * driver without holding the lock, publish the answer.  It ends when the
+ * handle closes, or, once abandoned, as soon as the call it is stuck in
+ * returns; then it closes its own connection, which nobody else uses.
+ */
+static void worker_main(void *arg)
+{
+    db_worker *w = arg;
+    sqlease_db *db = w->db;
+    int abandoned;
+
+    sqlease_mutex_lock(&db->m);
+    for (;;) {
+        db_req *r;
+        int rc, down;
+
+        if (w->abandoned)
+            break;
+        r = db->queue;
+        if (r == NULL) {
+            if (db->closing)
+                break;
+            sqlease_cond_wait_until(&db->work_cv, &db->m, -1);
+            continue;
+        }
+        db->queue = r->next;
+        r->next = NULL;
+        r->state = REQ_RUNNING;
+        w->current = r;
+        sqlease_mutex_unlock(&db->m);
+
+        if (r->connect_only) {
+            rc = db->ops->connect(w->port, &r->err);
+        } else {
+            sqlease_atomic_add(&db->statements, 1);
+            rc = db->ops->exec(w->port, r->sql, r->binds, r->nbinds, r->out, r->nout,
+                               &r->has_row, &r->rows, &r->err);
+        }
+        down = !db->ops->connected(w->port);
+
+        sqlease_mutex_lock(&db->m);
+        w->current = NULL;
+        if (!w->abandoned) {
+            db->need_connect = down;
+            if (db->dialect == NULL && rc == SQLEASE_OK)
+                db->dialect = db->ops->dialect(w->port);
+        }
+        if (r->state == REQ_ORPHANED) {
+            req_free(r);
+        } else {
+            r->rc = rc;
+            r->state = REQ_DONE;
+            sqlease_cond_signal(&r->done);
+        }
+    }
+    abandoned = w->abandoned;
+    if (abandoned)
+        db->nabandoned--;
+    sqlease_mutex_unlock(&db->m);
+
+    db->ops->close(w->port);
+    w->port = NULL;
+    if (abandoned)
+        free(w); /* detached: nobody joins it */
+    db_unref(db);
+}
+
+/* Start a worker on a fresh clone of the prototype.  Under db->m. */
+static int worker_start(sqlease_db *db, sqlease_error *err)
+{
+    db_worker *w = calloc(1, sizeof *w);
+
+    if (w == NULL)
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    w->db = db;
+    w->port = db->ops->clone(db->proto, db->dialect, err);
+    if (w->port == NULL) {
+        free(w);
+        return err != NULL && err->status != SQLEASE_OK
+                   ? err->status : sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    db->refs++;
+    if (sqlease_thread_start(&w->thread, worker_main, w) != 0) {
+        db->refs--;
+        db->ops->close(w->port);
+        free(w);
+        return sqlease_fail(err, SQLEASE_EPLATFORM,
+                            "cannot start the thread that runs statements");
+    }
+    db->worker = w;
+    db->need_connect = 1;
+    return SQLEASE_OK;
+}
+
+/*
+ * Give up on the worker running `r`: its caller has been answered, and
+ * the connection cannot be trusted to come back in time.  Returns 1 if it
+ * was abandoned, 0 if the cap on abandoned workers was reached (then it
+ * stays the handle's worker, and what waits behind it times out in the
+ * queue until its call returns).  Under db->m.
+ */
+static int worker_abandon(sqlease_db *db, db_worker *w)
+{
+    if (db->nabandoned >= DB_MAX_ABANDONED)
+        return 0;
+    w->abandoned = 1;
+    db->nabandoned++;
+    if (db->worker == w)
+        db->worker = NULL;
+    sqlease_thread_detach(&w->thread);
+    return 1;
+}
+
+int64_t db_deadline(sqlease_db *db)
+{
+    int64_t bound = db->query_timeout_ms + DB_SLACK_MS;
+    int down;
+
+    sqlease_mutex_lock(&db->m);
+    down = db->worker == NULL || db->need_connect;
+    sqlease_mutex_unlock(&db->m);
+    if (down)
+        bound += db->login_timeout_ms;
+    return sqlease_mono_ms() + bound;
+}
+
+/*
+ * Queue `r` and wait for its answer until r->deadline.  Past it, a
+ * request still queued is taken back (it was never sent), and one in the
+ * driver is left to its worker, which is abandoned.  Frees `r` unless
+ * its worker still needs it.  What to log is decided under the lock and
+ * logged after it, since the sink is the caller's code.
+ */
+static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t *rows,
+                  sqlease_error *err)
+{
+    int rc, gave_up = 0, capped = 0, connecting = r->connect_only;
+    int64_t waited, started = sqlease_mono_ms();
+
+    sqlease_mutex_lock(&db->m);
+    if (db->closing) {
+        sqlease_mutex_unlock(&db->m);
+        req_free(r);
+        return sqlease_fail(err, SQLEASE_ESTATE, "the database handle is closing");
+    }
+    if (db->worker == NULL) {
+        if (db->nabandoned >= DB_MAX_ABANDONED) {
+            int n = db->nabandoned;
+            sqlease_mutex_unlock(&db->m);
+            req_free(r);
+            return sqlease_fail(err, SQLEASE_ETIMEOUT,
+                                "%d connections to '%s' are still stuck in the driver; "
+                                "not opening another until one returns", n,
+                                db->conn_redacted);
+        }
+        rc = worker_start(db, err);
+        if (rc != SQLEASE_OK) {
+            sqlease_mutex_unlock(&db->m);
+            req_free(r);
+            return rc;
+        }
+    }
+    queue_insert(db, r);
+    sqlease_cond_signal(&db->work_cv);
+    while (r->state != REQ_DONE) {
+        if (sqlease_mono_ms() >= r->deadline) {
+            gave_up = 1;
+            break;
+        }
+        sqlease_cond_wait_until(&r->done, &db->m, r->deadline);
+    }
+    if (!gave_up) {
+        sqlease_mutex_unlock(&db->m);
+        req_deliver(r, out, has_row, rows, err);
+        rc = r->rc;
+        req_free(r);
+        return rc;
+    }
+    waited = sqlease_mono_ms() - started;
+    if (r->state == REQ_QUEUED) {
+        /* Never sent: take it back. */
+        queue_remove(db, r);
+        sqlease_mutex_unlock(&db->m);
+        req_free(r);
+        return sqlease_fail(err, SQLEASE_ETIMEOUT,
+                            "no answer from '%s' within %lld ms: the statement was not sent "
+                            "(the connection was busy with one that did not return)",
+                            db->conn_redacted, (long long)waited);
+    }
+    /* In the driver: from now on the request belongs to its worker. */
+    r->state = REQ_ORPHANED;
+    if (db->worker != NULL && db->worker->current == r) {
+        if (!worker_abandon(db, db->worker))
+            capped = 1;
+        else if (db->queue != NULL)
+            (void)worker_start(db, NULL); /* serve what waits behind it */
+    }
+    sqlease_mutex_unlock(&db->m);
+    if (capped)
+        sqlease_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_ERROR,
+                    "a call to '%s' is stuck in the driver and %d connections are already "
+                    "abandoned; statements wait (and time out) until one returns",
+                    db->conn_redacted, DB_MAX_ABANDONED);
+    else
+        sqlease_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_WARN,
+                    "%s '%s' did not return within %lld ms; abandoning that connection "
+                    "(closed when the driver gives the call back) for a new one",
+                    connecting ? "connecting to" : "a statement to", db->conn_redacted,
+                    (long long)waited);
+    return sqlease_fail(err, SQLEASE_ETIMEOUT, "no answer from '%s' within %lld ms while %s",
+                        db->conn_redacted, (long long)waited,
+                        connecting ? "connecting (login timeout)" : "running a statement");
+}
+/* ------------------------------------------------------------------ */
+/* The handle                                                          */
+/* ------------------------------------------------------------------ */
+
+static void free_ini(sqlease_ini *ini);
+
+/* The last reference is gone: no worker is left, nothing is queued. */
+static void db_free(sqlease_db *db)
+{
+    if (db->proto != NULL)
+        db->ops->close(db->proto);
+    sqlease_cond_destroy(&db->work_cv);
+    sqlease_mutex_destroy(&db->m);
+    free_ini(&db->ini);
+    free(db->conn_redacted);
+    free(db);
+}
+
+/*
+ * Connecting goes through the worker like any statement, so that a
+ * server which accepts the connection and never answers (a frozen one, a
+ * listener that is not a database) cannot keep the caller past the login
+ * timeout, whatever the driver does with it.
+ */
+int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_redacted,
             const sqlease_db_options *opt, sqlease_error *err)
 {
-    sqlease_db *db = calloc(1, sizeof *db);
-    if (db == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    db->conn_redacted = sqlease_strdup(conn_redacted != NULL ? conn_redacted : "");
-    if (db->conn_redacted == NULL || sqlease_mutex_init(&db->lock) != 0) {
-        free(db->conn_redacted);
-        free(db);
+    sqlease_db *db;
+    db_req *r;
+    int rc;
+
+    *out = NULL;
+    db = calloc(1, sizeof *db);
+    if (db == NULL) {
+        ops->close(proto);
         return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
+    db->conn_redacted = sqlease_strdup(conn_redacted != NULL ? conn_redacted : "");
+    if (db->conn_redacted == NULL) {
+        free(db);
+        ops->close(proto);
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    if (sqlease_mutex_init(&db->m) != 0) {
+        free(db->conn_redacted);
+        free(db);
+        ops->close(proto);
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex");
+    }
+    if (sqlease_cond_init(&db->work_cv) != 0) {
+        sqlease_mutex_destroy(&db->m);
+        free(db->conn_redacted);
+        free(db);
+        ops->close(proto);
+        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a condition variable");
+    }
     db->ops = ops;
-    db->self = self;
+    db->proto = proto;
+    db->refs = 1;
+    db->dialect = ops->dialect(proto); /* a forced dialect is known already */
     db->log = opt != NULL ? opt->log : NULL;
     db->log_userdata = opt != NULL ? opt->log_userdata : NULL;
     db->log_level = opt != NULL ? opt->log_level : SQLEASE_LOG_INFO;
     db->query_timeout_ms =
         opt != NULL && opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000;
+    db->login_timeout_ms =
+        opt != NULL && opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000;
+
+    r = req_new(NULL, NULL, 0, NULL, 0);
+    if (r == NULL) {
+        sqlease_db_close(db);
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    r->connect_only = 1;
+    r->deadline = sqlease_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
+    rc = submit(db, r, NULL, NULL, NULL, err);
+    if (rc == SQLEASE_OK && db->dialect == NULL)
+        rc = sqlease_fail(err, SQLEASE_EDIALECT, "connected to '%s' but found no dialect",
+                          db->conn_redacted);
+    if (rc != SQLEASE_OK) {
+        sqlease_db_close(db);
+        return rc;
+    }
     *out = db;
     return SQLEASE_OK;
 }
@@ -149,18 +631,22 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
         return rc;
     }
 
-    rc = odbc_open(&self, conn,
-                   dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
-                   opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000, err);
+    rc = odbc_new(&self, conn,
+                  dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
+                  opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000, err);
     if (rc != SQLEASE_OK) {
         free_ini(&ini);
         return rc;
     }
     redacted = sqlease_redact(conn);
+    if (redacted == NULL) {
+        odbc_ops.close(self);
+        free_ini(&ini);
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
     rc = db_wrap(out, &odbc_ops, self, redacted, opt, err);
     free(redacted);
     if (rc != SQLEASE_OK) {
-        odbc_ops.close(self);
         free_ini(&ini);
         return rc;
     }
@@ -168,25 +654,45 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
     return rc;
 }
 
+/*
+ * Closing never waits on the driver: an idle worker is told to end and
+ * joined (it is between calls, so that is immediate); a worker still
+ * inside a call (a statement of another thread, against the contract,
+ * or one stuck at the moment of closing) is abandoned and frees itself
+ * and its share of the handle when the call returns.
+ */
 void sqlease_db_close(sqlease_db *db)
 {
+    db_worker *join = NULL;
+
     if (db == NULL)
         return;
-    if (db->ops != NULL && db->ops->close != NULL)
-        db->ops->close(db->self);
-    sqlease_mutex_destroy(&db->lock);
-    free_ini(&db->ini);
-    free(db->conn_redacted);
-    free(db);
+    sqlease_mutex_lock(&db->m);
+    db->closing = 1;
+    if (db->worker != NULL) {
+        if (db->worker->current != NULL || db->queue != NULL) {
+            db->worker->abandoned = 1;
+            db->nabandoned++;
+            sqlease_thread_detach(&db->worker->thread);
+        } else {
+            join = db->worker;
+        }
+        db->worker = NULL;
+    }
+    sqlease_cond_broadcast(&db->work_cv);
+    sqlease_mutex_unlock(&db->m);
+    if (join != NULL) {
+        sqlease_thread_join(&join->thread);
+        free(join);
+    }
+    db_unref(db);
 }
 
 const char *sqlease_db_dialect(const sqlease_db *db)
 {
-    const sqlease_dialect *d;
-    if (db == NULL)
+    if (db == NULL || db->dialect == NULL)
         return NULL;
-    d = db->ops->dialect(db->self);
-    return d != NULL ? d->key : NULL;
+    return db->dialect->key;
 }
 
 const char *sqlease_db_conn_redacted(const sqlease_db *db)
@@ -226,18 +732,33 @@ uint64_t sqlease_db_statements(const sqlease_db *db)
 
 const sqlease_dialect *db_dialect(sqlease_db *db)
 {
-    return db->ops->dialect(db->self);
+    return db->dialect;
+}
+
+int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+               size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
+               sqlease_error *err)
+{
+    db_req *r;
+
+    if (has_row != NULL)
+        *has_row = 0;
+    if (rows != NULL)
+        *rows = -1;
+    if (db == NULL || sql == NULL || (nbinds > 0 && binds == NULL) ||
+        (nout > 0 && out == NULL))
+        return sqlease_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
+    r = req_new(sql, binds, nbinds, out, nout);
+    if (r == NULL)
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    r->deadline = deadline > 0 ? deadline : db_deadline(db);
+    return submit(db, r, out, has_row, rows, err);
 }
 
 int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
             db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
-    int rc;
-    sqlease_mutex_lock(&db->lock);
-    sqlease_atomic_add(&db->statements, 1);
-    rc = db->ops->exec(db->self, sql, binds, nbinds, out, nout, has_row, rows, err);
-    sqlease_mutex_unlock(&db->lock);
-    return rc;
+    return db_exec_by(db, 0, sql, binds, nbinds, out, nout, has_row, rows, err);
 }
 
 /*
@@ -274,6 +795,13 @@ int sqlease_db_now_ms(sqlease_db *db, int64_t *now_ms, sqlease_error *err)
 int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_params *p,
            db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
+    return db_run_by(db, 0, st, sql, p, out, nout, has_row, rows, err);
+}
+
+int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
+              const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
+              sqlease_error *err)
+{
     db_bind binds[16];
     size_t i;
 
@@ -304,6 +832,6 @@ int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_par
                                 (int)st->params[i]);
         }
     }
-    return db_exec(db, sql != NULL ? sql : st->sql, binds, st->nparams, out, nout, has_row,
-                   rows, err);
+    return db_exec_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out, nout,
+                      has_row, rows, err);
 }

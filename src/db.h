@@ -8,9 +8,9 @@
  * tests wrap the real ODBC implementation with a fault injector (a hung
  * statement, a dropped connection) without a fake database.
  *
- * The sqlease_db handle (db.c) owns one port instance and serialises
- * every call to it with one mutex, so port implementations need no
- * locking of their own.
+ * The sqlease_db handle (db.c) gives each port instance to one worker
+ * thread at a time, so port implementations need no locking of their
+ * own.
  */
 #ifndef SQLEASE_DB_H
 #define SQLEASE_DB_H
@@ -43,45 +43,98 @@ typedef struct db_out {
 } db_out;
 
 typedef struct db_ops {
-    /* Run one statement.  `sql` has `?` markers for `binds` in order.  If
-     * nout > 0 the first row of the result is fetched into `out` and
-     * *has_row says whether there was one.  *rows gets SQLRowCount (-1
-     * when the driver does not know).  has_row and rows may be NULL.
-     * Implementations may cache prepared statements keyed by the sql
-     * text.  Returns SQLEASE_OK or a status with err filled; a
-     * connection-class failure marks the connection for a reconnect on
-     * the next call. */
+    /* Run one statement, connecting first when the instance is not
+     * connected.  `sql` has `?` markers for `binds` in order.  If nout > 0
+     * the first row of the result is fetched into `out` and *has_row says
+     * whether there was one.  *rows gets SQLRowCount (-1 when the driver
+     * does not know).  has_row and rows may be NULL.  Implementations may
+     * cache prepared statements keyed by the sql text.  Returns
+     * SQLEASE_OK or a status with err filled; a connection-class failure
+     * or a timeout drops the connection, and the next call reconnects. */
     int (*exec)(void *self, const char *sql, const db_bind *binds, size_t nbinds,
                 db_out *out, size_t nout, int *has_row, int64_t *rows,
                 sqlease_error *err);
-    /* The dialect of the connected DBMS (never NULL once opened). */
+    /* Connect now (dropping any connection the instance had). */
+    int (*connect)(void *self, sqlease_error *err);
+    /* 1 while the instance has an open connection. */
+    int (*connected)(void *self);
+    /* The dialect of the connected DBMS; NULL before the first connect
+     * detected it (or when it was forced, the forced one). */
     const sqlease_dialect *(*dialect)(void *self);
+    /* A new, unconnected instance with the same parameters as `self`,
+     * and `d` as its dialect when d is not NULL (so that it need not be
+     * detected again).  Only reads what `self` was created with, so it
+     * may be called while another instance is busy on another thread.
+     * NULL on out-of-memory (err filled). */
+    void *(*clone)(void *self, const sqlease_dialect *d, sqlease_error *err);
     /* Disconnect and free `self`. */
     void (*close)(void *self);
 } db_ops;
 
-/* The public handle.  Fields are for db.c, lease.c, migrate.c and
- * supervisor.c; nobody else looks inside. */
+typedef struct db_worker db_worker;
+typedef struct db_req db_req;
+
+/* The public handle (db.c).  Statements do not run on the caller's
+ * thread: a worker thread owns the connection and runs them one at a
+ * time, earliest deadline first, while each caller waits for its own
+ * answer no longer than its deadline.  A worker stuck in the driver past
+ * a deadline is abandoned with its connection (it finishes on its own and
+ * frees them), and a new worker with a fresh connection takes over, so
+ * no caller ever waits on the network past its bound.  Fields other than
+ * the immutable ones are guarded by `m`. */
 struct sqlease_db {
     const db_ops *ops;
-    void *self;
-    sqlease_mutex lock;        /* serialises every ops call */
+    void *proto;                   /* never connected: workers' instances are its clones */
+    const sqlease_dialect *dialect; /* set by the first connect, then fixed */
     char *conn_redacted;
     sqlease_log_fn log;
     void *log_userdata;
     int log_level;
-    sqlease_atomic_u64 statements; /* bumped by db_exec */
-    sqlease_ini ini;               /* the DSN's Sqlease* settings */
     int64_t query_timeout_ms;      /* what statements were given */
+    int64_t login_timeout_ms;      /* what connects were given */
+    sqlease_atomic_u64 statements; /* statements handed to the driver */
+    sqlease_ini ini;               /* the DSN's Sqlease* settings */
+
+    sqlease_mutex m;
+    sqlease_cond work_cv;          /* wakes the worker: a request, or closing */
+    db_worker *worker;             /* the one serving the queue; NULL: start one */
+    db_req *queue;                 /* waiting requests, earliest deadline first */
+    int need_connect;              /* the worker's connection is down */
+    int nabandoned;                /* abandoned workers still inside the driver */
+    int refs;                      /* the owner's, plus one per worker alive */
+    int closing;
 };
 
-/* Wrap an opened port in a handle (db.c).  Used by sqlease_db_open and by
- * tests that interpose a fault injector.  Takes ownership of `self` on
- * success. */
-int db_wrap(sqlease_db **out, const db_ops *ops, void *self, const char *conn_redacted,
+/* How long past its timeout a statement or connect may keep its caller
+ * waiting before it is abandoned: the driver's own timeout (whole seconds,
+ * rounded up) fires before this when the driver honours it. */
+#define DB_SLACK_MS 750
+
+/* Abandoned workers (connections stuck in the driver) one handle keeps at
+ * once.  Past this, nothing is abandoned any more: requests wait in the
+ * queue and time out there, unsent, until a stuck call returns. */
+#define DB_MAX_ABANDONED 4
+
+/* Wrap a port instance in a handle, start its worker and connect, all
+ * within the login timeout + DB_SLACK_MS (db.c).  Used by sqlease_db_open
+ * and by tests that interpose a fault injector.  `proto` is never
+ * connected itself: the worker runs a clone of it.  Takes ownership of
+ * `proto`, also on failure. */
+int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_redacted,
             const sqlease_db_options *opt, sqlease_error *err);
 
-/* Run one statement on the handle's connection under its lock. */
+/* The deadline (sqlease_mono_ms) a call that starts now is bound by: the
+ * query timeout + DB_SLACK_MS, plus the login timeout when the
+ * connection is down and the call must reconnect first.  Every statement
+ * of one public call (an acquire's UPDATE and SELECT) shares it. */
+int64_t db_deadline(sqlease_db *db);
+
+/* Run one statement on the handle's connection, answering by `deadline`
+ * (a sqlease_mono_ms value; 0: db_deadline now).  Past it: SQLEASE_ETIMEOUT,
+ * and a statement still in the driver is abandoned with its connection. */
+int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+               size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
+               sqlease_error *err);
 int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
             db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
 
@@ -96,15 +149,23 @@ typedef struct db_params {
 } db_params;
 
 /* Run a generated statement: `sql` is st->sql with {table} substituted;
- * its `?` markers are bound from `p` in the order st->params lists. */
+ * its `?` markers are bound from `p` in the order st->params lists.
+ * `deadline` as for db_exec_by. */
+int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
+              const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
+              sqlease_error *err);
 int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_params *p,
            db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
 
 /* The ODBC implementation of the port (odbc.c).  `conn` is a DSN name or
  * a connection string; `dialect_key` NULL means detect from
- * SQL_DBMS_NAME.  On success *self is the port instance and *conn_redacted
- * a malloc'd redacted copy of conn. */
+ * SQL_DBMS_NAME.  odbc_new makes an instance without connecting (it
+ * checks the arguments and settles the connection string, with the
+ * driver's socket bounds added); odbc_open also connects, on the calling
+ * thread. */
 extern const db_ops odbc_ops;
+int odbc_new(void **self, const char *conn, const char *dialect_key,
+             int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err);
 int odbc_open(void **self, const char *conn, const char *dialect_key,
               int64_t login_timeout_ms, int64_t query_timeout_ms,
               sqlease_error *err);

@@ -46,6 +46,10 @@ struct sqlease_lease {
      * "not held" without a SELECT (it does not report who holds it). */
     int poll_only;
     int row_seen;
+    /* The deadline (sqlease_mono_ms) shared by every statement of the
+     * call in progress: a public call answers within one bound, however
+     * many statements it sends. */
+    int64_t deadline;
     sqlease_atomic_u64 statements;
 };
 
@@ -179,7 +183,7 @@ static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_
     p.ttl_ms = l->ttl_ms;
     p.token = token;
     sqlease_atomic_add(&l->statements, 1);
-    rc = db_run(l->db, st, sql, &p, out, nout, has_row, rows, err);
+    rc = db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
 }
 
@@ -228,6 +232,7 @@ int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_err
     sqlease_err_clear(err);
     if (l == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_status: lease is NULL");
+    l->deadline = db_deadline(l->db);
     return read_row(l, info != NULL ? info : &tmp, err);
 }
 
@@ -297,6 +302,7 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqleas
     *taken = 0;
     if (info != NULL)
         memset(info, 0, sizeof *info);
+    l->deadline = db_deadline(l->db);
 
     if (l->held_token >= 0) {
         rc = send_acquire(l, l->held_token, &held, err);
@@ -355,8 +361,8 @@ int sqlease_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, sqlease_er
     return lease_acquire(l, info, &taken, err);
 }
 
-static int release(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int *released,
-                   sqlease_error *err)
+static int release(sqlease_lease *l, int64_t deadline, const sqlease_stmt *st, const char *sql,
+                   int *released, sqlease_error *err)
 {
     int64_t rows = -1;
     int rc;
@@ -368,20 +374,26 @@ static int release(sqlease_lease *l, const sqlease_stmt *st, const char *sql, in
         return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
     l->other_known = 0;
+    l->deadline = deadline > 0 ? deadline : db_deadline(l->db);
     rc = run(l, st, sql, -1, NULL, 0, NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
     return rc;
 }
 
+int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
+{
+    return release(l, deadline, l != NULL ? &l->d->release : NULL,
+                   l != NULL ? l->sql_release : NULL, released, err);
+}
+
 int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
 {
-    return release(l, l != NULL ? &l->d->release : NULL, l != NULL ? l->sql_release : NULL,
-                   released, err);
+    return lease_release_by(l, 0, released, err);
 }
 
 int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *err)
 {
-    return release(l, l != NULL ? &l->d->release_force : NULL,
+    return release(l, 0, l != NULL ? &l->d->release_force : NULL,
                    l != NULL ? l->sql_release_force : NULL, released, err);
 }

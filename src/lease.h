@@ -22,6 +22,10 @@ void lease_forget(sqlease_lease *l);
  * only the acquire statement. */
 void lease_poll_only(sqlease_lease *l);
 
+/* sqlease_lease_release answering by `deadline` (sqlease_mono_ms; 0: the
+ * handle's usual bound from now), for a shutdown that has a budget. */
+int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err);
+
 /* Lease statements this handle has sent. */
 uint64_t lease_statements(const sqlease_lease *l);
 

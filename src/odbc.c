@@ -10,7 +10,20 @@
  * A connection-class failure or a timeout drops the connection and every
  * prepared statement with it; the next exec reconnects with the same
  * parameters, so callers never hold a handle that points at a dead
- * socket.  The sqlease_db handle serialises calls, so nothing here locks.
+ * socket.  The sqlease_db handle gives an instance to one worker thread
+ * at a time, so nothing here locks.
+ *
+ * Before the first connect, the driver is recognised from the connection
+ * string's Driver= (or the DSN's Driver in odbc.ini, and the driver's
+ * library in odbcinst.ini), and the dialect table's settings for that
+ * driver (templates/dialects.toml, `drivers`) are added to the connection
+ * string for every key the user did not set: they make the driver itself
+ * end socket waits near the timeouts.  SQLCancel is not used to end a
+ * stuck statement: psqlODBC's cancel (PQcancel) and Connector/ODBC's
+ * (KILL QUERY) each open a new connection to the server, which blocks on
+ * the same dead network, on the cancelling thread.  What the driver
+ * settings miss is bounded by the handle (db.c), which abandons a
+ * connection stuck past its deadline.
  */
 #ifdef _WIN32
 #include <windows.h>
@@ -51,11 +64,12 @@ typedef struct stmt_entry {
 } stmt_entry;
 
 typedef struct odbc_conn {
-    SQLHENV env;
+    SQLHENV env;            /* SQL_NULL_HENV until the first connect */
     SQLHDBC dbc;            /* SQL_NULL_HDBC while disconnected */
     int connected;
-    char *conn_str;         /* what SQLDriverConnect gets */
-    char *conn_redacted;    /* what messages quote */
+    char *conn_str;         /* what SQLDriverConnect gets: the user's
+                               string plus the driver's socket bounds */
+    char *conn_redacted;    /* what messages quote: the user's string */
     char *dialect_key;      /* forced dialect, or NULL to detect */
     int64_t login_timeout_ms;
     int64_t query_timeout_ms;
@@ -75,10 +89,16 @@ typedef struct diag {
 static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
                      db_out *out, size_t nout, int *has_row, int64_t *rows,
                      sqlease_error *err);
+static int odbc_connect(void *self, sqlease_error *err);
+static int odbc_connected(void *self);
 static const sqlease_dialect *odbc_dialect(void *self);
+static void *odbc_clone(void *self, const sqlease_dialect *d, sqlease_error *err);
 static void odbc_close(void *self);
+static int odbc_ini_value(const char *section, const char *key, char *buf, size_t cap,
+                          const char *file);
 
-const db_ops odbc_ops = { odbc_exec, odbc_dialect, odbc_close };
+const db_ops odbc_ops = { odbc_exec, odbc_connect, odbc_connected, odbc_dialect, odbc_clone,
+                          odbc_close };
 
 static int ok(SQLRETURN r)
 {
@@ -430,6 +450,22 @@ static int do_connect(odbc_conn *c, sqlease_error *err)
     int rc;
 
     disconnect(c);
+    if (c->env == SQL_NULL_HENV) {
+        r = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env);
+        if (!ok(r)) {
+            c->env = SQL_NULL_HENV;
+            return sqlease_fail(err, SQLEASE_ECONNECT,
+                                "cannot allocate an ODBC environment (is the driver manager "
+                                "installed?)");
+        }
+        r = SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+        if (!ok(r)) {
+            rc = connect_failure(c, SQL_HANDLE_ENV, c->env, "SQLSetEnvAttr(ODBC3)", err);
+            SQLFreeHandle(SQL_HANDLE_ENV, c->env);
+            c->env = SQL_NULL_HENV;
+            return rc;
+        }
+    }
     r = SQLAllocHandle(SQL_HANDLE_DBC, c->env, &c->dbc);
     if (!ok(r)) {
         c->dbc = SQL_NULL_HDBC;
@@ -510,11 +546,284 @@ static void conn_free(odbc_conn *c)
     free(c);
 }
 
-int odbc_open(void **self, const char *conn, const char *dialect_key,
-              int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err)
+/* ------------------------------------------------------------------ */
+/* The driver's socket bounds                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Walk a connection string's KEY=VALUE; pairs.  A value in braces may
+ * hold ';'.  Calls fn for each pair with the key and value trimmed (not
+ * NUL-terminated: lengths given); stops early when fn returns non-zero.
+ */
+static int each_attr(const char *s, int (*fn)(void *, const char *, size_t, const char *,
+                                              size_t), void *arg)
+{
+    while (*s != '\0') {
+        const char *k = s, *eq, *v, *end;
+        size_t klen, vlen;
+
+        while (*k == ' ' || *k == '\t' || *k == ';')
+            k++;
+        if (*k == '\0')
+            break;
+        eq = k;
+        while (*eq != '\0' && *eq != '=' && *eq != ';')
+            eq++;
+        if (*eq != '=') {
+            s = *eq == ';' ? eq + 1 : eq;
+            continue;
+        }
+        klen = (size_t)(eq - k);
+        while (klen > 0 && (k[klen - 1] == ' ' || k[klen - 1] == '\t'))
+            klen--;
+        v = eq + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        if (*v == '{') {
+            end = strchr(v, '}');
+            end = end != NULL ? end + 1 : v + strlen(v);
+            vlen = (size_t)(end - v);
+            while (*end != '\0' && *end != ';')
+                end++;
+        } else {
+            end = v;
+            while (*end != '\0' && *end != ';')
+                end++;
+            vlen = (size_t)(end - v);
+            while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+                vlen--;
+        }
+        if (fn(arg, k, klen, v, vlen))
+            return 1;
+        s = *end == ';' ? end + 1 : end;
+    }
+    return 0;
+}
+
+typedef struct attr_find {
+    const char *key;
+    char *value;   /* out: the value, braces removed, or NULL */
+    size_t cap;
+    int found;
+} attr_find;
+
+static int attr_match(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
+{
+    attr_find *f = arg;
+    size_t i;
+
+    if (strlen(f->key) != klen)
+        return 0;
+    for (i = 0; i < klen; i++)
+        if (tolower((unsigned char)k[i]) != tolower((unsigned char)f->key[i]))
+            return 0;
+    f->found = 1;
+    if (f->value != NULL && f->cap > 0) {
+        if (vlen >= 2 && v[0] == '{' && v[vlen - 1] == '}') {
+            v++;
+            vlen -= 2;
+        }
+        if (vlen >= f->cap)
+            vlen = f->cap - 1;
+        memcpy(f->value, v, vlen);
+        f->value[vlen] = '\0';
+    }
+    return 1;
+}
+
+/* The value of `key` in a connection string (case-insensitive key).
+ * Returns 1 if it is set. */
+static int conn_attr(const char *conn, const char *key, char *value, size_t cap)
+{
+    attr_find f;
+
+    f.key = key;
+    f.value = value;
+    f.cap = cap;
+    f.found = 0;
+    if (value != NULL && cap > 0)
+        value[0] = '\0';
+    each_attr(conn, attr_match, &f);
+    return f.found;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = path, *p;
+
+    for (p = path; *p != '\0'; p++)
+        if (*p == '/' || *p == '\\')
+            b = p + 1;
+    return b;
+}
+
+/*
+ * What driver a connection will load, as far as can be told before
+ * loading it: the Driver= of the connection string, else the Driver key
+ * of its DSN in odbc.ini; a registered name is looked up in odbcinst.ini
+ * for its library.  Fills `name` (registered name, may be "") and `file`
+ * (library file name, may be "").  `dsn` gets the DSN name, if any.
+ */
+static void driver_identity(const char *conn, char *dsn, size_t dcap, char *name, size_t ncap,
+                            char *file, size_t fcap)
+{
+    char drv[512], path[1024];
+
+    dsn[0] = name[0] = file[0] = drv[0] = '\0';
+    if (strchr(conn, '=') == NULL)
+        snprintf(dsn, dcap, "%s", conn);
+    else
+        conn_attr(conn, "DSN", dsn, dcap);
+    if (!conn_attr(conn, "Driver", drv, sizeof drv) && dsn[0] != '\0')
+        odbc_ini_value(dsn, "Driver", drv, sizeof drv, "odbc.ini");
+    if (drv[0] == '\0')
+        return;
+    if (strchr(drv, '/') != NULL || strchr(drv, '\\') != NULL) {
+        snprintf(file, fcap, "%s", base_name(drv));
+        return;
+    }
+    snprintf(name, ncap, "%s", drv);
+    if (odbc_ini_value(drv, "Driver", path, sizeof path, "odbcinst.ini"))
+        snprintf(file, fcap, "%s", base_name(path));
+}
+
+static const sqlease_driver *driver_lookup(const char *name, const char *file)
+{
+    size_t i, j, k;
+
+    for (i = 0; i < sqlease_dialect_count; i++) {
+        const sqlease_dialect *d = &sqlease_dialects[i];
+        for (j = 0; j < d->ndrivers; j++)
+            for (k = 0; k < d->drivers[j].nmatch; k++)
+                if (contains_ci(name, d->drivers[j].match[k]) ||
+                    contains_ci(file, d->drivers[j].match[k]))
+                    return &d->drivers[j];
+    }
+    return NULL;
+}
+
+/* Whole seconds, rounded up, at least 1. */
+static long secs_ceil(int64_t ms)
+{
+    return ms <= 1000 ? 1 : (long)((ms + 999) / 1000);
+}
+
+/* A setting's value with its placeholders filled in; NULL on OOM. */
+static char *expand_setting(const char *tmpl, int64_t login_ms, int64_t query_ms)
+{
+    size_t cap = strlen(tmpl) + 64, n = 0;
+    char *out = malloc(cap);
+    const char *p = tmpl;
+
+    if (out == NULL)
+        return NULL;
+    while (*p != '\0') {
+        char num[32];
+        const char *put = NULL;
+
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            num[0] = p[0];
+            num[1] = '\0';
+            put = num;
+            p += 2;
+        } else if (*p == '{') {
+            const char *e = strchr(p, '}');
+            size_t len = e != NULL ? (size_t)(e - p - 1) : 0;
+            if (len == 7 && strncmp(p + 1, "login_s", len) == 0)
+                snprintf(num, sizeof num, "%ld", secs_ceil(login_ms));
+            else if (len == 7 && strncmp(p + 1, "query_s", len) == 0)
+                snprintf(num, sizeof num, "%ld", secs_ceil(query_ms));
+            else if (len == 8 && strncmp(p + 1, "query_ms", len) == 0)
+                snprintf(num, sizeof num, "%lld", (long long)query_ms);
+            else if (len == 13 && strncmp(p + 1, "query_half_ms", len) == 0)
+                snprintf(num, sizeof num, "%lld", (long long)(query_ms / 2 > 0 ? query_ms / 2 : 1));
+            else
+                num[0] = '\0'; /* the generator admits no other */
+            put = num;
+            p = e != NULL ? e + 1 : p + strlen(p);
+        } else {
+            num[0] = *p++;
+            num[1] = '\0';
+            put = num;
+        }
+        if (n + strlen(put) + 1 > cap) {
+            char *grown;
+            cap = cap * 2 + strlen(put);
+            grown = realloc(out, cap);
+            if (grown == NULL) {
+                free(out);
+                return NULL;
+            }
+            out = grown;
+        }
+        memcpy(out + n, put, strlen(put));
+        n += strlen(put);
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/*
+ * The connection string SQLDriverConnect gets: the user's (a bare DSN
+ * name becomes DSN=name), then each socket-bound setting of the
+ * recognised driver whose key neither the string nor the DSN's section
+ * sets.  NULL on out-of-memory.
+ */
+static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms)
+{
+    char dsn[256], name[256], file[256], ini[16];
+    const sqlease_driver *drv;
+    size_t cap, n, i;
+    char *out;
+
+    driver_identity(conn, dsn, sizeof dsn, name, sizeof name, file, sizeof file);
+    drv = driver_lookup(name, file);
+    cap = strlen(conn) + sizeof "DSN=;" + 1;
+    out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    if (strchr(conn, '=') != NULL)
+        snprintf(out, cap, "%s", conn);
+    else
+        snprintf(out, cap, "DSN=%s;", conn);
+    if (drv == NULL)
+        return out;
+    for (i = 0; i < drv->nsettings; i++) {
+        char *val, *grown;
+        size_t need;
+
+        if (conn_attr(out, drv->keys[i], NULL, 0) ||
+            (dsn[0] != '\0' && odbc_ini_value(dsn, drv->keys[i], ini, sizeof ini, "odbc.ini")))
+            continue;
+        val = expand_setting(drv->values[i], login_ms, query_ms);
+        if (val == NULL) {
+            free(out);
+            return NULL;
+        }
+        n = strlen(out);
+        need = n + strlen(drv->keys[i]) + strlen(val) + 4;
+        grown = realloc(out, need);
+        if (grown == NULL) {
+            free(val);
+            free(out);
+            return NULL;
+        }
+        out = grown;
+        snprintf(out + n, need - n, "%s%s=%s", n > 0 && out[n - 1] != ';' ? ";" : "",
+                 drv->keys[i], val);
+        free(val);
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Instances                                                           */
+/* ------------------------------------------------------------------ */
+
+int odbc_new(void **self, const char *conn, const char *dialect_key, int64_t login_timeout_ms,
+             int64_t query_timeout_ms, sqlease_error *err)
 {
     odbc_conn *c;
-    SQLRETURN r;
     int rc;
 
     if (self == NULL || conn == NULL || conn[0] == '\0')
@@ -528,14 +837,7 @@ int odbc_open(void **self, const char *conn, const char *dialect_key,
     c->login_timeout_ms = login_timeout_ms > 0 ? login_timeout_ms : 5000;
     c->query_timeout_ms = query_timeout_ms > 0 ? query_timeout_ms : 5000;
     c->conn_redacted = sqlease_redact(conn);
-    if (strchr(conn, '=') != NULL) {
-        c->conn_str = sqlease_strdup(conn);
-    } else {
-        size_t n = strlen(conn) + sizeof "DSN=;";
-        c->conn_str = malloc(n);
-        if (c->conn_str != NULL)
-            snprintf(c->conn_str, n, "DSN=%s;", conn);
-    }
+    c->conn_str = build_conn_str(conn, c->login_timeout_ms, c->query_timeout_ms);
     if (dialect_key != NULL && dialect_key[0] != '\0')
         c->dialect_key = sqlease_strdup(dialect_key);
     if (c->conn_redacted == NULL || c->conn_str == NULL ||
@@ -545,33 +847,71 @@ int odbc_open(void **self, const char *conn, const char *dialect_key,
     }
     /* An unknown forced dialect is refused before any connection is
      * tried: the error is in the caller's options, not the network. */
-    if (c->dialect_key != NULL && sqlease_dialect_find(c->dialect_key) == NULL) {
-        rc = sqlease_fail(err, SQLEASE_EDIALECT, "unknown dialect '%s'; supported: %s",
-                          c->dialect_key, sqlease_dialect_keys());
-        conn_free(c);
-        return rc;
-    }
-    r = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env);
-    if (!ok(r)) {
-        c->env = SQL_NULL_HENV;
-        conn_free(c);
-        return sqlease_fail(err, SQLEASE_ECONNECT,
-                            "cannot allocate an ODBC environment (is the driver manager "
-                            "installed?)");
-    }
-    r = SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
-    if (!ok(r)) {
-        rc = connect_failure(c, SQL_HANDLE_ENV, c->env, "SQLSetEnvAttr(ODBC3)", err);
-        conn_free(c);
-        return rc;
-    }
-    rc = do_connect(c, err);
-    if (rc != SQLEASE_OK) {
-        conn_free(c);
-        return rc;
+    if (c->dialect_key != NULL) {
+        c->dialect = sqlease_dialect_find(c->dialect_key);
+        if (c->dialect == NULL) {
+            rc = sqlease_fail(err, SQLEASE_EDIALECT, "unknown dialect '%s'; supported: %s",
+                              c->dialect_key, sqlease_dialect_keys());
+            conn_free(c);
+            return rc;
+        }
     }
     *self = c;
     return SQLEASE_OK;
+}
+
+int odbc_open(void **self, const char *conn, const char *dialect_key,
+              int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err)
+{
+    int rc = odbc_new(self, conn, dialect_key, login_timeout_ms, query_timeout_ms, err);
+
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = do_connect(*self, err);
+    if (rc != SQLEASE_OK) {
+        conn_free(*self);
+        *self = NULL;
+    }
+    return rc;
+}
+
+/* Only what the instance was made with is read: the copy connects on its
+ * own, with its own environment, and knows the dialect from the start. */
+static void *odbc_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
+{
+    const odbc_conn *c = self;
+    odbc_conn *n = calloc(1, sizeof *n);
+
+    if (n == NULL) {
+        sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    n->env = SQL_NULL_HENV;
+    n->dbc = SQL_NULL_HDBC;
+    n->login_timeout_ms = c->login_timeout_ms;
+    n->query_timeout_ms = c->query_timeout_ms;
+    n->conn_str = sqlease_strdup(c->conn_str);
+    n->conn_redacted = sqlease_strdup(c->conn_redacted);
+    n->dialect_key = c->dialect_key != NULL ? sqlease_strdup(c->dialect_key) : NULL;
+    n->dialect = d != NULL ? d : c->dialect;
+    if (n->conn_str == NULL || n->conn_redacted == NULL ||
+        (c->dialect_key != NULL && n->dialect_key == NULL)) {
+        conn_free(n);
+        sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return n;
+}
+
+static int odbc_connect(void *self, sqlease_error *err)
+{
+    return do_connect(self, err);
+}
+
+static int odbc_connected(void *self)
+{
+    const odbc_conn *c = self;
+    return c != NULL && c->connected;
 }
 
 /* ------------------------------------------------------------------ */
@@ -785,23 +1125,34 @@ static void odbc_close(void *self)
     conn_free(self);
 }
 
-/* odbc.ini settings are read through the driver manager so that the
- * usual ODBCINI / ODBCSYSINI / user-then-system lookup applies. */
-int odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap)
+/* odbc.ini and odbcinst.ini are read through the driver manager so that
+ * the usual ODBCINI / ODBCSYSINI / user-then-system lookup applies (the
+ * registry on Windows). */
+static int odbc_ini_value(const char *section, const char *key, char *buf, size_t cap,
+                          const char *file)
 {
     int n;
     if (buf == NULL || cap == 0)
         return 0;
     buf[0] = '\0';
-    if (conn == NULL || conn[0] == '\0' || key == NULL || strchr(conn, '=') != NULL)
+    if (section == NULL || section[0] == '\0' || key == NULL)
         return 0;
     if (cap > INT_MAX)
         cap = INT_MAX;
-    n = SQLGetPrivateProfileString(conn, key, "", buf, (int)cap, "odbc.ini");
+    n = SQLGetPrivateProfileString(section, key, "", buf, (int)cap, file);
     if (n <= 0 || buf[0] == '\0') {
         buf[0] = '\0';
         return 0;
     }
     buf[cap - 1] = '\0';
     return 1;
+}
+
+int odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap)
+{
+    if (buf != NULL && cap > 0)
+        buf[0] = '\0';
+    if (conn == NULL || strchr(conn, '=') != NULL)
+        return 0;
+    return odbc_ini_value(conn, key, buf, cap, "odbc.ini");
 }

@@ -54,6 +54,9 @@ int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_
 /* Start fn(arg) on a new thread with a small stack. */
 int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg);
 void sqlease_thread_join(sqlease_thread *t);
+/* Let a started thread finish on its own, never to be joined: its
+ * resources are freed when it returns.  Any thread may call it, once. */
+void sqlease_thread_detach(sqlease_thread *t);
 /* An id for the calling thread, to detect re-entry from a callback. */
 uint64_t sqlease_thread_self(void);
 

@@ -190,6 +190,11 @@ void sqlease_thread_join(sqlease_thread *t)
     pthread_join(t->t, NULL);
 }
 
+void sqlease_thread_detach(sqlease_thread *t)
+{
+    pthread_detach(t->t);
+}
+
 /* pthread_t is an integer on Linux and a pointer elsewhere; its bytes are
  * stable for the thread's life, which is all an equality test needs. */
 uint64_t sqlease_thread_self(void)

@@ -154,6 +154,15 @@ void sqlease_thread_join(sqlease_thread *t)
     t->handle = NULL;
 }
 
+/* The thread runs on and its resources go when it ends: closing the
+ * handle does not stop it. */
+void sqlease_thread_detach(sqlease_thread *t)
+{
+    if (t->handle != NULL)
+        CloseHandle((HANDLE)t->handle);
+    t->handle = NULL;
+}
+
 uint64_t sqlease_thread_self(void)
 {
     return (uint64_t)GetCurrentThreadId();

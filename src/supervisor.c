@@ -169,6 +169,10 @@ static void stop_work(sqlease_supervisor *s, int reason)
     sqlease_mutex_unlock(&s->cb_lock);
 }
 
+/* A release attempted with less time than this left in a stop's budget
+ * could not plausibly get an answer: it is not sent. */
+#define STOP_MIN_RELEASE_MS 20
+
 enum action { ACT_NONE, ACT_START, ACT_STOP, ACT_RESTART, ACT_REFRESH };
 
 /*
@@ -477,8 +481,17 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
     return rc;
 }
 
+/*
+ * The whole of a stop fits in one budget, query timeout + DB_SLACK_MS from
+ * the call: the work is stopped first, at once; a statement the heartbeat
+ * has in flight answers (or is abandoned) by its own deadline, which was
+ * set before the stop began and so falls inside the budget; the release
+ * gets what is left of it.  A database that does not answer in that time
+ * costs the successor the rest of the ttl, never the caller more time.
+ */
 static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
 {
+    int64_t budget_end = sqlease_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
     int released = 0;
     int rc;
 
@@ -496,7 +509,7 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
     /* No new start can happen once stopping is set, so the work is
      * stopped now, before waiting for a statement that may be in flight. */
     stop_work(s, SQLEASE_STOP_SHUTDOWN);
-    if (!await_heartbeat(s, sqlease_mono_ms() + s->db->query_timeout_ms + 1000)) {
+    if (!await_heartbeat(s, budget_end)) {
         slog(s, SQLEASE_LOG_WARN, "a lease statement is still in flight; not releasing "
              "(the lease expires by itself within the ttl)");
         return sqlease_fail(err, SQLEASE_ETIMEOUT,
@@ -505,15 +518,25 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
                             "(it expires by itself within the ttl)", s->r.name);
     }
     join_threads(s);
-    rc = sqlease_lease_release(s->lease, &released, err);
+    if (budget_end - sqlease_mono_ms() < STOP_MIN_RELEASE_MS) {
+        rc = sqlease_fail(err, SQLEASE_ETIMEOUT,
+                          "lease '%s': no time left to release after the statement in flight; "
+                          "the work is stopped and the lease expires by itself within the ttl",
+                          s->r.name);
+        slog(s, SQLEASE_LOG_WARN, "%s", err != NULL ? err->message : "no time left to release");
+        return rc;
+    }
+    rc = lease_release_by(s->lease, budget_end, &released, err);
     if (rc == SQLEASE_OK)
         slog(s, SQLEASE_LOG_INFO, released ? "released the lease" : "stopped (lease not held)");
     else
         slog(s, SQLEASE_LOG_WARN, "release failed (%s); the lease expires by itself",
              sqlease_strerror(rc));
     sqlease_mutex_lock(&s->m);
-    s->stopped = 1;
-    s->stop_rc = rc;
+    if (rc != SQLEASE_ETIMEOUT) {
+        s->stopped = 1;
+        s->stop_rc = rc;
+    }
     sqlease_mutex_unlock(&s->m);
     return rc;
 }

@@ -91,6 +91,8 @@ def toml_value(v):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, dict):
+        return "{ " + ", ".join("%s = %s" % (k, toml_value(x)) for k, x in v.items()) + " }"
     return str(v)
 
 

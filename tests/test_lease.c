@@ -241,6 +241,7 @@ static void test_clock_zero_rejected(void)
     sqlease_lease_free(l);
     tu_drop(fdb, t);
     sqlease_db_close(fdb);
+    tu_faulty_free(f);
 }
 
 static void test_migrate_idempotent_and_upgrade(void)

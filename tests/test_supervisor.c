@@ -257,10 +257,12 @@ static void test_watchdog_stops_during_hung_statement(void)
     CU_ASSERT_EQUAL(r.overlap, 0);
     tu_drop(fdb, t);
     sqlease_db_close(fdb);
+    tu_faulty_free(f);
 }
 
 /* A statement stuck past the query timeout must not hang shutdown: stop
- * stops the work at once and gives up waiting after query timeout + 1 s. */
+ * stops the work at once and returns within query timeout + 1 s, the
+ * stuck statement and the release it could not send abandoned. */
 static void test_stop_bounded_while_statement_hangs(void)
 {
     const char *t = tu_table();
@@ -284,8 +286,8 @@ static void test_stop_bounded_while_statement_hangs(void)
     t0 = sqlease_mono_ms();
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_ETIMEOUT);
     took = sqlease_mono_ms() - t0;
-    CU_ASSERT(took >= TU_FAULTY_QUERY_TIMEOUT_MS + 1000);
-    CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 1500);
+    CU_ASSERT(took >= TU_FAULTY_QUERY_TIMEOUT_MS);
+    CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 1000);
     /* The work stopped first, at once. */
     CU_ASSERT_EQUAL(rec_count(&r), 2);
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_SHUTDOWN);
@@ -297,6 +299,7 @@ static void test_stop_bounded_while_statement_hangs(void)
     CU_ASSERT_EQUAL(rec_count(&r), 2);
     tu_drop(fdb, t);
     sqlease_db_close(fdb);
+    tu_faulty_free(f);
 }
 
 typedef struct { sqlease_supervisor *s; int rc; } stopper;
@@ -366,6 +369,7 @@ static void test_error_is_not_loss(void)
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_SHUTDOWN);
     tu_drop(fdb, t);
     sqlease_db_close(fdb);
+    tu_faulty_free(f);
 }
 
 static void test_late_answer_starts_nothing(void)
@@ -390,6 +394,7 @@ static void test_late_answer_starts_nothing(void)
     sqlease_supervisor_free(s);
     tu_drop(fdb, t);
     sqlease_db_close(fdb);
+    tu_faulty_free(f);
 }
 
 static void test_graceful_handover_within_retry(void)

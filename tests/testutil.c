@@ -180,20 +180,51 @@ int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms)
 
 /* ---- fault injection -------------------------------------------- */
 
-struct tu_faulty {
-    void *inner;            /* the real ODBC port instance */
+/*
+ * The fault injector is a port of its own around the real ODBC one.  The
+ * handle clones its port for every worker it starts (a fresh connection
+ * after an abandoned one), so the fault mode lives in one shared control
+ * block that every clone points at, and that outlives them all: a clone
+ * abandoned while hung may return long after the test closed its handle.
+ */
+typedef struct faulty_ctl {
     sqlease_mutex m;
     sqlease_cond cv;
     int mode;
     int64_t delay_ms;
     int hung;
+    int refs;     /* the test's tu_faulty, plus one per port instance */
+} faulty_ctl;
+
+struct tu_faulty {
+    faulty_ctl *ctl;
 };
+
+typedef struct faulty_port {
+    faulty_ctl *ctl;
+    void *inner; /* the real ODBC port instance */
+} faulty_port;
+
+static void ctl_unref(faulty_ctl *c)
+{
+    int last;
+
+    sqlease_mutex_lock(&c->m);
+    last = --c->refs == 0;
+    sqlease_mutex_unlock(&c->m);
+    if (last) {
+        sqlease_cond_destroy(&c->cv);
+        sqlease_mutex_destroy(&c->m);
+        free(c);
+    }
+}
 
 static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
                        db_out *out, size_t nout, int *has_row, int64_t *rows,
                        sqlease_error *err)
 {
-    tu_faulty *f = self;
+    faulty_port *p = self;
+    faulty_ctl *f = p->ctl;
     int mode;
     int64_t delay;
     int rc;
@@ -213,7 +244,7 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
         return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
     if (mode == TU_FAULT_DELAY)
         sqlease_sleep_ms(delay);
-    rc = odbc_ops.exec(f->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+    rc = odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
     if (rc == SQLEASE_OK && mode == TU_FAULT_ZERO_CLOCK)
         for (i = 0; i < nout; i++)
             if (out[i].type == DB_INT64 && out[i].i != NULL)
@@ -221,47 +252,98 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
     return rc;
 }
 
+static int faulty_connect(void *self, sqlease_error *err)
+{
+    faulty_port *p = self;
+    return odbc_ops.connect(p->inner, err);
+}
+
+/* An injected connection failure reads as a dropped connection. */
+static int faulty_connected(void *self)
+{
+    faulty_port *p = self;
+    int mode;
+
+    sqlease_mutex_lock(&p->ctl->m);
+    mode = p->ctl->mode;
+    sqlease_mutex_unlock(&p->ctl->m);
+    return mode != TU_FAULT_CONNECT && odbc_ops.connected(p->inner);
+}
+
 static const sqlease_dialect *faulty_dialect(void *self)
 {
-    tu_faulty *f = self;
-    return odbc_ops.dialect(f->inner);
+    faulty_port *p = self;
+    return odbc_ops.dialect(p->inner);
+}
+
+static void *faulty_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
+{
+    faulty_port *p = self;
+    faulty_port *n = calloc(1, sizeof *n);
+
+    if (n == NULL)
+        return NULL;
+    n->inner = odbc_ops.clone(p->inner, d, err);
+    if (n->inner == NULL) {
+        free(n);
+        return NULL;
+    }
+    n->ctl = p->ctl;
+    sqlease_mutex_lock(&n->ctl->m);
+    n->ctl->refs++;
+    sqlease_mutex_unlock(&n->ctl->m);
+    return n;
 }
 
 static void faulty_close(void *self)
 {
-    tu_faulty *f = self;
-    odbc_ops.close(f->inner);
-    sqlease_cond_destroy(&f->cv);
-    sqlease_mutex_destroy(&f->m);
-    free(f);
+    faulty_port *p = self;
+    odbc_ops.close(p->inner);
+    ctl_unref(p->ctl);
+    free(p);
 }
 
-static const db_ops faulty_ops = { faulty_exec, faulty_dialect, faulty_close };
+static const db_ops faulty_ops = { faulty_exec, faulty_connect, faulty_connected,
+                                   faulty_dialect, faulty_clone, faulty_close };
 
 tu_faulty *tu_faulty_open(sqlease_db **db)
 {
     sqlease_db_options o;
     sqlease_error err;
     tu_faulty *f = calloc(1, sizeof *f);
+    faulty_port *proto = calloc(1, sizeof *proto);
+    faulty_ctl *c = calloc(1, sizeof *c);
     int rc;
 
     *db = NULL;
-    if (f == NULL)
+    if (f == NULL || proto == NULL || c == NULL) {
+        free(f);
+        free(proto);
+        free(c);
         return NULL;
-    rc = odbc_open(&f->inner, tu_dsn(), NULL, 5000, 5000, &err);
+    }
+    rc = odbc_new(&proto->inner, tu_dsn(), NULL, 5000, 5000, &err);
     if (rc != SQLEASE_OK) {
         fprintf(stderr, "cannot open %s: %s\n", tu_dsn(), err.message);
         free(f);
+        free(proto);
+        free(c);
         return NULL;
     }
-    sqlease_mutex_init(&f->m);
-    sqlease_cond_init(&f->cv);
+    sqlease_mutex_init(&c->m);
+    sqlease_cond_init(&c->cv);
+    c->refs = 2; /* the test's handle and the prototype */
+    proto->ctl = c;
+    f->ctl = c;
     sqlease_db_options_init(&o);
     o.log = tu_log_sink;
     o.log_level = SQLEASE_LOG_DEBUG;
     o.query_timeout_ms = TU_FAULTY_QUERY_TIMEOUT_MS;
-    if (db_wrap(db, &faulty_ops, f, "faulty", &o, &err) != SQLEASE_OK) {
-        faulty_close(f);
+    o.login_timeout_ms = TU_FAULTY_QUERY_TIMEOUT_MS;
+    if (db_wrap(db, &faulty_ops, proto, "faulty", &o, &err) != SQLEASE_OK) {
+        fprintf(stderr, "cannot open %s behind the fault injector: %s\n", tu_dsn(), err.message);
+        ctl_unref(c);
+        free(f);
         return NULL;
     }
     return f;
@@ -269,20 +351,28 @@ tu_faulty *tu_faulty_open(sqlease_db **db)
 
 void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
 {
-    sqlease_mutex_lock(&f->m);
-    f->mode = mode;
-    f->delay_ms = delay_ms;
-    sqlease_cond_broadcast(&f->cv);
-    sqlease_mutex_unlock(&f->m);
+    sqlease_mutex_lock(&f->ctl->m);
+    f->ctl->mode = mode;
+    f->ctl->delay_ms = delay_ms;
+    sqlease_cond_broadcast(&f->ctl->cv);
+    sqlease_mutex_unlock(&f->ctl->m);
 }
 
 int tu_fault_hung(tu_faulty *f)
 {
     int n;
-    sqlease_mutex_lock(&f->m);
-    n = f->hung;
-    sqlease_mutex_unlock(&f->m);
+    sqlease_mutex_lock(&f->ctl->m);
+    n = f->ctl->hung;
+    sqlease_mutex_unlock(&f->ctl->m);
     return n;
+}
+
+void tu_faulty_free(tu_faulty *f)
+{
+    if (f == NULL)
+        return;
+    ctl_unref(f->ctl);
+    free(f);
 }
 
 int tu_pid_gone(long pid)

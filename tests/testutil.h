@@ -66,6 +66,9 @@ tu_faulty *tu_faulty_open(sqlease_db **db);
 void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms);
 /* Number of execs currently blocked in TU_FAULT_HANG. */
 int tu_fault_hung(tu_faulty *f);
+/* Drop the test's hold on the injector (after sqlease_db_close); ports
+ * still alive keep its state until they end. */
+void tu_faulty_free(tu_faulty *f);
 
 /* 1 if the process is gone, or a zombie (not ours to reap, and doing no
  * work: where PID 1 does not reap orphans it never goes away). */
