@@ -194,6 +194,9 @@ static int is_connection_failure(const diag *d)
         "server closed the connection", "connection is closed", "connection was closed",
         "connection has been closed", "no connection to the server",
         "communication link failure", "connection was killed",
+        /* libpq, through psqlODBC, when a socket read or write fails (a
+         * tcp_user_timeout or keepalive that fired, a reset). */
+        "could not receive data from server", "could not send data to server",
     };
     size_t i;
 
