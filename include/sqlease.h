@@ -23,7 +23,20 @@
  *  - Every *_free / *_close function accepts NULL and does nothing.
  *  - Handles are thread-safe unless a function says otherwise: one
  *    sqlease_db may be shared by any number of leases and supervisors on
- *    any threads; their statements are serialised on its one connection.
+ *    any threads; their statements are serialised on its one connection,
+ *    earliest deadline first.
+ *  - No call waits on the network past its bound, whatever the network or
+ *    the server does (packets dropped, a frozen server, a half-open
+ *    connection): a call that sends statements returns within the
+ *    handle's query timeout + 750 ms (plus the login timeout when the
+ *    connection is down and must be made again first), and
+ *    sqlease_db_open within the login timeout + 750 ms.  Past its bound a
+ *    call returns SQLEASE_ETIMEOUT; a statement still inside the driver
+ *    then is abandoned with its connection (closed when the driver gives
+ *    the call back; at most 4 such connections per handle at once, past
+ *    which statements fail at once instead of opening more) and the next
+ *    statement runs on a fresh connection.  The 750 ms let the driver's
+ *    own timeout, which is in whole seconds rounded up, fire first.
  *
  * Status numbers are part of the ABI: they are never renumbered, only
  * added to.
@@ -75,8 +88,10 @@ typedef enum sqlease_status {
      * (SQLSTATE class 08, "server has gone away").  The next call on the
      * same sqlease_db reconnects. */
     SQLEASE_ECONNECT = 4,
-    /* A login or query timeout expired (SQLSTATE HYT00 / HYT01).  The
-     * connection is dropped and the next call reconnects. */
+    /* A login or query timeout expired (SQLSTATE HYT00 / HYT01, or
+     * PostgreSQL's 57014), or the call reached its bound with no answer
+     * (see the conventions above).  The connection is dropped and the
+     * next call reconnects. */
     SQLEASE_ETIMEOUT = 5,
     /* The database rejected a statement for another reason; the SQLSTATE
      * and driver message are in sqlease_error. */
@@ -151,10 +166,13 @@ typedef struct sqlease_db_options {
     /* "sqlite", "postgres", "mysql" or "sqlserver"; NULL detects it from
      * SQL_DBMS_NAME at connect (and from the DSN's SqleaseDialect key). */
     const char *dialect;
-    /* SQL_ATTR_LOGIN_TIMEOUT, rounded up to whole seconds; 0: 5000. */
+    /* SQL_ATTR_LOGIN_TIMEOUT, rounded up to whole seconds; 0: 5000.  Also
+     * the bound on a connect (+ 750 ms) and the drivers' connect-timeout
+     * settings (see sqlease_db_open). */
     int64_t login_timeout_ms;
     /* SQL_ATTR_QUERY_TIMEOUT for every statement, rounded up to whole
-     * seconds; 0: 5000. */
+     * seconds; 0: 5000.  Also the bound on every call (+ 750 ms) and the
+     * drivers' socket read/write timeouts. */
     int64_t query_timeout_ms;
     /* Log sink and level for this handle; NULL sink: stderr. */
     sqlease_log_fn log;
@@ -173,6 +191,15 @@ SQLEASE_API void sqlease_db_options_init(sqlease_db_options *opt);
 /* Connect.  On success *out is a new handle owned by the caller (free it
  * with sqlease_db_close).  The connection runs in autocommit mode with the
  * login and query timeouts set, and the dialect's session setup applied.
+ * Statements run on a thread the handle starts, which owns the
+ * connection (the caller's thread only waits, bounded).  For the drivers
+ * the dialect table knows (recognised from Driver= or the DSN's Driver
+ * in odbc.ini), settings that bound the driver's own socket waits are
+ * added to the connection string unless it (or the DSN) sets the key:
+ * psqlODBC KeepaliveTime, KeepaliveInterval and pqopt={keepalives_count
+ * tcp_user_timeout}; MariaDB Connector/ODBC CONN_TIMEOUT, READ_TIMEOUT,
+ * WRITE_TIMEOUT (it ignores SQL_ATTR_LOGIN_TIMEOUT); sqliteodbc Timeout
+ * (the busy timeout, half the query timeout).
  * When `conn` is a DSN name, the lease settings in that DSN's odbc.ini
  * section (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
  * SqleaseRenewDeadline, SqleaseRetry, SqleaseDialect) are read here through
@@ -186,7 +213,8 @@ SQLEASE_API int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt,
                                 sqlease_error *err);
 
 /* Disconnect and free.  Every lease and supervisor using `db` must have
- * been freed first. */
+ * been freed first.  Never waits on the network: a connection stuck in
+ * the driver is left to close when the driver returns. */
 SQLEASE_API void sqlease_db_close(sqlease_db *db);
 
 /* The dialect in use ("sqlite", ...).  Owned by the library. */
@@ -415,20 +443,23 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
 
 /* Stop: stop the heartbeat, stop the work (on_stopped with
  * SQLEASE_STOP_SHUTDOWN if it was running, at once, even while a
- * statement is in flight), then release the lease so a successor can take
- * it within one retry.  Waiting for a statement in flight is bounded by
- * the handle's query timeout + 1 s: past that (a driver that ignores the
- * timeout, a connection blackholed by the network) the call returns
+ * statement is in flight, on the calling thread), then release the lease
+ * so a successor can take it within one retry.  The whole call returns
+ * within the handle's query timeout + 750 ms: a statement in flight
+ * answers or is abandoned by its own bound, and the release gets what is
+ * left.  When the database does not answer in that time (a frozen
+ * server, a network that drops every packet) the call returns
  * SQLEASE_ETIMEOUT with the work stopped and the lease not released (it
- * expires by itself within the ttl); calling stop again waits again.
- * Idempotent once it has returned anything but SQLEASE_ETIMEOUT.
+ * expires by itself within the ttl); calling stop again tries the release
+ * again.  Idempotent once it has returned anything but SQLEASE_ETIMEOUT.
  * Returns SQLEASE_OK, SQLEASE_ETIMEOUT, SQLEASE_ESTATE (called from one
  * of this supervisor's callbacks), or the release's status. */
 SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *err);
 
-/* Stop (if not stopped) and free.  Unlike stop, it waits as long as a
- * statement in flight takes, since the memory it uses is being freed; a
- * process that is exiting anyway may skip it after SQLEASE_ETIMEOUT. */
+/* Stop (if not stopped) and free.  After a stop that returned
+ * SQLEASE_ETIMEOUT it waits for the supervisor's thread to finish its
+ * statement (bounded as every statement is) and tries the release once
+ * more, so it may take up to twice the stop's bound. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
 /* A snapshot of the supervisor's state.  Thread-safe. */

@@ -420,10 +420,16 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
     /* In the driver: from now on the request belongs to its worker. */
     r->state = REQ_ORPHANED;
     if (db->worker != NULL && db->worker->current == r) {
-        if (!worker_abandon(db, db->worker))
+        if (!worker_abandon(db, db->worker)) {
             capped = 1;
-        else if (db->queue != NULL)
-            (void)worker_start(db, NULL); /* serve what waits behind it */
+        } else if (db->queue != NULL) {
+            /* What waited behind it now has to reconnect first, which its
+             * bound allows for: the login timeout on top. */
+            db_req *q;
+            for (q = db->queue; q != NULL; q = q->next)
+                q->deadline += db->login_timeout_ms;
+            (void)worker_start(db, NULL);
+        }
     }
     sqlease_mutex_unlock(&db->m);
     if (capped)

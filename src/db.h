@@ -169,6 +169,9 @@ int odbc_new(void **self, const char *conn, const char *dialect_key,
 int odbc_open(void **self, const char *conn, const char *dialect_key,
               int64_t login_timeout_ms, int64_t query_timeout_ms,
               sqlease_error *err);
+/* The connection string the instance hands the driver (it may hold a
+ * password: for tests, never for messages). */
+const char *odbc_conn_string(const void *self);
 
 /* Read a key from a DSN's section in odbc.ini through the driver manager
  * (SQLGetPrivateProfileString).  Returns 1 and fills buf if the key is

@@ -906,6 +906,12 @@ static void *odbc_clone(void *self, const sqlease_dialect *d, sqlease_error *err
     return n;
 }
 
+const char *odbc_conn_string(const void *self)
+{
+    const odbc_conn *c = self;
+    return c != NULL ? c->conn_str : NULL;
+}
+
 static int odbc_connect(void *self, sqlease_error *err)
 {
     return do_connect(self, err);

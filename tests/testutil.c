@@ -193,6 +193,7 @@ typedef struct faulty_ctl {
     int mode;
     int64_t delay_ms;
     int hung;
+    int once_taken; /* TU_FAULT_HANG_ONCE: the one exec that hangs has come */
     int refs;     /* the test's tu_faulty, plus one per port instance */
 } faulty_ctl;
 
@@ -231,6 +232,13 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
     size_t i;
 
     sqlease_mutex_lock(&f->m);
+    if (f->mode == TU_FAULT_HANG_ONCE && !f->once_taken) {
+        f->once_taken = 1;
+        f->hung++;
+        while (f->mode == TU_FAULT_HANG_ONCE)
+            sqlease_cond_wait_until(&f->cv, &f->m, -1);
+        f->hung--;
+    }
     while (f->mode == TU_FAULT_HANG) {
         f->hung++;
         sqlease_cond_wait_until(&f->cv, &f->m, -1);
@@ -308,6 +316,11 @@ static const db_ops faulty_ops = { faulty_exec, faulty_connect, faulty_connected
 
 tu_faulty *tu_faulty_open(sqlease_db **db)
 {
+    return tu_faulty_open_qt(db, TU_FAULTY_QUERY_TIMEOUT_MS);
+}
+
+tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms)
+{
     sqlease_db_options o;
     sqlease_error err;
     tu_faulty *f = calloc(1, sizeof *f);
@@ -338,8 +351,8 @@ tu_faulty *tu_faulty_open(sqlease_db **db)
     sqlease_db_options_init(&o);
     o.log = tu_log_sink;
     o.log_level = SQLEASE_LOG_DEBUG;
-    o.query_timeout_ms = TU_FAULTY_QUERY_TIMEOUT_MS;
-    o.login_timeout_ms = TU_FAULTY_QUERY_TIMEOUT_MS;
+    o.query_timeout_ms = qt_ms;
+    o.login_timeout_ms = qt_ms;
     if (db_wrap(db, &faulty_ops, proto, "faulty", &o, &err) != SQLEASE_OK) {
         fprintf(stderr, "cannot open %s behind the fault injector: %s\n", tu_dsn(), err.message);
         ctl_unref(c);
@@ -354,6 +367,7 @@ void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
     sqlease_mutex_lock(&f->ctl->m);
     f->ctl->mode = mode;
     f->ctl->delay_ms = delay_ms;
+    f->ctl->once_taken = 0;
     sqlease_cond_broadcast(&f->ctl->cv);
     sqlease_mutex_unlock(&f->ctl->m);
 }

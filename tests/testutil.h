@@ -54,7 +54,9 @@ enum tu_fault {
     TU_FAULT_HANG,        /* every exec blocks until the mode changes */
     TU_FAULT_CONNECT,     /* every exec fails with SQLEASE_ECONNECT */
     TU_FAULT_ZERO_CLOCK,  /* statements run, int64 results read as 0 */
-    TU_FAULT_DELAY        /* every exec sleeps delay_ms first */
+    TU_FAULT_DELAY,       /* every exec sleeps delay_ms first */
+    TU_FAULT_HANG_ONCE    /* the next exec blocks until the mode changes;
+                             every other one runs normally */
 };
 
 typedef struct tu_faulty tu_faulty;
@@ -63,6 +65,8 @@ typedef struct tu_faulty tu_faulty;
 /* Open the DSN under test behind a fault injector.  *db is a normal
  * handle; tu_fault_set changes what its statements do. */
 tu_faulty *tu_faulty_open(sqlease_db **db);
+/* The same with the handle's query and login timeouts set to qt_ms. */
+tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms);
 void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms);
 /* Number of execs currently blocked in TU_FAULT_HANG. */
 int tu_fault_hung(tu_faulty *f);
