@@ -229,11 +229,19 @@ typedef enum sqlease_stop_reason {
 
 typedef struct sqlease_options {
     /* Table name: an identifier or schema.identifier, letters, digits and
-     * '_' only, not starting with a digit.  NULL: SQLEASE_DEFAULT_TABLE. */
+     * '_' only, not starting with a digit, and no part of it a word that
+     * SQL-92, PostgreSQL, MySQL/MariaDB, SQLite or T-SQL reserves
+     * ("order", "user", "table", ...; any case), since it is pasted into
+     * SQL unquoted (PostgreSQL's schema "public" is allowed).  NULL:
+     * SQLEASE_DEFAULT_TABLE. */
     const char *table;
-    /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME. */
+    /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME.
+     * This and owner must be valid UTF-8 without control characters, and
+     * must neither start nor end with white space (nor be only white
+     * space): a pad-space collation ignores a trailing space, so "a" and
+     * "a " would compare equal on some databases and not on others. */
     const char *name;
-    /* Owner id, 1..SQLEASE_MAX_OWNER bytes.  NULL: generated as
+    /* Owner id, 1..SQLEASE_MAX_OWNER bytes (see name).  NULL: generated as
      * host-pid-xxxxxxxx (8 hex digits of a random UUID). */
     const char *owner;
     /* Timing; 0 takes the default, at most SQLEASE_MAX_DURATION_MS.  Must
@@ -311,7 +319,9 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
  * an older table that lacks them, and seed a free row for each of the
  * `count` lease names.  Idempotent: running it again changes nothing, and
  * a row that exists (held or not) is left as it is.  table NULL:
- * SQLEASE_DEFAULT_TABLE.  Returns SQLEASE_OK, SQLEASE_EINVAL, or a
+ * SQLEASE_DEFAULT_TABLE.  The table and the names are checked as in
+ * sqlease_options (SQLEASE_EINVAL names the one that is not valid).
+ * Returns SQLEASE_OK, SQLEASE_EINVAL, or a
  * connection or statement status. */
 SQLEASE_API int sqlease_migrate(sqlease_db *db, const char *table,
                                 const char *const *names, size_t count,
