@@ -132,9 +132,10 @@ typedef enum sqlease_log_level {
 
 /* A log sink.  `line` is one message without a trailing newline; it names
  * the lease, the owner id and the token where they are known, and never
- * contains a password.  Called from library threads, possibly several at
- * once: the sink must be thread-safe.  It must not call back into the
- * handle that logged. */
+ * contains a password.  Called from library threads and from the caller's
+ * own thread inside library calls, possibly several at once: the sink
+ * must be thread-safe.  It must not call back into the handle that
+ * logged. */
 typedef void (*sqlease_log_fn)(void *userdata, int level, const char *line);
 
 /* ------------------------------------------------------------------ */
@@ -252,13 +253,27 @@ typedef struct sqlease_options {
     int64_t renew_deadline_ms;  /* default 20000 */
     int64_t retry_ms;           /* default 2000 */
 
-    /* Supervisor callbacks (ignored by a bare lease).  Called from a
-     * library thread, never two at once for one supervisor, strictly
-     * alternating: on_started, on_stopped, on_started, ...  Each
-     * on_started is a fresh start: work stopped before must not be
-     * resumed.  on_stopped has ttl - renew_deadline milliseconds to finish
-     * before another owner may take the lease.  Neither may call
-     * sqlease_supervisor_stop or _free on their own supervisor. */
+    /* Supervisor callbacks (ignored by a bare lease).  Which thread runs
+     * them:
+     *   - on_started: the caller's own thread, inside
+     *     sqlease_supervisor_start, when its first acquire takes the
+     *     lease; after that, the supervisor's heartbeat thread.
+     *   - on_stopped: the heartbeat thread when the hold is found gone
+     *     (SQLEASE_STOP_LOST); the supervisor's watchdog thread at the
+     *     renew deadline (SQLEASE_STOP_DEADLINE); the caller's thread
+     *     inside sqlease_supervisor_stop or _free (SQLEASE_STOP_SHUTDOWN),
+     *     and inside sqlease_supervisor_start if it fails after the first
+     *     acquire (SQLEASE_STOP_SHUTDOWN).
+     * Whatever the thread, for one supervisor they never run two at once
+     * and strictly alternate: on_started, on_stopped, on_started, ...
+     * Since they may run inside start, stop and free, a callback must not
+     * take a lock that the caller holds around those calls, nor wait for
+     * what that caller does after them.  Each on_started is a fresh
+     * start: work stopped before
+     * must not be resumed.  on_stopped has ttl - renew_deadline
+     * milliseconds to finish before another owner may take the lease.
+     * Neither may call sqlease_supervisor_stop or _free on their own
+     * supervisor. */
     void (*on_started)(void *userdata, int64_t token);
     void (*on_stopped)(void *userdata, int reason /* sqlease_stop_reason */);
     void *userdata;
@@ -412,7 +427,8 @@ struct sqlease_state {
 
 /* Validate `opt`, make a lease on `db` (which must outlive the
  * supervisor), run the first acquire synchronously (so on_started has
- * been called before this returns if the lease was free), then keep
+ * been called, on this thread, before this returns if the lease was
+ * free), then keep
  * renewing or retrying on a heartbeat thread, with a watchdog thread that
  * stops the work at proof + renew_deadline even while a statement hangs.
  * Returns SQLEASE_OK (running, whether or not it holds the lease),
@@ -424,8 +440,9 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
                                          const sqlease_options *opt, sqlease_error *err);
 
 /* Stop: stop the heartbeat, stop the work (on_stopped with
- * SQLEASE_STOP_SHUTDOWN if it was running, at once, even while a
- * statement is in flight), then release the lease so a successor can take
+ * SQLEASE_STOP_SHUTDOWN, on this thread, if it was running: at once, even
+ * while a statement is in flight, once a callback running on another
+ * thread has returned), then release the lease so a successor can take
  * it within one retry.  Waiting for a statement in flight is bounded by
  * the handle's query timeout + 1 s: past that (a driver that ignores the
  * timeout, a connection blackholed by the network) the call returns
