@@ -330,6 +330,20 @@ static BOOL WINAPI ctrl_handler(DWORD type)
     return TRUE;
 }
 
+/* The C runtime's handlers are per process and start at their defaults;
+ * what a parent can leave us is the console's "ignore Ctrl-C" flag (set
+ * for a process created in a new process group), which would keep
+ * Ctrl-C from reaching sqlease_signal_setup's handler. */
+void sqlease_signal_defaults(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGFPE, SIGILL, SIGSEGV, SIGBREAK};
+    size_t i;
+
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        (void)signal(sigs[i], SIG_DFL);
+    (void)SetConsoleCtrlHandler(NULL, FALSE);
+}
+
 int sqlease_signal_setup(void)
 {
     if (g_signal_event == NULL) {
@@ -617,6 +631,14 @@ static void format_win_error(DWORD code, char *buf, size_t cap)
 int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
                         size_t nenv, char *errbuf, size_t errcap)
 {
+    return sqlease_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
+}
+
+/* The child shares our console, so SQLEASE_CHILD_FOREGROUND has nothing
+ * to do here. */
+int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, char *errbuf, size_t errcap)
+{
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits;
     STARTUPINFOA si;
     PROCESS_INFORMATION pi;
@@ -625,6 +647,7 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
     HANDLE job = NULL;
     int rc = -1;
 
+    (void)flags;
     if (errbuf == NULL || errcap == 0) {
         errbuf = dummy;
         errcap = sizeof dummy;
@@ -728,6 +751,39 @@ void sqlease_child_terminate(sqlease_child *c)
     pid = GetProcessId((HANDLE)c->process);
     if (pid != 0)
         GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid);
+}
+
+/* No job control on Windows: nothing is ever stopped, and the console
+ * is shared rather than handed over. */
+int sqlease_child_stopped(sqlease_child *c, int *sig)
+{
+    (void)c;
+    (void)sig;
+    return 0;
+}
+
+void sqlease_child_continue(sqlease_child *c)
+{
+    (void)c;
+}
+
+int sqlease_child_terminal(sqlease_child *c, int to_child)
+{
+    (void)c;
+    (void)to_child;
+    return 0;
+}
+
+void sqlease_job_suspend(int sig)
+{
+    (void)sig;
+}
+
+int sqlease_child_resume(sqlease_child *c, int sig)
+{
+    (void)c;
+    (void)sig;
+    return 1;
 }
 
 void sqlease_child_kill(sqlease_child *c)
