@@ -624,6 +624,82 @@ static void format_win_error(DWORD code, char *buf, size_t cap)
         buf[--n] = '\0';
 }
 
+/*
+ * The handles a child may inherit: our standard handles, and nothing else.
+ * With bInheritHandles alone every inheritable handle of ours would go to
+ * the child, a driver's socket among them (Winsock creates them
+ * inheritable).  PROC_THREAD_ATTRIBUTE_HANDLE_LIST narrows inheritance to
+ * the listed handles, which must themselves be inheritable: a standard
+ * handle that is not (or is a pseudo-handle of an old console) is left
+ * out, as are duplicates.  Returns the number listed; with none (no
+ * standard handle can be inherited) the child inherits as before.
+ */
+static size_t std_handles(HANDLE out[3])
+{
+    static const DWORD ids[3] = {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE};
+    size_t n = 0, i, j;
+
+    for (i = 0; i < 3; i++) {
+        HANDLE h = GetStdHandle(ids[i]);
+        DWORD flags = 0;
+        int dup = 0;
+
+        if (h == NULL || h == INVALID_HANDLE_VALUE || !GetHandleInformation(h, &flags) ||
+            !(flags & HANDLE_FLAG_INHERIT))
+            continue;
+        for (j = 0; j < n; j++)
+            dup = dup || out[j] == h;
+        if (!dup)
+            out[n++] = h;
+    }
+    return n;
+}
+
+/* CreateProcessA with inheritance limited to std_handles(); where the
+ * attribute list cannot be built, plain inheritance (as before). */
+static BOOL create_process(char *cmdline, void *envblock, PROCESS_INFORMATION *pi)
+{
+    STARTUPINFOEXA six;
+    HANDLE list[3];
+    size_t n = std_handles(list);
+    SIZE_T size = 0;
+    LPPROC_THREAD_ATTRIBUTE_LIST attrs = NULL;
+    DWORD flags = CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED;
+    BOOL ok;
+
+    memset(&six, 0, sizeof six);
+    six.StartupInfo.cb = sizeof six.StartupInfo;
+    if (n > 0) {
+        (void)InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+        attrs = size > 0 ? (LPPROC_THREAD_ATTRIBUTE_LIST)malloc(size) : NULL;
+        if (attrs != NULL && InitializeProcThreadAttributeList(attrs, 1, 0, &size)) {
+            if (UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, list,
+                                          n * sizeof list[0], NULL, NULL)) {
+                six.StartupInfo.cb = sizeof six;
+                six.lpAttributeList = attrs;
+                flags |= EXTENDED_STARTUPINFO_PRESENT;
+            }
+        } else {
+            free(attrs);
+            attrs = NULL;
+        }
+    }
+    ok = CreateProcessA(NULL, cmdline, NULL, NULL, TRUE, flags, envblock, NULL,
+                        &six.StartupInfo, pi);
+    if (!ok && six.lpAttributeList != NULL && GetLastError() == ERROR_INVALID_PARAMETER) {
+        /* A handle the system would not list after all: inherit as before. */
+        six.StartupInfo.cb = sizeof six.StartupInfo;
+        ok = CreateProcessA(NULL, cmdline, NULL, NULL, TRUE,
+                            CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED, envblock, NULL,
+                            &six.StartupInfo, pi);
+    }
+    if (attrs != NULL) {
+        DeleteProcThreadAttributeList(attrs);
+        free(attrs);
+    }
+    return ok;
+}
+
 /* The child starts suspended and runs only once it is in the job, so
  * neither it nor anything it starts can escape the job's kill-on-close.
  * The job exists before the process so that no failure can leave a
@@ -640,7 +716,6 @@ int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *con
                            size_t nenv, int flags, char *errbuf, size_t errcap)
 {
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits;
-    STARTUPINFOA si;
     PROCESS_INFORMATION pi;
     strbuf cmd = {NULL, 0, 0};
     char *envblock = NULL, why[256], dummy[1];
@@ -675,12 +750,8 @@ int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *con
         snprintf(errbuf, errcap, "cannot run '%s': job object: %s", argv[0], why);
         goto out;
     }
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
     memset(&pi, 0, sizeof pi);
-    if (!CreateProcessA(NULL, cmd.s, NULL, NULL, TRUE,
-                        CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED, envblock, NULL, &si,
-                        &pi)) {
+    if (!create_process(cmd.s, envblock, &pi)) {
         format_win_error(GetLastError(), why, sizeof why);
         snprintf(errbuf, errcap, "cannot run '%s': %s", argv[0], why);
         goto out;
