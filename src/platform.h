@@ -200,6 +200,11 @@ int sqlease_child_group_alive(const sqlease_child *c);
  * handlers go back to their defaults and Ctrl-C handling is re-enabled
  * (a parent that created us in a new process group disabled it). */
 void sqlease_signal_defaults(void);
+/* POSIX: open /dev/null on whichever of descriptors 0, 1 and 2 is closed,
+ * so that nothing opened later (a database socket) takes that number and
+ * is handed to a child as its standard input or output.  Call first thing
+ * in main.  Windows: nothing. */
+void sqlease_stdio_ensure(void);
 /* Route SIGTERM/SIGINT/SIGHUP (Windows: console control events: Ctrl-C
  * as SIGINT, Ctrl-Break/close/logoff/shutdown as SIGTERM) to a flag that
  * sqlease_signal_received() reads, and ignore SIGPIPE.  POSIX handlers

@@ -292,6 +292,22 @@ const char *sqlease_getenv(const char *name)
 
 /* ---- signals ------------------------------------------------------- */
 
+/* open() returns the lowest free number, so each closed one of 0..2 is
+ * filled in turn. */
+void sqlease_stdio_ensure(void)
+{
+    int fd;
+
+    for (fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+
+            if (n > 2)
+                (void)close(n); /* cannot happen: fd was free */
+        }
+    }
+}
+
 /* Only an ignored signal survives exec, so that is all a parent can have
  * left us; a handler present now was installed by this process (a
  * sanitizer's runtime, before main) and stays. */

@@ -330,6 +330,10 @@ static BOOL WINAPI ctrl_handler(DWORD type)
     return TRUE;
 }
 
+void sqlease_stdio_ensure(void)
+{
+}
+
 /* The C runtime's handlers are per process and start at their defaults;
  * what a parent can leave us is the console's "ignore Ctrl-C" flag (set
  * for a process created in a new process group), which would keep

@@ -1108,6 +1108,43 @@ static void test_cmd_inherits_no_fd(void)
     kill_all_bg();
 }
 
+static void close_stdin(void)
+{
+    close(0);
+}
+
+/* Started with stdin closed, sqlease must not let the next thing it opens
+ * (its database) become CMD's stdin: CMD gets /dev/null there. */
+static void test_closed_stdin(void)
+{
+    char log[1100], pidfile[1100], script[1300], path[64], target[256] = "";
+    long cmd_pid;
+    pid_t holder;
+    ssize_t n;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/cmd.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_pre_exec = close_stdin;
+    holder = start_bg(log, "run", "--", "sh", "-c", script, NULL);
+    g_pre_exec = NULL;
+    CU_ASSERT_FATAL(holder > 0);
+    cmd_pid = read_pid_file(pidfile, 15000);
+    CU_ASSERT(cmd_pid > 0);
+    snprintf(path, sizeof path, "/proc/%ld/fd/0", cmd_pid);
+    n = readlink(path, target, sizeof target - 1);
+    if (n > 0)
+        target[n] = '\0';
+    if (strcmp(target, "/dev/null") != 0)
+        fprintf(stderr, "\n  CMD's stdin is '%s'\n", target);
+    CU_ASSERT_STRING_EQUAL(target, "/dev/null");
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 128 + SIGTERM);
+    kill_all_bg();
+}
+
 /* What a careless parent leaves across exec: SIGCHLD ignored (the kernel
  * then discards CMD's exit status) and every signal blocked (SIGTERM
  * would never reach sqlease's handler). */
@@ -1257,6 +1294,7 @@ int main(void)
         {"bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64},
         {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
         {"SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state},
+        {"started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin},
     };
     CU_pSuite suite;
     unsigned failed;

@@ -35,6 +35,9 @@ int main(int argc, char **argv)
      * kernel discard CMD's exit status, or SIGTERM blocked, which would
      * keep sqlease from ever hearing it. */
     sqlease_signal_defaults();
+    /* A closed stdin would be the next thing opened (the database's
+     * socket), and CMD would get it as its stdin. */
+    sqlease_stdio_ensure();
     rc = cli_args_parse(argc, argv, &a);
     if (rc == CLI_CONTINUE) {
         for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
