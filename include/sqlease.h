@@ -147,9 +147,10 @@ typedef enum sqlease_log_level {
 
 /* A log sink.  `line` is one message without a trailing newline; it names
  * the lease, the owner id and the token where they are known, and never
- * contains a password.  Called from library threads, possibly several at
- * once: the sink must be thread-safe.  It must not call back into the
- * handle that logged. */
+ * contains a password.  Called from library threads and from the caller's
+ * own thread inside library calls, possibly several at once: the sink
+ * must be thread-safe.  It must not call back into the handle that
+ * logged. */
 typedef void (*sqlease_log_fn)(void *userdata, int level, const char *line);
 
 /* ------------------------------------------------------------------ */
@@ -257,11 +258,19 @@ typedef enum sqlease_stop_reason {
 
 typedef struct sqlease_options {
     /* Table name: an identifier or schema.identifier, letters, digits and
-     * '_' only, not starting with a digit.  NULL: SQLEASE_DEFAULT_TABLE. */
+     * '_' only, not starting with a digit, and no part of it a word that
+     * SQL-92, PostgreSQL, MySQL/MariaDB, SQLite or T-SQL reserves
+     * ("order", "user", "table", ...; any case), since it is pasted into
+     * SQL unquoted (PostgreSQL's schema "public" is allowed).  NULL:
+     * SQLEASE_DEFAULT_TABLE. */
     const char *table;
-    /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME. */
+    /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME.
+     * This and owner must be valid UTF-8 without control characters, and
+     * must neither start nor end with white space (nor be only white
+     * space): a pad-space collation ignores a trailing space, so "a" and
+     * "a " would compare equal on some databases and not on others. */
     const char *name;
-    /* Owner id, 1..SQLEASE_MAX_OWNER bytes.  NULL: generated as
+    /* Owner id, 1..SQLEASE_MAX_OWNER bytes (see name).  NULL: generated as
      * host-pid-xxxxxxxx (8 hex digits of a random UUID). */
     const char *owner;
     /* Timing; 0 takes the default, at most SQLEASE_MAX_DURATION_MS.  Must
@@ -272,13 +281,27 @@ typedef struct sqlease_options {
     int64_t renew_deadline_ms;  /* default 20000 */
     int64_t retry_ms;           /* default 2000 */
 
-    /* Supervisor callbacks (ignored by a bare lease).  Called from a
-     * library thread, never two at once for one supervisor, strictly
-     * alternating: on_started, on_stopped, on_started, ...  Each
-     * on_started is a fresh start: work stopped before must not be
-     * resumed.  on_stopped has ttl - renew_deadline milliseconds to finish
-     * before another owner may take the lease.  Neither may call
-     * sqlease_supervisor_stop or _free on their own supervisor. */
+    /* Supervisor callbacks (ignored by a bare lease).  Which thread runs
+     * them:
+     *   - on_started: the caller's own thread, inside
+     *     sqlease_supervisor_start, when its first acquire takes the
+     *     lease; after that, the supervisor's heartbeat thread.
+     *   - on_stopped: the heartbeat thread when the hold is found gone
+     *     (SQLEASE_STOP_LOST); the supervisor's watchdog thread at the
+     *     renew deadline (SQLEASE_STOP_DEADLINE); the caller's thread
+     *     inside sqlease_supervisor_stop or _free (SQLEASE_STOP_SHUTDOWN),
+     *     and inside sqlease_supervisor_start if it fails after the first
+     *     acquire (SQLEASE_STOP_SHUTDOWN).
+     * Whatever the thread, for one supervisor they never run two at once
+     * and strictly alternate: on_started, on_stopped, on_started, ...
+     * Since they may run inside start, stop and free, a callback must not
+     * take a lock that the caller holds around those calls, nor wait for
+     * what that caller does after them.  Each on_started is a fresh
+     * start: work stopped before
+     * must not be resumed.  on_stopped has ttl - renew_deadline
+     * milliseconds to finish before another owner may take the lease.
+     * Neither may call sqlease_supervisor_stop or _free on their own
+     * supervisor. */
     void (*on_started)(void *userdata, int64_t token);
     void (*on_stopped)(void *userdata, int reason /* sqlease_stop_reason */);
     void *userdata;
@@ -339,7 +362,9 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
  * an older table that lacks them, and seed a free row for each of the
  * `count` lease names.  Idempotent: running it again changes nothing, and
  * a row that exists (held or not) is left as it is.  table NULL:
- * SQLEASE_DEFAULT_TABLE.  Returns SQLEASE_OK, SQLEASE_EINVAL, or a
+ * SQLEASE_DEFAULT_TABLE.  The table and the names are checked as in
+ * sqlease_options (SQLEASE_EINVAL names the one that is not valid).
+ * Returns SQLEASE_OK, SQLEASE_EINVAL, or a
  * connection or statement status. */
 SQLEASE_API int sqlease_migrate(sqlease_db *db, const char *table,
                                 const char *const *names, size_t count,
@@ -430,7 +455,8 @@ struct sqlease_state {
 
 /* Validate `opt`, make a lease on `db` (which must outlive the
  * supervisor), run the first acquire synchronously (so on_started has
- * been called before this returns if the lease was free), then keep
+ * been called, on this thread, before this returns if the lease was
+ * free), then keep
  * renewing or retrying on a heartbeat thread, with a watchdog thread that
  * stops the work at proof + renew_deadline even while a statement hangs.
  * Returns SQLEASE_OK (running, whether or not it holds the lease),
@@ -442,13 +468,15 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
                                          const sqlease_options *opt, sqlease_error *err);
 
 /* Stop: stop the heartbeat, stop the work (on_stopped with
- * SQLEASE_STOP_SHUTDOWN if it was running, at once, even while a
- * statement is in flight, on the calling thread), then release the lease
- * so a successor can take it within one retry.  The whole call returns
- * within the handle's query timeout + 750 ms: a statement in flight
- * answers or is abandoned by its own bound, and the release gets what is
- * left.  When the database does not answer in that time (a frozen
- * server, a network that drops every packet) the call returns
+ * SQLEASE_STOP_SHUTDOWN, on this thread, if it was running: at once, even
+ * while a statement is in flight, once a callback running on another
+ * thread has returned), then release the lease so a successor can take
+ * it within one retry.  The whole call returns within the handle's query
+ * timeout + 750 ms (plus what a callback running on another thread takes
+ * to return): a statement in flight answers or is abandoned by its own
+ * bound, and the release gets what is left.  When the database does not
+ * answer in that time (a frozen server, a network that drops every
+ * packet) the call returns
  * SQLEASE_ETIMEOUT with the work stopped and the lease not released (it
  * expires by itself within the ttl); calling stop again tries the release
  * again.  Idempotent once it has returned anything but SQLEASE_ETIMEOUT.

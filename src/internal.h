@@ -35,9 +35,10 @@ int sqlease_fail(sqlease_error *err, int status, const char *fmt, ...) SQLEASE_P
 void sqlease_err_clear(sqlease_error *err);
 
 /* A malloc'd copy of a DSN name or connection string with the value of
- * every password-like key (PWD, Password, Passwd, and any key containing
- * "password" or "secret", case-insensitive) replaced by "***".  NULL on
- * out-of-memory. */
+ * every password-like key replaced by "***": a key (case-insensitive,
+ * blanks around it ignored) that ends in "pwd" (PWD, ENCRYPT_PWD,
+ * PRIV_KEY_FILE_PWD) or contains "passwd", "password", "passphrase" or
+ * "secret".  NULL on out-of-memory. */
 char *sqlease_redact(const char *conn);
 /* Redact in place inside an arbitrary message (a driver message that
  * quotes the connection string). */
@@ -46,8 +47,20 @@ void sqlease_redact_inplace(char *msg);
 char *sqlease_strdup(const char *s);
 
 /* 1 if `t` is a valid table: identifier or schema.identifier, each part
- * [A-Za-z_][A-Za-z0-9_]*, total length 1..SQLEASE_MAX_TABLE. */
+ * [A-Za-z_][A-Za-z0-9_]* and not a reserved word, total length
+ * 1..SQLEASE_MAX_TABLE. */
 int sqlease_valid_table(const char *t);
+/* The same, as SQLEASE_OK or SQLEASE_EINVAL with a message naming `what`
+ * ("table", "SqleaseTable") and, for a reserved word, the word. */
+int sqlease_check_table(const char *what, const char *t, sqlease_error *err);
+/* 1 if the n bytes at w are, in any case, a word reserved in SQL-92,
+ * PostgreSQL, MySQL/MariaDB, SQLite or T-SQL. */
+int sqlease_reserved_word(const char *w, size_t n);
+/* Check a lease name or owner id named `field` ("lease name"): 1..max
+ * bytes of valid UTF-8, no control character, not only white space and
+ * neither starting nor ending with it.  SQLEASE_OK or SQLEASE_EINVAL
+ * with a message naming the field. */
+int sqlease_check_text(const char *field, const char *s, size_t max, sqlease_error *err);
 
 /* Emit one log line if level <= max_level.  fn NULL: stderr with a
  * "sqlease: " prefix and the level. */

@@ -68,19 +68,19 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_migrate: db is NULL");
     if (table == NULL)
         table = SQLEASE_DEFAULT_TABLE;
-    if (!sqlease_valid_table(table))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "invalid table '%.*s': use an identifier or schema.identifier "
-                            "of letters, digits and '_'", SQLEASE_MAX_TABLE, table);
+    if (sqlease_check_table("table", table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
     if (count > 0 && names == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_migrate: names is NULL");
     for (i = 0; i < count; i++) {
-        size_t n = names[i] != NULL ? strlen(names[i]) : 0;
-        if (n == 0 || n > SQLEASE_MAX_NAME)
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "lease name %zu is %s; names are 1 to %d bytes", i,
-                                names[i] == NULL ? "NULL" : n == 0 ? "empty" : "too long",
-                                SQLEASE_MAX_NAME);
+        char field[48];
+
+        if (count == 1)
+            snprintf(field, sizeof field, "lease name");
+        else
+            snprintf(field, sizeof field, "lease name #%zu", i + 1);
+        if (sqlease_check_text(field, names[i], SQLEASE_MAX_NAME, err) != SQLEASE_OK)
+            return SQLEASE_EINVAL;
     }
 
     d = db_dialect(db);

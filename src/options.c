@@ -36,7 +36,6 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
 {
     static const sqlease_ini none;
     sqlease_options zero;
-    size_t n;
 
     if (opt == NULL) {
         sqlease_options_init(&zero);
@@ -51,25 +50,20 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
               : ini->name != NULL ? ini->name : SQLEASE_DEFAULT_NAME;
     r->owner = opt->owner;
 
-    if (!sqlease_valid_table(r->table))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "invalid table '%.*s': use an identifier or schema.identifier "
-                            "of letters, digits and '_' (at most %d bytes)",
-                            SQLEASE_MAX_TABLE, r->table, SQLEASE_MAX_TABLE);
-    n = strlen(r->name);
-    if (n == 0)
-        return sqlease_fail(err, SQLEASE_EINVAL, "lease name is empty");
-    if (n > SQLEASE_MAX_NAME)
-        return sqlease_fail(err, SQLEASE_EINVAL, "lease name is %zu bytes; at most %d",
-                            n, SQLEASE_MAX_NAME);
+    if (sqlease_check_table(opt->table == NULL && ini->table != NULL
+                                ? "table (SqleaseTable in odbc.ini)" : "table",
+                            r->table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    if (sqlease_check_text(opt->name == NULL && ini->name != NULL
+                               ? "lease name (SqleaseName in odbc.ini)" : "lease name",
+                           r->name, SQLEASE_MAX_NAME, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
     if (r->owner != NULL) {
-        n = strlen(r->owner);
-        if (n == 0)
+        if (r->owner[0] == '\0')
             return sqlease_fail(err, SQLEASE_EINVAL,
                                 "owner id is empty (an empty owner marks a free lease)");
-        if (n > SQLEASE_MAX_OWNER)
-            return sqlease_fail(err, SQLEASE_EINVAL, "owner id is %zu bytes; at most %d",
-                                n, SQLEASE_MAX_OWNER);
+        if (sqlease_check_text("owner id", r->owner, SQLEASE_MAX_OWNER, err) != SQLEASE_OK)
+            return SQLEASE_EINVAL;
     }
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
         opt->retry_ms < 0)

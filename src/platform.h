@@ -86,6 +86,8 @@ typedef struct sqlease_child {
     void *job;      /* HANDLE of a kill-on-close job object */
 #else
     long pid;       /* also the child's process group id */
+    int tty;        /* SQLEASE_CHILD_FOREGROUND: the terminal's fd (0), else -1 */
+    int stop_sig;   /* a stop seen by a wait and not yet reported, or 0 */
 #endif
     int running;
 } sqlease_child;
@@ -101,11 +103,28 @@ typedef struct sqlease_child {
  * worker thread would be killed when that thread ends.  (It is also
  * cleared when the child execs a set-uid/set-gid program.)  The child
  * starts with default signal dispositions and an empty signal mask, and
- * being in its own process group it is not the terminal's foreground
- * job: it does not get the terminal's Ctrl-C, and reading the terminal
- * stops it. */
+ * with no descriptor of ours but 0, 1 and 2 (POSIX: every other one is
+ * closed at exec, whatever its flags).  Being in its own process group it
+ * is not the terminal's foreground job unless spawned with
+ * SQLEASE_CHILD_FOREGROUND: it does not get the terminal's Ctrl-C, and
+ * reading the terminal stops it. */
 int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
                         size_t nenv, char *errbuf, size_t errcap);
+/* Flags for sqlease_child_spawn_ex. */
+enum {
+    /* POSIX: if standard input is the session's controlling terminal
+     * and its foreground process group is the caller's, make the child's
+     * new group the terminal's foreground (done by both parent and child
+     * before exec, SIGTTOU blocked), so that it reads the terminal and
+     * gets its Ctrl-C and Ctrl-Z; sqlease_child_close (or
+     * sqlease_child_terminal) gives it back.  Stops of such a child are
+     * reported (sqlease_child_stopped below).  Ignored without such a
+     * terminal, and on Windows (the child shares the console). */
+    SQLEASE_CHILD_FOREGROUND = 1
+};
+/* sqlease_child_spawn with flags. */
+int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, char *errbuf, size_t errcap);
 /* Wait up to timeout_ms (-1: forever) for the child to exit.  Returns 1
  * and sets *exit_code (128+signal for a signal) if it exited, 0 if it is
  * still running, -1 on error (including a child already waited for).  A
@@ -114,6 +133,43 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
  * must react to signals still wait in bounded slices, since the signal
  * may be delivered to another thread. */
 int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code);
+/* Job control for a child started with SQLEASE_CHILD_FOREGROUND while
+ * standard input was the session's controlling terminal (POSIX; on
+ * Windows, and for other children, nothing is ever reported stopped).
+ *
+ * sqlease_child_stopped: 1 if the child has been stopped since the last
+ * call (*sig gets the signal: SIGTSTP for Ctrl-Z, SIGTTIN/SIGTTOU for
+ * terminal access from the background, SIGSTOP), else 0.  Stops are
+ * seen by sqlease_child_wait, which goes on waiting for an exit.
+ *
+ * sqlease_child_terminal: to_child 1 makes the child's group the
+ * terminal's foreground, but only while the caller's group is (after a
+ * shell's `fg`; not after `bg`); to_child 0 gives the foreground back to
+ * the caller's group if the child's group has it.  Returns 1 if the
+ * child's group has the terminal afterwards.
+ *
+ * sqlease_job_suspend: stop this whole process (every thread) and the
+ * rest of its process group -- the job, as the shell sees it -- the way
+ * the terminal's Ctrl-Z would have if the child had not had the terminal,
+ * and return once the job is continued (at once if the kernel discards
+ * the stop, as it does for an orphaned group).  Take the terminal back
+ * first.
+ *
+ * sqlease_child_resume: after that, continue the child's group (SIGCONT),
+ * giving it the terminal if our group is the foreground again.  A child
+ * stopped for terminal access (sig SIGTTIN/SIGTTOU) would stop again at
+ * once without the terminal: it is left stopped and 0 returned; call
+ * again later (after the shell's `fg`).  Returns 1 once continued.
+ *
+ * While a child started this way has the terminal, SIGTTOU is ignored in
+ * this process, so that its own messages do not stop it when the
+ * terminal's `tostop` is set. */
+int sqlease_child_stopped(sqlease_child *c, int *sig);
+int sqlease_child_terminal(sqlease_child *c, int to_child);
+void sqlease_job_suspend(int sig);
+int sqlease_child_resume(sqlease_child *c, int sig);
+/* Continue the child's whole process group (SIGCONT; Windows: nothing). */
+void sqlease_child_continue(sqlease_child *c);
 /* Ask the child's whole process group to stop (SIGTERM;
  * Windows: CTRL_BREAK to the group; the caller escalates to kill).  Both
  * this and kill keep reaching members the leader left behind after it
@@ -122,8 +178,9 @@ void sqlease_child_terminate(sqlease_child *c);
 /* Kill the whole process group (SIGKILL; Windows: TerminateJobObject,
  * exit code 137). */
 void sqlease_child_kill(sqlease_child *c);
-/* Release handles of a child that has been waited for.  Windows: closing
- * the job kills whatever is still in it. */
+/* Release handles of a child that has been waited for, giving the
+ * terminal back if the child's group has it.  Windows: closing the job
+ * kills whatever is still in it. */
 void sqlease_child_close(sqlease_child *c);
 /* The child's process id (for messages, and sqlease_process_signal), or
  * 0 once it has been closed. */
@@ -135,6 +192,22 @@ int sqlease_child_group_alive(const sqlease_child *c);
 
 /* ---- signals (used by the CLI) ------------------------------------ */
 
+/* Undo what a parent may leave to a process across exec: signals it set
+ * to be ignored are put back to their default action, and every signal
+ * is unblocked in the calling thread (POSIX).  An ignored SIGCHLD makes
+ * the kernel discard a child's exit status; a blocked SIGTERM never
+ * reaches its handler.  Handlers are not inherited across exec, so any
+ * that is installed already belongs to this process (a sanitizer's) and
+ * is kept.  Call first thing in main, before any thread starts, so that
+ * every thread inherits the clean mask.  Windows: the C runtime's
+ * handlers go back to their defaults and Ctrl-C handling is re-enabled
+ * (a parent that created us in a new process group disabled it). */
+void sqlease_signal_defaults(void);
+/* POSIX: open /dev/null on whichever of descriptors 0, 1 and 2 is closed,
+ * so that nothing opened later (a database socket) takes that number and
+ * is handed to a child as its standard input or output.  Call first thing
+ * in main.  Windows: nothing. */
+void sqlease_stdio_ensure(void);
 /* Route SIGTERM/SIGINT/SIGHUP (Windows: console control events: Ctrl-C
  * as SIGINT, Ctrl-Break/close/logoff/shutdown as SIGTERM) to a flag that
  * sqlease_signal_received() reads, and ignore SIGPIPE.  POSIX handlers

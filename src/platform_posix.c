@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -295,6 +297,46 @@ const char *sqlease_getenv(const char *name)
 
 /* ---- signals ------------------------------------------------------- */
 
+/* open() returns the lowest free number, so each closed one of 0..2 is
+ * filled in turn. */
+void sqlease_stdio_ensure(void)
+{
+    int fd;
+
+    for (fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+
+            if (n > 2)
+                (void)close(n); /* cannot happen: fd was free */
+        }
+    }
+}
+
+/* Only an ignored signal survives exec, so that is all a parent can have
+ * left us; a handler present now was installed by this process (a
+ * sanitizer's runtime, before main) and stays. */
+void sqlease_signal_defaults(void)
+{
+    struct sigaction old, dfl;
+    sigset_t none;
+    int sig;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        /* Fails for the C library's own real-time signals: fine. */
+        if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_IGN)
+            (void)sigaction(sig, &dfl, NULL);
+    }
+    sigemptyset(&none);
+    (void)pthread_sigmask(SIG_SETMASK, &none, NULL);
+}
+
 static volatile sig_atomic_t g_signal_received;
 
 static void on_signal(int sig)
@@ -510,12 +552,99 @@ static int cloexec_pipe(int fds[2])
 #endif
 }
 
-/* The child between fork and exec: own process group, default signal
- * dispositions (an ignored SIGPIPE would otherwise survive exec) and an
- * empty mask, death signal tied to the parent, then the PATH candidates
- * in order.  Only async-signal-safe calls.  On failure the errno goes
- * up the CLOEXEC pipe and the child exits 127. */
-static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], pid_t parent, int errfd)
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#ifdef __linux__
+/* The kernel's record for getdents64 (glibc declares no type for it). */
+struct fd_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+#endif
+
+/*
+ * Mark every descriptor above stderr close-on-exec, in the child between
+ * fork and exec (async-signal-safe calls only).  The parent's descriptors
+ * are not the command's business: a database socket that a driver opened
+ * without O_CLOEXEC (Connector/ODBC does), or one a caller leaked, would
+ * otherwise stay open in the command, and in everything it starts, for
+ * as long as they run.  Marking rather than closing keeps the exec-error
+ * pipe working until the exec succeeds.  close_range (Linux 5.11) does it
+ * in one call; else the list in /proc/self/fd; else every number up to
+ * the descriptor limit.
+ */
+static void cloexec_above_stderr(void)
+{
+    struct rlimit rl;
+    long max = 65536, fd;
+#ifdef __linux__
+    int dfd;
+#endif
+
+#if defined(__linux__) && defined(SYS_close_range)
+    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+#endif
+#if defined(__linux__) && defined(SYS_getdents64)
+    dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        char buf[4096] __attribute__((aligned(8)));
+        long n;
+
+        while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+            long off = 0;
+
+            while (off < n) {
+                const struct fd_dirent64 *d = (const struct fd_dirent64 *)(void *)(buf + off);
+                const char *c = d->d_name;
+                long v = 0;
+
+                for (; *c >= '0' && *c <= '9'; c++)
+                    v = v * 10 + (*c - '0');
+                if (*c == '\0' && c != d->d_name && v > 2 && v != dfd)
+                    (void)fcntl((int)v, F_SETFD, FD_CLOEXEC);
+                off += d->d_reclen;
+            }
+        }
+        (void)close(dfd);
+        if (n == 0)
+            return;
+    }
+#endif
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        max = rl.rlim_cur < (rlim_t)(1L << 20) ? (long)rl.rlim_cur : 1L << 20;
+    for (fd = 3; fd < max; fd++)
+        (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* tcsetpgrp with SIGTTOU blocked: from a background group the call would
+ * otherwise stop the caller.  (Between fork and exec every signal is
+ * blocked already.) */
+static void set_foreground(int tty, pid_t pgrp)
+{
+    sigset_t ttou, old;
+
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    (void)pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    (void)tcsetpgrp(tty, pgrp);
+    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The child between fork and exec: own process group (the terminal's
+ * foreground when asked and the parent has it), every descriptor above
+ * stderr close-on-exec, default signal dispositions (an ignored SIGPIPE
+ * would otherwise survive exec) and an empty mask, death signal tied to
+ * the parent, then the PATH candidates in order.  Only async-signal-safe
+ * calls; every signal is blocked until the mask is reset.  On failure the
+ * errno goes up the CLOEXEC pipe and the child exits 127. */
+static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], pid_t parent,
+                                       int errfd, int tty)
 {
     struct sigaction sa;
     sigset_t none;
@@ -523,6 +652,9 @@ static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], 
     size_t i;
 
     (void)setpgid(0, 0);
+    if (tty >= 0)
+        (void)tcsetpgrp(tty, getpid());
+    cloexec_above_stderr();
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
@@ -570,10 +702,23 @@ static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], 
 int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
                         size_t nenv, char *errbuf, size_t errcap)
 {
+    return sqlease_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
+}
+
+/* The terminal a foreground child may use: standard input, if it is this
+ * session's controlling terminal (tcgetpgrp answers only for that). */
+static int controlling_tty(void)
+{
+    return isatty(0) && tcgetpgrp(0) > 0 ? 0 : -1;
+}
+
+int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, char *errbuf, size_t errcap)
+{
     spawn_plan plan;
     sigset_t all, old;
     pid_t parent, pid;
-    int fds[2], err = 0;
+    int fds[2], err = 0, tty = -1, give = 0;
     ssize_t r;
     char dummy[1];
 
@@ -584,6 +729,8 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
     errbuf[0] = '\0';
     c->pid = 0;
     c->running = 0;
+    c->tty = -1;
+    c->stop_sig = 0;
     if (argv == NULL || argv[0] == NULL) {
         snprintf(errbuf, errcap, "no command to run");
         return -1;
@@ -601,12 +748,20 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
         return -1;
     }
     parent = getpid();
+    if (flags & SQLEASE_CHILD_FOREGROUND) {
+        tty = controlling_tty();
+        give = tty >= 0 && tcgetpgrp(tty) == getpgrp();
+        /* While the child has the terminal we are a background group: with
+         * the terminal's `tostop` set, our own log lines would stop us. */
+        if (tty >= 0)
+            (void)signal(SIGTTOU, SIG_IGN);
+    }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_after_fork(&plan, argv, parent, fds[1]);
+        child_after_fork(&plan, argv, parent, fds[1], give ? tty : -1);
     }
     err = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -617,9 +772,12 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
         snprintf(errbuf, errcap, "cannot run '%s': fork: %s", argv[0], strerror(err));
         return -1;
     }
-    /* Also from this side, so that the group exists when we return even if
-     * the child has not been scheduled yet (EACCES: it already exec'd). */
+    /* Also from this side, so that the group exists (and has the terminal)
+     * when we return even if the child has not been scheduled yet
+     * (EACCES: it already exec'd). */
     (void)setpgid(pid, pid);
+    if (give)
+        set_foreground(tty, pid);
     do
         r = read(fds[0], &err, sizeof err);
     while (r < 0 && errno == EINTR);
@@ -629,10 +787,13 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
 
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
+        if (give)
+            set_foreground(tty, getpgrp());
         snprintf(errbuf, errcap, "cannot run '%s': %s", argv[0], strerror(err));
         return -1;
     }
     c->pid = (long)pid;
+    c->tty = tty;
     c->running = 1;
     return 0;
 }
@@ -646,19 +807,24 @@ static int decode_status(int st)
     return 255;
 }
 
-/* One non-blocking look: 1 reaped (code set), 0 still running, -1 error. */
+/* One non-blocking look: 1 reaped (code set), 0 still running, -1 error.
+ * A stop is kept for sqlease_child_stopped and counts as running. */
 static int reap_nohang(sqlease_child *c, int *exit_code)
 {
     int st;
     pid_t r;
 
     do
-        r = waitpid((pid_t)c->pid, &st, WNOHANG);
+        r = waitpid((pid_t)c->pid, &st, WNOHANG | WUNTRACED);
     while (r < 0 && errno == EINTR);
     if (r < 0)
         return -1;
     if (r == 0)
         return 0;
+    if (WIFSTOPPED(st)) {
+        c->stop_sig = WSTOPSIG(st);
+        return 0;
+    }
     c->running = 0;
     if (exit_code != NULL)
         *exit_code = decode_status(st);
@@ -761,13 +927,83 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
 /* Both signal the whole group (negative pid), so the command's own
  * children stop too.  They keep working after the leader was reaped, for
  * members it left behind: the group id cannot be reused while it has a
- * member. */
+ * member.  A stopped process acts on SIGTERM only once continued, so the
+ * SIGTERM is followed by a SIGCONT: a group someone stopped (Ctrl-Z, a
+ * SIGSTOP) still gets its grace to exit cleanly. */
 /* The pid is read once: kill(-0, ...) would signal our own group. */
 void sqlease_child_terminate(sqlease_child *c)
 {
     long pid = c != NULL ? c->pid : 0;
-    if (pid > 0)
+    if (pid > 0) {
         (void)kill(-(pid_t)pid, SIGTERM);
+        (void)kill(-(pid_t)pid, SIGCONT);
+    }
+}
+
+void sqlease_child_continue(sqlease_child *c)
+{
+    long pid = c != NULL ? c->pid : 0;
+    if (pid > 0)
+        (void)kill(-(pid_t)pid, SIGCONT);
+}
+
+int sqlease_child_stopped(sqlease_child *c, int *sig)
+{
+    int s = c != NULL && c->tty >= 0 ? c->stop_sig : 0;
+
+    if (s == 0)
+        return 0;
+    c->stop_sig = 0;
+    if (sig != NULL)
+        *sig = s;
+    return 1;
+}
+
+/* The terminal moves only between our group and the child's: never away
+ * from a group the shell made foreground in the meantime (after `bg`, or
+ * when another job runs in the foreground). */
+int sqlease_child_terminal(sqlease_child *c, int to_child)
+{
+    pid_t fg;
+
+    if (c == NULL || c->tty < 0 || c->pid <= 0)
+        return 0;
+    fg = tcgetpgrp(c->tty);
+    if (to_child && fg == getpgrp())
+        set_foreground(c->tty, (pid_t)c->pid);
+    else if (!to_child && fg == (pid_t)c->pid)
+        set_foreground(c->tty, getpgrp());
+    return tcgetpgrp(c->tty) == (pid_t)c->pid;
+}
+
+/* kill(0, ...) stops every thread of this process and the rest of its
+ * process group (the job, as the shell sees it), exactly as the
+ * terminal's Ctrl-Z would have if the child had not had the terminal.
+ * A stop signal sent to oneself is acted on before kill returns, so the
+ * call returns once the job is continued.  The kernel discards SIGTSTP,
+ * SIGTTIN and SIGTTOU aimed at an orphaned group: then this returns at
+ * once. */
+void sqlease_job_suspend(int sig)
+{
+    /* SIGTTOU is ignored while a child has the terminal (see spawn). */
+    if (sig == SIGTTOU)
+        sig = SIGTSTP;
+    else if (sig != SIGTSTP && sig != SIGTTIN)
+        sig = SIGSTOP;
+    (void)kill(0, sig);
+}
+
+/* After a stop for terminal access (SIGTTIN, SIGTTOU) the child would stop
+ * again at once unless it has the terminal: it stays stopped until our
+ * group is the foreground again (the shell's `fg`). */
+int sqlease_child_resume(sqlease_child *c, int sig)
+{
+    if (c == NULL || c->pid <= 0)
+        return 0;
+    if (!sqlease_child_terminal(c, 1) && (sig == SIGTTIN || sig == SIGTTOU))
+        return 0;
+    sqlease_child_continue(c);
+    return 1;
 }
 
 void sqlease_child_kill(sqlease_child *c)
@@ -781,8 +1017,11 @@ void sqlease_child_close(sqlease_child *c)
 {
     if (c == NULL)
         return;
+    (void)sqlease_child_terminal(c, 0);
     c->pid = 0;
     c->running = 0;
+    c->tty = -1;
+    c->stop_sig = 0;
 }
 
 /*

@@ -339,6 +339,24 @@ static BOOL WINAPI ctrl_handler(DWORD type)
     return TRUE;
 }
 
+void sqlease_stdio_ensure(void)
+{
+}
+
+/* The C runtime's handlers are per process and start at their defaults;
+ * what a parent can leave us is the console's "ignore Ctrl-C" flag (set
+ * for a process created in a new process group), which would keep
+ * Ctrl-C from reaching sqlease_signal_setup's handler. */
+void sqlease_signal_defaults(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGFPE, SIGILL, SIGSEGV, SIGBREAK};
+    size_t i;
+
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        (void)signal(sigs[i], SIG_DFL);
+    (void)SetConsoleCtrlHandler(NULL, FALSE);
+}
+
 int sqlease_signal_setup(void)
 {
     if (g_signal_event == NULL) {
@@ -619,6 +637,82 @@ static void format_win_error(DWORD code, char *buf, size_t cap)
         buf[--n] = '\0';
 }
 
+/*
+ * The handles a child may inherit: our standard handles, and nothing else.
+ * With bInheritHandles alone every inheritable handle of ours would go to
+ * the child, a driver's socket among them (Winsock creates them
+ * inheritable).  PROC_THREAD_ATTRIBUTE_HANDLE_LIST narrows inheritance to
+ * the listed handles, which must themselves be inheritable: a standard
+ * handle that is not (or is a pseudo-handle of an old console) is left
+ * out, as are duplicates.  Returns the number listed; with none (no
+ * standard handle can be inherited) the child inherits as before.
+ */
+static size_t std_handles(HANDLE out[3])
+{
+    static const DWORD ids[3] = {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE};
+    size_t n = 0, i, j;
+
+    for (i = 0; i < 3; i++) {
+        HANDLE h = GetStdHandle(ids[i]);
+        DWORD flags = 0;
+        int dup = 0;
+
+        if (h == NULL || h == INVALID_HANDLE_VALUE || !GetHandleInformation(h, &flags) ||
+            !(flags & HANDLE_FLAG_INHERIT))
+            continue;
+        for (j = 0; j < n; j++)
+            dup = dup || out[j] == h;
+        if (!dup)
+            out[n++] = h;
+    }
+    return n;
+}
+
+/* CreateProcessA with inheritance limited to std_handles(); where the
+ * attribute list cannot be built, plain inheritance (as before). */
+static BOOL create_process(char *cmdline, void *envblock, PROCESS_INFORMATION *pi)
+{
+    STARTUPINFOEXA six;
+    HANDLE list[3];
+    size_t n = std_handles(list);
+    SIZE_T size = 0;
+    LPPROC_THREAD_ATTRIBUTE_LIST attrs = NULL;
+    DWORD flags = CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED;
+    BOOL ok;
+
+    memset(&six, 0, sizeof six);
+    six.StartupInfo.cb = sizeof six.StartupInfo;
+    if (n > 0) {
+        (void)InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+        attrs = size > 0 ? (LPPROC_THREAD_ATTRIBUTE_LIST)malloc(size) : NULL;
+        if (attrs != NULL && InitializeProcThreadAttributeList(attrs, 1, 0, &size)) {
+            if (UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, list,
+                                          n * sizeof list[0], NULL, NULL)) {
+                six.StartupInfo.cb = sizeof six;
+                six.lpAttributeList = attrs;
+                flags |= EXTENDED_STARTUPINFO_PRESENT;
+            }
+        } else {
+            free(attrs);
+            attrs = NULL;
+        }
+    }
+    ok = CreateProcessA(NULL, cmdline, NULL, NULL, TRUE, flags, envblock, NULL,
+                        &six.StartupInfo, pi);
+    if (!ok && six.lpAttributeList != NULL && GetLastError() == ERROR_INVALID_PARAMETER) {
+        /* A handle the system would not list after all: inherit as before. */
+        six.StartupInfo.cb = sizeof six.StartupInfo;
+        ok = CreateProcessA(NULL, cmdline, NULL, NULL, TRUE,
+                            CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED, envblock, NULL,
+                            &six.StartupInfo, pi);
+    }
+    if (attrs != NULL) {
+        DeleteProcThreadAttributeList(attrs);
+        free(attrs);
+    }
+    return ok;
+}
+
 /* The child starts suspended and runs only once it is in the job, so
  * neither it nor anything it starts can escape the job's kill-on-close.
  * The job exists before the process so that no failure can leave a
@@ -626,14 +720,22 @@ static void format_win_error(DWORD code, char *buf, size_t cap)
 int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
                         size_t nenv, char *errbuf, size_t errcap)
 {
+    return sqlease_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
+}
+
+/* The child shares our console, so SQLEASE_CHILD_FOREGROUND has nothing
+ * to do here. */
+int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, char *errbuf, size_t errcap)
+{
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits;
-    STARTUPINFOA si;
     PROCESS_INFORMATION pi;
     strbuf cmd = {NULL, 0, 0};
     char *envblock = NULL, why[256], dummy[1];
     HANDLE job = NULL;
     int rc = -1;
 
+    (void)flags;
     if (errbuf == NULL || errcap == 0) {
         errbuf = dummy;
         errcap = sizeof dummy;
@@ -661,12 +763,8 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
         snprintf(errbuf, errcap, "cannot run '%s': job object: %s", argv[0], why);
         goto out;
     }
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
     memset(&pi, 0, sizeof pi);
-    if (!CreateProcessA(NULL, cmd.s, NULL, NULL, TRUE,
-                        CREATE_NEW_PROCESS_GROUP | CREATE_SUSPENDED, envblock, NULL, &si,
-                        &pi)) {
+    if (!create_process(cmd.s, envblock, &pi)) {
         format_win_error(GetLastError(), why, sizeof why);
         snprintf(errbuf, errcap, "cannot run '%s': %s", argv[0], why);
         goto out;
@@ -737,6 +835,39 @@ void sqlease_child_terminate(sqlease_child *c)
     pid = GetProcessId((HANDLE)c->process);
     if (pid != 0)
         GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid);
+}
+
+/* No job control on Windows: nothing is ever stopped, and the console
+ * is shared rather than handed over. */
+int sqlease_child_stopped(sqlease_child *c, int *sig)
+{
+    (void)c;
+    (void)sig;
+    return 0;
+}
+
+void sqlease_child_continue(sqlease_child *c)
+{
+    (void)c;
+}
+
+int sqlease_child_terminal(sqlease_child *c, int to_child)
+{
+    (void)c;
+    (void)to_child;
+    return 0;
+}
+
+void sqlease_job_suspend(int sig)
+{
+    (void)sig;
+}
+
+int sqlease_child_resume(sqlease_child *c, int sig)
+{
+    (void)c;
+    (void)sig;
+    return 1;
 }
 
 void sqlease_child_kill(sqlease_child *c)

@@ -165,9 +165,11 @@ static int key_contains(const char *key, size_t n, const char *word)
 }
 
 /* Whether a connection-string key names a secret.  Kept to the keys that
- * are secrets in every driver we know of (PWD, Password, Passwd and keys
- * like "AuthPassword" or "ClientSecret"), so that the rest of a string
- * stays readable for whoever debugs a connection. */
+ * are secrets in the drivers we know of -- PWD and keys ending in it
+ * (ENCRYPT_PWD, PRIV_KEY_FILE_PWD, NEWPWD), Password, Passwd, passphrases
+ * and keys like "AuthPassword" or "ClientSecret" -- so that the rest of a
+ * string stays readable for whoever debugs a connection.  Blanks around
+ * the key (a tab before '=') are not part of it. */
 static int secret_key(const char *key, size_t n)
 {
     while (n > 0 && isspace((unsigned char)key[0])) {
@@ -176,10 +178,10 @@ static int secret_key(const char *key, size_t n)
     }
     while (n > 0 && isspace((unsigned char)key[n - 1]))
         n--;
-    if (n == 3 && key_contains(key, n, "pwd"))
+    if (n >= 3 && key_contains(key + n - 3, 3, "pwd"))
         return 1;
     return key_contains(key, n, "passwd") || key_contains(key, n, "password") ||
-           key_contains(key, n, "secret");
+           key_contains(key, n, "passphrase") || key_contains(key, n, "secret");
 }
 
 /* Length of an ODBC value starting at v: a {braced} value runs to its
@@ -310,11 +312,11 @@ static int key_char(char c)
 /*
  * Redact `key=value` wherever it occurs in free text (a driver message
  * that quotes the connection string, a log line).  The key is the run of
- * letters, digits and '_' before the '='.  The value is braced as in a
- * connection string, or quoted to its closing quote, or runs to the next
- * ';', quote or line end: spaces
- * are taken as part of it, so an over-long guess hides a little too much
- * text rather than part of a password.  The message never grows: a value
+ * letters, digits and '_' before the '=' (blanks between them allowed,
+ * "PWD\t= x").  The value is braced as in a connection string, or quoted
+ * to its closing quote, or runs to the next ';', quote or line end:
+ * spaces are taken as part of it, so an over-long guess hides a little
+ * too much text rather than part of a password.  The message never grows: a value
  * of three bytes or more becomes "***", a shorter one "*".
  */
 void sqlease_redact_inplace(char *msg)
@@ -329,7 +331,7 @@ void sqlease_redact_inplace(char *msg)
         char *v;
         size_t vlen;
 
-        while (kend > msg && kend[-1] == ' ')
+        while (kend > msg && isspace((unsigned char)kend[-1]))
             kend--;
         k = kend;
         while (k > msg && key_char(k[-1]))
@@ -339,7 +341,7 @@ void sqlease_redact_inplace(char *msg)
             continue;
         }
         v = p + 1;
-        while (*v == ' ')
+        while (*v == ' ' || *v == '\t')
             v++;
         if (*v == '{' || *v == '\'' || *v == '"') {
             if (*v == '{') {
@@ -350,13 +352,13 @@ void sqlease_redact_inplace(char *msg)
             }
             /* A driver may read what follows the closing brace or quote
              * as more of the value: take it too, up to a separator. */
-            while (v[vlen] != '\0' && strchr(";'\" \r\n", v[vlen]) == NULL)
+            while (v[vlen] != '\0' && strchr(";'\" \t\r\n", v[vlen]) == NULL)
                 vlen++;
         } else {
             vlen = 0;
             while (v[vlen] != '\0' && strchr(";'\"\r\n", v[vlen]) == NULL)
                 vlen++;
-            while (vlen > 0 && v[vlen - 1] == ' ')
+            while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
                 vlen--;
         }
         if (vlen == 0 || (vlen == 3 && memcmp(v, "***", 3) == 0)) {
@@ -376,9 +378,117 @@ void sqlease_redact_inplace(char *msg)
 /* Identifiers and SQL templates                                       */
 /* ------------------------------------------------------------------ */
 
-/* A table name is pasted into SQL (it cannot be bound), so it is limited
- * to what needs no quoting in any dialect: one or two plain identifiers. */
-int sqlease_valid_table(const char *t)
+/*
+ * Words that some supported dialect reserves: SQL-92's reserved words and
+ * those of PostgreSQL, MySQL/MariaDB, SQLite and T-SQL, lower case, in
+ * strcmp order for bsearch.  A table name is pasted into SQL unquoted, so
+ * one of these as a part of it fails at migrate, or worse, parses as
+ * something else; a name must work in every dialect, because the same
+ * options may be pointed at another database.  Non-reserved keywords
+ * (usable as identifiers everywhere) are not here.
+ */
+static const char *const reserved_words[] = {
+    "absolute", "accessible", "action", "add", "all", "allocate", "alter", "analyse", "analyze",
+    "and", "any", "are", "array", "as", "asc", "asensitive", "assertion", "asymmetric", "at",
+    "authorization", "autoincrement", "avg", "backup", "before", "begin", "between", "bigint",
+    "binary", "bit", "bit_length", "blob", "both", "break", "browse", "bulk", "by", "call",
+    "cascade", "cascaded", "case", "cast", "catalog", "change", "char", "char_length",
+    "character", "character_length", "check", "checkpoint", "close", "clustered", "coalesce",
+    "collate", "collation", "column", "commit", "compute", "concurrently", "condition",
+    "connect", "connection", "constraint", "constraints", "contains", "containstable",
+    "continue", "convert", "corresponding", "count", "create", "cross", "cube", "cume_dist",
+    "current", "current_catalog", "current_date", "current_role", "current_schema",
+    "current_time", "current_timestamp", "current_user", "cursor", "database", "databases",
+    "date", "day", "day_hour", "day_microsecond", "day_minute", "day_second", "dbcc",
+    "deallocate", "dec", "decimal", "declare", "default", "deferrable", "deferred", "delayed",
+    "delete", "delete_domain_id", "dense_rank", "deny", "desc", "describe", "descriptor",
+    "deterministic", "diagnostics", "disconnect", "disk", "distinct", "distinctrow",
+    "distributed", "div", "do", "do_domain_ids", "domain", "double", "drop", "dual", "dump",
+    "each", "else", "elseif", "empty", "enclosed", "end", "errlvl", "escape", "escaped",
+    "except", "exception", "exec", "execute", "exists", "exit", "explain", "external",
+    "extract", "false", "fetch", "file", "fillfactor", "first", "first_value", "float",
+    "float4", "float8", "for", "force", "foreign", "found", "freetext", "freetexttable",
+    "freeze", "from", "full", "fulltext", "function", "general", "generated", "get", "glob",
+    "global", "go", "goto", "grant", "group", "grouping", "groups", "having", "high_priority",
+    "holdlock", "hour", "hour_microsecond", "hour_minute", "hour_second", "identity",
+    "identity_insert", "identitycol", "if", "ignore", "ignore_domain_ids", "ignore_server_ids",
+    "ilike", "immediate", "in", "index", "indexed", "indicator", "infile", "initially", "inner",
+    "inout", "input", "insensitive", "insert", "int", "int1", "int2", "int3", "int4", "int8",
+    "integer", "intersect", "interval", "into", "io_after_gtids", "io_before_gtids", "is",
+    "isnull", "isolation", "iterate", "join", "json_table", "key", "keys", "kill", "lag",
+    "language", "last", "last_value", "lateral", "lead", "leading", "leave", "left", "level",
+    "like", "limit", "linear", "lineno", "lines", "load", "local", "localtime",
+    "localtimestamp", "lock", "long", "longblob", "longtext", "loop", "low_priority", "lower",
+    "master_bind", "master_heartbeat_period", "master_ssl_verify_server_cert", "match", "max",
+    "maxvalue", "mediumblob", "mediumint", "mediumtext", "merge", "middleint", "min", "minute",
+    "minute_microsecond", "minute_second", "mod", "modifies", "module", "month", "names",
+    "national", "natural", "nchar", "next", "no", "no_write_to_binlog", "nocheck",
+    "nonclustered", "not", "nothing", "notnull", "nth_value", "ntile", "null", "nullif",
+    "numeric", "octet_length", "of", "off", "offset", "offsets", "on", "only", "open",
+    "opendatasource", "openquery", "openrowset", "openxml", "optimize", "optimizer_costs",
+    "option", "optionally", "or", "order", "out", "outer", "outfile", "output", "over",
+    "overlaps", "pad", "page_checksum", "parse_vcol_expr", "partial", "partition", "percent",
+    "percent_rank", "pivot", "placing", "plan", "position", "precision", "prepare", "preserve",
+    "primary", "print", "prior", "privileges", "proc", "procedure", "public", "purge",
+    "raiserror", "range", "rank", "read", "read_write", "reads", "readtext", "real",
+    "reconfigure", "recursive", "ref_system_id", "references", "regexp", "relative", "release",
+    "rename", "repeat", "replace", "replication", "require", "resignal", "restore", "restrict",
+    "return", "returning", "revert", "revoke", "right", "rlike", "rollback", "row",
+    "row_number", "rowcount", "rowguidcol", "rows", "rule", "save", "schema", "schemas",
+    "scroll", "second", "second_microsecond", "section", "securityaudit", "select",
+    "semantickeyphrasetable", "semanticsimilaritydetailstable", "semanticsimilaritytable",
+    "sensitive", "separator", "session", "session_user", "set", "setuser", "show", "shutdown",
+    "signal", "similar", "size", "slow", "smallint", "some", "space", "spatial", "specific",
+    "sql", "sql_big_result", "sql_calc_found_rows", "sql_small_result", "sqlcode", "sqlerror",
+    "sqlexception", "sqlstate", "sqlwarning", "ssl", "starting", "statistics",
+    "stats_auto_recalc", "stats_persistent", "stats_sample_pages", "stored", "straight_join",
+    "substring", "sum", "symmetric", "system", "system_user", "table", "tablesample",
+    "temporary", "terminated", "textsize", "then", "time", "timestamp", "timezone_hour",
+    "timezone_minute", "tinyblob", "tinyint", "tinytext", "to", "top", "trailing", "tran",
+    "transaction", "translate", "translation", "trigger", "trim", "true", "truncate",
+    "try_convert", "tsequal", "undo", "union", "unique", "unknown", "unlock", "unpivot",
+    "unsigned", "update", "updatetext", "upper", "usage", "use", "user", "using", "utc_date",
+    "utc_time", "utc_timestamp", "value", "values", "varbinary", "varchar", "varcharacter",
+    "variadic", "varying", "verbose", "view", "virtual", "waitfor", "when", "whenever", "where",
+    "while", "window", "with", "within", "work", "write", "writetext", "xor", "year",
+    "year_month", "zerofill", "zone"
+};
+
+/* strncasecmp for ASCII, whatever the locale (and on every platform). */
+static int strncasecmp_ascii(const char *a, const char *b, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        int d = tolower((unsigned char)a[i]) - tolower((unsigned char)b[i]);
+        if (d != 0 || a[i] == '\0')
+            return d;
+    }
+    return 0;
+}
+
+static int cmp_word(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+int sqlease_reserved_word(const char *w, size_t n)
+{
+    char low[SQLEASE_MAX_TABLE + 1];
+    size_t i;
+
+    if (w == NULL || n == 0 || n > SQLEASE_MAX_TABLE)
+        return 0;
+    for (i = 0; i < n; i++)
+        low[i] = (char)tolower((unsigned char)w[i]);
+    low[n] = '\0';
+    return bsearch(low, reserved_words, sizeof reserved_words / sizeof reserved_words[0],
+                   sizeof reserved_words[0], cmp_word) != NULL;
+}
+
+/* Whether t has the shape of one or two plain identifiers (reserved words
+ * aside). */
+static int table_shape_ok(const char *t)
 {
     size_t n, i;
     int parts = 1;
@@ -406,6 +516,149 @@ int sqlease_valid_table(const char *t)
         }
     }
     return !at_start;
+}
+
+/* The first part of a well-shaped t that is a reserved word: its start
+ * and length, or NULL.  One exception: the schema "public", PostgreSQL's
+ * default schema, where the word is not reserved (in T-SQL, where it is,
+ * no schema can be called that unquoted, so the name fails there as a
+ * missing schema either way). */
+static const char *reserved_part(const char *t, size_t *len)
+{
+    const char *p = t;
+
+    for (;;) {
+        size_t n = strcspn(p, ".");
+        int schema = p[n] == '.';
+        if (sqlease_reserved_word(p, n) &&
+            !(schema && n == 6 && strncasecmp_ascii(p, "public", 6) == 0)) {
+            *len = n;
+            return p;
+        }
+        if (p[n] == '\0')
+            return NULL;
+        p += n + 1;
+    }
+}
+
+/* A table name is pasted into SQL (it cannot be bound), so it is limited
+ * to what needs no quoting in any dialect: one or two plain identifiers,
+ * neither of them a reserved word. */
+int sqlease_valid_table(const char *t)
+{
+    size_t n;
+
+    return table_shape_ok(t) && reserved_part(t, &n) == NULL;
+}
+
+int sqlease_check_table(const char *what, const char *t, sqlease_error *err)
+{
+    const char *w;
+    size_t n;
+
+    if (!table_shape_ok(t))
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "invalid %s '%.*s': use an identifier or schema.identifier of "
+                            "letters, digits and '_' (at most %d bytes)", what,
+                            SQLEASE_MAX_TABLE, t != NULL ? t : "(null)", SQLEASE_MAX_TABLE);
+    w = reserved_part(t, &n);
+    if (w != NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "invalid %s '%s': '%.*s' is a reserved word in SQL (in at least "
+                            "one supported dialect); choose another name", what, t, (int)n, w);
+    return SQLEASE_OK;
+}
+
+/*
+ * Decode one UTF-8 sequence at s (n bytes left): its code point and
+ * length, or 0 if it is malformed (overlong, a surrogate, past U+10FFFF,
+ * truncated).  Databases refuse such bytes in a character column
+ * (PostgreSQL 22021, MySQL "incorrect string value"), which would make a
+ * lease fail at every attempt instead of at once.
+ */
+static size_t utf8_next(const unsigned char *s, size_t n, unsigned long *cp)
+{
+    size_t len, i;
+    unsigned long v;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2;
+        v = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3;
+        v = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4;
+        v = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && v < 0x800) || (len == 4 && v < 0x10000) || v > 0x10ffff ||
+        (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+/* Unicode's white space (White_Space=yes) outside ASCII. */
+static int unicode_space(unsigned long cp)
+{
+    return cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+           cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+int sqlease_check_text(const char *field, const char *s, size_t max, sqlease_error *err)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n, i, len;
+    unsigned long cp;
+    int first_space = 0, last_space = 0, all_space = 1;
+
+    if (s == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "%s is NULL", field);
+    n = strlen(s);
+    if (n == 0)
+        return sqlease_fail(err, SQLEASE_EINVAL, "%s is empty", field);
+    if (n > max)
+        return sqlease_fail(err, SQLEASE_EINVAL, "%s is %zu bytes; at most %zu", field, n, max);
+    for (i = 0; i < n; i += len) {
+        int space;
+
+        len = utf8_next(u + i, n - i, &cp);
+        if (len == 0)
+            return sqlease_fail(err, SQLEASE_EINVAL,
+                                "%s is not valid UTF-8 (byte %zu of %zu): the database would "
+                                "refuse it", field, i + 1, n);
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+            return sqlease_fail(err, SQLEASE_EINVAL,
+                                "%s contains a control character (byte %zu)", field, i + 1);
+        space = cp == ' ' || unicode_space(cp);
+        if (i == 0)
+            first_space = space;
+        last_space = space;
+        if (!space)
+            all_space = 0;
+    }
+    if (all_space)
+        return sqlease_fail(err, SQLEASE_EINVAL, "%s is only white space", field);
+    if (first_space || last_space)
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "%s '%s' %s with white space: not allowed, since databases that "
+                            "compare with pad-space collations ignore a trailing space, and "
+                            "two ids that differ only there look alike", field, s,
+                            first_space ? "starts" : "ends");
+    return SQLEASE_OK;
 }
 
 char *sqlease_sql_for_table(const char *tmpl, const char *table)

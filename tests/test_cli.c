@@ -42,6 +42,7 @@ static char g_tables[MAX_TABLES][64];
 static int g_ntables;
 static int g_seq;                   /* for unique file and table names */
 static pid_t g_bg[MAX_BG];          /* background processes still running */
+static void (*g_pre_exec)(void);    /* run in the child just before exec */
 
 typedef struct result {
     int code;      /* exit status, 128+N for signal N, -1 if not run */
@@ -108,6 +109,8 @@ static pid_t spawn(char *const *argv, const char *const *env, const char *out_pa
             _exit(126);
         for (; env != NULL && *env != NULL; env++)
             putenv((char *)*env);
+        if (g_pre_exec != NULL)
+            g_pre_exec();
         execv(argv[0], argv);
         _exit(127);
     }
@@ -950,6 +953,243 @@ static void test_supervise_restarts(void)
     kill_all_bg();
 }
 
+/* ---- input checks, descriptors, inherited signal state --------------- */
+
+/* A lease name or owner the database would refuse or confuse, a table
+ * that is a reserved word, an unknown dialect: usage errors (64) naming
+ * the field, before anything is run. */
+static void test_bad_input_exits_64(void)
+{
+    static const struct {
+        const char *args[8];
+        const char *want;
+    } cases[] = {
+        {{"--name", "job\xff", "run", "--no-wait", "--", "true"}, "lease name is not valid UTF-8"},
+        {{"--owner", "host-1 ", "run", "--no-wait", "--", "true"}, "owner id 'host-1 ' ends"},
+        {{"--owner", " host-1", "run", "--no-wait", "--", "true"}, "owner id ' host-1' starts"},
+        {{"--owner", "\t", "run", "--no-wait", "--", "true"}, "owner id contains a control"},
+        {{"--name", "   ", "status"}, "lease name is only white space"},
+        {{"--owner", "h\xc3", "supervise", "--", "true"}, "owner id is not valid UTF-8"},
+        {{"--table", "order", "migrate"}, "'order' is a reserved word"},
+        {{"--table", "app.User", "status"}, "'User' is a reserved word"},
+        {{"--table", "Select", "run", "--no-wait", "--", "true"}, "'Select' is a reserved word"},
+        {{"--dialect", "bogus", "status"}, "unknown dialect 'bogus'"},
+    };
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *const *a = cases[i].args;
+        result r;
+
+        run_db(&r, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], NULL);
+        if (r.code != 64)
+            fprintf(stderr, "\n  case %zu (%s %s): exit %d, stderr: %s\n", i, a[0], a[2],
+                    r.code, r.err);
+        CU_ASSERT_EQUAL(r.code, 64);
+        ASSERT_CONTAINS(r.err, cases[i].want);
+        result_free(&r);
+    }
+    /* Nothing ran, nothing was taken. */
+    {
+        result r;
+        run_db(&r, "status", "--json", NULL);
+        ASSERT_CONTAINS(r.out, "\"held\":false");
+        ASSERT_CONTAINS(r.out, "\"token\":0");
+        result_free(&r);
+    }
+}
+
+/* The descriptors open in a process: a bit set of 0..62 (bit 63 for any
+ * higher one), -1 if they cannot be listed. */
+static long long fds_of(long pid)
+{
+    char path[64];
+    DIR *d;
+    struct dirent *e;
+    long long set = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+    d = opendir(path);
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        long fd;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        fd = strtol(e->d_name, NULL, 10);
+        set |= 1LL << (fd < 63 ? fd : 63);
+    }
+    closedir(d);
+    return set;
+}
+
+/* Print what each descriptor of pid above 2 is (for a failure message). */
+static void show_fds(long pid)
+{
+    char path[64], target[256];
+
+    for (int fd = 3; fd < 64; fd++) {
+        ssize_t n;
+        snprintf(path, sizeof path, "/proc/%ld/fd/%d", pid, fd);
+        n = readlink(path, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            fprintf(stderr, "  fd %d -> %s\n", fd, target);
+        }
+    }
+}
+
+static int comm_is(long pid, const char *name)
+{
+    char path[64], buf[64];
+    FILE *f;
+    size_t n = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    f = fopen(path, "r");
+    if (f != NULL) {
+        n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+    return strcmp(buf, name) == 0;
+}
+
+/* CMD gets none of sqlease's descriptors: not its database connection
+ * (Connector/ODBC opens its socket without close-on-exec; run this under
+ * ci/mariadb.sh too), not one sqlease itself inherited. */
+static void test_cmd_inherits_no_fd(void)
+{
+    char log[1100], pidfile[1100], script[1300], leak_path[1100];
+    long cmd_pid = 0;
+    long long cmd_fds = -1, own_fds;
+    int64_t until;
+    int leaked;
+    pid_t holder;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/cmd.%d.pid", g_dir, g_seq);
+    snprintf(leak_path, sizeof leak_path, "%s/leak.%d", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    leaked = open(leak_path, O_WRONLY | O_CREAT, 0600); /* no O_CLOEXEC, on purpose */
+    CU_ASSERT_FATAL(leaked > 2 && leaked < 63);
+    holder = start_bg(log, "run", "--", "sh", "-c", script, NULL);
+    close(leaked);
+    CU_ASSERT_FATAL(holder > 0);
+    cmd_pid = read_pid_file(pidfile, 15000);
+    CU_ASSERT(cmd_pid > 0);
+    /* After the exec, only what the exec kept is open. */
+    until = sqlease_mono_ms() + 5000;
+    while (cmd_pid > 0 && !comm_is(cmd_pid, "sleep") && sqlease_mono_ms() < until)
+        sqlease_sleep_ms(5);
+    if (cmd_pid > 0)
+        cmd_fds = fds_of(cmd_pid);
+    own_fds = fds_of((long)holder);
+    /* The test means something only if sqlease itself has the leaked
+     * descriptor (and, on a server, its connection) open. */
+    CU_ASSERT(own_fds > 0 && (own_fds & (1LL << leaked)) != 0);
+    if (cmd_fds != 0x7) {
+        fprintf(stderr, "\n  CMD's descriptors: %#llx (want 0x7); sqlease's: %#llx\n", cmd_fds,
+                own_fds);
+        if (cmd_pid > 0)
+            show_fds(cmd_pid);
+    }
+    CU_ASSERT_EQUAL(cmd_fds, 0x7);
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 128 + SIGTERM);
+    CU_ASSERT(cmd_pid > 0 && await_pid_gone(cmd_pid, 2000));
+    kill_all_bg();
+}
+
+static void close_stdin(void)
+{
+    close(0);
+}
+
+/* Started with stdin closed, sqlease must not let the next thing it opens
+ * (its database) become CMD's stdin: CMD gets /dev/null there. */
+static void test_closed_stdin(void)
+{
+    char log[1100], pidfile[1100], script[1300], path[64], target[256] = "";
+    long cmd_pid;
+    pid_t holder;
+    ssize_t n;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/cmd.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_pre_exec = close_stdin;
+    holder = start_bg(log, "run", "--", "sh", "-c", script, NULL);
+    g_pre_exec = NULL;
+    CU_ASSERT_FATAL(holder > 0);
+    cmd_pid = read_pid_file(pidfile, 15000);
+    CU_ASSERT(cmd_pid > 0);
+    snprintf(path, sizeof path, "/proc/%ld/fd/0", cmd_pid);
+    n = readlink(path, target, sizeof target - 1);
+    if (n > 0)
+        target[n] = '\0';
+    if (strcmp(target, "/dev/null") != 0)
+        fprintf(stderr, "\n  CMD's stdin is '%s'\n", target);
+    CU_ASSERT_STRING_EQUAL(target, "/dev/null");
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 128 + SIGTERM);
+    kill_all_bg();
+}
+
+/* What a careless parent leaves across exec: SIGCHLD ignored (the kernel
+ * then discards CMD's exit status) and every signal blocked (SIGTERM
+ * would never reach sqlease's handler). */
+static void careless_parent(void)
+{
+    sigset_t all;
+
+    signal(SIGCHLD, SIG_IGN);
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+}
+
+static void test_inherited_signal_state(void)
+{
+    char log[1100], pidfile[1100], script[1300];
+    long cmd_pid;
+    pid_t holder;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    g_pre_exec = careless_parent;
+    run_db(&r, "run", "--", "sh", "-c", "exit 3", NULL);
+    g_pre_exec = NULL;
+    ASSERT_CODE(r, 3);
+    result_free(&r);
+
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/cmd.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_pre_exec = careless_parent;
+    holder = start_bg(log, "run", "--", "sh", "-c", script, NULL);
+    g_pre_exec = NULL;
+    CU_ASSERT_FATAL(holder > 0);
+    cmd_pid = read_pid_file(pidfile, 15000);
+    CU_ASSERT(cmd_pid > 0);
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 128 + SIGTERM);
+    CU_ASSERT(cmd_pid > 0 && await_pid_gone(cmd_pid, 2000));
+    run_db(&r, "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+    kill_all_bg();
+}
+
 /* ---- suite --------------------------------------------------------- */
 
 /* Only flat files are made in the directory: remove each, then it. */
@@ -1051,6 +1291,10 @@ int main(void)
         {"run waits for the holder to release", test_run_waits},
         {"run --min-hold; SIGTERM stops CMD and exits 143", test_run_min_hold_and_sigterm},
         {"supervise restarts an exiting CMD", test_supervise_restarts},
+        {"bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64},
+        {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
+        {"SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state},
+        {"started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin},
     };
     CU_pSuite suite;
     unsigned failed;

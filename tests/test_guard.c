@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +84,53 @@ static int group_members(long pgid)
     }
     closedir(d);
     return n;
+}
+
+/* The guard of the sqlease process `parent`: its child that runs the
+ * sqlease program itself (forked, not exec'd) and leads a process group
+ * of its own.  Waits up to timeout_ms; 0 if there is none. */
+static long guard_of(long parent, int64_t timeout_ms)
+{
+    int64_t until = sqlease_mono_ms() + timeout_ms;
+
+    do {
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        long found = 0;
+
+        while (d != NULL && found == 0 && (e = readdir(d)) != NULL) {
+            char path[300], buf[512];
+            FILE *f;
+            size_t len;
+            const char *open_paren, *p;
+            char state;
+            long pid, ppid, grp;
+
+            if (e->d_name[0] < '1' || e->d_name[0] > '9')
+                continue;
+            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+            f = fopen(path, "r");
+            if (f == NULL)
+                continue;
+            len = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            buf[len] = '\0';
+            pid = atol(buf);
+            open_paren = strchr(buf, '(');
+            p = strrchr(buf, ')');
+            if (open_paren != NULL && p != NULL &&
+                strncmp(open_paren, "(sqlease)", 9) == 0 &&
+                sscanf(p + 1, " %c %ld %ld", &state, &ppid, &grp) == 3 && ppid == parent &&
+                grp == pid && state != 'Z')
+                found = pid;
+        }
+        if (d != NULL)
+            closedir(d);
+        if (found != 0)
+            return found;
+        sqlease_sleep_ms(5);
+    } while (sqlease_mono_ms() < until);
+    return 0;
 }
 
 /* The first number in a file a CMD wrote (waits for a complete line). */
@@ -203,7 +251,7 @@ static void drop_table(void)
 static void test_frozen_sqlease(void)
 {
     char pidfile[600], script[800];
-    long sleep_pid, sqlease_pid;
+    long sleep_pid, sqlease_pid, guard;
     int64_t t0;
 
     setup_table();
@@ -218,6 +266,8 @@ static void test_frozen_sqlease(void)
         reap_sqlease(5000);
         return;
     }
+    guard = guard_of(sqlease_pid, 5000);
+    CU_ASSERT(guard > 0);
     sqlease_sleep_ms(HB_MS + 200); /* a renew or two happened */
     kill((pid_t)sqlease_pid, SIGSTOP);
     t0 = sqlease_mono_ms();
@@ -235,6 +285,7 @@ static void test_frozen_sqlease(void)
     CU_ASSERT(await_gone(sleep_pid, sqlease_mono_ms() + 1000));
     CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
     CU_ASSERT_EQUAL(group_members(sleep_pid), 0);
+    CU_ASSERT(guard > 0 && await_gone(guard, sqlease_mono_ms() + 1000));
     drop_table();
 }
 
@@ -243,7 +294,7 @@ static void test_frozen_sqlease(void)
 static void test_killed_sqlease(void)
 {
     char pidfile[600], script[800];
-    long child_pid, sqlease_pid;
+    long child_pid, sqlease_pid, guard;
     int64_t t0;
 
     setup_table();
@@ -253,19 +304,17 @@ static void test_killed_sqlease(void)
     CU_ASSERT_FATAL(sqlease_pid > 0);
     child_pid = read_pid(pidfile, 10000);
     CU_ASSERT(child_pid > 0);
-    /* The guard is forked just after CMD starts and lives in sqlease's
-     * process group: wait until it is there (sqlease + guard), since a
-     * kill in the instant between the two is not what this test is about. */
-    {
-        int64_t until = sqlease_mono_ms() + 5000;
-        while (group_members(sqlease_pid) < 2 && sqlease_mono_ms() < until)
-            sqlease_sleep_ms(5);
-    }
+    /* The guard is forked just after CMD starts, into a process group of
+     * its own: wait until it is there, since a kill in the instant between
+     * the two is not what this test is about. */
+    guard = guard_of(sqlease_pid, 5000);
+    CU_ASSERT(guard > 0);
     kill((pid_t)sqlease_pid, SIGKILL);
     t0 = sqlease_mono_ms();
     CU_ASSERT_EQUAL(reap_sqlease(5000), 128 + SIGKILL);
     CU_ASSERT(child_pid > 0 && await_gone(child_pid, t0 + 1000));
     CU_ASSERT(await_gone(child_pid, t0 + 1000) && group_members(sqlease_pid) == 0);
+    CU_ASSERT(guard > 0 && await_gone(guard, t0 + 1000));
     if (child_pid > 0 && !tu_pid_gone(child_pid)) {
         kill((pid_t)child_pid, SIGKILL);
         fprintf(stderr, "\n  CMD's child outlived sqlease\n");
@@ -339,6 +388,286 @@ static void test_run_status(void)
     drop_table();
 }
 
+/* Wait for one sqlease process (not g_pid) up to timeout_ms; SIGKILL its
+ * group after that.  Its exit status, or -1. */
+static int reap_other(pid_t pid, int64_t timeout_ms)
+{
+    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int st;
+
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 || sqlease_mono_ms() >= until) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        sqlease_sleep_ms(5);
+    }
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = calloc(1, 1 << 20);
+    size_t n;
+
+    if (f == NULL || buf == NULL) {
+        if (f != NULL)
+            fclose(f);
+        return buf;
+    }
+    n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Ctrl-Z in a shell (or SIGSTOP to the job's process group) stops
+ * sqlease's whole group.  Its guard, in a group of its own, still stops
+ * CMD by the deadline + grace + slack; a successor's CMD starts only after
+ * the last thing the old CMD wrote; the resumed sqlease exits 75. */
+static void test_job_stopped(void)
+{
+    char pidfile[600], script[1400], logfile[600], script2[800];
+    long cmd_pid, holder, guard;
+    pid_t successor;
+    int64_t t0;
+    char *text, *succ;
+
+    setup_table();
+    snprintf(pidfile, sizeof pidfile, "%s/holder.%d.pid", tu_dir(), ++g_seq);
+    snprintf(logfile, sizeof logfile, "%s/writes.%d.log", tu_dir(), g_seq);
+    snprintf(script, sizeof script,
+             "echo $$ > '%s'; while :; do echo holder >> '%s'; sleep 0.02; done", pidfile,
+             logfile);
+    snprintf(script2, sizeof script2, "echo successor >> '%s'", logfile);
+    holder = start_sqlease("run", "--kill-grace", "500ms", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    cmd_pid = read_pid(pidfile, 10000);
+    CU_ASSERT(cmd_pid > 0);
+    guard = guard_of(holder, 5000);
+    CU_ASSERT(guard > 0);
+    if (cmd_pid <= 0) {
+        reap_sqlease(0);
+        drop_table();
+        return;
+    }
+    kill(-(pid_t)holder, SIGSTOP);
+    t0 = sqlease_mono_ms();
+    g_pid = 0; /* the holder is reaped below, by reap_other */
+    successor = start_sqlease("run", "--", "sh", "-c", script2, NULL);
+    CU_ASSERT(successor > 0);
+    /* The last proof is before t0: the deadline is at most RD_MS after
+     * it, then the guard's slack (at most 100 ms) and the 500 ms grace;
+     * a second more for a loaded machine. */
+    CU_ASSERT(await_gone(cmd_pid, t0 + RD_MS + 100 + 500 + 1000));
+    if (!tu_pid_gone(cmd_pid))
+        fprintf(stderr, "\n  CMD still running %lld ms after its job was stopped\n",
+                (long long)(sqlease_mono_ms() - t0));
+    CU_ASSERT_EQUAL(reap_sqlease(20000), 0); /* the successor ran and released */
+    text = slurp(logfile);
+    succ = text != NULL ? strstr(text, "successor") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(succ);
+    if (succ != NULL) {
+        CU_ASSERT(succ > text && strstr(text, "holder") < succ);
+        CU_ASSERT_PTR_NULL(strstr(succ, "holder"));
+        if (strstr(succ, "holder") != NULL)
+            fprintf(stderr, "\n  the old CMD wrote after its successor started\n");
+    }
+    free(text);
+    kill(-(pid_t)holder, SIGCONT);
+    CU_ASSERT_EQUAL(reap_other((pid_t)holder, 10000), 75);
+    CU_ASSERT_EQUAL(group_members(holder), 0);
+    CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    CU_ASSERT(guard > 0 && await_gone(guard, sqlease_mono_ms() + 1000));
+    drop_table();
+}
+
+/* sqlease frozen past the deadline while its guard stops CMD with SIGTERM:
+ * once it runs again, `run` reports the lease lost (75), not CMD's 143. */
+static void test_run_frozen_exits_75(void)
+{
+    char pidfile[600], script[800];
+    long cmd_pid, sqlease_pid;
+    int64_t t0;
+    char log[700];
+    char *text;
+
+    setup_table();
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    sqlease_pid = start_sqlease("run", "--", "sh", "-c", script, NULL);
+    snprintf(log, sizeof log, "%s/sqlease.%d.log", tu_dir(), g_seq);
+    CU_ASSERT_FATAL(sqlease_pid > 0);
+    cmd_pid = read_pid(pidfile, 10000);
+    CU_ASSERT(cmd_pid > 0);
+    kill((pid_t)sqlease_pid, SIGSTOP);
+    t0 = sqlease_mono_ms();
+    CU_ASSERT(cmd_pid > 0 && await_gone(cmd_pid, t0 + RD_MS + 100 + 750 + 1000));
+    kill((pid_t)sqlease_pid, SIGCONT);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 75);
+    text = slurp(log);
+    CU_ASSERT(text != NULL && strstr(text, "its guard stopped CMD") != NULL);
+    free(text);
+    CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
+    drop_table();
+}
+
+/* ---- an interactive shell: `script` gives it a terminal ------------- */
+
+typedef struct tty_session {
+    pid_t pid;      /* script(1) */
+    int in;         /* what we type */
+    int out;        /* what the terminal shows */
+    char buf[16384];
+    size_t len;
+} tty_session;
+
+/* Read what the terminal showed until it contains `want` (1) or
+ * timeout_ms passes (0). */
+static int tty_await(tty_session *t, const char *want, int64_t timeout_ms)
+{
+    int64_t until = sqlease_mono_ms() + timeout_ms;
+
+    for (;;) {
+        struct pollfd pfd;
+        int64_t left = until - sqlease_mono_ms();
+        ssize_t n;
+
+        if (strstr(t->buf, want) != NULL)
+            return 1;
+        if (left <= 0 || t->len + 1 >= sizeof t->buf)
+            return 0;
+        pfd.fd = t->out;
+        pfd.events = POLLIN;
+        if (poll(&pfd, 1, (int)left) <= 0)
+            continue;
+        n = read(t->out, t->buf + t->len, sizeof t->buf - 1 - t->len);
+        if (n <= 0)
+            return strstr(t->buf, want) != NULL;
+        t->len += (size_t)n;
+        t->buf[t->len] = '\0';
+    }
+}
+
+static void tty_type(tty_session *t, const char *keys)
+{
+    if (write(t->in, keys, strlen(keys)) < 0)
+        CU_FAIL("cannot type into script(1)");
+}
+
+/* Everything in the terminal's session (the shell, sqlease, CMD, the
+ * guard is in the session too), by pid. */
+static void kill_session(long sid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char path[300], buf[512];
+        FILE *f;
+        size_t len;
+        const char *p;
+        char state;
+        long ppid, grp, sess;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        p = strrchr(buf, ')');
+        if (p != NULL && sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &grp, &sess) == 4 &&
+            sess == sid)
+            kill((pid_t)atol(e->d_name), SIGKILL);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
+/* In a shell with job control on a terminal, `run` hands CMD the
+ * terminal (CMD reads a line typed at it), and Ctrl-Z suspends the whole
+ * job: the shell gets control back, `fg` gives the terminal to CMD again
+ * and it reads the next line; `run` exits with CMD's status. */
+static void test_interactive_run(void)
+{
+    char job[700], cmd[1200];
+    const char *shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : NULL;
+    tty_session t;
+    int in[2], out[2];
+    long sid = 0;
+    FILE *f;
+
+    if (shell == NULL || access("/usr/bin/script", X_OK) != 0) {
+        fprintf(stderr, "\n  skipped: needs /bin/bash and script(1)\n");
+        return;
+    }
+    setup_table();
+    snprintf(job, sizeof job, "%s/job.%d.sh", tu_dir(), ++g_seq);
+    f = fopen(job, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f,
+            "set -m\n"
+            "echo \"sid=$(cut -d' ' -f6 /proc/$$/stat)\"\n"
+            "'%s' --dsn '%s' --table %s run -- sh -c "
+            "'echo ready; read a; echo \"got:$a\"; echo ready2; read b; echo \"got2:$b\"; exit 4'\n"
+            "echo \"suspended=$?\"\n"
+            "fg\n"
+            "echo \"final=$?\"\n",
+            g_bin, tu_dsn(), g_table);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s --norc --noprofile %s", shell, job);
+    CU_ASSERT_FATAL(pipe(in) == 0 && pipe(out) == 0);
+    memset(&t, 0, sizeof t);
+    t.pid = fork();
+    if (t.pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execlp("script", "script", "-qec", cmd, "/dev/null", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    t.in = in[1];
+    t.out = out[0];
+    CU_ASSERT_FATAL(t.pid > 0);
+
+    CU_ASSERT(tty_await(&t, "sid=", 10000) && tty_await(&t, "\n", 1000));
+    {
+        const char *p = strstr(t.buf, "sid=");
+        sid = p != NULL ? atol(p + 4) : 0;
+    }
+    CU_ASSERT(tty_await(&t, "ready", 15000));
+    tty_type(&t, "hello\n");
+    CU_ASSERT(tty_await(&t, "got:hello", 10000));
+    CU_ASSERT(tty_await(&t, "ready2", 5000));
+    tty_type(&t, "\x1a"); /* Ctrl-Z */
+    CU_ASSERT(tty_await(&t, "suspended=148", 10000)); /* 128 + SIGTSTP */
+    tty_type(&t, "second\n");
+    CU_ASSERT(tty_await(&t, "got2:second", 10000));
+    CU_ASSERT(tty_await(&t, "final=4", 10000));
+    if (strstr(t.buf, "final=4") == NULL)
+        fprintf(stderr, "\n  the terminal showed:\n%s\n", t.buf);
+    close(t.in);
+    if (sid > 0)
+        kill_session(sid);
+    CU_ASSERT_EQUAL(reap_other(t.pid, 10000), 0);
+    close(t.out);
+    drop_table();
+}
+
 static void add_tests(void)
 {
     CU_pSuite s = CU_add_suite("CMD guard", NULL, NULL);
@@ -348,6 +677,11 @@ static void add_tests(void)
     CU_add_test(s, "a normal loss still gives CMD its kill grace", test_loss_keeps_grace);
     CU_add_test(s, "run passes CMD's status through and leaves nothing",
                 test_run_status);
+    CU_add_test(s, "a stopped job's CMD is stopped by the guard before a successor runs",
+                test_job_stopped);
+    CU_add_test(s, "run exits 75 after its guard stopped CMD", test_run_frozen_exits_75);
+    CU_add_test(s, "interactive run: CMD reads the terminal; Ctrl-Z suspends the job",
+                test_interactive_run);
 }
 
 int main(void)

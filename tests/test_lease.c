@@ -5,8 +5,10 @@
  */
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "platform.h"
 
 #include "testutil.h"
@@ -401,6 +403,168 @@ static void test_options_and_bad_input(void)
     CU_ASSERT_STRING_EQUAL(sqlease_version(), SQLEASE_VERSION);
 }
 
+/* ---- input checks and redaction (no statement needed) -------------- */
+
+/* Every way a name, owner or table is refused up front: EINVAL from
+ * sqlease_options_check, sqlease_lease_new and sqlease_migrate alike, with
+ * the field named, and no statement sent. */
+static void test_names_owners_tables_checked(void)
+{
+    static const struct {
+        const char *table, *name, *owner;
+        const char *want; /* in the message */
+    } bad[] = {
+        {NULL, "job\xff", NULL, "lease name is not valid UTF-8"},
+        {NULL, "caf\xc3", NULL, "lease name is not valid UTF-8"},       /* truncated */
+        {NULL, "\xc0\xaf", NULL, "lease name is not valid UTF-8"},      /* overlong '/' */
+        {NULL, "\xed\xa0\x80", NULL, "lease name is not valid UTF-8"},  /* surrogate */
+        {NULL, NULL, "host-\xfe-1", "owner id is not valid UTF-8"},
+        {NULL, " ", NULL, "lease name is only white space"},
+        {NULL, "\xc2\xa0\xe3\x80\x80", NULL, "lease name is only white space"},
+        {NULL, NULL, "   ", "owner id is only white space"},
+        {NULL, " job", NULL, "lease name ' job' starts with white space"},
+        {NULL, "job ", NULL, "lease name 'job ' ends with white space"},
+        {NULL, NULL, "host-1 ", "owner id 'host-1 ' ends with white space"},
+        {NULL, NULL, "host-1\xc2\xa0", "owner id"},
+        {NULL, "a\tb", NULL, "lease name contains a control character"},
+        {NULL, NULL, "x\ny", "owner id contains a control character"},
+        {"select", NULL, NULL, "'select' is a reserved word"},
+        {"ORDER", NULL, NULL, "'ORDER' is a reserved word"},
+        {"User", NULL, NULL, "'User' is a reserved word"},
+        {"s.table", NULL, NULL, "'table' is a reserved word"},
+        {"group.t", NULL, NULL, "'group' is a reserved word"},
+        {"public.order", NULL, NULL, "'order' is a reserved word"},
+        {"limit", NULL, NULL, "reserved word"},        /* PostgreSQL, MySQL, SQLite */
+        {"returning", NULL, NULL, "reserved word"},
+        {"autoincrement", NULL, NULL, "reserved word"}, /* SQLite */
+        {"straight_join", NULL, NULL, "reserved word"}, /* MySQL */
+        {"tran", NULL, NULL, "reserved word"},          /* T-SQL */
+        {"zone", NULL, NULL, "reserved word"},          /* SQL-92 */
+    };
+    static const char *const good_tables[] = {"sys_job_lease", "public.sys_job_lease",
+                                              "orders", "user_lease", "selection", "s.t",
+                                              "PUBLIC.leases", "_order"};
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_lease *l;
+    uint64_t sent = sqlease_db_statements(db);
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *names[1];
+        int ok;
+
+        sqlease_options_init(&o);
+        o.table = bad[i].table;
+        o.name = bad[i].name;
+        o.owner = bad[i].owner;
+        memset(&err, 0, sizeof err);
+        CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+        ok = strstr(err.message, bad[i].want) != NULL;
+        if (!ok)
+            fprintf(stderr, "\n  case %zu: '%s', want '%s'\n", i, err.message, bad[i].want);
+        CU_ASSERT(ok);
+        l = (sqlease_lease *)1;
+        CU_ASSERT_EQUAL(sqlease_lease_new(&l, db, &o, &err), SQLEASE_EINVAL);
+        CU_ASSERT_PTR_NULL(l);
+        if (bad[i].owner == NULL) {
+            names[0] = bad[i].name != NULL ? bad[i].name : "scheduler";
+            CU_ASSERT_EQUAL(sqlease_migrate(db, bad[i].table != NULL ? bad[i].table
+                                                                     : tu_table(),
+                                            names, 1, &err), SQLEASE_EINVAL);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.message, bad[i].want));
+        }
+    }
+    CU_ASSERT_EQUAL(sqlease_db_statements(db), sent);
+
+    for (i = 0; i < sizeof good_tables / sizeof good_tables[0]; i++) {
+        sqlease_options_init(&o);
+        o.table = good_tables[i];
+        o.name = "job \xc3\xa9t\xc3\xa9";   /* inner spaces and UTF-8 are fine */
+        o.owner = "host-1 \xe2\x9c\x93";
+        CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
+        if (err.message[0] != '\0')
+            fprintf(stderr, "\n  %s: %s\n", good_tables[i], err.message);
+    }
+}
+
+/* Redaction, table-driven: connection strings and free text (a driver
+ * message quoting one).  Keys ending in PWD, any case, and blanks around
+ * the key are secrets too. */
+static void test_redaction_table(void)
+{
+    static const struct {
+        const char *in, *conn, *msg;
+    } cases[] = {
+        {"Driver=X;PWD=s3cr3t;UID=u", "Driver=X;PWD=***;UID=u", "Driver=X;PWD=***;UID=u"},
+        {"Driver=X;ENCRYPT_PWD=s3cr3t;UID=u", "Driver=X;ENCRYPT_PWD=***;UID=u",
+         "Driver=X;ENCRYPT_PWD=***;UID=u"},
+        {"Driver=X;PRIV_KEY_FILE_PWD=s3cr3t", "Driver=X;PRIV_KEY_FILE_PWD=***",
+         "Driver=X;PRIV_KEY_FILE_PWD=***"},
+        {"Driver=X;priv_key_file_pwd={a;b}", "Driver=X;priv_key_file_pwd=***",
+         "Driver=X;priv_key_file_pwd=***"},
+        {"Driver=X;NewPwd=s3cr3t;x=1", "Driver=X;NewPwd=***;x=1", "Driver=X;NewPwd=***;x=1"},
+        {"Driver=X;Pwd\t=s3cr3t;x=1", "Driver=X;Pwd\t=***;x=1", "Driver=X;Pwd\t=***;x=1"},
+        {"Driver=X;PWD =s3cr3t;x=1", "Driver=X;PWD =***;x=1", "Driver=X;PWD =***;x=1"},
+        {"Driver=X;Password\t=\ts3cr3t;x=1", "Driver=X;Password\t=***;x=1",
+         "Driver=X;Password\t=\t***;x=1"},
+        {"Driver=X;\tENCRYPT_PWD\t=s3cr3t", "Driver=X;\tENCRYPT_PWD\t=***",
+         "Driver=X;\tENCRYPT_PWD\t=***"},
+        {"Driver=X;SSLPassphrase=s3cr3t", "Driver=X;SSLPassphrase=***",
+         "Driver=X;SSLPassphrase=***"},
+        {"Driver=X;AuthPassword=s3cr3t", "Driver=X;AuthPassword=***",
+         "Driver=X;AuthPassword=***"},
+        {"Driver=X;Client_Secret=s3cr3t", "Driver=X;Client_Secret=***",
+         "Driver=X;Client_Secret=***"},
+        {"Driver=X;PASSWD=s3cr3t", "Driver=X;PASSWD=***", "Driver=X;PASSWD=***"},
+        {"Driver=X;pwd=", "Driver=X;pwd=***", "Driver=X;pwd="},
+        /* not secrets: left readable */
+        {"Driver=X;PwdRule=strict;UID=pwd", "Driver=X;PwdRule=strict;UID=pwd",
+         "Driver=X;PwdRule=strict;UID=pwd"},
+        {"Driver=X;Database=pwd;User=password", "Driver=X;Database=pwd;User=password",
+         "Driver=X;Database=pwd;User=password"},
+    };
+    static const struct {
+        const char *in, *want;
+    } msgs[] = {
+        {"[MySQL][ODBC] Access denied; ENCRYPT_PWD=s3cr3t given",
+         "[MySQL][ODBC] Access denied; ENCRYPT_PWD=***"},
+        {"login failed (PWD\t=s3cr3t)", "login failed (PWD\t=***"},
+        {"key PRIV_KEY_FILE_PWD = 's3 cr;3t' rejected", "key PRIV_KEY_FILE_PWD = *** rejected"},
+        {"using encrypt_pwd={s3;cr3t} now", "using encrypt_pwd=*** now"},
+        {"token=5 owner=a", "token=5 owner=a"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[256];
+        char *got = sqlease_redact(cases[i].in);
+
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        if (strcmp(got, cases[i].conn) != 0)
+            fprintf(stderr, "\n  redact(%s) = %s, want %s\n", cases[i].in, got, cases[i].conn);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].conn);
+        CU_ASSERT(strstr(got, "s3cr3t") == NULL);
+        free(got);
+        snprintf(buf, sizeof buf, "%s", cases[i].in);
+        sqlease_redact_inplace(buf);
+        if (strcmp(buf, cases[i].msg) != 0)
+            fprintf(stderr, "\n  redact_inplace(%s) = %s, want %s\n", cases[i].in, buf,
+                    cases[i].msg);
+        CU_ASSERT_STRING_EQUAL(buf, cases[i].msg);
+    }
+    for (i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
+        char buf[256];
+
+        snprintf(buf, sizeof buf, "%s", msgs[i].in);
+        sqlease_redact_inplace(buf);
+        if (strcmp(buf, msgs[i].want) != 0)
+            fprintf(stderr, "\n  redact_inplace(%s) = %s, want %s\n", msgs[i].in, buf,
+                    msgs[i].want);
+        CU_ASSERT_STRING_EQUAL(buf, msgs[i].want);
+    }
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("lease", NULL, NULL);
@@ -414,6 +578,9 @@ static void add(void)
     CU_add_test(s, "migrate is idempotent and upgrades go-admin tables",
                 test_migrate_idempotent_and_upgrade);
     CU_add_test(s, "options, durations, owner ids and NULLs", test_options_and_bad_input);
+    CU_add_test(s, "names, owners and tables are checked up front",
+                test_names_owners_tables_checked);
+    CU_add_test(s, "redaction: PWD-suffixed keys, blanks before '='", test_redaction_table);
 }
 
 int main(void)

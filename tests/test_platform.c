@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -727,6 +728,150 @@ static void test_signal_interrupts_wait(void)
     sqlease_child_close(&c);
 }
 
+/* ---- what a child inherits ----------------------------------------- */
+
+/* 1 once /proc/<pid>/comm reads `name` (the child has exec'd it). */
+static int await_comm(long pid, const char *name, int64_t timeout_ms)
+{
+    int64_t until = sqlease_mono_ms() + timeout_ms;
+    char path[64], buf[64];
+
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    while (sqlease_mono_ms() < until) {
+        FILE *f = fopen(path, "r");
+        size_t n = 0;
+
+        if (f != NULL) {
+            n = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+        }
+        buf[n] = '\0';
+        if (n > 0 && buf[n - 1] == '\n')
+            buf[n - 1] = '\0';
+        if (strcmp(buf, name) == 0)
+            return 1;
+        sqlease_sleep_ms(5);
+    }
+    return 0;
+}
+
+/* The descriptors open in a process, as a bit set of 0..63 (-1 if its
+ * fd directory cannot be read; bit 63 for any number above 62). */
+static long long open_fds(long pid)
+{
+    char path[64];
+    DIR *d;
+    struct dirent *e;
+    long long set = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+    d = opendir(path);
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        long fd;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        fd = strtol(e->d_name, NULL, 10);
+        set |= 1LL << (fd < 63 ? fd : 63);
+    }
+    closedir(d);
+    return set;
+}
+
+/* A descriptor this process leaked (no O_CLOEXEC, as Connector/ODBC opens
+ * its socket) must not reach the command: only 0, 1 and 2 are open in it. */
+static void test_child_no_inherited_fds(void)
+{
+    char *argv[] = {"sleep", "30", NULL};
+    sqlease_child c;
+    char err[256];
+    int leaked = open("/dev/null", O_RDONLY);
+    int pfd[2] = {-1, -1};
+    long long fds;
+    int code = -1;
+
+    CU_ASSERT_FATAL(leaked >= 0);
+    CU_ASSERT_FATAL(pipe(pfd) == 0);
+    CU_ASSERT_FATAL(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT(await_comm(c.pid, "sleep", 5000));
+    fds = open_fds(c.pid);
+    if (fds != 0x7)
+        fprintf(stderr, "\n  open in the child: %#llx (leaked fds %d, %d, %d)\n", fds, leaked,
+                pfd[0], pfd[1]);
+    CU_ASSERT_EQUAL(fds, 0x7);
+    sqlease_child_kill(&c);
+    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
+    sqlease_child_close(&c);
+    close(leaked);
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* A group someone stopped (SIGSTOP, Ctrl-Z) still gets its SIGTERM: the
+ * terminate continues it, so it exits through its handler, not by the
+ * SIGKILL after the grace. */
+static void test_child_terminate_stopped(void)
+{
+    char *argv[] = {"sh", "-c", "exec 2>/dev/null; trap 'exit 7' TERM; echo $$ > \"$1\"; "
+                    "while :; do sleep 0.05; done", "sh", NULL, NULL};
+    char pidfile[512], err[256];
+    sqlease_child c;
+    int code = -1, r;
+
+    tmp_path(pidfile, sizeof pidfile, "stopped.pid");
+    argv[4] = pidfile;
+    CU_ASSERT_FATAL(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT(wait_pid_file(pidfile, 5000) == c.pid);
+    CU_ASSERT_EQUAL(kill(-(pid_t)c.pid, SIGSTOP), 0);
+    sqlease_child_terminate(&c);
+    r = sqlease_child_wait(&c, 3000, &code);
+    CU_ASSERT_EQUAL(r, 1);
+    CU_ASSERT_EQUAL(code, 7);
+    if (r != 1) {
+        sqlease_child_kill(&c);
+        sqlease_child_wait(&c, -1, &code);
+    }
+    sqlease_child_close(&c);
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+}
+
+/* What a parent leaves across exec: ignored signals go back to their
+ * default and the mask is emptied; a handler of our own stays. */
+static void test_signal_defaults(void)
+{
+    struct sigaction sa, got;
+    sigset_t block, now;
+
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_IGN;
+    CU_ASSERT_FATAL(sigaction(SIGCHLD, &sa, NULL) == 0);
+    CU_ASSERT_FATAL(sigaction(SIGUSR2, &sa, NULL) == 0);
+    sa.sa_handler = on_usr1;
+    CU_ASSERT_FATAL(sigaction(SIGUSR1, &sa, NULL) == 0);
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGCHLD);
+    CU_ASSERT_FATAL(pthread_sigmask(SIG_BLOCK, &block, NULL) == 0);
+
+    sqlease_signal_defaults();
+
+    CU_ASSERT(sigaction(SIGCHLD, NULL, &got) == 0 && got.sa_handler == SIG_DFL);
+    CU_ASSERT(sigaction(SIGUSR2, NULL, &got) == 0 && got.sa_handler == SIG_DFL);
+    CU_ASSERT(sigaction(SIGUSR1, NULL, &got) == 0 && got.sa_handler == on_usr1);
+    CU_ASSERT(pthread_sigmask(SIG_SETMASK, NULL, &now) == 0);
+    CU_ASSERT(!sigismember(&now, SIGTERM));
+    CU_ASSERT(!sigismember(&now, SIGCHLD));
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 /* ---- main ---------------------------------------------------------- */
 
 static int suite_init(void)
@@ -769,7 +914,12 @@ int main(void)
         || !CU_add_test(s, "child dies with its parent", test_child_parent_death)
         || !CU_add_test(s, "process signal", test_process_signal)
         || !CU_add_test(s, "signal handlers", test_signals)
-        || !CU_add_test(s, "signal interrupts child wait", test_signal_interrupts_wait)) {
+        || !CU_add_test(s, "signal interrupts child wait", test_signal_interrupts_wait)
+        || !CU_add_test(s, "child inherits no descriptor above stderr",
+                        test_child_no_inherited_fds)
+        || !CU_add_test(s, "terminate reaches a stopped child group",
+                        test_child_terminate_stopped)
+        || !CU_add_test(s, "signal state left by a parent is reset", test_signal_defaults)) {
         CU_cleanup_registry();
         return 2;
     }

@@ -13,7 +13,8 @@ long cli_child_pid(const sqlease_child *c)
 }
 
 int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
-                    const char *owner, int64_t token, char *err, size_t cap)
+                    const char *owner, int64_t token, int foreground, char *err,
+                    size_t cap)
 {
     char env_name[sizeof "SQLEASE_NAME=" + SQLEASE_MAX_NAME];
     char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
@@ -26,7 +27,8 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
     env[0] = env_name;
     env[1] = env_owner;
     env[2] = env_token;
-    return sqlease_child_spawn(c, argv, env, 3, err, cap);
+    return sqlease_child_spawn_ex(c, argv, env, 3, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
+                                  err, cap);
 }
 
 /*

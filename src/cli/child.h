@@ -12,12 +12,14 @@
 
 #include "platform.h"
 
-/* Start argv with SQLEASE_NAME, SQLEASE_OWNER and SQLEASE_TOKEN set.
- * Must be called from the main thread (the death signal that ties CMD to
- * this process is tied to the thread that forks).  Returns 0, or -1 with
- * a message in err. */
+/* Start argv with SQLEASE_NAME, SQLEASE_OWNER and SQLEASE_TOKEN set;
+ * foreground: hand it the terminal when sqlease has it (`run`, see
+ * SQLEASE_CHILD_FOREGROUND).  Must be called from the main thread (the
+ * death signal that ties CMD to this process is tied to the thread that
+ * forks).  Returns 0, or -1 with a message in err. */
 int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
-                    const char *owner, int64_t token, char *err, size_t cap);
+                    const char *owner, int64_t token, int foreground, char *err,
+                    size_t cap);
 
 /* The process id for messages (0 once the handle is closed). */
 long cli_child_pid(const sqlease_child *c);

@@ -2,7 +2,9 @@
  * cmd_run.c -- `sqlease run`: wait for the lease, run CMD once while the
  * supervisor renews it, keep holding until --min-hold has passed since
  * the take, release, and exit with CMD's status (75 if the lease was lost
- * while CMD ran; 128+N if sqlease itself got signal N).
+ * while CMD ran; 128+N if sqlease itself got signal N).  Run from an
+ * interactive shell, CMD gets the terminal while it runs, and a Ctrl-Z
+ * suspends the whole job (see mirror_stop).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -30,7 +32,7 @@ static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int6
         if (sqlease_signal_received() != 0)
             return 0;
         cli_hold_view_get(&s->hold, &v);
-        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, token, err,
+        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1, token, err,
                                  sizeof err);
         if (r == 1)
             return 1;
@@ -42,21 +44,65 @@ static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int6
     }
 }
 
+/*
+ * CMD has the terminal (an interactive `run`) and was stopped: Ctrl-Z, or
+ * it touched the terminal from the background.  To the shell the job is
+ * sqlease, so do what `sudo` does: take the terminal back and stop
+ * sqlease's job the same way, so that the shell gets its prompt; once
+ * the shell continues it (`fg`, `bg`), continue CMD, with the terminal if
+ * we are in the foreground again.  While the job is stopped nothing
+ * renews the lease: the hold's deadline passes, the guard (in a process
+ * group of its own) stops CMD, and the resumed `run` exits 75.  A CMD
+ * left stopped (it wants the terminal and the job is in the background)
+ * has its stop kept in *parked_sig, to continue it after `fg`.
+ */
+static void mirror_stop(cli_session *s, sqlease_child *child, int sig, int *parked_sig)
+{
+    cli_log(SQLEASE_LOG_INFO, "CMD (pid %ld) stopped by signal %d; suspending lease '%s'"
+            " job (the lease is not renewed while suspended)", cli_child_pid(child), sig,
+            s->name);
+    (void)sqlease_child_terminal(child, 0);
+    sqlease_job_suspend(sig);
+    if (sqlease_child_resume(child, sig)) {
+        cli_log(SQLEASE_LOG_INFO, "continued; continuing CMD (pid %ld)", cli_child_pid(child));
+        return;
+    }
+    cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) waits for the terminal, which this job does not"
+            " have; it stays stopped until the job is in the foreground", cli_child_pid(child));
+    *parked_sig = sig;
+}
+
 /* Watch CMD until it exits, the lease ends, or a signal arrives; in the
- * last two cases stop it first.  *code gets CMD's status. */
+ * last two cases stop it first.  *code gets CMD's status.  CMD's exit
+ * counts as the lease lost when the guard caused it: the guard acts only
+ * once the hold's deadline has passed with sqlease not running. */
 static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int *code)
 {
+    int parked_sig = 0;
+
     for (;;) {
         cli_hold_view v;
         int r = cli_child_poll(child, grace, code);
+        int sig = 0;
 
         if (r == 1) {
+            int guarded = cli_session_guard_acted(s);
+
             cli_session_guard_done(s);
             cli_hold_child_gone(&s->hold);
+            if (guarded) {
+                cli_error("lease '%s': the hold's deadline passed while sqlease was stopped;"
+                          " its guard stopped CMD (status %d)", s->name, *code);
+                return ENDED_LOST;
+            }
             return ENDED_EXIT;
         }
         if (r < 0)
             return ENDED_ERROR;
+        if (parked_sig != 0 && sqlease_child_resume(child, parked_sig))
+            parked_sig = 0;
+        if (sqlease_child_stopped(child, &sig))
+            (void)mirror_stop(s, child, sig, &parked_sig);
         cli_hold_view_get(&s->hold, &v);
         if (!v.held) {
             cli_error("lease '%s' %s while CMD ran (token %" PRId64 "); stopping CMD",

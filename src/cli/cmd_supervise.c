@@ -68,7 +68,9 @@ static void stop_child(supervise_loop *L, const char *why)
 static void try_start(supervise_loop *L, int64_t now)
 {
     char err[512];
-    int r = cli_hold_start_child(&L->s->hold, &L->child, L->cmd, L->s->name, L->s->owner,
+    /* Never the terminal's foreground: the terminal's Ctrl-C must reach
+     * supervise itself (stop CMD, release, exit), not only CMD. */
+    int r = cli_hold_start_child(&L->s->hold, &L->child, L->cmd, L->s->name, L->s->owner, 0,
                                  &L->token, err, sizeof err);
 
     if (r == 1) {
@@ -96,6 +98,10 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
         int r = cli_child_poll(&L->child, L->grace_ms, &code);
 
         if (r == 1) {
+            if (cli_session_guard_acted(L->s))
+                cli_log(SQLEASE_LOG_WARN, "lease '%s': the hold's deadline passed while"
+                        " sqlease was stopped; its guard stopped CMD (token %" PRId64 ")",
+                        L->s->name, L->token);
             cli_session_guard_done(L->s);
             cli_hold_child_gone(&L->s->hold);
             L->running = 0;

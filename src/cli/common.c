@@ -182,8 +182,11 @@ int cli_open_db(const cli_args *a, sqlease_db **db)
         *db = NULL;
         cli_fail(&err, st);
         /* Whatever the reason, the tool could not reach a usable
-         * database; a bad --dialect is the one usage error. */
-        return st == SQLEASE_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+         * database; a bad --dialect is the one usage error (the library
+         * refuses an unknown forced dialect before connecting, and a known
+         * one is never "unsupported"), as is a bad odbc.ini value. */
+        return st == SQLEASE_EINVAL || (st == SQLEASE_EDIALECT && a->dialect != NULL)
+                   ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
     }
     return CLI_CONTINUE;
 }

@@ -1,8 +1,13 @@
 /*
  * guard.c -- the CMD guard process (see guard.h for what it is for).
  *
- * The pipe carries fixed-size records, each written with one write() of
- * fewer than PIPE_BUF bytes, so the guard never sees half a record:
+ * The guard runs in a process group of its own, so that no stop aimed at
+ * sqlease's job or at CMD's group freezes it.  A second pipe, back to
+ * sqlease, carries one byte for each deadline stop the guard made.
+ *
+ * The pipe to the guard carries fixed-size records, each written with
+ * one write() of fewer than PIPE_BUF bytes, so the guard never sees half
+ * a record:
  *
  *   { term_at, kill_at }   mono ms: SIGTERM the group at term_at (INT64_MAX:
  *                          never), SIGKILL it at kill_at;
@@ -31,6 +36,7 @@ void cli_guard_init(cli_guard *g)
 {
     memset(g, 0, sizeof *g);
     g->fd = -1;
+    g->report_fd = -1;
 }
 
 #ifdef _WIN32
@@ -55,6 +61,12 @@ void cli_guard_deadline(cli_guard *g, int64_t deadline_mono)
 void cli_guard_stopping(cli_guard *g)
 {
     (void)g;
+}
+
+int cli_guard_acted(cli_guard *g)
+{
+    (void)g;
+    return 0;
 }
 
 void cli_guard_disarm(cli_guard *g)
@@ -118,35 +130,56 @@ static void guard_say(const char *what, long pgid)
     }
 }
 
-/* Close every descriptor the guard inherited except its pipe and stderr
- * (database sockets above all: the guard must not keep them open).
- * stdin and stdout go to /dev/null so that a reader of sqlease's output
- * is not kept waiting by the guard. */
-static void guard_close_fds(int keep)
+/* Close descriptors lo..hi (hi -1: to the end). */
+static void close_between(long lo, long hi)
 {
     struct rlimit rl;
-    long max = 4096, fd;
+    long max = 65536, fd;
+
+    if (hi >= 0 && hi < lo)
+        return;
+#if defined(SYS_close_range)
+    if (syscall(SYS_close_range, (unsigned)lo, hi < 0 ? ~0u : (unsigned)hi, 0u) == 0)
+        return;
+#endif
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        max = rl.rlim_cur < (rlim_t)(1L << 20) ? (long)rl.rlim_cur : 1L << 20;
+    if (hi >= 0 && hi + 1 < max)
+        max = hi + 1;
+    for (fd = lo; fd < max; fd++)
+        (void)close((int)fd);
+}
+
+/* Close every descriptor the guard inherited except its two pipes and
+ * stderr (database sockets above all: the guard must not keep them
+ * open).  stdin and stdout go to /dev/null so that a reader of sqlease's
+ * output is not kept waiting by the guard. */
+static void guard_close_fds(int a, int b)
+{
     int null = open("/dev/null", O_RDWR);
+    int lo = a < b ? a : b, hi = a < b ? b : a;
 
     if (null >= 0) {
         (void)dup2(null, 0);
         (void)dup2(null, 1);
-        if (null > 2 && null != keep)
+        if (null > 2 && null != a && null != b)
             (void)close(null);
     }
-#if defined(SYS_close_range)
-    if (keep > 3 && syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0 &&
-        syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
-        return;
-    if (keep == 3 && syscall(SYS_close_range, 4u, ~0u, 0u) == 0)
-        return;
-#endif
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur < 65536)
-        max = (long)rl.rlim_cur;
-    for (fd = 3; fd < max; fd++)
-        if (fd != keep)
-            (void)close((int)fd);
+    close_between(3, lo - 1);
+    close_between(lo + 1, hi - 1);
+    close_between(hi + 1, -1);
+}
+
+/* Tell sqlease that the guard, not sqlease, stopped CMD at the deadline:
+ * when sqlease sees CMD's exit it must report the lease as lost (75), not
+ * the exit status the guard's signal caused. */
+static void guard_report(int wfd)
+{
+    char c = 'T';
+
+    if (write(wfd, &c, 1) < 0) {
+        /* sqlease is gone or not reading: the pipe's end is enough */
+    }
 }
 
 /*
@@ -155,8 +188,8 @@ static void guard_close_fds(int keep)
  * later deadline: a CMD that was told to stop stays stopped (sqlease will
  * start a fresh one if it still holds the lease).
  */
-static _Noreturn void guard_main(int rfd, pid_t pgid, int64_t term_at, int64_t kill_at,
-                                 int64_t grace_ms)
+static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
+                                 int64_t kill_at, int64_t grace_ms)
 {
     struct sigaction sa;
     sigset_t none;
@@ -164,18 +197,24 @@ static _Noreturn void guard_main(int rfd, pid_t pgid, int64_t term_at, int64_t k
     size_t have = 0;
     int termed = 0, sig;
 
+    /* A group of its own: a stop aimed at sqlease's job (Ctrl-Z, SIGSTOP
+     * to its group) or at CMD's must not freeze the guard too. */
+    (void)setpgid(0, 0);
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     for (sig = 1; sig < NSIG; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP)
             continue;
-        sa.sa_handler = (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGPIPE)
+        /* Stops from the terminal too: a background group that writes to
+         * a terminal with `tostop` set would get SIGTTOU for its warning. */
+        sa.sa_handler = (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGPIPE ||
+                         sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
                             ? SIG_IGN : SIG_DFL;
         (void)sigaction(sig, &sa, NULL);
     }
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
-    guard_close_fds(rfd);
+    guard_close_fds(rfd, wfd);
 
     for (;;) {
         int64_t now = mono_now();
@@ -186,7 +225,11 @@ static _Noreturn void guard_main(int rfd, pid_t pgid, int64_t term_at, int64_t k
 
         if (!termed && term_at != NEVER && now >= term_at) {
             guard_say("lease deadline passed and sqlease has not stopped CMD; SIGTERM to", pgid);
+            guard_report(wfd);
             (void)kill(-pgid, SIGTERM);
+            /* A stopped group (Ctrl-Z, SIGSTOP) acts on it only once
+             * continued; SIGKILL follows after the grace either way. */
+            (void)kill(-pgid, SIGCONT);
             termed = 1;
             if (kill_at > term_at + grace_ms)
                 kill_at = term_at + grace_ms;
@@ -263,7 +306,7 @@ static void guard_send(cli_guard *g, int64_t term_at, int64_t kill_at)
 int cli_guard_start(cli_guard *g, long pgid, int64_t deadline_mono, int64_t grace_ms,
                     int64_t slack_ms)
 {
-    int fds[2];
+    int fds[2], rep[2];
     sigset_t all, old;
     pid_t pid;
     int64_t term_at = deadline_mono + slack_ms;
@@ -278,27 +321,43 @@ int cli_guard_start(cli_guard *g, long pgid, int64_t deadline_mono, int64_t grac
         cli_log(SQLEASE_LOG_WARN, "cannot start the CMD guard: pipe: %s", strerror(errno));
         return -1;
     }
+    if (pipe(rep) != 0) {
+        cli_log(SQLEASE_LOG_WARN, "cannot start the CMD guard: pipe: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
     /* Only this process may hold the write end, or end-of-file would not
      * mean "sqlease is gone": CLOEXEC keeps it out of later CMDs. */
     (void)fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     (void)fcntl(fds[1], F_SETFL, O_NONBLOCK);
     (void)fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(rep[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(rep[0], F_SETFL, O_NONBLOCK);
+    (void)fcntl(rep[1], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(rep[1], F_SETFL, O_NONBLOCK);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid = fork();
     if (pid == 0) {
         close(fds[1]);
-        guard_main(fds[0], (pid_t)pgid, term_at, term_at + grace_ms, grace_ms);
+        close(rep[0]);
+        guard_main(fds[0], rep[1], (pid_t)pgid, term_at, term_at + grace_ms, grace_ms);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(fds[0]);
+    close(rep[1]);
     if (pid < 0) {
         cli_log(SQLEASE_LOG_WARN, "cannot start the CMD guard: fork: %s", strerror(errno));
         close(fds[1]);
+        close(rep[0]);
         return -1;
     }
+    /* From this side too, so that it is out of our group when we return. */
+    (void)setpgid(pid, pid);
     g->pid = (long)pid;
     g->fd = fds[1];
+    g->report_fd = rep[0];
     cli_log(SQLEASE_LOG_DEBUG, "CMD guard pid %ld watches process group %ld", g->pid, pgid);
     return 0;
 }
@@ -316,6 +375,22 @@ void cli_guard_stopping(cli_guard *g)
     guard_send(g, NEVER, sqlease_mono_ms() + g->grace_ms + g->slack_ms);
 }
 
+/* The report pipe holds a byte for each deadline stop the guard made. */
+int cli_guard_acted(cli_guard *g)
+{
+    char buf[16];
+    ssize_t r;
+
+    while (!g->acted && g->report_fd >= 0) {
+        r = read(g->report_fd, buf, sizeof buf);
+        if (r > 0)
+            g->acted = 1;
+        else if (!(r < 0 && errno == EINTR))
+            break;
+    }
+    return g->acted;
+}
+
 void cli_guard_disarm(cli_guard *g)
 {
     int st;
@@ -324,6 +399,8 @@ void cli_guard_disarm(cli_guard *g)
         guard_send(g, -1, -1);
         close(g->fd);
     }
+    if (g->report_fd >= 0)
+        close(g->report_fd);
     if (g->pid > 0) {
         /* It exits at once on the disarm record, or on the end-of-file
          * closing the pipe just caused; one that does not (someone stopped

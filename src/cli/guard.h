@@ -13,10 +13,15 @@
  * sqlease dies however it dies (and also catches CMD's own children, which
  * PR_SET_PDEATHSIG does not reach).
  *
- * sqlease stays CMD's parent and reaps it, so exit codes are unchanged.
- * The guard stays in sqlease's process group and ignores SIGTERM/SIGINT/
- * SIGHUP, so a signal meant for sqlease is handled by sqlease (which
- * stops CMD with its grace and then disarms the guard).  All times are
+ * sqlease stays CMD's parent and reaps it.  The guard leads a process
+ * group of its own: a stop aimed at sqlease's job (the shell's Ctrl-Z,
+ * SIGSTOP to its group, a suspended `run`) or at CMD's group does not
+ * stop the guard, which is the point of having it.  It ignores SIGTERM,
+ * SIGINT, SIGHUP and the terminal's stop signals, so a signal meant for
+ * sqlease is handled by sqlease (which stops CMD with its grace and then
+ * disarms the guard).  When the guard stops CMD at the deadline it says
+ * so through a second pipe, so that sqlease reports the lease as lost
+ * rather than the status the guard's SIGTERM gave CMD.  All times are
  * sqlease_mono_ms() values (CLOCK_MONOTONIC, shared by every process of
  * the host).  POSIX only: on Windows these calls do nothing and the job
  * object that CMD runs in is what ties it to sqlease.
@@ -29,6 +34,8 @@
 typedef struct cli_guard {
     long pid;              /* the guard process, 0 when there is none */
     int fd;                /* write end of its pipe, -1 when none */
+    int report_fd;         /* read end of its report pipe, -1 when none */
+    int acted;             /* it reported a deadline stop of CMD */
     int64_t deadline;      /* the last deadline told */
     int64_t slack_ms;      /* the guard acts this long after the deadline */
     int64_t grace_ms;      /* SIGTERM to SIGKILL */
@@ -52,6 +59,10 @@ void cli_guard_deadline(cli_guard *g, int64_t deadline_mono);
 /* sqlease is stopping CMD itself now (its SIGTERM is on the way): the guard
  * only SIGKILLs the group if it is still there after grace + slack. */
 void cli_guard_stopping(cli_guard *g);
+
+/* 1 if the guard has stopped CMD at the hold's deadline (sqlease was
+ * frozen or suspended past it).  Call before cli_guard_disarm. */
+int cli_guard_acted(cli_guard *g);
 
 /* CMD has been reaped: the guard exits without signalling anything; wait
  * for it.  No-op when there is no guard. */

@@ -97,14 +97,15 @@ void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms)
 }
 
 int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const char *name,
-                         const char *owner, int64_t *token, char *err, size_t cap)
+                         const char *owner, int foreground, int64_t *token, char *err,
+                         size_t cap)
 {
     int r = 0;
 
     sqlease_mutex_lock(&h->mu);
     if (h->held) {
         *token = h->token;
-        if (cli_child_start(c, argv, name, owner, h->token, err, cap) == 0) {
+        if (cli_child_start(c, argv, name, owner, h->token, foreground, err, cap) == 0) {
             h->child_running = 1;
             h->child = *c;
             r = 1;

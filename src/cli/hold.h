@@ -59,9 +59,11 @@ void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms);
 /* Start CMD if and only if the lease is held right now: the check and the
  * start happen under the lock, so on_stopped either sees no CMD or waits
  * for this one to be stopped.  Returns 1 (started; *token set), 0 (not
- * held: nothing started), -1 (CMD could not be started; err set). */
+ * held: nothing started), -1 (CMD could not be started; err set).
+ * foreground as for cli_child_start. */
 int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const char *name,
-                         const char *owner, int64_t *token, char *err, size_t cap);
+                         const char *owner, int foreground, int64_t *token, char *err,
+                         size_t cap);
 
 /* The main thread has reaped CMD (or it was never started). */
 void cli_hold_child_gone(cli_hold *h);

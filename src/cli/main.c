@@ -1,11 +1,13 @@
 /*
- * main.c -- the `sqlease` tool's entry point: parse the global flags,
- * hand over to the command, and make sure what it printed reached stdout.
+ * main.c -- the `sqlease` tool's entry point: put the signal state a
+ * parent left back to defaults, parse the global flags, hand over to the
+ * command, and make sure what it printed reached stdout.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "platform.h"
 
 typedef struct command {
     const char *name;
@@ -25,9 +27,18 @@ static const command commands[] = {
 int main(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_args_parse(argc, argv, &a);
+    int rc;
     size_t i;
 
+    /* Before anything else, and before any thread exists (they inherit
+     * the mask): a parent may have left SIGCHLD ignored, which makes the
+     * kernel discard CMD's exit status, or SIGTERM blocked, which would
+     * keep sqlease from ever hearing it. */
+    sqlease_signal_defaults();
+    /* A closed stdin would be the next thing opened (the database's
+     * socket), and CMD would get it as its stdin. */
+    sqlease_stdio_ensure();
+    rc = cli_args_parse(argc, argv, &a);
     if (rc == CLI_CONTINUE) {
         for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (strcmp(a.command, commands[i].name) == 0)

@@ -249,6 +249,11 @@ void cli_session_guard_done(cli_session *s)
     cli_guard_disarm(&s->guard);
 }
 
+int cli_session_guard_acted(cli_session *s)
+{
+    return cli_guard_acted(&s->guard);
+}
+
 int cli_session_never_reached_db(cli_session *s)
 {
     sqlease_state st;

@@ -55,6 +55,9 @@ void cli_session_guard_start(cli_session *s, const sqlease_child *c);
 void cli_session_guard_tick(cli_session *s);
 void cli_session_guard_stopping(cli_session *s);
 void cli_session_guard_done(cli_session *s);
+/* 1 if the guard stopped CMD at the hold's deadline (sqlease was frozen
+ * or suspended past it): the lease was lost.  Before guard_done. */
+int cli_session_guard_acted(cli_session *s);
 
 /* 1 if the supervisor has never had an answer from the database. */
 int cli_session_never_reached_db(cli_session *s);

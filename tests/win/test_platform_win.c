@@ -11,6 +11,7 @@
  * reported, not asserted) and exits 0 only if every test passed.
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,15 @@ static int child_main(int argc, char **argv)
         fprintf(f, "%ld\n", sqlease_child_pid(&gc));
         fclose(f);
         sqlease_sleep_ms(60000);
+        return 0;
+    }
+    if (strcmp(mode, "write-handle") == 0 && argc > 3) {
+        /* Write a byte to a handle of our parent's, by its number: it
+         * arrives only if the handle was inherited. */
+        HANDLE h = (HANDLE)(uintptr_t)strtoull(argv[3], NULL, 16);
+        DWORD n = 0;
+
+        (void)WriteFile(h, "x", 1, &n, NULL);
         return 0;
     }
     fprintf(stderr, "unknown child mode '%s'\n", mode);
@@ -393,6 +403,37 @@ static void test_child_env(void)
     }
 }
 
+/* An inheritable handle of ours that is not a standard handle (a driver's
+ * socket, say) does not reach the child. */
+static void test_child_inherits_no_handle(void)
+{
+    SECURITY_ATTRIBUTES sa;
+    HANDLE r = NULL, w = NULL;
+    char value[32];
+    const char *args[] = {"write-handle", value};
+    DWORD avail = 99;
+
+    memset(&sa, 0, sizeof sa);
+    sa.nLength = sizeof sa;
+    sa.bInheritHandle = TRUE;
+    CHECK(CreatePipe(&r, &w, &sa, 0));
+    CHECK(SetHandleInformation(r, HANDLE_FLAG_INHERIT, 0));
+    snprintf(value, sizeof value, "%llx", (unsigned long long)(uintptr_t)w);
+    CHECK(run_self(args, 2, NULL, 0) == 0);
+    CloseHandle(w);
+    /* With every write end closed and nothing written, the pipe is
+     * broken and empty. */
+    if (!PeekNamedPipe(r, NULL, 0, NULL, &avail, NULL)) {
+        CHECK(GetLastError() == ERROR_BROKEN_PIPE);
+        avail = 0;
+    }
+    if (avail != 0)
+        printf("  the child wrote %lu byte(s) to a handle it should not have\n",
+               (unsigned long)avail);
+    CHECK(avail == 0);
+    CloseHandle(r);
+}
+
 static void test_child_args(void)
 {
     const char *args[2 + NTRICKY];
@@ -563,6 +604,7 @@ int main(int argc, char **argv)
     run_test("signal setup", test_signal_setup);
     run_test("child exit codes", test_child_exit_codes);
     run_test("child environment", test_child_env);
+    run_test("child inherits no handle but stdio", test_child_inherits_no_handle);
     run_test("child argument quoting", test_child_args);
     run_test("child command not found", test_child_not_found);
     run_test("child kill", test_child_kill);
