@@ -187,6 +187,10 @@ struct tu_faulty {
     int mode;
     int64_t delay_ms;
     int hung;
+    char needle[128];       /* "" when no statement is singled out */
+    int match_mode;
+    int matched;
+    int64_t matched_at;
 };
 
 static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
@@ -200,6 +204,24 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
     size_t i;
 
     sqlease_mutex_lock(&f->m);
+    if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
+        f->matched++;
+        f->matched_at = sqlease_mono_ms();
+        while (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL &&
+               f->match_mode == TU_FAULT_HANG) {
+            f->hung++;
+            sqlease_cond_wait_until(&f->cv, &f->m, -1);
+            f->hung--;
+        }
+        if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
+            mode = f->match_mode;
+            sqlease_mutex_unlock(&f->m);
+            if (mode == TU_FAULT_CONNECT)
+                return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0,
+                                   "injected: connection lost");
+            return odbc_ops.exec(f->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+        }
+    }
     while (f->mode == TU_FAULT_HANG) {
         f->hung++;
         sqlease_cond_wait_until(&f->cv, &f->m, -1);
@@ -274,6 +296,28 @@ void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
     f->delay_ms = delay_ms;
     sqlease_cond_broadcast(&f->cv);
     sqlease_mutex_unlock(&f->m);
+}
+
+void tu_fault_match(tu_faulty *f, const char *needle, int mode)
+{
+    sqlease_mutex_lock(&f->m);
+    snprintf(f->needle, sizeof f->needle, "%s", needle != NULL ? needle : "");
+    f->match_mode = mode;
+    f->matched = 0;
+    f->matched_at = -1;
+    sqlease_cond_broadcast(&f->cv);
+    sqlease_mutex_unlock(&f->m);
+}
+
+int tu_fault_matched(tu_faulty *f, int64_t *last_at)
+{
+    int n;
+    sqlease_mutex_lock(&f->m);
+    n = f->matched;
+    if (last_at != NULL)
+        *last_at = f->matched_at;
+    sqlease_mutex_unlock(&f->m);
+    return n;
 }
 
 int tu_fault_hung(tu_faulty *f)
