@@ -244,6 +244,20 @@ int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_err
     return read_row(l, info != NULL ? info : &tmp, err);
 }
 
+/*
+ * Whether a failed statement lost a race rather than met an outage: a
+ * serialization failure or a deadlock (SQLSTATE 40001, PostgreSQL's
+ * 40P01).  The connection runs at read committed, where two takes of one
+ * row do not fail this way; a server or pooler that imposes a stricter
+ * level anyway makes the slower of two concurrent takes fail instead of
+ * matching 0 rows, and that is the same answer: someone else took it.
+ */
+static int lost_race(int rc, const sqlease_error *err)
+{
+    return rc == SQLEASE_EDB &&
+           (strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0);
+}
+
 /* Send the holder's renew (token >= 0) or the follower's take (token -1).
  * Returns OK with *held set, or an error; a row count other than 0 or 1
  * is an error. */
@@ -321,6 +335,16 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
     int rc;
 
     rc = send_acquire(l, -1, &held, err);
+    if (lost_race(rc, err)) {
+        /* Whoever won holds it now: say so, with the holder in `info` when
+         * the SELECT can tell (its own failure does not change the
+         * answer). */
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        (void)explain_miss(l, info, err);
+        return sqlease_fail(err, SQLEASE_NOT_HELD,
+                            "lease '%s' was taken by a concurrent acquire (%s)", l->name, why);
+    }
     if (rc != SQLEASE_OK)
         return rc;
     if (!held)
