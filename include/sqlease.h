@@ -5,7 +5,9 @@
  * using one row of a SQL table (a lease) in a database the fleet already
  * has, reached through ODBC.  A process that holds the lease is its
  * holder; the holder renews the lease before its TTL runs out, and every
- * time the lease changes hands the row's fencing token grows by one.
+ * time the lease is taken the row's fencing token grows by one.  A hold is
+ * an owner id *and* a token: only the handle whose statement took the row
+ * knows its token, so only that handle renews or releases that hold.
  *
  * Conventions that hold for every function below:
  *
@@ -77,7 +79,9 @@ extern "C" {
 
 typedef enum sqlease_status {
     SQLEASE_OK = 0,
-    /* The lease is held by another owner whose lease has not expired.
+    /* Not held by this handle: another hold is live (possibly one with the
+     * same owner id: a hold is an owner id and a token), a concurrent
+     * acquire took it first, or this handle's own hold was found gone.
      * Not an error: the normal answer to a follower. */
     SQLEASE_NOT_HELD = 1,
     /* A NULL, empty, overlong or malformed argument or option. */
@@ -190,8 +194,10 @@ typedef struct sqlease_db_options {
 SQLEASE_API void sqlease_db_options_init(sqlease_db_options *opt);
 
 /* Connect.  On success *out is a new handle owned by the caller (free it
- * with sqlease_db_close).  The connection runs in autocommit mode with the
- * login and query timeouts set, and the dialect's session setup applied.
+ * with sqlease_db_close).  The connection runs in autocommit mode at read
+ * committed (SQL_ATTR_TXN_ISOLATION, whatever the server's default; a
+ * driver that refuses it, like SQLite's, is used as it is) with the login
+ * and query timeouts set, and the dialect's session setup applied.
  * Statements run on a thread the handle starts, which owns the
  * connection (the caller's thread only waits, bounded).  For the drivers
  * the dialect table knows (recognised from Driver= or the DSN's Driver
@@ -249,10 +255,14 @@ typedef struct sqlease_state sqlease_state;
 
 /* Why on_stopped was called. */
 typedef enum sqlease_stop_reason {
-    SQLEASE_STOP_LOST = 1,      /* the hold is gone: another owner holds the
-                                   lease, or it expired or was force-released
-                                   (a re-take is a new hold, new token) */
-    SQLEASE_STOP_DEADLINE = 2,  /* not proven for renew_deadline */
+    SQLEASE_STOP_LOST = 1,      /* the hold is gone: a renew found it expired,
+                                   force-released or taken by another hold
+                                   (at once, even if the take tried after it
+                                   fails; a re-take is a new hold, new
+                                   token) */
+    SQLEASE_STOP_DEADLINE = 2,  /* not proven for renew_deadline (the hold is
+                                   then given up, and the next start has a
+                                   new token) */
     SQLEASE_STOP_SHUTDOWN = 3   /* sqlease_supervisor_stop */
 } sqlease_stop_reason;
 
@@ -265,13 +275,19 @@ typedef struct sqlease_options {
      * SQLEASE_DEFAULT_TABLE. */
     const char *table;
     /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME.
-     * This and owner must be valid UTF-8 without control characters, and
-     * must neither start nor end with white space (nor be only white
-     * space): a pad-space collation ignores a trailing space, so "a" and
-     * "a " would compare equal on some databases and not on others. */
+     * This and owner must be valid UTF-8 without control characters and
+     * not only white space.  A name must also neither start nor end with
+     * white space: the name is the primary key, and where a key pads
+     * trailing spaces (MySQL/MariaDB) "job " could never have a row of its
+     * own. */
     const char *name;
-    /* Owner id, 1..SQLEASE_MAX_OWNER bytes (see name).  NULL: generated as
-     * host-pid-xxxxxxxx (8 hex digits of a random UUID). */
+    /* Owner id, 1..SQLEASE_MAX_OWNER bytes (see name), compared as exact
+     * bytes in every dialect (no case, accent or trailing-space folding:
+     * "worker", "WORKER" and "worker " are three owners).  NULL: generated as
+     * host-pid-xxxxxxxx (8 hex digits of a random UUID).  Give each process
+     * its own, so that whoever reads the row can tell who holds it; safety
+     * does not depend on it: two handles with one owner id are two holds
+     * (told apart by the token), never one. */
     const char *owner;
     /* Timing; 0 takes the default, at most SQLEASE_MAX_DURATION_MS.  Must
      * satisfy retry < renew_deadline < ttl and
@@ -297,11 +313,11 @@ typedef struct sqlease_options {
      * Since they may run inside start, stop and free, a callback must not
      * take a lock that the caller holds around those calls, nor wait for
      * what that caller does after them.  Each on_started is a fresh
-     * start: work stopped before
-     * must not be resumed.  on_stopped has ttl - renew_deadline
-     * milliseconds to finish before another owner may take the lease.
-     * Neither may call sqlease_supervisor_stop or _free on their own
-     * supervisor. */
+     * start, with a token no earlier on_started of this supervisor had:
+     * work stopped before must not be resumed.  on_stopped has
+     * ttl - renew_deadline milliseconds to finish before another owner may
+     * take the lease.  Neither may call sqlease_supervisor_stop or _free on
+     * their own supervisor. */
     void (*on_started)(void *userdata, int64_t token);
     void (*on_stopped)(void *userdata, int reason /* sqlease_stop_reason */);
     void *userdata;
@@ -359,12 +375,18 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
 /* ------------------------------------------------------------------ */
 
 /* Create `table` if it is missing, add the token and version columns to
- * an older table that lacks them, and seed a free row for each of the
- * `count` lease names.  Idempotent: running it again changes nothing, and
- * a row that exists (held or not) is left as it is.  table NULL:
- * SQLEASE_DEFAULT_TABLE.  The table and the names are checked as in
- * sqlease_options (SQLEASE_EINVAL names the one that is not valid).
- * Returns SQLEASE_OK, SQLEASE_EINVAL, or a
+ * an older table that lacks them, give the name and owner columns a
+ * collation that compares exact bytes where the dialect's default does not
+ * (MySQL/MariaDB: utf8mb4_bin), and seed a free row for each of the
+ * `count` lease names.  A new row's token starts at the database clock
+ * (epoch milliseconds), so that a row deleted and seeded again starts
+ * above every token the old row gave out (unless that row was taken more
+ * than once per millisecond on average over its whole life): a fenced
+ * resource never sees tokens go back.  Idempotent: running it again
+ * changes nothing, and a row that exists (held or not) keeps its owner,
+ * expiry and token.  table NULL: SQLEASE_DEFAULT_TABLE.  The table and
+ * the names are checked as in sqlease_options (SQLEASE_EINVAL names the
+ * one that is not valid).  Returns SQLEASE_OK, SQLEASE_EINVAL, or a
  * connection or statement status. */
 SQLEASE_API int sqlease_migrate(sqlease_db *db, const char *table,
                                 const char *const *names, size_t count,
@@ -384,7 +406,9 @@ typedef struct sqlease_lease_info {
     int64_t expires_at_ms;   /* DB clock, epoch ms; 0 when released */
     int64_t db_now_ms;       /* DB clock when read; 0 if not read */
     int held;                /* 1: some owner holds an unexpired lease */
-    int mine;                /* 1: held, and by this lease's owner id */
+    int mine;                /* 1: held by this handle's hold (its owner id
+                                and the token it last proved); a hold under
+                                the same owner id by another handle is not */
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
@@ -400,23 +424,34 @@ SQLEASE_API void sqlease_lease_free(sqlease_lease *lease);
 SQLEASE_API const char *sqlease_lease_owner(const sqlease_lease *lease);
 SQLEASE_API const char *sqlease_lease_name(const sqlease_lease *lease);
 
-/* Take the lease if it is free or expired, or renew it if this owner
- * holds it: one UPDATE, decided by the database (a renew bound to the
- * token this handle holds, else the take; a take, and a handle's first
- * miss, add one SELECT).  A take gives a new
- * token (+1, even to the previous owner of an expired lease); a renew
- * keeps it.  `info` (may be NULL) gets the token and, after a take, the
- * row.  Returns SQLEASE_OK (held), SQLEASE_NOT_HELD (another owner holds
- * a live lease), SQLEASE_ENOROW, SQLEASE_ENOTABLE, SQLEASE_EROWCOUNT,
- * SQLEASE_ECLOCK, or a connection or statement status.  Not thread-safe
- * for one handle (use one handle per thread, or a supervisor). */
+/* Renew the hold this handle has, or take the lease if it is free (no
+ * owner) or expired: one UPDATE, decided by the database.  A handle that
+ * holds sends the renew, bound to (name, owner, token): it keeps the
+ * token.  A handle that does not (or whose renew found its hold gone: an
+ * expiry, a forced release) sends the take, which gives a new token (+1,
+ * even to the previous owner of an expired lease) and never joins a live
+ * hold, not even one under this handle's owner id: a second process with
+ * the same owner id, or a restarted one, waits like anyone else.  A take,
+ * and a handle's first miss, add one SELECT (to read the token, or the
+ * holder).  `info` (may be NULL) gets the token and, after a take or a
+ * miss, the row.  Returns SQLEASE_OK (held), SQLEASE_NOT_HELD (another
+ * hold is live, a concurrent take won -- a serialization failure or a
+ * deadlock on the take reads so --, or this handle's hold is gone and
+ * taking it again failed: the message says why), SQLEASE_ENOROW,
+ * SQLEASE_ENOTABLE, SQLEASE_EROWCOUNT, SQLEASE_ECLOCK, or a connection or
+ * statement status (for a holder: the renew's answer is unknown, which is
+ * not a loss).  Not thread-safe for one handle (use one handle per thread,
+ * or a supervisor). */
 SQLEASE_API int sqlease_lease_acquire(sqlease_lease *lease, sqlease_lease_info *info,
                                       sqlease_error *err);
 
-/* Give the lease up if this owner holds it, so a successor can take it
- * at once.  Scoped to the owner: a handle that lost the lease changes
- * nothing.  *released (may be NULL) is 1 if a row was cleared.  Returns
- * SQLEASE_OK or a connection or statement status. */
+/* Give up the hold this handle last proved, so a successor can take it
+ * at once.  Scoped to the hold (name, owner id and token): a handle that
+ * lost the lease, or another handle with the same owner id, changes
+ * nothing.  The token is remembered through a failed renew, so a holder
+ * whose renews fail can still give its hold up; a handle that never held
+ * sends nothing.  *released (may be NULL) is 1 if a row was cleared.
+ * Returns SQLEASE_OK or a connection or statement status. */
 SQLEASE_API int sqlease_lease_release(sqlease_lease *lease, int *released,
                                       sqlease_error *err);
 

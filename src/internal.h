@@ -57,10 +57,14 @@ int sqlease_check_table(const char *what, const char *t, sqlease_error *err);
  * PostgreSQL, MySQL/MariaDB, SQLite or T-SQL. */
 int sqlease_reserved_word(const char *w, size_t n);
 /* Check a lease name or owner id named `field` ("lease name"): 1..max
- * bytes of valid UTF-8, no control character, not only white space and
- * neither starting nor ending with it.  SQLEASE_OK or SQLEASE_EINVAL
- * with a message naming the field. */
-int sqlease_check_text(const char *field, const char *s, size_t max, sqlease_error *err);
+ * bytes of valid UTF-8, no control character, not only white space, and
+ * unless edge_space_ok neither starting nor ending with it.  Owner ids
+ * may (they are compared as exact bytes everywhere, a trailing space
+ * included); lease names may not (on MySQL/MariaDB the primary key pads
+ * trailing spaces, so "job " could never have a row of its own).
+ * SQLEASE_OK or SQLEASE_EINVAL with a message naming the field. */
+int sqlease_check_text(const char *field, const char *s, size_t max, int edge_space_ok,
+                       sqlease_error *err);
 
 /* Emit one log line if level <= max_level.  fn NULL: stderr with a
  * "sqlease: " prefix and the level. */

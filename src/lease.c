@@ -1,17 +1,22 @@
 /*
  * lease.c -- the lease protocol: acquire, release, status.
  *
- * The database decides who holds the lease.  One UPDATE both renews and
- * takes; the number of rows it affects is the whole answer (1: held,
- * 0: not held, anything else: an error, never "held").  Every time in the
- * row is read from the database's clock inside that statement, so no two
- * hosts' clocks are ever compared.
+ * The database decides who holds the lease.  A hold is an owner id and a
+ * fencing token; one UPDATE either renews the hold this handle proved
+ * (bound to its token) or, for a follower, takes a row that is free or
+ * expired with a new token.  The number of rows it affects is the whole
+ * answer (1: held, 0: not held, anything else: an error, never "held").
+ * Every time in the row is read from the database's clock inside that
+ * statement, so no two hosts' clocks are ever compared.
  *
- * A handle remembers the token of the hold it believes it has.  While it
- * has one, it asks only to renew that hold (the statement binds the
- * token), so a 1-row answer proves the token is unchanged and costs one
- * statement.  Without one, it asks as a follower and, on success, reads
- * the new token back with one SELECT: that happens once per take.
+ * A follower's take never joins a live hold, not even one written under
+ * the same owner id: two processes given one owner id (or a process and
+ * its restarted self) are two holds, told apart by the token, and only
+ * the one that took the row with its own statement knows its token.  The
+ * handle keeps that token for two purposes: to renew (one statement, and
+ * a 1-row answer proves the token is unchanged), and to release, which is
+ * scoped to the hold so that it can never clear a successor's row.  A take
+ * reads the new token back with one SELECT: that happens once per take.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +39,13 @@ struct sqlease_lease {
     char *sql_release;
     char *sql_release_force;
     char *sql_status;
-    /* Token of the hold this handle believes it has, or -1. */
+    /* Token of the hold this handle believes it has (what it renews), or
+     * -1. */
     int64_t held_token;
+    /* Token of the hold this handle last proved, kept after a failed
+     * renew or lease_forget, so that a release can still give that hold
+     * up; -1 if it never held.  A release is scoped to it. */
+    int64_t proven_token;
     /* A follower's cached view of the other holder, so that a 0-row answer
      * does not need a SELECT every tick to tell "held by someone else"
      * from "row missing".  Valid until other_until_mono. */
@@ -79,6 +89,7 @@ int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolv
     l->d = db_dialect(db);
     l->ttl_ms = r->ttl_ms;
     l->held_token = -1;
+    l->proven_token = -1;
     l->table = sqlease_strdup(r->table);
     l->name = sqlease_strdup(r->name);
     l->owner = sqlease_strdup(r->owner != NULL ? r->owner : owner);
@@ -187,7 +198,8 @@ static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_
     return explain_missing_table(l, rc, err);
 }
 
-/* One SELECT of the row and the database clock. */
+/* One SELECT of the row and the database clock.  `mine` is set for the
+ * hold this handle proved: same owner id and same token. */
 static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
 {
     db_out out[5];
@@ -222,7 +234,8 @@ static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *e
     if (out[0].is_null)
         info->owner[0] = '\0';
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
-    info->mine = info->held && strcmp(info->owner, l->owner) == 0;
+    info->mine = info->held && l->held_token >= 0 && info->token == l->held_token &&
+                 strcmp(info->owner, l->owner) == 0;
     return SQLEASE_OK;
 }
 
@@ -236,14 +249,28 @@ int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_err
     return read_row(l, info != NULL ? info : &tmp, err);
 }
 
-/* Send the holder's renew (token >= 0) or the follower's acquire
- * (token -1).  Returns OK with *held set, or an error; a row count other
- * than 0 or 1 is an error. */
+/*
+ * Whether a failed statement lost a race rather than met an outage: a
+ * serialization failure or a deadlock (SQLSTATE 40001, PostgreSQL's
+ * 40P01).  The connection runs at read committed, where two takes of one
+ * row do not fail this way; a server or pooler that imposes a stricter
+ * level anyway makes the slower of two concurrent takes fail instead of
+ * matching 0 rows, and that is the same answer: someone else took it.
+ */
+static int lost_race(int rc, const sqlease_error *err)
+{
+    return rc == SQLEASE_EDB &&
+           (strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0);
+}
+
+/* Send the holder's renew (token >= 0) or the follower's take (token -1).
+ * Returns OK with *held set, or an error; a row count other than 0 or 1
+ * is an error. */
 static int send_acquire(sqlease_lease *l, int64_t token, int *held, sqlease_error *err)
 {
     int64_t rows = -1;
     int rc = token >= 0 ? run(l, &l->d->renew, l->sql_renew, token, NULL, 0, NULL, &rows, err)
-                        : run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows,
+                        : run(l, &l->d->acquire, l->sql_acquire, -1, NULL, 0, NULL, &rows,
                               err);
     if (rc != SQLEASE_OK)
         return rc;
@@ -257,11 +284,11 @@ static int send_acquire(sqlease_lease *l, int64_t token, int *held, sqlease_erro
 }
 
 /*
- * The answer to a 0-row acquire: another owner holds it, or the row is
- * missing.  Only a SELECT tells which, and a follower polling a live
- * holder would pay for it every tick; so the answer is cached for as long
- * as the hold it saw can last (its expiry, measured locally from the
- * moment of the SELECT), after which the next miss reads again.
+ * The answer to a take that matched nothing: another hold is live, or
+ * the row is missing.  Only a SELECT tells which, and a follower polling
+ * a live holder would pay for it every tick; so the answer is cached for
+ * as long as the hold it saw can last (its expiry, measured locally from
+ * the moment of the SELECT), after which the next miss reads again.
  */
 static int explain_miss(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
 {
@@ -282,24 +309,80 @@ static int explain_miss(sqlease_lease *l, sqlease_lease_info *info, sqlease_erro
     l->row_seen = 1;
     if (info != NULL)
         *info = l->other;
-    if (l->other.held && !l->other.mine) {
+    if (l->other.held) {
+        /* Held, possibly under this very owner id by another process (or
+         * a hold of this handle's own that it no longer knows the token
+         * of): either way not this handle's to join. */
         l->other_known = 1;
         l->other_until_mono = now + (l->other.expires_at_ms - l->other.db_now_ms);
-        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s", l->name,
-                            l->other.owner);
+        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
+                            l->name, l->other.owner, (long long)l->other.token);
     }
-    /* Free (or ours) by the time we looked: the next acquire will say. */
+    /* Free by the time we looked: the next acquire will say. */
     l->other_known = 0;
     return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' was not free when asked", l->name);
 }
 
-int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
+/*
+ * A follower's take: one UPDATE that matches only a free or expired row,
+ * then one SELECT for the new token.  The SELECT is trusted only if it
+ * answered within the ttl of the moment the take was sent: the hold the
+ * take made lasts at least that long and nobody else can take or renew it
+ * meanwhile (a follower's take never matches a live row, and a renew needs
+ * its token), so a live row with this owner id is that hold.  Past the ttl
+ * it could be another process's hold under the same owner id.
+ */
+static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
 {
+    sqlease_lease_info row;
+    int64_t sent = sqlease_mono_ms();
+    int held = 0;
+    int rc;
+
+    rc = send_acquire(l, -1, &held, err);
+    if (lost_race(rc, err)) {
+        /* Whoever won holds it now: say so, with the holder in `info` when
+         * the SELECT can tell (its own failure does not change the
+         * answer). */
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        (void)explain_miss(l, info, err);
+        return sqlease_fail(err, SQLEASE_NOT_HELD,
+                            "lease '%s' was taken by a concurrent acquire (%s)", l->name, why);
+    }
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (!held)
+        return explain_miss(l, info, err);
+
+    l->other_known = 0;
+    rc = read_row(l, &row, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (sqlease_mono_ms() - sent >= l->ttl_ms || !row.held || strcmp(row.owner, l->owner) != 0)
+        return sqlease_fail(err, SQLEASE_NOT_HELD,
+                            "lease '%s' taken, but its token could not be read back within the "
+                            "ttl of %lld ms (now %s)", l->name, (long long)l->ttl_ms,
+                            row.held ? row.owner : "free");
+    l->held_token = l->proven_token = row.token;
+    row.mine = 1;
+    if (info != NULL)
+        *info = row;
+    *taken = 1;
+    return SQLEASE_OK;
+}
+
+int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                  sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
     int held = 0;
     int rc;
 
     sqlease_err_clear(err);
     *taken = 0;
+    *lost = 0;
     if (info != NULL)
         memset(info, 0, sizeof *info);
     l->deadline = db_deadline(l->db);
@@ -307,8 +390,9 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqleas
     if (l->held_token >= 0) {
         rc = send_acquire(l, l->held_token, &held, err);
         if (rc != SQLEASE_OK)
-            return rc;
+            return rc; /* not known either way: an error, not a loss */
         if (held) {
+            l->proven_token = l->held_token;
             if (info != NULL) {
                 snprintf(info->owner, sizeof info->owner, "%s", l->owner);
                 info->token = l->held_token;
@@ -316,53 +400,47 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqleas
             }
             return SQLEASE_OK;
         }
-        /* The hold we knew is gone (expired, or cleared by an admin).
-         * Whatever comes next is a new hold with a new token. */
+        /* The hold we knew is gone (expired, or cleared by an admin):
+         * that is a loss whatever the take below answers.  Whatever comes
+         * next is a new hold with a new token. */
         l->held_token = -1;
+        *lost = 1;
     }
-
-    rc = send_acquire(l, -1, &held, err);
-    if (rc != SQLEASE_OK)
-        return rc;
-    if (!held)
-        return explain_miss(l, info, err);
-
-    /* Taken (or an unknown hold of ours resumed): learn the token. */
-    l->other_known = 0;
-    {
-        sqlease_lease_info row;
-        rc = read_row(l, &row, err);
-        if (rc != SQLEASE_OK)
-            return rc;
-        if (!row.mine && strcmp(row.owner, l->owner) == 0)
-            return sqlease_fail(err, SQLEASE_NOT_HELD,
-                                "lease '%s' expired before its token could be read (is the "
-                                "ttl of %lld ms shorter than a statement takes?)", l->name,
-                                (long long)l->ttl_ms);
-        if (!row.mine)
-            return sqlease_fail(err, SQLEASE_NOT_HELD,
-                                "lease '%s' changed hands before its token could be read "
-                                "(now %s)", l->name, row.owner[0] ? row.owner : "free");
-        l->held_token = row.token;
-        if (info != NULL)
-            *info = row;
-    }
-    *taken = 1;
-    return SQLEASE_OK;
+    return take(l, info, taken, err);
 }
 
 int sqlease_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
 {
-    int taken;
+    int taken, lost;
+    int rc;
+
     if (l == NULL) {
         sqlease_err_clear(err);
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire: lease is NULL");
     }
-    return lease_acquire(l, info, &taken, err);
+    rc = lease_acquire(l, info, &taken, &lost, err);
+    if (lost && rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD && err != NULL) {
+        /* The renew proved the hold gone; a failed take after it does not
+         * make the answer "unknown". */
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        return sqlease_err(err, SQLEASE_NOT_HELD, err->sqlstate, err->native_error,
+                           "lease '%s': the hold is gone; taking it again failed: %s", l->name,
+                           why);
+    }
+    if (lost && rc != SQLEASE_OK)
+        return SQLEASE_NOT_HELD;
+    return rc;
 }
 
-static int release(sqlease_lease *l, int64_t deadline, const sqlease_stmt *st, const char *sql,
-                   int *released, sqlease_error *err)
+/*
+ * Release the hold this handle last proved.  Scoped to (name, owner,
+ * token): a handle that lost the lease, or another process that shares
+ * its owner id, cannot clear a successor's row.  A handle that never held
+ * has nothing to release and sends nothing.  `deadline` bounds it
+ * (sqlease_mono_ms; 0: the handle's usual bound from now).
+ */
+int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
 {
     int64_t rows = -1;
     int rc;
@@ -374,17 +452,13 @@ static int release(sqlease_lease *l, int64_t deadline, const sqlease_stmt *st, c
         return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
     l->other_known = 0;
+    if (l->proven_token < 0)
+        return SQLEASE_OK;
     l->deadline = deadline > 0 ? deadline : db_deadline(l->db);
-    rc = run(l, st, sql, -1, NULL, 0, NULL, &rows, err);
+    rc = run(l, &l->d->release, l->sql_release, l->proven_token, NULL, 0, NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
     return rc;
-}
-
-int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
-{
-    return release(l, deadline, l != NULL ? &l->d->release : NULL,
-                   l != NULL ? l->sql_release : NULL, released, err);
 }
 
 int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
@@ -394,6 +468,19 @@ int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
 
 int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *err)
 {
-    return release(l, 0, l != NULL ? &l->d->release_force : NULL,
-                   l != NULL ? l->sql_release_force : NULL, released, err);
+    int64_t rows = -1;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (released != NULL)
+        *released = 0;
+    if (l == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
+    l->held_token = -1;
+    l->other_known = 0;
+    l->deadline = db_deadline(l->db);
+    rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
+    if (rc == SQLEASE_OK && released != NULL)
+        *released = rows > 0;
+    return rc;
 }

@@ -9,12 +9,17 @@
 #include "options.h"
 
 /* Like sqlease_lease_acquire; *taken is 1 when the answer is a new hold
- * (a new token, or the first hold this handle knows of) rather than a
- * renew of the hold it already had. */
-int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err);
+ * (a take, with a new token) rather than a renew of the hold it already
+ * had.  *lost is 1 when the renew found the hold gone (0 rows): a loss
+ * whatever the status, which is then the answer of the take attempted
+ * after it in the same call (OK with *taken, NOT_HELD, or an error). */
+int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                  sqlease_error *err);
 
 /* Forget the hold this handle believes it has (after the supervisor
- * stopped the work for it), so the next acquire asks as a follower. */
+ * stopped the work for it), so that the next acquire asks as a follower
+ * (which never resumes a live hold).  Its token is kept for
+ * sqlease_lease_release, which gives that hold up. */
 void lease_forget(sqlease_lease *l);
 
 /* For a poller that does not report who holds the lease (the

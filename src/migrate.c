@@ -4,7 +4,9 @@
  * The lease code never inserts a row: two instances racing to insert the
  * missing row is exactly the kind of decision that must not be made on
  * the fly.  Rows are created here, by an explicit, idempotent step, with
- * each dialect's own "insert unless present".
+ * each dialect's own "insert unless present".  A new row's token starts at
+ * the database clock (epoch ms), so that a row deleted and seeded again
+ * never hands out a token below one its predecessor reached.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +15,15 @@
 #include "db.h"
 #include "internal.h"
 
-/* Run a template statement that takes no parameter but {table}. */
-static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, const char *name,
-                   const char *what, sqlease_error *err)
+/* Run a template statement that takes no parameter but {table} (and the
+ * name, for the seed).  With `has_row`, the first column of the first row
+ * is fetched (as text) and *has_row says whether there was one. */
+static int run_ddl_row(sqlease_db *db, const sqlease_stmt *st, const char *table,
+                       const char *name, const char *what, int *has_row, sqlease_error *err)
 {
     db_params p;
+    db_out out;
+    char text[256];
     char *sql = sqlease_sql_for_table(st->sql, table);
     int rc;
 
@@ -26,7 +32,12 @@ static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, co
     memset(&p, 0, sizeof p);
     p.name = name;
     p.owner = "";
-    rc = db_run(db, st, sql, &p, NULL, 0, NULL, NULL, err);
+    memset(&out, 0, sizeof out);
+    out.type = DB_TEXT;
+    out.s = text;
+    out.cap = sizeof text;
+    rc = db_run(db, st, sql, &p, has_row != NULL ? &out : NULL, has_row != NULL ? 1 : 0,
+                has_row, NULL, err);
     free(sql);
     if (rc != SQLEASE_OK && err != NULL) {
         char driver[sizeof err->message];
@@ -35,6 +46,12 @@ static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, co
                     table, driver);
     }
     return rc;
+}
+
+static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, const char *name,
+                   const char *what, sqlease_error *err)
+{
+    return run_ddl_row(db, st, table, name, what, NULL, err);
 }
 
 /*
@@ -54,6 +71,25 @@ static int ensure_column(sqlease_db *db, const sqlease_stmt *probe, const sqleas
     sqlease_err_clear(err);
     snprintf(what, sizeof what, "adding column %s to", column);
     return run_ddl(db, add, table, NULL, what, err);
+}
+
+/*
+ * Make the name and owner columns of an existing table compare as exact
+ * bytes, where the dialect's default collation does not (MySQL/MariaDB:
+ * case-, accent- and pad-insensitive by default).  The dialect's probe
+ * returns a row only while a column still needs it, so running migrate
+ * again changes nothing.
+ */
+static int ensure_exact(sqlease_db *db, const sqlease_dialect *d, const char *table,
+                        sqlease_error *err)
+{
+    int has_row = 0;
+    int rc = run_ddl_row(db, &d->probe_exact, table, NULL, "checking the collation of", &has_row,
+                         err);
+    if (rc != SQLEASE_OK || !has_row)
+        return rc;
+    return run_ddl(db, &d->make_exact, table, NULL,
+                   "making the name and owner columns compare exactly in", err);
 }
 
 int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names, size_t count,
@@ -79,7 +115,7 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
             snprintf(field, sizeof field, "lease name");
         else
             snprintf(field, sizeof field, "lease name #%zu", i + 1);
-        if (sqlease_check_text(field, names[i], SQLEASE_MAX_NAME, err) != SQLEASE_OK)
+        if (sqlease_check_text(field, names[i], SQLEASE_MAX_NAME, 0, err) != SQLEASE_OK)
             return SQLEASE_EINVAL;
     }
 
@@ -91,6 +127,9 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     if (rc != SQLEASE_OK)
         return rc;
     rc = ensure_column(db, &d->probe_version, &d->add_version, table, "version", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = ensure_exact(db, d, table, err);
     if (rc != SQLEASE_OK)
         return rc;
     for (i = 0; i < count; i++) {

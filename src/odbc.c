@@ -494,6 +494,15 @@ static int do_connect(odbc_conn *c, sqlease_error *err)
                            "cannot turn autocommit on for '%s': [%s] %s", c->conn_redacted,
                            d.state, d.msg);
     }
+    /* Read committed, whatever the server's or the DSN's default: under
+     * repeatable read or serializable (PostgreSQL), the slower of two
+     * takes of one row fails with 40001 instead of matching 0 rows.
+     * psqlODBC and Connector/ODBC apply this to the session; sqliteodbc
+     * answers 01S02 and stays serializable, which SQLite is anyway (one
+     * writer at a time), and any other refusal is tolerated too: the
+     * lease code reads 40001 on a take as a lost race. */
+    (void)SQLSetConnectAttr(c->dbc, SQL_ATTR_TXN_ISOLATION,
+                            (SQLPOINTER)(SQLULEN)SQL_TXN_READ_COMMITTED, SQL_IS_UINTEGER);
     if (c->dialect == NULL) {
         if (c->dialect_key != NULL) {
             c->dialect = sqlease_dialect_find(c->dialect_key);

@@ -56,13 +56,13 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
         return SQLEASE_EINVAL;
     if (sqlease_check_text(opt->name == NULL && ini->name != NULL
                                ? "lease name (SqleaseName in odbc.ini)" : "lease name",
-                           r->name, SQLEASE_MAX_NAME, err) != SQLEASE_OK)
+                           r->name, SQLEASE_MAX_NAME, 0, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
     if (r->owner != NULL) {
         if (r->owner[0] == '\0')
             return sqlease_fail(err, SQLEASE_EINVAL,
                                 "owner id is empty (an empty owner marks a free lease)");
-        if (sqlease_check_text("owner id", r->owner, SQLEASE_MAX_OWNER, err) != SQLEASE_OK)
+        if (sqlease_check_text("owner id", r->owner, SQLEASE_MAX_OWNER, 1, err) != SQLEASE_OK)
             return SQLEASE_EINVAL;
     }
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||

@@ -21,7 +21,18 @@
  *
  * Callbacks run under cb_lock, one at a time, and the `running` flag
  * flips inside that lock, which is what makes on_started and on_stopped
- * strictly alternate whichever thread calls them.
+ * strictly alternate whichever thread calls them.  No statement runs while
+ * cb_lock is held: a callback may take as long as its margin allows, and a
+ * statement may hang until its query timeout, and neither may wait for the
+ * other.
+ *
+ * Every start of the work has a token of its own.  When the watchdog
+ * stopped the work while the row may still be this hold (a slow database
+ * rather than a lost one), the heartbeat gives that hold up (a release
+ * scoped to its token, so it cannot clear a successor) before it asks for
+ * the lease again, and keeps trying every retry until the release answers;
+ * the take that follows gets a new token, and a token that was started
+ * once is never started again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +70,9 @@ struct sqlease_supervisor {
     int stale_hold;          /* work stopped at its deadline while the row
                                 may still be ours: give it up before the
                                 next start, so that start has a new token */
+    int started_any;         /* on_started has been called at least once */
     int64_t deadline;        /* mono ms; meaningful while running */
-    int64_t token;           /* token of the current or last hold */
+    int64_t token;           /* token of the current or last hold started */
     int64_t next_due;        /* mono ms of the next acquire */
     int64_t last_contact;    /* mono ms of the last answer, -1 never */
     int64_t started_at;      /* mono ms of sqlease_supervisor_start */
@@ -99,17 +111,27 @@ static void slog(sqlease_supervisor *s, int level, const char *fmt, ...)
 /*
  * Start the work for a hold proven by a statement sent at `proof`, unless
  * that proof has already run out (an answer that arrives after its own
- * deadline never starts work) or the supervisor is stopping.
+ * deadline never starts work), the supervisor is stopping, or the work
+ * already ran under this token (a fenced resource would take a stopped
+ * run's late writes for the new run's): such a hold is marked stale, to be
+ * released before the next take.
  */
 static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
 {
-    int go;
+    int go, again;
 
     sqlease_mutex_lock(&s->cb_lock);
     sqlease_mutex_lock(&s->m);
-    go = !s->running && !s->stopping && sqlease_mono_ms() < proof + s->r.renew_deadline_ms;
+    again = s->started_any && token == s->token;
+    go = !s->running && !s->stopping && !again &&
+         sqlease_mono_ms() < proof + s->r.renew_deadline_ms;
+    if (again && !s->running) {
+        s->stale_hold = 1;
+        s->next_due = sqlease_mono_ms();
+    }
     if (go) {
         s->running = 1;
+        s->started_any = 1;
         s->token = token;
         s->deadline = proof + s->r.renew_deadline_ms;
         s->cb_thread = sqlease_thread_self();
@@ -123,6 +145,9 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
         sqlease_mutex_lock(&s->m);
         s->cb_thread = 0;
         sqlease_mutex_unlock(&s->m);
+    } else if (again) {
+        slog(s, SQLEASE_LOG_WARN, "the work already ran under token %lld; giving that hold up "
+             "to start afresh with a new token", (long long)token);
     } else {
         slog(s, SQLEASE_LOG_WARN, "hold proven too late (or stopping); not starting the work");
     }
@@ -173,7 +198,46 @@ static void stop_work(sqlease_supervisor *s, int reason)
  * could not plausibly get an answer: it is not sent. */
 #define STOP_MIN_RELEASE_MS 20
 
-enum action { ACT_NONE, ACT_START, ACT_STOP, ACT_RESTART, ACT_REFRESH };
+enum action { ACT_NONE, ACT_START, ACT_STOP, ACT_RESTART };
+
+/*
+ * Give up the hold whose work the watchdog stopped at its deadline, if the
+ * row is still that hold.  The row must stay this hold until on_stopped
+ * has returned (the ttl - renew_deadline margin is the time the work has
+ * to stop before anyone else may take over), so this first waits for a
+ * callback in progress: the deadline stop marks the hold stale while it
+ * holds cb_lock, so taking cb_lock and letting it go at once returns after
+ * that on_stopped has, and no statement runs under the lock.  The release
+ * is scoped to the hold's token, so a successor's row is never cleared.
+ * Returns 1 when the release answered (the hold is given up, or the row
+ * was no longer that hold), 0 after a failure, logged; the heartbeat then
+ * tries again after `retry` and takes nothing until it has succeeded.
+ */
+static int release_stale(sqlease_supervisor *s, sqlease_error *err)
+{
+    int released = 0;
+    int rc;
+
+    sqlease_mutex_lock(&s->cb_lock);
+    sqlease_mutex_unlock(&s->cb_lock);
+    lease_forget(s->lease);
+    rc = sqlease_lease_release(s->lease, &released, err);
+    if (rc != SQLEASE_OK) {
+        slog(s, SQLEASE_LOG_WARN, "could not release the hold whose work passed its deadline "
+             "(%s: %s); trying again in %lld ms", sqlease_strerror(rc), err->message,
+             (long long)s->r.retry_ms);
+        return 0;
+    }
+    sqlease_mutex_lock(&s->m);
+    s->stale_hold = 0;
+    s->last_contact = sqlease_mono_ms();
+    sqlease_mutex_unlock(&s->m);
+    slog(s, SQLEASE_LOG_INFO, released
+             ? "released the hold whose work passed its deadline; the next start gets a new "
+               "token"
+             : "the hold whose work passed its deadline is no longer the row's");
+    return 1;
+}
 
 /*
  * One acquire and what follows from its answer.  Returns the acquire's
@@ -184,36 +248,63 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
     sqlease_lease_info info;
     sqlease_error err;
     int64_t sent, answered;
-    int taken = 0;
+    int taken = 0, lost = 0, stale, stopping;
     int rc;
     enum action act = ACT_NONE;
 
+    sqlease_err_clear(&err);
+    sqlease_mutex_lock(&s->m);
+    stale = s->stale_hold && !s->running;
+    sqlease_mutex_unlock(&s->m);
+    if (stale && !release_stale(s, &err)) {
+        sqlease_mutex_lock(&s->m);
+        s->next_due = sqlease_mono_ms() + s->r.retry_ms;
+        sqlease_mutex_unlock(&s->m);
+        if (err_out != NULL)
+            *err_out = err;
+        return err.status;
+    }
+    sqlease_mutex_lock(&s->m);
+    stopping = s->stopping;
+    sqlease_mutex_unlock(&s->m);
+    if (stale && stopping)
+        return SQLEASE_OK; /* a stop came while the release ran: no new hold */
+
     sent = sqlease_mono_ms();
-    rc = lease_acquire(s->lease, &info, &taken, &err);
+    rc = lease_acquire(s->lease, &info, &taken, &lost, &err);
     answered = sqlease_mono_ms();
 
     sqlease_mutex_lock(&s->m);
+    if (lost) {
+        /* The renew found the hold gone: stop at once, whatever the take
+         * that followed it answered (it can wait for the next retry). */
+        s->last_contact = answered;
+        s->stale_hold = 0; /* the row is no longer that hold */
+    }
     if (rc == SQLEASE_OK) {
         s->last_contact = answered;
         s->acquires++;
-        if (taken)
+        if (taken) {
             s->takes++;
+            s->stale_hold = 0;
+        }
         if (s->running && taken)
             act = ACT_RESTART; /* the hold we worked for is gone: fresh start */
-        else if (!s->running && !taken && s->stale_hold)
-            act = ACT_REFRESH; /* still the hold whose work was stopped */
         else if (s->running) {
             if (sent + s->r.renew_deadline_ms > s->deadline) {
                 s->deadline = sent + s->r.renew_deadline_ms;
                 sqlease_cond_signal(&s->wd_cv);
             }
+        } else if (!taken && s->stale_hold) {
+            /* A renew of the hold whose work the watchdog has just
+             * stopped: give it up first (next tick, at once). */
         } else
             act = ACT_START;
-        if (taken)
-            s->stale_hold = 0;
-        s->next_due = act == ACT_REFRESH ? answered : sent + s->r.heartbeat_ms;
-    } else if (rc == SQLEASE_NOT_HELD) {
-        s->last_contact = answered;
+        s->next_due = !s->running && !taken && s->stale_hold ? answered
+                                                             : sent + s->r.heartbeat_ms;
+    } else if (rc == SQLEASE_NOT_HELD || lost) {
+        if (rc == SQLEASE_NOT_HELD)
+            s->last_contact = answered;
         if (s->running)
             act = ACT_STOP;
         s->next_due = sent + s->r.retry_ms;
@@ -227,7 +318,9 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
     sqlease_mutex_unlock(&s->m);
 
     if (rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD)
-        slog(s, SQLEASE_LOG_ERROR, "acquire failed (%s): %s", sqlease_strerror(rc), err.message);
+        slog(s, lost ? SQLEASE_LOG_WARN : SQLEASE_LOG_ERROR, "%s (%s): %s",
+             lost ? "the hold is gone, and taking the lease again failed" : "acquire failed",
+             sqlease_strerror(rc), err.message);
     else if (rc == SQLEASE_OK && taken)
         slog(s, SQLEASE_LOG_DEBUG, "took the lease with token %lld in %lld ms",
              (long long)info.token, (long long)(answered - sent));
@@ -243,29 +336,6 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
     case ACT_STOP:
         stop_work(s, SQLEASE_STOP_LOST);
         break;
-    case ACT_REFRESH: {
-        /* The row outlived the work's deadline (the database was slow,
-         * not gone).  Starting again under the same token would let a
-         * fenced resource take the stopped run's late writes for the new
-         * run's: release, and the next acquire (at once) takes the lease
-         * afresh, with a new token, if nobody else does first. */
-        sqlease_error rerr;
-        int ok;
-        /* Under cb_lock: the watchdog marks the hold stale before its
-         * on_stopped has finished stopping the work, and the row must
-         * stay ours until it has (the ttl - renew_deadline margin). */
-        sqlease_mutex_lock(&s->cb_lock);
-        ok = sqlease_lease_release(s->lease, NULL, &rerr) == SQLEASE_OK;
-        sqlease_mutex_unlock(&s->cb_lock);
-        if (ok) {
-            sqlease_mutex_lock(&s->m);
-            s->stale_hold = 0;
-            sqlease_mutex_unlock(&s->m);
-            slog(s, SQLEASE_LOG_INFO, "released the hold whose work passed its deadline; "
-                 "the next start gets a new token");
-        }
-        break;
-    }
     case ACT_NONE:
         break;
     }

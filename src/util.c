@@ -618,7 +618,8 @@ static int unicode_space(unsigned long cp)
            cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
 }
 
-int sqlease_check_text(const char *field, const char *s, size_t max, sqlease_error *err)
+int sqlease_check_text(const char *field, const char *s, size_t max, int edge_space_ok,
+                       sqlease_error *err)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t n, i, len;
@@ -652,7 +653,7 @@ int sqlease_check_text(const char *field, const char *s, size_t max, sqlease_err
     }
     if (all_space)
         return sqlease_fail(err, SQLEASE_EINVAL, "%s is only white space", field);
-    if (first_space || last_space)
+    if ((first_space || last_space) && !edge_space_ok)
         return sqlease_fail(err, SQLEASE_EINVAL,
                             "%s '%s' %s with white space: not allowed, since databases that "
                             "compare with pad-space collations ignore a trailing space, and "

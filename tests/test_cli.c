@@ -314,6 +314,26 @@ static long long json_int(const char *json, const char *key)
     return p != NULL ? strtoll(p + strlen(pat), NULL, 10) : (-9223372036854775807LL - 1);
 }
 
+/* The row's token as `status --json` reports it (a free row's is the
+ * seed migrate gave it, from the database clock). */
+static long long token_now(void)
+{
+    result r;
+    long long t;
+
+    run_db(&r, "status", "--json", NULL);
+    t = r.code == 0 ? json_int(r.out, "token") : -1;
+    result_free(&r);
+    return t;
+}
+
+/* "\"token\":N," for a JSON assertion. */
+static const char *token_json(char *buf, size_t cap, long long token)
+{
+    snprintf(buf, cap, "\"token\":%lld,", token);
+    return buf;
+}
+
 /* The pid a CMD wrote to a file (waits for it to appear). */
 static long read_pid_file(const char *path, int64_t timeout_ms)
 {
@@ -594,7 +614,7 @@ static void test_migrate_twice(void)
 static void test_status_json(void)
 {
     static const char *const keys[] = {"\"name\":\"scheduler\"", "\"table\":", "\"owner\":\"\"",
-                                       "\"held\":false", "\"token\":0", "\"expires_in_ms\":0",
+                                       "\"held\":false", "\"token\":", "\"expires_in_ms\":0",
                                        "\"db_now_ms\":", "\"local_now_ms\":", "\"skew_ms\":",
                                        "\"dialect\":\""};
     struct timespec wall;
@@ -621,6 +641,8 @@ static void test_status_json(void)
     CU_ASSERT(llabs(db_now - mine) < 5000);
     CU_ASSERT(llabs(local_now - mine) < 5000);
     CU_ASSERT_EQUAL(skew, db_now - local_now);
+    /* A new row's token is seeded from the database clock. */
+    CU_ASSERT(json_int(r.out, "token") > 1600000000000LL && json_int(r.out, "token") <= db_now);
     result_free(&r);
 
     run_db(&r, "status", NULL);
@@ -636,20 +658,24 @@ static void test_status_json(void)
 static void test_run_cycle(void)
 {
     result r;
+    long long seed;
+    char want[64];
 
     new_table();
     if (!migrate_ok())
         return;
+    seed = token_now();
     run_db(&r, "--name=scheduler", "run", "--", "sh", "-c", "echo $SQLEASE_TOKEN $SQLEASE_NAME",
            NULL);
     ASSERT_CODE(r, 0);
-    CU_ASSERT_STRING_EQUAL(r.out, "1 scheduler\n");
+    snprintf(want, sizeof want, "%lld scheduler\n", seed + 1);
+    CU_ASSERT_STRING_EQUAL(r.out, want);
     result_free(&r);
 
     run_db(&r, "status", "--json", NULL);
     ASSERT_CODE(r, 0);
     ASSERT_CONTAINS(r.out, "\"held\":false");
-    ASSERT_CONTAINS(r.out, "\"token\":1");
+    ASSERT_CONTAINS(r.out, token_json(want, sizeof want, seed + 1));
     result_free(&r);
 
     run_db(&r, "run", "--", "sh", "-c", "exit 7", NULL);
@@ -658,7 +684,7 @@ static void test_run_cycle(void)
 
     run_db(&r, "status", "--json", NULL);
     ASSERT_CONTAINS(r.out, "\"held\":false");
-    ASSERT_CONTAINS(r.out, "\"token\":2");
+    ASSERT_CONTAINS(r.out, token_json(want, sizeof want, seed + 2));
     result_free(&r);
 
     /* A CMD killed by a signal: 128 + N. */
@@ -715,10 +741,13 @@ static void test_status_while_held(void)
     char dsn_env[1300], table_env[100];
     const char *env[3];
     result r;
+    char want[128];
+    long long seed;
 
     new_table();
     if (!migrate_ok())
         return;
+    seed = token_now();
     snprintf(dsn_env, sizeof dsn_env, "SQLEASE_DSN=%s", g_dsn);
     snprintf(table_env, sizeof table_env, "SQLEASE_TABLE=%s", g_table);
     env[0] = dsn_env;
@@ -726,7 +755,9 @@ static void test_status_while_held(void)
     env[2] = NULL;
     run_db_env(&r, env, "--owner", "q\"o\\x", "run", "--", g_bin, "status", "--json", NULL);
     ASSERT_CODE(r, 0);
-    ASSERT_CONTAINS(r.out, "\"owner\":\"q\\\"o\\\\x\",\"held\":true,\"token\":1,");
+    snprintf(want, sizeof want, "\"owner\":\"q\\\"o\\\\x\",\"held\":true,\"token\":%lld,",
+             seed + 1);
+    ASSERT_CONTAINS(r.out, want);
     CU_ASSERT(json_int(r.out, "expires_in_ms") > 0);
     result_free(&r);
 }
@@ -738,10 +769,13 @@ static void test_no_wait_and_supervise(void)
     pid_t sup;
     result r;
     int code;
+    long long seed;
+    char want[64];
 
     new_table();
     if (!migrate_ok())
         return;
+    seed = token_now();
     snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
     snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", g_dir, g_seq);
     snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
@@ -773,7 +807,7 @@ static void test_no_wait_and_supervise(void)
     ASSERT_CODE(r, 0);
     ASSERT_CONTAINS(r.out, "\"held\":false");
     ASSERT_CONTAINS(r.out, "\"owner\":\"\"");
-    ASSERT_CONTAINS(r.out, "\"token\":1");
+    ASSERT_CONTAINS(r.out, token_json(want, sizeof want, seed + 1));
     result_free(&r);
     kill_all_bg();
 }
@@ -783,10 +817,13 @@ static void test_release_force(void)
     char log[1100];
     pid_t sup;
     result r;
+    long long seed;
+    char want[64];
 
     new_table();
     if (!migrate_ok())
         return;
+    seed = token_now();
     snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
     /* A long heartbeat: the holder does not look again during the test. */
     sup = start_bg(log, "--owner", "other", "--ttl", "60s", "--heartbeat", "20s",
@@ -802,7 +839,7 @@ static void test_release_force(void)
 
     run_db(&r, "status", "--json", NULL);
     ASSERT_CONTAINS(r.out, "\"held\":false");
-    ASSERT_CONTAINS(r.out, "\"token\":1");
+    ASSERT_CONTAINS(r.out, token_json(want, sizeof want, seed + 1));
     result_free(&r);
 
     CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
@@ -852,13 +889,15 @@ static void test_run_lost(void)
 /* Without --no-wait, run waits for the holder and then runs CMD. */
 static void test_run_waits(void)
 {
-    char log[1100], runlog[1100];
+    char log[1100], runlog[1100], want[64];
     pid_t sup, waiter;
     int code;
+    long long seed;
 
     new_table();
     if (!migrate_ok())
         return;
+    seed = token_now();
     snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
     snprintf(runlog, sizeof runlog, "%s/run.%d.log", g_dir, g_seq);
     sup = start_bg(log, "--owner", "other", "supervise", "--", "sleep", "60", NULL);
@@ -875,7 +914,8 @@ static void test_run_waits(void)
     CU_ASSERT_EQUAL(code, 0);
     {
         char *out = slurp(runlog);
-        ASSERT_CONTAINS(out, "token=2");
+        snprintf(want, sizeof want, "token=%lld\n", seed + 2);
+        ASSERT_CONTAINS(out, want);
         free(out);
     }
     kill_all_bg();
@@ -924,10 +964,13 @@ static void test_supervise_restarts(void)
     int64_t deadline;
     int lines = 0;
     pid_t sup;
+    long long seed;
+    char want[64];
 
     new_table();
     if (!migrate_ok())
         return;
+    seed = token_now();
     snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
     snprintf(count, sizeof count, "%s/count.%d", g_dir, g_seq);
     snprintf(script, sizeof script, "echo $SQLEASE_TOKEN >> '%s'", count);
@@ -947,7 +990,8 @@ static void test_supervise_restarts(void)
     {
         char *s = slurp(log);
         ASSERT_CONTAINS(s, "restarting in 1000 ms");
-        ASSERT_CONTAINS(s, "token 1");
+        snprintf(want, sizeof want, "token %lld)", seed + 1);
+        ASSERT_CONTAINS(s, want);
         free(s);
     }
     kill_all_bg();
@@ -965,8 +1009,8 @@ static void test_bad_input_exits_64(void)
         const char *want;
     } cases[] = {
         {{"--name", "job\xff", "run", "--no-wait", "--", "true"}, "lease name is not valid UTF-8"},
-        {{"--owner", "host-1 ", "run", "--no-wait", "--", "true"}, "owner id 'host-1 ' ends"},
-        {{"--owner", " host-1", "run", "--no-wait", "--", "true"}, "owner id ' host-1' starts"},
+        {{"--name", "job ", "run", "--no-wait", "--", "true"}, "lease name 'job ' ends"},
+        {{"--name", " job", "run", "--no-wait", "--", "true"}, "lease name ' job' starts"},
         {{"--owner", "\t", "run", "--no-wait", "--", "true"}, "owner id contains a control"},
         {{"--name", "   ", "status"}, "lease name is only white space"},
         {{"--owner", "h\xc3", "supervise", "--", "true"}, "owner id is not valid UTF-8"},
@@ -996,7 +1040,7 @@ static void test_bad_input_exits_64(void)
         result r;
         run_db(&r, "status", "--json", NULL);
         ASSERT_CONTAINS(r.out, "\"held\":false");
-        ASSERT_CONTAINS(r.out, "\"token\":0");
+        ASSERT_CONTAINS(r.out, "\"owner\":\"\"");
         result_free(&r);
     }
 }

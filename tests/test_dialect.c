@@ -98,6 +98,19 @@ static int64_t version_of(const char *t)
     return v;
 }
 
+/* The token of the free row 'job' before its first take: migrate seeds
+ * it from the database clock. */
+static int64_t seed_of(sqlease_lease *l)
+{
+    sqlease_lease_info st;
+    sqlease_error err;
+
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_status(l, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.held, 0);
+    CU_ASSERT(st.token > 1600000000000LL && st.token <= st.db_now_ms);
+    return st.token;
+}
+
 static int64_t llabs64(int64_t v)
 {
     return v < 0 ? -v : v;
@@ -391,10 +404,10 @@ static void test_rows_affected(void)
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     a = make(t, "rows-a", 30000);
     b = make(t, "rows-b", 30000);
+    token = seed_of(a) + 1;
 
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
-    token = ia.token;
-    CU_ASSERT_EQUAL(token, 1);
+    CU_ASSERT_EQUAL(ia.token, token);
     /* Back-to-back renews, many inside one millisecond: each writes the
      * same expires_at_ms, so only the version column makes the row
      * "changed" for drivers that count changed rows. */
@@ -460,8 +473,11 @@ static void test_migrate_idempotent(void)
     sqlease_error err;
 
     new_table(t, sizeof t);
+    int64_t seed;
+
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     a = make(t, "mig-a", 30000);
+    seed = seed_of(a);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
     /* Again, with the row held: nothing changes. */
     CU_ASSERT_EQUAL(tu_migrate(db, t, "job"), SQLEASE_OK);
@@ -469,7 +485,7 @@ static void test_migrate_idempotent(void)
     CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
     CU_ASSERT_STRING_EQUAL(st.owner, "mig-a");
     CU_ASSERT_EQUAL(st.mine, 1);
-    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_EQUAL(st.token, seed + 1);
     sqlease_lease_free(a);
     tu_drop(db, t);
 }
@@ -521,6 +537,37 @@ static void test_migrate_go_admin_table(void)
     CU_ASSERT_EQUAL(query_i64(sql, NULL, 0, &v, &has_row), SQLEASE_OK);
     CU_ASSERT_EQUAL(has_row, 1);
     CU_ASSERT_EQUAL(v, 0);
+    /* The upgraded columns compare exactly (MySQL/MariaDB: migrate gave
+     * them a binary collation; the default one calls these equal). */
+    b[0].type = DB_TEXT;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE name = 'job' AND owner = ?", t);
+    b[0].s = "GO-ADMIN-HOST-1";
+    CU_ASSERT_EQUAL(query_i64(sql, b, 1, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 0);
+    b[0].s = "go-admin-h\xc3\xb4st-1";
+    CU_ASSERT_EQUAL(query_i64(sql, b, 1, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 0);
+    b[0].s = "go-admin-host-1";
+    CU_ASSERT_EQUAL(query_i64(sql, b, 1, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 1);
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE name = ?", t);
+    b[0].s = "JOB";
+    CU_ASSERT_EQUAL(query_i64(sql, b, 1, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 0);
+    if (is("mysql")) {
+        char coll[64];
+        snprintf(sql, sizeof sql,
+                 "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() "
+                 "AND TABLE_NAME = '%s' AND COLUMN_NAME IN ('name', 'owner') "
+                 "AND COLLATION_NAME = 'utf8mb4_bin'", t);
+        CU_ASSERT_EQUAL(query_i64(sql, NULL, 0, &v, &has_row), SQLEASE_OK);
+        CU_ASSERT_EQUAL(v, 2);
+        snprintf(sql, sizeof sql,
+                 "SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+                 "DATABASE() AND TABLE_NAME = '%s' AND COLUMN_NAME = 'owner'", t);
+        CU_ASSERT_EQUAL(query_text(sql, coll, sizeof coll), SQLEASE_OK);
+        fprintf(stderr, "(owner column after migrate: %s) ", coll);
+    }
     /* The old holder's lease is respected... */
     CU_ASSERT_EQUAL(sqlease_lease_acquire(me, &info, &err), SQLEASE_NOT_HELD);
     CU_ASSERT_STRING_EQUAL(info.owner, "go-admin-host-1");
@@ -539,6 +586,7 @@ static void test_schema_qualified_table(void)
     sqlease_lease *a;
     sqlease_lease_info info, st;
     sqlease_error err;
+    int64_t seed;
 
     if (is("mysql")) {
         CU_ASSERT_EQUAL_FATAL(query_text("SELECT DATABASE()", schema, sizeof schema),
@@ -556,8 +604,9 @@ static void test_schema_qualified_table(void)
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, qt, "job"), SQLEASE_OK);
     CU_ASSERT_EQUAL(tu_migrate(db, qt, "job"), SQLEASE_OK);
     a = make(qt, "schema-a", 30000);
+    seed = seed_of(a);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
-    CU_ASSERT_EQUAL(info.token, 1);
+    CU_ASSERT_EQUAL(info.token, seed + 1);
     CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(st.mine, 1);
     sqlease_lease_free(a);
@@ -601,6 +650,209 @@ static void test_missing_table_vs_column(void)
     a = make(t, "err-a", 30000);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
     sqlease_lease_free(a);
+    tu_drop(db, t);
+}
+
+/* ---- isolation ---------------------------------------------------------- */
+
+/* Racers: threads with a connection each, released together to take one
+ * free row. */
+#define RACERS 4
+#define RACE_ROUNDS 20
+
+typedef struct race {
+    sqlease_mutex m;
+    sqlease_cond cv;
+    int ready;
+    int go;
+} race;
+
+typedef struct racer {
+    race *race;
+    sqlease_db *db;
+    const char *table;
+    char owner[32];
+    int rc;
+    char message[512];
+} racer;
+
+static void racer_main(void *arg)
+{
+    racer *r = arg;
+    sqlease_options o;
+    sqlease_lease *l = NULL;
+    sqlease_lease_info info;
+    sqlease_error err;
+
+    tu_options(&o, r->table, "job", r->owner, 30000, 5000, 10000, 1000);
+    r->rc = sqlease_lease_new(&l, r->db, &o, &err);
+    if (r->rc == SQLEASE_OK) {
+        sqlease_mutex_lock(&r->race->m);
+        r->race->ready++;
+        sqlease_cond_broadcast(&r->race->cv);
+        while (!r->race->go)
+            sqlease_cond_wait_until(&r->race->cv, &r->race->m, -1);
+        sqlease_mutex_unlock(&r->race->m);
+        r->rc = sqlease_lease_acquire(l, &info, &err);
+    }
+    snprintf(r->message, sizeof r->message, "%s", r->rc == SQLEASE_OK ? "" : err.message);
+    sqlease_lease_free(l);
+}
+
+/* RACE_ROUNDS rounds of RACERS concurrent takes of the free row on
+ * connections opened with `conn`, after running `session` (may be NULL)
+ * on each.  Every round must have exactly one winner and only
+ * SQLEASE_NOT_HELD for the others.  *races gets how many losers were
+ * told by a serialization failure rather than a 0-row answer. */
+static void race_rounds(const char *t, const char *conn, const char *session, int *races)
+{
+    racer rs[RACERS];
+    sqlease_thread th[RACERS];
+    sqlease_db_options o;
+    sqlease_error err;
+    sqlease_lease *admin;
+    race rc;
+    char iso[64];
+    int round, i, wins, losses, errors = 0, bad_rounds = 0;
+
+    *races = 0;
+    memset(rs, 0, sizeof rs);
+    sqlease_db_options_init(&o);
+    o.conn = conn;
+    o.log = tu_log_sink;
+    o.log_level = SQLEASE_LOG_DEBUG;
+    for (i = 0; i < RACERS; i++) {
+        CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&rs[i].db, &o, &err), SQLEASE_OK);
+        if (session != NULL)
+            CU_ASSERT_EQUAL(db_exec(rs[i].db, session, NULL, 0, NULL, 0, NULL, NULL, &err),
+                            SQLEASE_OK);
+        rs[i].table = t;
+        snprintf(rs[i].owner, sizeof rs[i].owner, "racer-%d", i);
+    }
+    /* What the racers' sessions run at. */
+    if (is("postgres") || is("mysql")) {
+        db_out out;
+        int has_row = 0;
+        memset(&out, 0, sizeof out);
+        out.type = DB_TEXT;
+        out.s = iso;
+        out.cap = sizeof iso;
+        iso[0] = '\0';
+        db_exec(rs[0].db, is("postgres") ? "SHOW transaction_isolation" : "SELECT @@tx_isolation",
+                NULL, 0, &out, 1, &has_row, NULL, &err);
+        fprintf(stderr, "(sessions at %s) ", iso);
+        if (session == NULL)
+            CU_ASSERT(strcmp(iso, "read committed") == 0 || strcmp(iso, "READ-COMMITTED") == 0);
+    }
+    admin = make(t, "admin", 30000);
+    for (round = 0; round < RACE_ROUNDS; round++) {
+        CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, NULL, &err), SQLEASE_OK);
+        memset(&rc, 0, sizeof rc);
+        sqlease_mutex_init(&rc.m);
+        sqlease_cond_init(&rc.cv);
+        for (i = 0; i < RACERS; i++) {
+            rs[i].race = &rc;
+            rs[i].rc = -1;
+            CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th[i], racer_main, &rs[i]), 0);
+        }
+        sqlease_mutex_lock(&rc.m);
+        while (rc.ready < RACERS)
+            sqlease_cond_wait_until(&rc.cv, &rc.m, -1);
+        rc.go = 1;
+        sqlease_cond_broadcast(&rc.cv);
+        sqlease_mutex_unlock(&rc.m);
+        wins = losses = 0;
+        for (i = 0; i < RACERS; i++) {
+            sqlease_thread_join(&th[i]);
+            if (rs[i].rc == SQLEASE_OK) {
+                wins++;
+            } else if (rs[i].rc == SQLEASE_NOT_HELD) {
+                losses++;
+                if (strstr(rs[i].message, "concurrent acquire") != NULL)
+                    (*races)++;
+            } else {
+                errors++;
+                fprintf(stderr, "round %d, racer %d: status %d: %s\n", round, i, rs[i].rc,
+                        rs[i].message);
+            }
+        }
+        if (wins != 1 || losses != RACERS - 1)
+            bad_rounds++;
+        sqlease_cond_destroy(&rc.cv);
+        sqlease_mutex_destroy(&rc.m);
+    }
+    CU_ASSERT_EQUAL(errors, 0);
+    CU_ASSERT_EQUAL(bad_rounds, 0);
+    sqlease_lease_free(admin);
+    for (i = 0; i < RACERS; i++)
+        sqlease_db_close(rs[i].db);
+}
+
+/*
+ * A database whose default isolation is serializable (or repeatable
+ * read): concurrent takes still give one winner and "not held" to the
+ * others, never an error.  The connection pins read committed; and where a
+ * session runs at serializable all the same, a serialization failure on a
+ * take reads as the lost race it is.
+ */
+static void test_serializable_default_race(void)
+{
+    char t[64], sql[512], conn[1200], dbname[128], old_iso[64];
+    const char *suffix = NULL;
+    sqlease_error err;
+    int races = 0, server_wide = 0;
+
+    new_table(t, sizeof t);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    snprintf(conn, sizeof conn, "%s", tu_dsn());
+    if (is("postgres")) {
+        CU_ASSERT_EQUAL_FATAL(query_text("SELECT current_database()", dbname, sizeof dbname),
+                              SQLEASE_OK);
+        snprintf(sql, sizeof sql,
+                 "ALTER DATABASE \"%s\" SET default_transaction_isolation = 'serializable'",
+                 dbname);
+        server_wide = db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err) == SQLEASE_OK;
+        if (!server_wide)
+            suffix = ";ConnSettings=SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION "
+                     "LEVEL SERIALIZABLE";
+    } else if (is("mysql")) {
+        CU_ASSERT_EQUAL_FATAL(query_text("SELECT @@global.tx_isolation", old_iso,
+                                         sizeof old_iso), SQLEASE_OK);
+        server_wide = db_exec(db, "SET GLOBAL TRANSACTION ISOLATION LEVEL SERIALIZABLE", NULL, 0,
+                              NULL, 0, NULL, NULL, &err) == SQLEASE_OK;
+        /* Without the privilege for SET GLOBAL, the same default comes
+         * from the DSN, which the server applies before sqlease speaks. */
+        if (!server_wide)
+            suffix = ";InitStmt=SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE";
+    }
+    if (suffix != NULL)
+        snprintf(conn + strlen(conn), sizeof conn - strlen(conn), "%s", suffix);
+    fprintf(stderr, "(serializable by default: %s) ",
+            is("sqlite") ? "SQLite is serialized"
+            : server_wide ? "server-wide"
+            : suffix != NULL ? suffix : "not set");
+
+    race_rounds(t, conn, NULL, &races);
+    fprintf(stderr, "(pinned sessions: %d losers told by a serialization failure) ", races);
+    /* Sessions at serializable whatever the connection asked for: the
+     * serialization failures a take then meets read as a lost race. */
+    if (is("postgres"))
+        race_rounds(t, conn, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+                             "SERIALIZABLE", &races);
+    else if (is("mysql"))
+        race_rounds(t, conn, "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE", &races);
+    if (is("postgres") || is("mysql"))
+        fprintf(stderr, "(serializable sessions: %d losers told by a serialization failure) ",
+                races);
+
+    if (is("postgres") && server_wide) {
+        snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" RESET default_transaction_isolation",
+                 dbname);
+        CU_ASSERT_EQUAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    } else if (is("mysql") && server_wide) {
+        snprintf(sql, sizeof sql, "SET GLOBAL tx_isolation = '%s'", old_iso);
+        CU_ASSERT_EQUAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    }
     tu_drop(db, t);
 }
 
@@ -683,6 +935,8 @@ static void add(void)
     CU_add_test(s, "schema-qualified table names", test_schema_qualified_table);
     CU_add_test(s, "missing table vs missing column", test_missing_table_vs_column);
     CU_add_test(s, "dialect detection and override", test_dialect_detection);
+    CU_add_test(s, "serializable by default: one winner, no errors",
+                test_serializable_default_race);
 }
 
 int main(void)

@@ -21,7 +21,8 @@ CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
 
 STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
-              "add_version", "seed", "acquire", "release", "release_force", "status"]
+              "add_version", "probe_exact", "make_exact", "seed", "acquire", "renew",
+              "release", "release_force", "status"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -61,8 +62,11 @@ int main(int argc, char **argv)
         stmt(d->key, "add_token", &d->add_token);
         stmt(d->key, "probe_version", &d->probe_version);
         stmt(d->key, "add_version", &d->add_version);
+        stmt(d->key, "probe_exact", &d->probe_exact);
+        stmt(d->key, "make_exact", &d->make_exact);
         stmt(d->key, "seed", &d->seed);
         stmt(d->key, "acquire", &d->acquire);
+        stmt(d->key, "renew", &d->renew);
         stmt(d->key, "release", &d->release);
         stmt(d->key, "release_force", &d->release_force);
         stmt(d->key, "status", &d->status);
@@ -227,7 +231,6 @@ class RealTemplate(GenCase):
         out = self.probe()
         stmts = self.statements(out)
         name, owner, ttl, token = 0, 1, 2, 3
-        acquire = [owner, owner, owner, ttl, name, token, owner, owner, token]
         for key in ("mysql", "postgres", "sqlite", "sqlserver"):
             for st in STATEMENTS:
                 q, params, sql = stmts[(key, st)]
@@ -238,16 +241,31 @@ class RealTemplate(GenCase):
                 self.assertEqual(sql, sql.strip())
                 if st != "now":
                     self.assertIn("{table}", sql, "%s.%s" % (key, st))
-            self.assertEqual(stmts[(key, "acquire")][1], acquire, key)
-            self.assertEqual(stmts[(key, "release")][1], [name, owner], key)
-            self.assertEqual(stmts[(key, "release_force")][1], [name], key)
-            self.assertEqual(stmts[(key, "status")][1], [name], key)
+            # The take binds no token (it makes a new one); the renew and
+            # the release are scoped to (name, owner, token).  Dialects that
+            # pad compare each value twice (value and length).
+            self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl}, key)
+            self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
+            self.assertEqual(set(stmts[(key, "release")][1]), {name, owner, token}, key)
+            self.assertEqual(set(stmts[(key, "release_force")][1]), {name}, key)
+            self.assertEqual(set(stmts[(key, "status")][1]), {name}, key)
+            self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
+            self.assertEqual(stmts[(key, "probe_exact")][1], [], key)
+            self.assertEqual(stmts[(key, "make_exact")][1], [], key)
+            # A new row's token is seeded from the database clock.
+            self.assertNotIn("0, 0, 0, 0)", stmts[(key, "seed")][2], key)
             self.assertEqual(stmts[(key, "now")][1], [], key)
             self.assertEqual(stmts[(key, "create_table")][1], [], key)
         # {now} pasted in at generation time
         self.assertIn("clock_timestamp()", stmts[("postgres", "acquire")][2])
         self.assertIn("julianday('now')", stmts[("sqlite", "now")][2])
         self.assertIn("UTC_TIMESTAMP(6)", stmts[("mysql", "status")][2])
+        self.assertIn("julianday('now')", stmts[("sqlite", "seed")][2])
+        # Exact comparisons where `=` pads.
+        self.assertIn("CHAR_LENGTH(owner) = CHAR_LENGTH(?)", stmts[("mysql", "release")][2])
+        self.assertIn("DATALENGTH(owner) = DATALENGTH(?)", stmts[("sqlserver", "release")][2])
+        self.assertIn("utf8mb4_bin", stmts[("mysql", "create_table")][2])
+        self.assertIn("_BIN2", stmts[("sqlserver", "create_table")][2])
         self.assertIn("D sqlserver msg=Invalid object name setup=1 states=1", out)
 
     def test_deterministic(self):
@@ -453,11 +471,20 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'status': unexpected parameter :owner")
 
+    def test_token_in_take(self):
+        # A take makes a new token: it has none to bind (a holder's renew
+        # and a release do).
+        rows = self.rows()
+        rows["sqlite"]["acquire"] += " AND token = :token"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'acquire': unexpected parameter :token")
+
     def test_missing_parameter(self):
         rows = self.rows()
         rows["sqlite"]["release"] = "UPDATE {table} SET owner = '' WHERE name = :name"
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'release': missing parameter :owner")
+                            REL + ": row 'sqlite', field 'release': missing parameters :owner, "
+                            ":token")
 
     def test_statement_without_table(self):
         rows = self.rows()

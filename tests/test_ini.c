@@ -96,14 +96,15 @@ static void test_settings_and_precedence(void)
     {
         const char *names[1] = { "ini_job" };
         sqlease_lease *l = NULL;
-        sqlease_lease_info info;
+        sqlease_lease_info info, seed;
         CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, "ini_leases", names, 1, &err), SQLEASE_OK);
         sqlease_options_init(&in);
         in.owner = "ini-owner";
         CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&l, db, &in, &err), SQLEASE_OK);
         CU_ASSERT_STRING_EQUAL(sqlease_lease_name(l), "ini_job");
+        CU_ASSERT_EQUAL(sqlease_lease_status(l, &seed, &err), SQLEASE_OK);
         CU_ASSERT_EQUAL(sqlease_lease_acquire(l, &info, &err), SQLEASE_OK);
-        CU_ASSERT_EQUAL(info.token, 1);
+        CU_ASSERT_EQUAL(info.token, seed.token + 1);
         CU_ASSERT(info.expires_at_ms - info.db_now_ms <= 4000 &&
                   info.expires_at_ms - info.db_now_ms > 3000);
         sqlease_lease_free(l);

@@ -25,7 +25,31 @@ typedef struct recorder {
     int overlap;                  /* a start while running, or stop while not */
     sqlease_supervisor *self;     /* for the re-entry test */
     int reentry_rc;
+    int shared;                   /* count in g_holders (one lease, many supervisors) */
+    int64_t stop_sleep_ms;        /* on_stopped takes this long (a slow stop) */
+    int64_t stopped_returned;     /* mono ms the last on_stopped returned */
 } recorder;
+
+/* Supervisors of one lease whose recorders are `shared`: how many run
+ * their work at once, and the most that ever did. */
+static sqlease_mutex g_holders_m;
+static int g_holders, g_max_holders;
+
+static void holders_reset(void)
+{
+    sqlease_mutex_lock(&g_holders_m);
+    g_holders = g_max_holders = 0;
+    sqlease_mutex_unlock(&g_holders_m);
+}
+
+static int max_holders(void)
+{
+    int n;
+    sqlease_mutex_lock(&g_holders_m);
+    n = g_max_holders;
+    sqlease_mutex_unlock(&g_holders_m);
+    return n;
+}
 
 static void rec_init(recorder *r)
 {
@@ -37,6 +61,12 @@ static void rec_init(recorder *r)
 static void on_started(void *ud, int64_t token)
 {
     recorder *r = ud;
+    if (r->shared) {
+        sqlease_mutex_lock(&g_holders_m);
+        if (++g_holders > g_max_holders)
+            g_max_holders = g_holders;
+        sqlease_mutex_unlock(&g_holders_m);
+    }
     sqlease_mutex_lock(&r->m);
     if (r->running)
         r->overlap = 1;
@@ -64,6 +94,16 @@ static void on_stopped(void *ud, int reason)
         r->n++;
     }
     sqlease_mutex_unlock(&r->m);
+    if (r->stop_sleep_ms > 0)
+        sqlease_sleep_ms(r->stop_sleep_ms);
+    sqlease_mutex_lock(&r->m);
+    r->stopped_returned = sqlease_mono_ms();
+    sqlease_mutex_unlock(&r->m);
+    if (r->shared) {
+        sqlease_mutex_lock(&g_holders_m);
+        g_holders--;
+        sqlease_mutex_unlock(&g_holders_m);
+    }
 }
 
 static int rec_count(recorder *r)
@@ -109,6 +149,24 @@ static sqlease_supervisor *start(sqlease_db *on, const char *t, const char *owne
     return s;
 }
 
+/* The token of the free row `name` before its first take (migrate seeds
+ * it from the database clock). */
+static int64_t seed_of(sqlease_db *on, const char *t, const char *name)
+{
+    sqlease_options o;
+    sqlease_lease *probe = NULL;
+    sqlease_lease_info info;
+    sqlease_error err;
+
+    tu_options(&o, t, name, "probe", 3000, 500, 1500, 250);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&probe, on, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_status(probe, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.held, 0);
+    CU_ASSERT(info.token > 1600000000000LL);
+    sqlease_lease_free(probe);
+    return info.token;
+}
+
 static void test_first_acquire_synchronous(void)
 {
     const char *t = tu_table();
@@ -119,18 +177,20 @@ static void test_first_acquire_synchronous(void)
     sqlease_lease *probe = NULL;
     sqlease_options o;
     sqlease_error err;
+    int64_t seed;
 
     rec_init(&r);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
     s = start(db, t, "sup-a", &r, 3000, 500, 1500, 250);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     /* Already running when start returns. */
     CU_ASSERT_EQUAL(rec_count(&r), 1);
     CU_ASSERT_EQUAL(r.kind[0], 'S');
-    CU_ASSERT_EQUAL(r.value[0], 1);
+    CU_ASSERT_EQUAL(r.value[0], seed + 1);
     CU_ASSERT_EQUAL(sqlease_supervisor_state(s, &st), SQLEASE_OK);
     CU_ASSERT_EQUAL(st.holding, 1);
-    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_EQUAL(st.token, seed + 1);
     CU_ASSERT_STRING_EQUAL(st.owner, "sup-a");
     CU_ASSERT(st.deadline_in_ms > 0 && st.deadline_in_ms <= 1500);
     CU_ASSERT_EQUAL(sqlease_supervisor_health(s, &err), SQLEASE_OK);
@@ -146,7 +206,7 @@ static void test_first_acquire_synchronous(void)
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&probe, db, &o, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_status(probe, &info, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(info.held, 0); /* released at stop */
-    CU_ASSERT_EQUAL(info.token, 1);
+    CU_ASSERT_EQUAL(info.token, seed + 1);
     sqlease_lease_free(probe);
     sqlease_supervisor_free(s);
     CU_ASSERT_EQUAL(r.overlap, 0);
@@ -163,9 +223,12 @@ static void test_alternation_across_loss(void)
     sqlease_options o;
     sqlease_error err;
     int released = 0, i;
+    int64_t seed;
+    char line[128];
 
     rec_init(&r);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
     s = start(db, t, "sup-a", &r, 2000, 200, 800, 100);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_EQUAL(rec_count(&r), 1);
@@ -176,19 +239,21 @@ static void test_alternation_across_loss(void)
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&admin, db, &o, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(other, &info, &err), SQLEASE_OK);
-    CU_ASSERT_EQUAL(info.token, 2);
+    CU_ASSERT_EQUAL(info.token, seed + 2);
     CU_ASSERT_FATAL(await_events(&r, 2, 3000));
     CU_ASSERT_EQUAL(r.kind[1], 'T');
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_LOST);
     /* The log line names the lease, the owner and the token it lost. */
-    CU_ASSERT(tu_log_has("lease job owner sup-a token 1: stopping the work: the hold is gone"));
+    snprintf(line, sizeof line, "lease job owner sup-a token %lld: stopping the work: the hold "
+             "is gone", (long long)(seed + 1));
+    CU_ASSERT(tu_log_has(line));
 
     /* The other owner releases: the supervisor takes it afresh. */
     CU_ASSERT_EQUAL(sqlease_lease_release(other, &released, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(released, 1);
     CU_ASSERT_FATAL(await_events(&r, 3, 3000));
     CU_ASSERT_EQUAL(r.kind[2], 'S');
-    CU_ASSERT_EQUAL(r.value[2], 3);
+    CU_ASSERT_EQUAL(r.value[2], seed + 3);
 
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(rec_count(&r), 4);
@@ -225,10 +290,12 @@ static void test_watchdog_stops_during_hung_statement(void)
     int64_t hang_at;
     const int64_t deadline = 800;
     hung_arg h;
+    int64_t seed;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     rec_init(&r);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    seed = seed_of(fdb, t, "job");
     s = start(fdb, t, "sup-a", &r, 2000, 200, deadline, 100);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_EQUAL(rec_count(&r), 1);
@@ -248,11 +315,12 @@ static void test_watchdog_stops_during_hung_statement(void)
     CU_ASSERT_EQUAL(sqlease_supervisor_health(s, &err), SQLEASE_OK);
 
     tu_fault_set(f, TU_FAULT_NONE, 0);
-    /* Back: the row was still ours, but the work that ran under token 1
-     * was stopped, so the next start is a new hold with a new token. */
+    /* Back: the row was still ours, but the work that ran under the
+     * first token was stopped, so the next start is a new hold with a new
+     * token. */
     CU_ASSERT(await_events(&r, 3, 3000));
     CU_ASSERT_EQUAL(r.kind[2], 'S');
-    CU_ASSERT_EQUAL(r.value[2], 2);
+    CU_ASSERT_EQUAL(r.value[2], seed + 2);
     sqlease_supervisor_free(s);
     CU_ASSERT_EQUAL(r.overlap, 0);
     tu_drop(fdb, t);
@@ -346,11 +414,12 @@ static void test_error_is_not_loss(void)
     recorder r;
     sqlease_supervisor *s;
     sqlease_state st;
-    int64_t until;
+    int64_t until, seed;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     rec_init(&r);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    seed = seed_of(fdb, t, "job");
     s = start(fdb, t, "sup-a", &r, 3000, 300, 1500, 100);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     /* Connection errors for less than deadline - heartbeat. */
@@ -362,7 +431,7 @@ static void test_error_is_not_loss(void)
     sqlease_supervisor_state(s, &st);
     CU_ASSERT(st.renew_failures >= 1);
     CU_ASSERT_EQUAL(st.holding, 1);
-    CU_ASSERT_EQUAL(st.token, 1);
+    CU_ASSERT_EQUAL(st.token, seed + 1);
     CU_ASSERT_EQUAL(rec_count(&r), 1);
     sqlease_supervisor_free(s);
     CU_ASSERT_EQUAL(rec_count(&r), 2);
@@ -404,11 +473,12 @@ static void test_graceful_handover_within_retry(void)
     sqlease_supervisor *a, *b;
     sqlease_error err;
     const int64_t retry = 200;
-    int64_t stopped_at;
+    int64_t stopped_at, seed;
 
     rec_init(&ra);
     rec_init(&rb);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
     a = start(db, t, "sup-a", &ra, 3000, 500, 1500, retry);
     b = start(db, t, "sup-b", &rb, 3000, 500, 1500, retry);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
@@ -418,7 +488,7 @@ static void test_graceful_handover_within_retry(void)
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
     stopped_at = sqlease_mono_ms();
     CU_ASSERT_FATAL(await_events(&rb, 1, 3000));
-    CU_ASSERT_EQUAL(rb.value[0], 2);
+    CU_ASSERT_EQUAL(rb.value[0], seed + 2);
     CU_ASSERT(rb.at[0] - stopped_at <= retry + 100);
     /* a's work had stopped before b's started. */
     CU_ASSERT(ra.at[1] <= rb.at[0]);
@@ -447,6 +517,7 @@ static void test_many_supervisors_one_connection(void)
     }
     CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, table, names, N, &err), SQLEASE_OK);
     for (i = 0; i < N; i++) {
+        int64_t seed = seed_of(db, table, names[i]);
         rec_init(&r[i]);
         tu_options(&o, table, names[i], "sup-many", 3000, 500, 1500, 250);
         o.on_started = on_started;
@@ -454,13 +525,339 @@ static void test_many_supervisors_one_connection(void)
         o.userdata = &r[i];
         CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s[i], db, &o, &err), SQLEASE_OK);
         CU_ASSERT_EQUAL(rec_count(&r[i]), 1);
-        CU_ASSERT_EQUAL(r[i].value[0], 1);
+        CU_ASSERT_EQUAL(r[i].value[0], seed + 1);
     }
     for (i = 0; i < N; i++) {
         sqlease_supervisor_free(s[i]);
         CU_ASSERT_EQUAL(rec_count(&r[i]), 2);
     }
     tu_drop(db, table);
+}
+
+typedef struct { sqlease_supervisor *s; uint64_t n; } polled_arg;
+static int polled(void *arg)
+{
+    polled_arg *p = arg;
+    sqlease_state st;
+    return sqlease_supervisor_state(p->s, &st) == SQLEASE_OK && st.statements >= p->n;
+}
+
+/* Wait until `s` has sent `more` lease statements beyond what it has sent
+ * so far. */
+static int await_polls(sqlease_supervisor *s, uint64_t more, int64_t timeout)
+{
+    polled_arg p;
+    sqlease_state st;
+    sqlease_supervisor_state(s, &st);
+    p.s = s;
+    p.n = st.statements + more;
+    return tu_await(polled, &p, timeout);
+}
+
+/*
+ * Two supervisors given one owner id (two `sqlease run --owner X` at once):
+ * never both running.  The second waits while the first holds, takes
+ * only once the first's hold has expired (its database hung), with a
+ * higher token, and the first, back, neither starts again nor frees the
+ * second's hold when it stops.
+ */
+static void test_same_owner_supervisors(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder ra, rb;
+    sqlease_supervisor *a, *b;
+    sqlease_options o;
+    sqlease_lease *probe = NULL;
+    sqlease_lease_info info;
+    sqlease_state st;
+    sqlease_error err;
+    int64_t seed;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&ra);
+    rec_init(&rb);
+    ra.shared = rb.shared = 1;
+    holders_reset();
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
+    a = start(fdb, t, "sup-same", &ra, 2000, 200, 800, 100);
+    b = start(db, t, "sup-same", &rb, 2000, 200, 800, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(rec_count(&ra), 1);
+    CU_ASSERT_EQUAL(ra.value[0], seed + 1);
+    /* b polls (several times) and does not join a's live hold. */
+    CU_ASSERT(await_polls(b, 5, 5000));
+    CU_ASSERT_EQUAL(rec_count(&rb), 0);
+    CU_ASSERT_EQUAL(sqlease_supervisor_state(b, &st), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.holding, 0);
+
+    /* a's database hangs: a stops at its deadline, b takes once the row
+     * has expired, with the next token. */
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    CU_ASSERT_FATAL(await_events(&ra, 2, 3000));
+    CU_ASSERT_EQUAL(ra.value[1], SQLEASE_STOP_DEADLINE);
+    CU_ASSERT_FATAL(await_events(&rb, 1, 5000));
+    CU_ASSERT_EQUAL(rb.kind[0], 'S');
+    CU_ASSERT_EQUAL(rb.value[0], seed + 2);
+    CU_ASSERT(rb.at[0] >= ra.at[1]);
+
+    /* a is back: it finds the hold gone and does not start again. */
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    CU_ASSERT(await_polls(a, 3, 5000));
+    CU_ASSERT_EQUAL(rec_count(&ra), 2);
+    /* a stops: its release is scoped to its own hold, not b's. */
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
+    tu_options(&o, t, "job", "probe", 3000, 500, 1500, 250);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&probe, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_status(probe, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.held, 1);
+    CU_ASSERT_STRING_EQUAL(info.owner, "sup-same");
+    CU_ASSERT_EQUAL(info.token, seed + 2);
+    CU_ASSERT(await_polls(b, 2, 5000));
+    CU_ASSERT_EQUAL(sqlease_supervisor_state(b, &st), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.holding, 1);
+    CU_ASSERT_EQUAL(st.token, seed + 2);
+    CU_ASSERT_EQUAL(rec_count(&rb), 1);
+    CU_ASSERT_EQUAL(max_holders(), 1);
+    sqlease_supervisor_free(a);
+    sqlease_supervisor_free(b);
+    CU_ASSERT_EQUAL(max_holders(), 1);
+    CU_ASSERT_EQUAL(ra.overlap, 0);
+    CU_ASSERT_EQUAL(rb.overlap, 0);
+    sqlease_lease_free(probe);
+    tu_drop(db, t);
+    sqlease_db_close(fdb);
+    tu_faulty_free(f);
+}
+
+/* Counts the warnings about a failed release of a stale hold, and checks
+ * they come at warn level. */
+static sqlease_mutex g_warn_m;
+static int g_release_warnings, g_release_warnings_other_level;
+
+static void counting_sink(void *ud, int level, const char *line)
+{
+    tu_log_sink(ud, level, line);
+    if (strstr(line, "could not release the hold whose work passed its deadline") != NULL) {
+        sqlease_mutex_lock(&g_warn_m);
+        if (level == SQLEASE_LOG_WARN)
+            g_release_warnings++;
+        else
+            g_release_warnings_other_level++;
+        sqlease_mutex_unlock(&g_warn_m);
+    }
+}
+
+static int release_warnings(void)
+{
+    int n;
+    sqlease_mutex_lock(&g_warn_m);
+    n = g_release_warnings;
+    sqlease_mutex_unlock(&g_warn_m);
+    return n;
+}
+
+typedef struct { tu_faulty *f; int n; } matched_arg;
+static int has_matched(void *arg)
+{
+    matched_arg *m = arg;
+    return tu_fault_matched(m->f, NULL) >= m->n;
+}
+
+/* The release SQL of every dialect (and nothing else) starts so. */
+#define RELEASE_SQL "SET owner = '',"
+/* ...and the take's sets the owner and then the expiry. */
+#define TAKE_SQL "owner = ?, expires_at_ms"
+
+/*
+ * After a deadline stop the row may still be this hold.  When giving it up
+ * fails (the release statement times out, the connection drops), the
+ * supervisor keeps trying every retry, logs each failure at warn level,
+ * and never starts the work again under the token it already ran with:
+ * the next start, once the release went through, has a new token.
+ */
+static void test_deadline_stop_release_fails(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s = NULL;
+    sqlease_options o;
+    sqlease_error err;
+    matched_arg m;
+    int64_t seed;
+    int i;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    sqlease_mutex_lock(&g_warn_m);
+    g_release_warnings = g_release_warnings_other_level = 0;
+    sqlease_mutex_unlock(&g_warn_m);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
+    tu_options(&o, t, "job", "sup-a", 3000, 200, 800, 100);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = &r;
+    o.log = counting_sink;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s, fdb, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+    CU_ASSERT_EQUAL(r.value[0], seed + 1);
+
+    /* The database hangs past the deadline: the work stops. */
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    CU_ASSERT_FATAL(await_events(&r, 2, 3000));
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_DEADLINE);
+    /* Back, except that every release fails: the renew in flight proves
+     * the row is still this hold, and it cannot be given up. */
+    tu_fault_match(f, RELEASE_SQL, TU_FAULT_CONNECT);
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    m.f = f;
+    m.n = 3;
+    CU_ASSERT(tu_await(has_matched, &m, 5000));
+    /* Still stopped, and each failure was logged at warn level. */
+    CU_ASSERT_EQUAL(rec_count(&r), 2);
+    CU_ASSERT(release_warnings() >= 2);
+    CU_ASSERT_EQUAL(g_release_warnings_other_level, 0);
+
+    /* The release goes through: the work starts afresh, new token. */
+    tu_fault_match(f, NULL, TU_FAULT_NONE);
+    CU_ASSERT_FATAL(await_events(&r, 3, 3000));
+    CU_ASSERT_EQUAL(r.kind[2], 'S');
+    CU_ASSERT_EQUAL(r.value[2], seed + 2);
+    CU_ASSERT(tu_log_has("released the hold whose work passed its deadline"));
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 4);
+    for (i = 0; i < rec_count(&r); i++)
+        CU_ASSERT_EQUAL(r.kind[i], i % 2 == 0 ? 'S' : 'T');
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    tu_drop(db, t);
+    sqlease_db_close(fdb);
+    tu_faulty_free(f);
+}
+
+typedef struct { tu_faulty *f; int64_t after_ms; } unhang_arg;
+static void unhang_later(void *arg)
+{
+    unhang_arg *u = arg;
+    sqlease_sleep_ms(u->after_ms);
+    tu_fault_match(u->f, NULL, TU_FAULT_NONE);
+}
+
+/*
+ * The release of a stale hold waits for on_stopped to have returned (the
+ * row must stay this hold while the work stops), but holds no callback
+ * lock while it runs: a release that hangs does not hold up a stop.
+ */
+static void test_stale_release_after_on_stopped(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_error err;
+    sqlease_thread th;
+    unhang_arg u;
+    hung_arg h;
+    matched_arg m;
+    int64_t released_at = -1, t0, took;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    r.stop_sleep_ms = 400;
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    s = start(fdb, t, "sup-a", &r, 5000, 200, 800, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tu_fault_match(f, RELEASE_SQL, TU_FAULT_NONE);
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    CU_ASSERT_FATAL(await_events(&r, 2, 3000));
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_DEADLINE);
+    /* Back while on_stopped is still stopping the work (400 ms). */
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    CU_ASSERT_FATAL(await_events(&r, 3, 3000));
+    CU_ASSERT_EQUAL(tu_fault_matched(f, &released_at), 1);
+    CU_ASSERT(released_at >= r.stopped_returned);
+    CU_ASSERT(r.stopped_returned - r.at[1] >= 400);
+
+    /* Now a deadline stop whose release hangs. */
+    tu_fault_match(f, RELEASE_SQL, TU_FAULT_HANG);
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    CU_ASSERT_FATAL(await_events(&r, 4, 3000));
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    m.f = f;
+    m.n = 1;
+    CU_ASSERT_FATAL(tu_await(has_matched, &m, 3000));
+    h.f = f;
+    h.n = 1;
+    CU_ASSERT_FATAL(tu_await(is_hung, &h, 3000));
+    u.f = f;
+    u.after_ms = 6000; /* so that the test ends even if stop blocks */
+    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th, unhang_later, &u), 0);
+    t0 = sqlease_mono_ms();
+    (void)sqlease_supervisor_stop(s, &err);
+    took = sqlease_mono_ms() - t0;
+    if (took > TU_FAULTY_QUERY_TIMEOUT_MS + 2000)
+        fprintf(stderr, "stop took %lld ms while a release hung\n", (long long)took);
+    CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 2000);
+    sqlease_thread_join(&th);
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 4);
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    tu_drop(db, t);
+    sqlease_db_close(fdb);
+    tu_faulty_free(f);
+}
+
+/*
+ * A renew that finds the hold gone stops the work at once, with
+ * SQLEASE_STOP_LOST, even when the take attempted after it fails; the
+ * take is tried again at the next retry.
+ */
+static void test_lost_renew_stops_even_if_take_fails(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    recorder r;
+    sqlease_supervisor *s;
+    sqlease_options o;
+    sqlease_lease *admin = NULL;
+    sqlease_error err;
+    const int64_t deadline = 4000;
+    int64_t cleared_at, seed;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
+    s = start(fdb, t, "sup-a", &r, 8000, 200, deadline, 100);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+    tu_fault_match(f, TAKE_SQL, TU_FAULT_CONNECT);
+    tu_options(&o, t, "job", "admin", 30000, 5000, 10000, 1000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&admin, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, NULL, &err), SQLEASE_OK);
+    cleared_at = sqlease_mono_ms();
+    CU_ASSERT_FATAL(await_events(&r, 2, deadline / 2));
+    CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_LOST);
+    CU_ASSERT(r.at[1] - cleared_at < deadline / 2);
+    CU_ASSERT(tu_fault_matched(f, NULL) >= 1);
+    /* The take works again: a new hold, a new token. */
+    tu_fault_match(f, NULL, TU_FAULT_NONE);
+    CU_ASSERT_FATAL(await_events(&r, 3, 3000));
+    CU_ASSERT_EQUAL(r.kind[2], 'S');
+    CU_ASSERT_EQUAL(r.value[2], seed + 2);
+    sqlease_supervisor_free(s);
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    sqlease_lease_free(admin);
+    tu_drop(db, t);
+    sqlease_db_close(fdb);
+    tu_faulty_free(f);
 }
 
 static recorder reentry;
@@ -526,11 +923,21 @@ static void add(void)
                 test_graceful_handover_within_retry);
     CU_add_test(s, "many supervisors share one connection", test_many_supervisors_one_connection);
     CU_add_test(s, "bad start: missing row, bad timing, re-entry", test_bad_start);
+    CU_add_test(s, "one owner id, two supervisors: never both, no stolen release",
+                test_same_owner_supervisors);
+    CU_add_test(s, "a failed release after a deadline stop: retried, never the same token",
+                test_deadline_stop_release_fails);
+    CU_add_test(s, "a stale hold is released after on_stopped, outside the callback lock",
+                test_stale_release_after_on_stopped);
+    CU_add_test(s, "a lost renew stops the work even if the take fails",
+                test_lost_renew_stops_even_if_take_fails);
 }
 
 int main(void)
 {
     int rc;
+    sqlease_mutex_init(&g_holders_m);
+    sqlease_mutex_init(&g_warn_m);
     db = tu_open();
     if (db == NULL)
         return 2;

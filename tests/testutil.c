@@ -194,6 +194,10 @@ typedef struct faulty_ctl {
     int64_t delay_ms;
     int hung;
     int once_taken; /* TU_FAULT_HANG_ONCE: the one exec that hangs has come */
+    char needle[128];       /* "" when no statement is singled out */
+    int match_mode;
+    int matched;
+    int64_t matched_at;
     int refs;     /* the test's tu_faulty, plus one per port instance */
 } faulty_ctl;
 
@@ -232,6 +236,24 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
     size_t i;
 
     sqlease_mutex_lock(&f->m);
+    if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
+        f->matched++;
+        f->matched_at = sqlease_mono_ms();
+        while (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL &&
+               f->match_mode == TU_FAULT_HANG) {
+            f->hung++;
+            sqlease_cond_wait_until(&f->cv, &f->m, -1);
+            f->hung--;
+        }
+        if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
+            mode = f->match_mode;
+            sqlease_mutex_unlock(&f->m);
+            if (mode == TU_FAULT_CONNECT)
+                return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0,
+                                   "injected: connection lost");
+            return odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+        }
+    }
     if (f->mode == TU_FAULT_HANG_ONCE && !f->once_taken) {
         f->once_taken = 1;
         f->hung++;
@@ -346,6 +368,7 @@ tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms)
     sqlease_mutex_init(&c->m);
     sqlease_cond_init(&c->cv);
     c->refs = 2; /* the test's handle and the prototype */
+    c->matched_at = -1;
     proto->ctl = c;
     f->ctl = c;
     sqlease_db_options_init(&o);
@@ -370,6 +393,30 @@ void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
     f->ctl->once_taken = 0;
     sqlease_cond_broadcast(&f->ctl->cv);
     sqlease_mutex_unlock(&f->ctl->m);
+}
+
+void tu_fault_match(tu_faulty *f, const char *needle, int mode)
+{
+    faulty_ctl *c = f->ctl;
+
+    sqlease_mutex_lock(&c->m);
+    snprintf(c->needle, sizeof c->needle, "%s", needle != NULL ? needle : "");
+    c->match_mode = mode;
+    c->matched = 0;
+    c->matched_at = -1;
+    sqlease_cond_broadcast(&c->cv);
+    sqlease_mutex_unlock(&c->m);
+}
+
+int tu_fault_matched(tu_faulty *f, int64_t *last_at)
+{
+    int n;
+    sqlease_mutex_lock(&f->ctl->m);
+    n = f->ctl->matched;
+    if (last_at != NULL)
+        *last_at = f->ctl->matched_at;
+    sqlease_mutex_unlock(&f->ctl->m);
+    return n;
 }
 
 int tu_fault_hung(tu_faulty *f)

@@ -73,6 +73,13 @@ int tu_fault_hung(tu_faulty *f);
 /* Drop the test's hold on the injector (after sqlease_db_close); ports
  * still alive keep its state until they end. */
 void tu_faulty_free(tu_faulty *f);
+/* Single out statements: while `needle` is set (NULL clears it), an exec
+ * whose SQL contains it gets `mode` (TU_FAULT_NONE, _HANG or _CONNECT)
+ * instead of the mode tu_fault_set gave, and is counted. */
+void tu_fault_match(tu_faulty *f, const char *needle, int mode);
+/* Execs that matched the needle since it was set; *last_at (may be NULL)
+ * gets the mono ms at which the last one began (-1 if none). */
+int tu_fault_matched(tu_faulty *f, int64_t *last_at);
 
 /* 1 if the process is gone, or a zombie (not ours to reap, and doing no
  * work: where PID 1 does not reap orphans it never goes away). */
