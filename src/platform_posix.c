@@ -295,6 +295,11 @@ const char *sqlease_getenv(const char *name)
     return getenv(name);
 }
 
+int sqlease_file_replace(const char *from, const char *to)
+{
+    return rename(from, to) == 0 ? 0 : -1;
+}
+
 /* ---- signals ------------------------------------------------------- */
 
 /* open() returns the lowest free number, so each closed one of 0..2 is
