@@ -10,7 +10,9 @@
 #   run       -- sh -c 'exit 3'    must exit 3
 #   supervise -- sleep 60          held for a few heartbeats (so the
 #                                  heartbeat, the watchdog and CMD's guard
-#                                  all run), then SIGTERM: must exit 0
+#                                  all run), with a metrics file and a
+#                                  NOTIFY_SOCKET (nobody listening), then
+#                                  SIGTERM: must exit 0 and remove the file
 #
 # with --leak-check=full --errors-for-leak-kinds=definite,indirect
 # --error-exitcode=99.  Every process Valgrind follows (sqlease, and the
@@ -62,7 +64,8 @@ rc=$?
 [ "$rc" = 3 ] || { cat "$WORK/run.out"; fail "run exited $rc, expected 3 (99: memcheck errors)"; }
 
 echo "==== valgrind: sqlease supervise -- sleep 60 (SIGTERM after a few heartbeats)"
-"${VG[@]}" "$BIN" "${COMMON[@]}" supervise -- sleep 60 >"$WORK/supervise.out" 2>&1 &
+NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \
+    --metrics-file "$WORK/vg.prom" -- sleep 60 >"$WORK/supervise.out" 2>&1 &
 SUP_PID=$!
 held=0
 for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
@@ -74,11 +77,13 @@ for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
 done
 [ "$held" = 1 ] || fail "supervise did not start CMD within 30 s"
 sleep 4                             # a few renews
+grep -q '^sqlease_lease_held{.*} 1$' "$WORK/vg.prom" 2>/dev/null || fail "the metrics file does not say held"
 kill -TERM "$SUP_PID"
 wait "$SUP_PID"
 rc=$?
 SUP_PID=""
 [ "$rc" = 0 ] || { cat "$WORK/supervise.out"; fail "supervise exited $rc, expected 0 (99: memcheck errors)"; }
+[ ! -e "$WORK/vg.prom" ] || fail "the metrics file is still there after supervise exited"
 
 # Every log, including the forked guard's: errors and lost bytes.
 for log in "$WORK"/vg.*.log; do

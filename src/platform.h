@@ -78,6 +78,12 @@ int sqlease_uuid_random(unsigned char out[16]);
 /* Environment variable, or NULL. */
 const char *sqlease_getenv(const char *name);
 
+/* Replace the file `to` by the file `from` (same directory) in one step,
+ * so that a reader sees the old file or the new one, never a mix and
+ * never none: rename() on POSIX, MoveFileEx with REPLACE_EXISTING on
+ * Windows.  Returns 0/-1. */
+int sqlease_file_replace(const char *from, const char *to);
+
 /* ---- child processes (used by the CLI) ---------------------------- */
 
 typedef struct sqlease_child {

@@ -295,6 +295,11 @@ const char *sqlease_getenv(const char *name)
     return getenv(name);
 }
 
+int sqlease_file_replace(const char *from, const char *to)
+{
+    return rename(from, to) == 0 ? 0 : -1;
+}
+
 /* ---- signals ------------------------------------------------------- */
 
 /* open() returns the lowest free number, so each closed one of 0..2 is
@@ -337,11 +342,15 @@ void sqlease_signal_defaults(void)
     (void)pthread_sigmask(SIG_SETMASK, &none, NULL);
 }
 
-static volatile sig_atomic_t g_signal_received;
+/* The handler runs on whichever thread the kernel picks (a database
+ * worker, the heartbeat), not only on the thread that reads the flag: a
+ * volatile sig_atomic_t is only promised to the handler's own thread, so
+ * the flag is an atomic (lock-free for int, so safe in a handler). */
+static int g_signal_received;
 
 static void on_signal(int sig)
 {
-    g_signal_received = sig;
+    __atomic_store_n(&g_signal_received, sig, __ATOMIC_SEQ_CST);
 }
 
 /* No SA_RESTART: a blocking call returns EINTR, so a loop waiting on it
@@ -369,7 +378,7 @@ int sqlease_signal_setup(void)
 
 int sqlease_signal_received(void)
 {
-    return (int)g_signal_received;
+    return __atomic_load_n(&g_signal_received, __ATOMIC_SEQ_CST);
 }
 
 int sqlease_process_signal(long pid, int sig)

@@ -301,6 +301,12 @@ const char *sqlease_getenv(const char *name)
     return getenv(name);
 }
 
+/* rename() on Windows refuses an existing target. */
+int sqlease_file_replace(const char *from, const char *to)
+{
+    return MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING) ? 0 : -1;
+}
+
 /* ---- signals ------------------------------------------------------- */
 
 static volatile LONG g_signal_received;

@@ -11,13 +11,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,24 +216,55 @@ static void run_db_env(result *r, const char *const *env, ...)
     run_argv(r, argv, env);
 }
 
-/* Start sqlease in the background against the test's table, output to
- * log_path.  Returns the pid (remembered for the clean-up). */
-static pid_t start_bg(const char *log_path, ...)
+/* Start argv in the background, output to log_path, with env entries
+ * added.  Returns the pid (remembered for the clean-up). */
+static pid_t start_bg_argv(const char *log_path, char *const *argv, const char *const *env)
 {
-    char *argv[MAX_ARGS];
-    va_list ap;
-    pid_t pid;
+    pid_t pid = spawn(argv, env, log_path, log_path);
 
-    va_start(ap, log_path);
-    build_argv(argv, 1, ap);
-    va_end(ap);
-    pid = spawn(argv, NULL, log_path, log_path);
     for (int i = 0; i < MAX_BG && pid > 0; i++)
         if (g_bg[i] == 0) {
             g_bg[i] = pid;
             break;
         }
     return pid;
+}
+
+/* Start sqlease in the background against the test's table, output to
+ * log_path.  Returns the pid (remembered for the clean-up). */
+static pid_t start_bg(const char *log_path, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+
+    va_start(ap, log_path);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    return start_bg_argv(log_path, argv, NULL);
+}
+
+/* The same with extra environment entries. */
+static pid_t start_bg_env(const char *log_path, const char *const *env, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+
+    va_start(ap, env);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    return start_bg_argv(log_path, argv, env);
+}
+
+/* The same without the test's --dsn and --table. */
+static pid_t start_bg_raw_env(const char *log_path, const char *const *env, ...)
+{
+    char *argv[MAX_ARGS];
+    va_list ap;
+
+    va_start(ap, env);
+    build_argv(argv, 0, ap);
+    va_end(ap);
+    return start_bg_argv(log_path, argv, env);
 }
 
 static void forget_bg(pid_t pid)
@@ -363,6 +399,41 @@ static int await_pid_gone(long pid, int64_t timeout_ms)
     return tu_pid_gone(pid);
 }
 
+/* How many times needle occurs in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = hay; p != NULL && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Wait until the file at path contains needle. */
+static int await_file_has(const char *path, const char *needle, int64_t timeout_ms)
+{
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+
+    for (;;) {
+        char *s = slurp(path);
+        int yes = s != NULL && strstr(s, needle) != NULL;
+        free(s);
+        if (yes)
+            return 1;
+        if (sqlease_mono_ms() >= deadline)
+            return 0;
+        sqlease_sleep_ms(20);
+    }
+}
+
+/* Print a background process's log (for a failure message). */
+static void show_log(const char *what, const char *path)
+{
+    char *text = slurp(path);
+    fprintf(stderr, "\n  %s log:\n%s\n", what, text ? text : "(none)");
+    free(text);
+}
+
 #define ASSERT_CONTAINS(hay, needle)                                                     \
     do {                                                                                 \
         int found_ = (hay) != NULL && strstr((hay), (needle)) != NULL;                   \
@@ -398,7 +469,9 @@ static void test_help(void)
         "supervise", "release", "--force", "demo", "--version", "--help", "--dsn",
         "--table", "--name", "--ttl", "--heartbeat", "--renew-deadline", "--retry",
         "--owner", "--dialect", "-v", "-q", "64", "69", "75", "sys_job_lease", "scheduler",
-        "30s", "10s", "20s", "2s", "SQLEASE_DSN"};
+        "30s", "10s", "20s", "2s", "SQLEASE_DSN", "--timeout", "--conflict-exit-code",
+        "--metrics-file", "--crash-limit", "--crash-window", "--crash-pause", "73",
+        "NOTIFY_SOCKET", "JOURNAL_STREAM"};
     result r;
 
     run_raw(&r, "--help", NULL);
@@ -408,6 +481,66 @@ static void test_help(void)
     CU_ASSERT_PTR_NULL(strstr(r.out, "__demo"));
     CU_ASSERT_STRING_EQUAL(r.err, "");
     result_free(&r);
+}
+
+/* The man page lists every flag and every exit code --help does (in
+ * roff, a '-' is written '\-'). */
+static void test_man_page_complete(void)
+{
+    const char *src = getenv("SQLEASE_SRCDIR");
+    char path[1200];
+    char *man;
+    const char *p, *codes;
+    result r;
+
+    if (src == NULL || src[0] == '\0')
+        return; /* run outside `scons test` */
+    snprintf(path, sizeof path, "%s/src/cli/sqlease.1", src);
+    man = slurp(path);
+    CU_ASSERT_FATAL(man != NULL && man[0] != '\0');
+    run_raw(&r, "--help", NULL);
+    ASSERT_CODE(r, 0);
+    for (p = r.out; (p = strstr(p, "--")) != NULL;) {
+        char flag[64], roff[140];
+        size_t n = 2, k = 0;
+
+        while (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z'))
+            n++;
+        if (n > 2 && n < sizeof flag) {
+            memcpy(flag, p, n);
+            flag[n] = '\0';
+            for (size_t i = 0; i < n && k + 3 < sizeof roff; i++) {
+                if (flag[i] == '-')
+                    roff[k++] = '\\';
+                roff[k++] = flag[i];
+            }
+            roff[k] = '\0';
+            if (strstr(man, roff) == NULL) {
+                fprintf(stderr, "\n  the man page lacks %s\n", flag);
+                CU_FAIL("a flag of --help is missing from the man page");
+            }
+        }
+        p += n;
+    }
+    codes = strstr(r.out, "Exit codes:");
+    CU_ASSERT_FATAL(codes != NULL);
+    for (p = codes; (p = strchr(p, '\n')) != NULL;) {
+        char want[32];
+        int code;
+
+        p++;
+        if (sscanf(p, "  %d", &code) != 1)
+            continue;
+        snprintf(want, sizeof want, "\n.B %d\n", code);
+        if (strstr(man, want) == NULL)
+            snprintf(want, sizeof want, "\n.BR %d ", code); /* 130, 143 */
+        if (strstr(man, want) == NULL) {
+            fprintf(stderr, "\n  the man page lacks exit code %d\n", code);
+            CU_FAIL("an exit code of --help is missing from the man page");
+        }
+    }
+    result_free(&r);
+    free(man);
 }
 
 static void test_bare_duration(void)
@@ -1234,6 +1367,765 @@ static void test_inherited_signal_state(void)
     kill_all_bg();
 }
 
+/* ---- waiting, giving up, quiet losers ------------------------------ */
+
+/* A holder for the tests below: supervise with the default timing
+ * (nothing expires during a test) as `owner`.  Returns its pid once it
+ * holds the lease, or -1. */
+static pid_t start_holder(char *log, size_t cap, const char *owner)
+{
+    pid_t pid;
+
+    snprintf(log, cap, "%s/holder.%d.log", g_dir, ++g_seq);
+    pid = start_bg(log, "--owner", owner, "supervise", "--", "sleep", "60", NULL);
+    if (pid > 0 && !await_held_by(owner, 15000)) {
+        show_log("holder", log);
+        return -1;
+    }
+    return pid;
+}
+
+/* run --timeout D waits at most D from its start, then gives up with the
+ * conflict code; a holder that lets go during the wait lets CMD run. */
+static void test_run_timeout(void)
+{
+    char log[1100], runlog[1100];
+    pid_t holder, waiter;
+    result r;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    holder = start_holder(log, sizeof log, "other");
+    CU_ASSERT_FATAL(holder > 0);
+
+    run_db(&r, "--retry", "250ms", "run", "--timeout", "1s", "--", "sh", "-c", "echo ran",
+           NULL);
+    ASSERT_CODE(r, 75);
+    if (r.ms < 1000 || r.ms >= 1000 + 250 + 1000)
+        fprintf(stderr, "\n  run --timeout 1s took %lld ms\n", (long long)r.ms);
+    CU_ASSERT(r.ms >= 1000);
+    CU_ASSERT(r.ms < 1000 + 250 + 1000);
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    ASSERT_CONTAINS(r.err, "held by other");
+    ASSERT_CONTAINS(r.err, "gave up after");
+    CU_ASSERT_EQUAL(count_of(r.err, "\n"), 1);
+    result_free(&r);
+
+    /* --timeout 0s is --no-wait; the two together are a usage error. */
+    run_db(&r, "run", "--timeout", "0s", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    CU_ASSERT(r.ms < 5000);
+    result_free(&r);
+    run_db(&r, "run", "--no-wait", "--timeout", "1s", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--timeout");
+    result_free(&r);
+
+    snprintf(runlog, sizeof runlog, "%s/run.%d.log", g_dir, ++g_seq);
+    waiter = start_bg(runlog, "-v", "--retry", "250ms", "--owner", "waiter", "run", "--timeout",
+                      "30s", "--", "sh", "-c", "echo token=$SQLEASE_TOKEN", NULL);
+    CU_ASSERT_FATAL(waiter > 0);
+    CU_ASSERT(await_file_has(runlog, "held by another owner; waiting", 15000));
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 0);
+    code = wait_pid(waiter, 15000);
+    forget_bg(waiter);
+    CU_ASSERT_EQUAL(code, 0);
+    if (code != 0)
+        show_log("waiting run", runlog);
+    CU_ASSERT(await_file_has(runlog, "token=", 1000));
+    kill_all_bg();
+}
+
+/* --conflict-exit-code N is the exit code when the lease is not
+ * obtained; a lease lost while CMD ran is still 75. */
+static void test_conflict_exit_code(void)
+{
+    static const char *const bad[] = {"256", "-1", "x", "", "7 ", "1e2"};
+    char log[1100], pidfile[1100], script[1300];
+    pid_t holder, victim;
+    long sleep_pid;
+    result r;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_db(&r, "run", "--no-wait", "--conflict-exit-code", bad[i], "--", "true", NULL);
+        ASSERT_CODE(r, 64);
+        ASSERT_CONTAINS(r.err, "--conflict-exit-code");
+        result_free(&r);
+    }
+    holder = start_holder(log, sizeof log, "other");
+    CU_ASSERT_FATAL(holder > 0);
+    run_db(&r, "run", "--no-wait", "--conflict-exit-code", "3", "--", "true", NULL);
+    ASSERT_CODE(r, 3);
+    result_free(&r);
+    run_db(&r, "--retry", "250ms", "run", "--timeout", "500ms", "--conflict-exit-code=0", "--",
+           "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(r.ms >= 500);
+    result_free(&r);
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 0);
+
+    snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    victim = start_bg(log, "--owner", "victim", "--ttl", "4s", "--heartbeat", "500ms",
+                      "--renew-deadline", "2s", "--retry", "500ms", "run",
+                      "--conflict-exit-code", "3", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(victim > 0);
+    CU_ASSERT(await_held_by("victim", 15000));
+    sleep_pid = read_pid_file(pidfile, 5000);
+    CU_ASSERT(sleep_pid > 0);
+    run_db(&r, "release", "--force", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    code = wait_pid(victim, 15000);
+    forget_bg(victim);
+    CU_ASSERT_EQUAL(code, 75);
+    CU_ASSERT(sleep_pid > 0 && await_pid_gone(sleep_pid, 2000));
+    kill_all_bg();
+}
+
+/* With -q, a run that did not get the lease prints nothing at all (cron
+ * mails whatever a job prints); errors still print. */
+static void test_quiet_loser(void)
+{
+    char log[1100];
+    pid_t holder;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    holder = start_holder(log, sizeof log, "other");
+    CU_ASSERT_FATAL(holder > 0);
+    run_db(&r, "-q", "run", "--no-wait", "--", "echo", "ran", NULL);
+    ASSERT_CODE(r, 75);
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    result_free(&r);
+    run_db(&r, "-q", "--retry", "250ms", "run", "--timeout", "500ms", "--conflict-exit-code",
+           "0", "--", "echo", "ran", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    result_free(&r);
+    /* Errors are not a lost race: they print. */
+    run_raw(&r, "-q", "--dsn", "Driver=SQLite3;Database=/nonexistent-dir/x.db", "run",
+            "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "cannot connect");
+    result_free(&r);
+    run_db(&r, "-q", "run", "--bogus", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--bogus");
+    result_free(&r);
+    CU_ASSERT_EQUAL(stop_bg(holder, SIGTERM, 15000), 0);
+    run_db(&r, "-q", "run", "--no-wait", "--", "/nonexistent/cmd", NULL);
+    ASSERT_CODE(r, 127);
+    ASSERT_CONTAINS(r.err, "/nonexistent/cmd");
+    result_free(&r);
+    kill_all_bg();
+}
+
+/* ---- the metrics file ---------------------------------------------- */
+
+static const char *const metric_names[8] = {
+    "sqlease_lease_held", "sqlease_lease_token", "sqlease_lease_deadline_seconds",
+    "sqlease_last_contact_seconds", "sqlease_statements_total", "sqlease_takes_total",
+    "sqlease_losses_total", "sqlease_renew_failures_total"};
+enum { M_HELD, M_TOKEN, M_DEADLINE, M_CONTACT, M_STATEMENTS, M_TAKES, M_LOSSES, M_RENEW_FAIL };
+
+/* Parse a metrics file: every metric with its HELP line, its TYPE
+ * (counter for *_total, else gauge) and one sample carrying `labels`,
+ * whose value goes to values[i].  Returns 1 if all of it is there, 0 if
+ * not (a partial or missing file). */
+static int parse_metrics(const char *text, const char *labels, double values[8])
+{
+    size_t n = text != NULL ? strlen(text) : 0;
+
+    if (n == 0 || text[n - 1] != '\n')
+        return 0;
+    for (int i = 0; i < 8; i++) {
+        const char *name = metric_names[i];
+        size_t len = strlen(name);
+        int counter = len > 6 && strcmp(name + len - 6, "_total") == 0;
+        char want[1400];
+        const char *p;
+        char *end;
+
+        snprintf(want, sizeof want, "# HELP %s ", name);
+        p = strstr(text, want);
+        if (p == NULL || (p != text && p[-1] != '\n'))
+            return 0;
+        snprintf(want, sizeof want, "\n# TYPE %s %s\n", name, counter ? "counter" : "gauge");
+        if (strstr(text, want) == NULL)
+            return 0;
+        snprintf(want, sizeof want, "\n%s{%s} ", name, labels);
+        p = strstr(text, want);
+        if (p == NULL)
+            return 0;
+        values[i] = strtod(p + strlen(want), &end);
+        if (end == p + strlen(want) || *end != '\n')
+            return 0;
+    }
+    return 1;
+}
+
+/* Wait until the metrics file parses and cond(values) holds. */
+static int await_metrics(const char *path, const char *labels, double values[8],
+                         int (*cond)(const double *), int64_t timeout_ms)
+{
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+
+    for (;;) {
+        char *text = slurp(path);
+        int ok = parse_metrics(text, labels, values) && cond(values);
+        free(text);
+        if (ok)
+            return 1;
+        if (sqlease_mono_ms() >= deadline)
+            return 0;
+        sqlease_sleep_ms(20);
+    }
+}
+
+static int m_held(const double *v) { return v[M_HELD] == 1; }
+static int m_lost(const double *v) { return v[M_LOSSES] >= 1; }
+static int m_retaken(const double *v) { return v[M_HELD] == 1 && v[M_TAKES] >= 2; }
+
+static void test_metrics_file(void)
+{
+    static const char labels[] = "name=\"scheduler\",owner=\"m\\\"e\\\\t\"";
+    char log[1100], path[1100], base[64];
+    double v[8];
+    int64_t until;
+    int reads = 0, partial = 0, changes = 0;
+    char *prev = NULL;
+    pid_t sup;
+    result r;
+    DIR *d;
+    struct dirent *e;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, ++g_seq);
+    snprintf(base, sizeof base, "lease.%d.prom", g_seq);
+    snprintf(path, sizeof path, "%s/%s", g_dir, base);
+    /* The owner has a quote and a backslash: the labels escape them. */
+    sup = start_bg(log, "--owner", "m\"e\\t", "--ttl", "2s", "--heartbeat", "100ms",
+                   "--renew-deadline", "1s", "--retry", "100ms", "supervise", "--metrics-file",
+                   path, "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    if (!await_metrics(path, labels, v, m_held, 15000)) {
+        char *text = slurp(path);
+        fprintf(stderr, "\n  metrics file: %s\n", text);
+        free(text);
+        show_log("supervise", log);
+        CU_FAIL("the metrics file never said held");
+        kill_all_bg();
+        return;
+    }
+    run_db(&r, "status", "--json", NULL);
+    CU_ASSERT_EQUAL((long long)v[M_TOKEN], json_int(r.out, "token"));
+    result_free(&r);
+    CU_ASSERT(v[M_TOKEN] > 0);
+    CU_ASSERT_EQUAL(v[M_TAKES], 1);
+    CU_ASSERT_EQUAL(v[M_LOSSES], 0);
+    CU_ASSERT_EQUAL(v[M_RENEW_FAIL], 0);
+    CU_ASSERT(v[M_STATEMENTS] >= 1);
+    CU_ASSERT(v[M_DEADLINE] > 0 && v[M_DEADLINE] <= 1.0);
+    CU_ASSERT(v[M_CONTACT] >= 0 && v[M_CONTACT] < 1.0);
+
+    /* Read it as fast as we can while it is rewritten: never a partial
+     * file, and it does change. */
+    until = sqlease_mono_ms() + 1500;
+    while (sqlease_mono_ms() < until) {
+        char *text = slurp(path);
+        reads++;
+        if (!parse_metrics(text, labels, v)) {
+            if (partial++ == 0)
+                fprintf(stderr, "\n  partial metrics file: '%s'\n", text ? text : "(null)");
+        }
+        if (text != NULL && (prev == NULL || strcmp(prev, text) != 0))
+            changes++;
+        free(prev);
+        prev = text;
+    }
+    free(prev);
+    CU_ASSERT_EQUAL(partial, 0);
+    CU_ASSERT(reads > 100);
+    CU_ASSERT(changes >= 3);
+
+    /* A loss: counted, then the lease is taken again (nobody else wants
+     * it), with a new token. */
+    run_db(&r, "release", "--force", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    CU_ASSERT(await_metrics(path, labels, v, m_lost, 15000));
+    CU_ASSERT_EQUAL(v[M_LOSSES], 1);
+    CU_ASSERT(await_metrics(path, labels, v, m_retaken, 15000));
+    CU_ASSERT_EQUAL(v[M_TAKES], 2);
+
+    /* Gone once supervise has exited, and no temporary file left. */
+    CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
+    CU_ASSERT(access(path, F_OK) != 0 && errno == ENOENT);
+    d = opendir(g_dir);
+    while (d != NULL && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, base, strlen(base)) == 0) {
+            fprintf(stderr, "\n  left behind: %s\n", e->d_name);
+            CU_FAIL("a metrics file was left behind");
+        }
+    if (d != NULL)
+        closedir(d);
+
+    /* run: the file exists while CMD runs (CMD reads it), not after. */
+    run_db(&r, "--owner", "runner", "run", "--metrics-file", path, "--", "cat", path, NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "sqlease_lease_held{name=\"scheduler\",owner=\"runner\"} 1\n");
+    CU_ASSERT(access(path, F_OK) != 0);
+    result_free(&r);
+    /* A name the textfile collector would not read; a directory that is
+     * not there. */
+    run_db(&r, "run", "--metrics-file", "lease.txt", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, ".prom");
+    result_free(&r);
+    run_db(&r, "supervise", "--metrics-file", "/nonexistent-dir/x.prom", "--", "true", NULL);
+    ASSERT_CODE(r, 73);
+    ASSERT_CONTAINS(r.err, "/nonexistent-dir/x.prom");
+    result_free(&r);
+    kill_all_bg();
+}
+
+/* ---- systemd ------------------------------------------------------- */
+
+/* A datagram socket where a service manager's would be: a path, or
+ * "@name" in the abstract namespace.  Returns the descriptor, or -1. */
+static int notify_socket(const char *addr)
+{
+    struct sockaddr_un sa;
+    size_t n = strlen(addr);
+    int fd;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    if (n >= sizeof sa.sun_path)
+        return -1;
+    memcpy(sa.sun_path, addr, n);
+    if (addr[0] == '@')
+        sa.sun_path[0] = '\0';
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (bind(fd, (struct sockaddr *)&sa,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (addr[0] == '/'))) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Read messages into buf (each followed by "|") until one contains
+ * needle (or one already did). */
+static int notify_await(int fd, char *buf, size_t cap, const char *needle, int64_t timeout_ms)
+{
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+
+    for (;;) {
+        char msg[1024];
+        struct pollfd p;
+        int64_t left;
+        ssize_t n;
+
+        if (strstr(buf, needle) != NULL)
+            return 1;
+        left = deadline - sqlease_mono_ms();
+        if (left <= 0)
+            return 0;
+        p.fd = fd;
+        p.events = POLLIN;
+        if (poll(&p, 1, (int)left) <= 0)
+            continue;
+        n = recv(fd, msg, sizeof msg - 1, 0);
+        if (n < 0)
+            continue;
+        msg[n] = '\0';
+        if (strlen(buf) + (size_t)n + 2 < cap) {
+            strcat(buf, msg);
+            strcat(buf, "|");
+        }
+    }
+}
+
+/* Under systemd (Type=notify), supervise says READY=1 once contending,
+ * which instance holds (STATUS=), and STOPPING=1; CMD does not inherit
+ * NOTIFY_SOCKET. */
+static void test_systemd_notify(void)
+{
+    char sock_a[1100], sock_b[128], env_a[1200], env_b[200], log_a[1100], log_b[1100];
+    char nsfile[1100], script[1300], want[128];
+    char buf_a[8192] = "", buf_b[8192] = "";
+    const char *ea[2] = {env_a, NULL}, *eb[2] = {env_b, NULL};
+    pid_t a, b;
+    int fa, fb, code;
+    result r;
+    long long token;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(sock_a, sizeof sock_a, "%s/notify.%d", g_dir, ++g_seq);
+    snprintf(sock_b, sizeof sock_b, "@sqlease-test-%ld-%d", (long)getpid(), g_seq);
+    fa = notify_socket(sock_a);
+    fb = notify_socket(sock_b);
+    CU_ASSERT_FATAL(fa >= 0 && fb >= 0);
+    snprintf(env_a, sizeof env_a, "NOTIFY_SOCKET=%s", sock_a);
+    snprintf(env_b, sizeof env_b, "NOTIFY_SOCKET=%s", sock_b);
+    snprintf(log_a, sizeof log_a, "%s/sup-a.%d.log", g_dir, g_seq);
+    snprintf(log_b, sizeof log_b, "%s/sup-b.%d.log", g_dir, g_seq);
+    snprintf(nsfile, sizeof nsfile, "%s/ns.%d", g_dir, g_seq);
+    snprintf(script, sizeof script, "echo ns=${NOTIFY_SOCKET-unset} > '%s'; exec sleep 60",
+             nsfile);
+
+    a = start_bg_env(log_a, ea, "--owner", "host-a", "supervise", "--", "sh", "-c", script,
+                     NULL);
+    CU_ASSERT_FATAL(a > 0);
+    CU_ASSERT(notify_await(fa, buf_a, sizeof buf_a, "READY=1", 15000));
+    run_db(&r, "status", "--json", NULL);
+    token = json_int(r.out, "token");
+    result_free(&r);
+    snprintf(want, sizeof want, "STATUS=holding, token %lld|", token);
+    CU_ASSERT(notify_await(fa, buf_a, sizeof buf_a, want, 5000));
+    CU_ASSERT(await_file_has(nsfile, "ns=unset\n", 5000));
+
+    b = start_bg_env(log_b, eb, "--owner", "host-b", "--retry", "250ms", "supervise", "--",
+                     "sleep", "60", NULL);
+    CU_ASSERT_FATAL(b > 0);
+    CU_ASSERT(notify_await(fb, buf_b, sizeof buf_b, "READY=1", 15000));
+    CU_ASSERT(notify_await(fb, buf_b, sizeof buf_b, "STATUS=standby, held by host-a|", 5000));
+
+    code = stop_bg(a, SIGTERM, 15000);
+    CU_ASSERT_EQUAL(code, 0);
+    if (code != 0) {
+        fprintf(stderr, "\n  supervise a exited %d\n", code);
+        show_log("supervise a", log_a);
+    }
+    CU_ASSERT(notify_await(fa, buf_a, sizeof buf_a, "STOPPING=1", 1000));
+    snprintf(want, sizeof want, "STATUS=holding, token %lld|", token + 1);
+    CU_ASSERT(notify_await(fb, buf_b, sizeof buf_b, want, 15000));
+    code = stop_bg(b, SIGTERM, 15000);
+    CU_ASSERT_EQUAL(code, 0);
+    if (code != 0) {
+        fprintf(stderr, "\n  supervise b exited %d\n", code);
+        show_log("supervise b", log_b);
+    }
+    CU_ASSERT(notify_await(fb, buf_b, sizeof buf_b, "STOPPING=1", 1000));
+    if (strstr(buf_b, "STOPPING=1") == NULL || strstr(buf_a, "READY=1") == NULL)
+        fprintf(stderr, "\n  a got: %s\n  b got: %s\n", buf_a, buf_b);
+    close(fa);
+    close(fb);
+    unlink(sock_a);
+    kill_all_bg();
+}
+
+/* supervise started while its database is away keeps trying (each
+ * failure logged once), and contends once it answers; migrate and run
+ * still fail at once, and a missing table ends supervise at once. */
+static void test_supervise_waits_for_database(void)
+{
+    char dir[1100], tmpdir[1200], db[1200], dsn[1300], tmpdsn[1300], sock[1100], env[1200];
+    char log[1100], buf[8192] = "", path[1300];
+    const char *envv[2] = {env, NULL};
+    char *text;
+    pid_t sup;
+    result r;
+    int fd, code;
+
+    new_table();
+    snprintf(dir, sizeof dir, "%s/later.%d", g_dir, ++g_seq);
+    snprintf(tmpdir, sizeof tmpdir, "%s.tmp", dir);
+    snprintf(db, sizeof db, "%s/t.db", dir);
+    snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s", db);
+    snprintf(tmpdsn, sizeof tmpdsn, "Driver=SQLite3;Database=%s/t.db", tmpdir);
+    snprintf(sock, sizeof sock, "%s/notify.%d", g_dir, g_seq);
+    snprintf(env, sizeof env, "NOTIFY_SOCKET=%s", sock);
+    snprintf(log, sizeof log, "%s/sup.%d.log", g_dir, g_seq);
+    fd = notify_socket(sock);
+    CU_ASSERT_FATAL(fd >= 0);
+
+    run_raw(&r, "--dsn", dsn, "--table", g_table, "migrate", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT(r.ms < 10000);
+    result_free(&r);
+
+    sup = start_bg_raw_env(log, envv, "-v", "--dsn", dsn, "--table", g_table, "--retry",
+                           "200ms", "--login-timeout", "1s", "supervise", "--", "sleep", "60",
+                           NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    CU_ASSERT(notify_await(fd, buf, sizeof buf, "STATUS=database unreachable: cannot connect",
+                           15000));
+    /* Tried again (the repeat is logged at debug level only). */
+    CU_ASSERT(await_file_has(log, "debug: cannot connect", 15000));
+    CU_ASSERT(!tu_pid_gone(sup));
+    CU_ASSERT_PTR_NULL(strstr(buf, "READY=1"));
+
+    /* The database appears, already migrated (renamed into place, so that
+     * supervise never sees it half made). */
+    CU_ASSERT_FATAL(mkdir(tmpdir, 0700) == 0);
+    run_raw(&r, "--dsn", tmpdsn, "--table", g_table, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    CU_ASSERT_FATAL(rename(tmpdir, dir) == 0);
+    CU_ASSERT(notify_await(fd, buf, sizeof buf, "READY=1", 15000));
+    CU_ASSERT(notify_await(fd, buf, sizeof buf, "STATUS=holding, token ", 5000));
+    code = stop_bg(sup, SIGTERM, 15000);
+    CU_ASSERT_EQUAL(code, 0);
+    if (code != 0) {
+        fprintf(stderr, "\n  supervise exited %d\n", code);
+        show_log("supervise", log);
+    }
+    text = slurp(log);
+    CU_ASSERT_EQUAL(count_of(text, "error: cannot connect"), 1);
+    ASSERT_CONTAINS(text, "connected to '");
+    free(text);
+
+    /* A missing table is a broken installation: exit at once. */
+    new_table();
+    run_raw(&r, "--dsn", dsn, "--table", g_table, "supervise", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT(r.ms < 10000);
+    ASSERT_CONTAINS(r.err, "migrate");
+    result_free(&r);
+
+    close(fd);
+    unlink(sock);
+    unlink(db);
+    snprintf(path, sizeof path, "%s-journal", db);
+    unlink(path);
+    rmdir(dir);
+    kill_all_bg();
+}
+
+/* ---- a crash-looping CMD ------------------------------------------- */
+
+/* A host whose CMD fails at once, again and again, gives the lease up
+ * and stays out for --crash-pause: a healthy host gets it. */
+static void test_crash_loop_gives_up(void)
+{
+    char bad_log[1100], good_log[1100];
+    pid_t bad, good;
+    char *text;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(bad_log, sizeof bad_log, "%s/bad.%d.log", g_dir, ++g_seq);
+    snprintf(good_log, sizeof good_log, "%s/good.%d.log", g_dir, g_seq);
+    bad = start_bg(bad_log, "--owner", "bad", "--ttl", "2s", "--heartbeat", "500ms",
+                   "--renew-deadline", "1s", "--retry", "200ms", "supervise", "--crash-limit",
+                   "3", "--crash-window", "10s", "--", "false", NULL);
+    CU_ASSERT_FATAL(bad > 0);
+    CU_ASSERT(await_held_by("bad", 15000));
+    good = start_bg(good_log, "--owner", "good", "--ttl", "2s", "--heartbeat", "500ms",
+                    "--renew-deadline", "1s", "--retry", "200ms", "supervise", "--", "sleep",
+                    "60", NULL);
+    CU_ASSERT_FATAL(good > 0);
+    /* Three failures (restarts after 1 s and 2 s), then the lease is
+     * free within a retry: well inside 15 s. */
+    if (!await_held_by("good", 15000)) {
+        show_log("crashing supervise", bad_log);
+        CU_FAIL("the healthy instance never got the lease");
+    }
+    CU_ASSERT(await_file_has(bad_log, "staying out of contention for 4000 ms", 1000));
+    text = slurp(bad_log);
+    ASSERT_CONTAINS(text, "CMD failed 3 times in a row");
+    free(text);
+    /* After the pause it contends again, as a standby. */
+    CU_ASSERT(await_file_has(bad_log, "contending for lease", 15000));
+    CU_ASSERT(held_by("good"));
+    CU_ASSERT_EQUAL(stop_bg(bad, SIGTERM, 15000), 0);
+    CU_ASSERT_EQUAL(stop_bg(good, SIGTERM, 15000), 0);
+    kill_all_bg();
+}
+
+/* ---- log lines ----------------------------------------------------- */
+
+/* Run sqlease with stderr going to a file that exists beforehand, with
+ * JOURNAL_STREAM set to that file's device:inode (journal 1) or to
+ * something else (journal 0), or unset (journal -1). */
+static void run_stderr_journal(result *r, int journal, ...)
+{
+    char *argv[MAX_ARGS], out[1100], err[1100], env_js[100];
+    const char *env[2] = {NULL, NULL};
+    struct stat st;
+    int64_t t0;
+    va_list ap;
+    pid_t pid;
+    int fd;
+
+    va_start(ap, journal);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    snprintf(out, sizeof out, "%s/out.%d", g_dir, ++g_seq);
+    snprintf(err, sizeof err, "%s/err.%d", g_dir, g_seq);
+    fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        snprintf(env_js, sizeof env_js, "JOURNAL_STREAM=%llu:%llu",
+                 (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino + (journal == 0 ? 1 : 0));
+        if (journal >= 0)
+            env[0] = env_js;
+    }
+    if (fd >= 0)
+        close(fd);
+    t0 = sqlease_mono_ms();
+    pid = spawn(argv, env, out, err);
+    r->code = pid > 0 ? wait_pid(pid, RUN_TIMEOUT_MS) : -1;
+    r->ms = sqlease_mono_ms() - t0;
+    r->out = slurp(out);
+    r->err = slurp(err);
+    unlink(out);
+    unlink(err);
+}
+
+/* Every line of text matches the pattern; returns the number of lines,
+ * or -1 at the first that does not. */
+static int lines_match(const char *text, const char *pattern)
+{
+    regex_t re;
+    int n = 0;
+
+    if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+        return -1;
+    for (const char *p = text; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        char line[2048];
+
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
+                 p);
+        if (regexec(&re, line, 0, NULL, 0) != 0) {
+            fprintf(stderr, "\n  line does not match %s: %s\n", pattern, line);
+            n = -1;
+            break;
+        }
+        n++;
+        p += len + (nl != NULL);
+    }
+    regfree(&re);
+    return n;
+}
+
+/* Log lines start with an RFC 3339 UTC time with milliseconds, except
+ * when stderr is the journal (which stamps them; a priority prefix says
+ * the level instead). */
+static void test_log_timestamps(void)
+{
+    static const char stamped[] =
+        "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z sqlease: "
+        "(error|warn|info|debug): ";
+    char before[32], after[32];
+    struct timespec ts;
+    struct tm tm;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(before, sizeof before, "%Y-%m-%dT%H:%M", &tm);
+    run_stderr_journal(&r, -1, "-v", "run", "--", "true", NULL);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(after, sizeof after, "%Y-%m-%dT%H:%M", &tm);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(lines_match(r.err, stamped) >= 3);
+    /* The time is now (to the minute), in UTC. */
+    CU_ASSERT(strncmp(r.err, before, strlen(before)) == 0 ||
+              strncmp(r.err, after, strlen(after)) == 0);
+    result_free(&r);
+
+    /* JOURNAL_STREAM naming another file: still stamped. */
+    run_stderr_journal(&r, 0, "-v", "run", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(lines_match(r.err, stamped) >= 3);
+    result_free(&r);
+
+    /* stderr is the journal: no stamp, a syslog priority instead. */
+    run_stderr_journal(&r, 1, "-v", "run", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(lines_match(r.err, "^<(3|4|6|7)>sqlease: (error|warn|info|debug): ") >= 3);
+    ASSERT_CONTAINS(r.err, "<6>sqlease: info: ");
+    ASSERT_CONTAINS(r.err, "<7>sqlease: debug: ");
+    result_free(&r);
+}
+
+/* ---- saying what happened, once ------------------------------------ */
+
+/* A missing table is said once; an SQLite file locked by another
+ * connection is "database is locked", not "did not answer"; a run that
+ * never held the lease says nothing about releasing it. */
+static void test_messages_said_once(void)
+{
+    sqlease_db_options o;
+    sqlease_db *db = NULL;
+    result r;
+
+    new_table();
+    run_db(&r, "run", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "does not exist");
+    CU_ASSERT_EQUAL(count_of(r.err, "\n"), 1);
+    result_free(&r);
+    run_db(&r, "supervise", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "does not exist");
+    CU_ASSERT_EQUAL(count_of(r.err, "\n"), 1);
+    result_free(&r);
+
+    if (g_ext_dsn != NULL)
+        return; /* the lock below is SQLite's */
+    if (!migrate_ok())
+        return;
+    sqlease_db_options_init(&o);
+    o.conn = g_dsn;
+    o.log_level = SQLEASE_LOG_ERROR;
+    CU_ASSERT_FATAL(sqlease_db_open(&db, &o, NULL) == SQLEASE_OK);
+    CU_ASSERT_FATAL(tu_sql(db, "BEGIN EXCLUSIVE", NULL) == SQLEASE_OK);
+
+    run_db(&r, "--query-timeout", "1s", "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "database is locked");
+    CU_ASSERT_PTR_NULL(strstr(r.err, "did not answer"));
+    CU_ASSERT_PTR_NULL(strstr(r.err, "release failed"));
+    CU_ASSERT_PTR_NULL(strstr(r.err, "expires by itself"));
+    CU_ASSERT_EQUAL(count_of(r.err, "\n"), 1);
+    result_free(&r);
+
+    /* Waiting: the failure is logged once, however many retries fail. */
+    run_db(&r, "--query-timeout", "1s", "--retry", "250ms", "run", "--timeout", "3s", "--",
+           "true", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT_EQUAL(count_of(r.err, "database is locked"), 1);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "release failed"));
+    CU_ASSERT_EQUAL(count_of(r.err, "\n"), 2);
+    result_free(&r);
+
+    CU_ASSERT(tu_sql(db, "COMMIT", NULL) == SQLEASE_OK);
+    sqlease_db_close(db);
+    run_db(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+    result_free(&r);
+}
+
 /* ---- suite --------------------------------------------------------- */
 
 /* Only flat files are made in the directory: remove each, then it. */
@@ -1303,7 +2195,8 @@ static void clear_environment(void)
     static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_TABLE", "SQLEASE_NAME",
                                        "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
                                        "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
-                                       "SQLEASE_OWNER", "SQLEASE_TOKEN"};
+                                       "SQLEASE_OWNER", "SQLEASE_TOKEN", "NOTIFY_SOCKET",
+                                       "JOURNAL_STREAM"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -1316,6 +2209,7 @@ int main(void)
     } tests[] = {
         {"--version", test_version},
         {"--help lists every command and flag", test_help},
+        {"the man page lists every flag and exit code", test_man_page_complete},
         {"a duration without a unit is a usage error", test_bare_duration},
         {"usage errors exit 64 with one line", test_usage_errors},
         {"a missing command exits 64", test_missing_command},
@@ -1339,6 +2233,15 @@ int main(void)
         {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
         {"SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state},
         {"started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin},
+        {"run --timeout gives up after D, or runs CMD", test_run_timeout},
+        {"run --conflict-exit-code; a loss is still 75", test_conflict_exit_code},
+        {"run -q: a host that gives up prints nothing", test_quiet_loser},
+        {"--metrics-file: values, atomic rewrites, removed", test_metrics_file},
+        {"supervise: READY=1, STATUS=, STOPPING=1", test_systemd_notify},
+        {"supervise waits for a database away at start", test_supervise_waits_for_database},
+        {"a crash-looping CMD gives the lease up", test_crash_loop_gives_up},
+        {"log lines carry a time stamp, except in the journal", test_log_timestamps},
+        {"errors said once and as they are", test_messages_said_once},
     };
     CU_pSuite suite;
     unsigned failed;

@@ -32,6 +32,8 @@ enum {
     CLI_EXIT_USAGE = 64,       /* bad command line or option */
     CLI_EXIT_UNAVAILABLE = 69, /* database unreachable, not migrated, failing */
     CLI_EXIT_OSERR = 71,       /* out of memory, thread, process, clock */
+    CLI_EXIT_CANTCREAT = 73,   /* --metrics-file cannot be written */
+    CLI_EXIT_IOERR = 74,       /* standard output could not be written */
     CLI_EXIT_NOT_HELD = 75,    /* lease not held, or lost */
     CLI_EXIT_NOEXEC = 127      /* CMD could not be started */
 };
@@ -89,10 +91,20 @@ void cli_print_version(void);
 
 /* ---- common.c ----------------------------------------------------- */
 
-/* Messages on stderr, each one line starting "sqlease: ".  cli_usage
- * adds the hint to --help and returns CLI_EXIT_USAGE. */
+/* Messages on stderr, each one line starting "sqlease: " (no time stamp:
+ * these are a command's answer, for the person or script that ran it,
+ * not log lines).  cli_usage adds the hint to --help and returns
+ * CLI_EXIT_USAGE. */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Look once, before any thread starts, whether stderr is the systemd
+ * journal (sys.h): then log lines carry a "<N>" priority prefix and no
+ * time stamp, which the journal adds itself. */
+void cli_log_detect(void);
+int cli_log_to_journal(void);
+/* wall_ms as RFC 3339 UTC with milliseconds: 2026-12-01T05:03:07.123Z. */
+void cli_format_time(int64_t wall_ms, char *buf, size_t cap);
 
 /* The tool's log: level (an sqlease_log_level) from the command's default
  * and -v / -q.  Set once before any thread starts. */
@@ -103,6 +115,10 @@ int cli_log_level(void);
 void cli_log(int level, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* The same sink, in the shape the library wants. */
 void cli_log_sink(void *userdata, int level, const char *line);
+/* Print one log line whatever the level (the caller has filtered):
+ * "2026-12-01T05:03:07.123Z sqlease: info: line", or "<6>sqlease: info:
+ * line" into the journal. */
+void cli_log_emit(int level, const char *line);
 
 /* The exit code for a library status. */
 int cli_exit_for_status(int status);
@@ -120,6 +136,10 @@ int cli_effective_options(sqlease_db *db, const sqlease_options *in, sqlease_opt
 /* Connect with the global flags.  Returns CLI_CONTINUE with *db set, or
  * an exit code after printing why. */
 int cli_open_db(const cli_args *a, sqlease_db **db);
+/* The connection options cli_open_db uses (log to cli_log_sink). */
+void cli_db_options(const cli_args *a, sqlease_db_options *o);
+/* The exit code for a failed sqlease_db_open: 64 or 69. */
+int cli_open_exit_code(const cli_args *a, int status);
 
 /* Print "sqlease: <message>" for a failed call and return its exit code. */
 int cli_fail(const sqlease_error *err, int status);

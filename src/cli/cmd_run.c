@@ -1,12 +1,14 @@
 /*
- * cmd_run.c -- `sqlease run`: wait for the lease, run CMD once while the
- * supervisor renews it, keep holding until --min-hold has passed since
- * the take, release, and exit with CMD's status (75 if the lease was lost
- * while CMD ran; 128+N if sqlease itself got signal N).  Run from an
- * interactive shell, CMD gets the terminal while it runs, and a Ctrl-Z
- * suspends the whole job (see mirror_stop).
+ * cmd_run.c -- `sqlease run`: wait for the lease (at most --timeout; not
+ * at all with --no-wait, and then exit with --conflict-exit-code), run
+ * CMD once while the supervisor renews it, keep holding until --min-hold
+ * has passed since the take, release, and exit with CMD's status (75 if
+ * the lease was lost while CMD ran; 128+N if sqlease itself got signal
+ * N).  Run from an interactive shell, CMD gets the terminal while it
+ * runs, and a Ctrl-Z suspends the whole job (see mirror_stop).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "child.h"
@@ -19,29 +21,89 @@
 /* How the wait for CMD ended. */
 enum { ENDED_EXIT, ENDED_LOST, ENDED_SIGNAL, ENDED_ERROR };
 
-/* Block until the lease is held (then start CMD) or a signal arrives.
- * Returns 1 with CMD started, 0 on a signal, -1 if CMD could not start. */
-static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int64_t *token)
+/* How the wait for the lease ended. */
+enum { WAIT_STARTED, WAIT_SIGNAL, WAIT_NOEXEC, WAIT_TIMEOUT };
+
+/* Block until the lease is held (then start CMD), a signal arrives, or
+ * deadline_mono (-1: none) passes. */
+static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int64_t *token,
+                          int64_t deadline_mono)
 {
     char err[512];
 
     for (;;) {
         cli_hold_view v;
+        int64_t now, wake;
         int r;
 
         if (sqlease_signal_received() != 0)
-            return 0;
+            return WAIT_SIGNAL;
         cli_hold_view_get(&s->hold, &v);
         r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1, token, err,
                                  sizeof err);
         if (r == 1)
-            return 1;
+            return WAIT_STARTED;
         if (r < 0) {
             cli_error("%s", err);
-            return -1;
+            return WAIT_NOEXEC;
         }
-        cli_hold_wait(&s->hold, v.version, sqlease_mono_ms() + POLL_MS);
+        cli_session_observe(s);
+        now = sqlease_mono_ms();
+        if (deadline_mono >= 0 && now >= deadline_mono)
+            return WAIT_TIMEOUT;
+        wake = now + POLL_MS;
+        if (deadline_mono >= 0 && deadline_mono < wake)
+            wake = deadline_mono;
+        cli_hold_wait(&s->hold, v.version, wake);
     }
+}
+
+/* A phrase for an error line about SQLite's busy timeout, which is not
+ * the database failing to answer: another connection is writing. */
+static const char *error_hint(const char *reason)
+{
+    if (strstr(reason, "database is locked") != NULL)
+        return " (another connection holds the SQLite file's write lock; the DSN's"
+               " Timeout= is how long to wait for it)";
+    return "";
+}
+
+/*
+ * The lease was not obtained: at once (--no-wait) or when --timeout ran
+ * out.  If the database is failing, that is the answer (69, its error
+ * said once); otherwise another owner holds the lease: the conflict exit
+ * code, said in one line, or not at all with -q (a cron job on every host
+ * would mail each losing host every night).
+ */
+static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, int64_t waited)
+{
+    char reason[600], owner[SQLEASE_MAX_OWNER + 1], waited_text[64] = "";
+    int64_t token = 0, expires = 0;
+    int r;
+
+    if (cli_session_failing(s, reason, sizeof reason)) {
+        /* After a wait, the error has been logged when it happened. */
+        if (f->timeout_ms > 0)
+            cli_error("lease '%s': gave up after %" PRId64 " ms; the database is failing"
+                      " (the error is logged above)", s->name, waited);
+        else
+            cli_error("lease '%s': acquire failed: %s%s", s->name, reason, error_hint(reason));
+        return CLI_EXIT_UNAVAILABLE;
+    }
+    if (a->verbosity < 0)
+        return f->conflict_code;
+    if (f->timeout_ms > 0)
+        snprintf(waited_text, sizeof waited_text, "; gave up after %" PRId64 " ms", waited);
+    r = cli_session_holder(s, owner, sizeof owner, &token, &expires);
+    if (r > 0)
+        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms)%s",
+                  s->name, owner, token, expires, waited_text);
+    else if (r == 0)
+        cli_error("lease '%s' was held by another owner (free again now)%s", s->name,
+                  waited_text);
+    else
+        cli_error("lease '%s' is held by another owner%s", s->name, waited_text);
+    return f->conflict_code;
 }
 
 /*
@@ -91,8 +153,9 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
             cli_session_guard_done(s);
             cli_hold_child_gone(&s->hold);
             if (guarded) {
-                cli_error("lease '%s': the hold's deadline passed while sqlease was stopped;"
-                          " its guard stopped CMD (status %d)", s->name, *code);
+                cli_log(SQLEASE_LOG_ERROR, "lease '%s': the hold's deadline passed while"
+                        " sqlease was stopped; its guard stopped CMD (status %d)", s->name,
+                        *code);
                 return ENDED_LOST;
             }
             return ENDED_EXIT;
@@ -105,8 +168,8 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
             (void)mirror_stop(s, child, sig, &parked_sig);
         cli_hold_view_get(&s->hold, &v);
         if (!v.held) {
-            cli_error("lease '%s' %s while CMD ran (token %" PRId64 "); stopping CMD",
-                      s->name, cli_stop_reason(v.stop_reason), v.token);
+            cli_log(SQLEASE_LOG_ERROR, "lease '%s' %s while CMD ran (token %" PRId64 ");"
+                    " stopping CMD", s->name, cli_stop_reason(v.stop_reason), v.token);
             cli_session_guard_stopping(s);
             *code = cli_child_stop(child, grace);
             cli_session_guard_done(s);
@@ -121,6 +184,7 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
             return ENDED_SIGNAL;
         }
         cli_session_guard_tick(s);
+        cli_session_observe(s);
         cli_hold_wait(&s->hold, v.version, sqlease_mono_ms() + POLL_MS);
     }
 }
@@ -137,6 +201,7 @@ static void hold_until(cli_session *s, int64_t until_mono_ms)
         cli_hold_view_get(&s->hold, &v);
         if (now >= until_mono_ms || !v.held || sqlease_signal_received() != 0)
             return;
+        cli_session_observe(s);
         cli_hold_wait(&s->hold, v.version, now + POLL_MS < until_mono_ms ? now + POLL_MS
                                                                           : until_mono_ms);
     }
@@ -148,38 +213,40 @@ int cli_cmd_run(const cli_args *a)
     cli_session s;
     cli_hold_view v;
     sqlease_child child;
-    int64_t token = 0;
+    int64_t token = 0, t0 = sqlease_mono_ms();
     int code = 0, rc, ended, started;
 
     cli_log_init(a, SQLEASE_LOG_WARN);
     rc = cli_job_flags_parse(a, 1, &f);
     if (rc != CLI_CONTINUE)
         return rc;
-    rc = cli_session_start(a, &f, &s);
+    rc = cli_session_start(a, &f, &s, 0);
     if (rc != CLI_CONTINUE)
         return rc;
 
+    cli_session_observe(&s);
     cli_hold_view_get(&s.hold, &v);
-    if (!v.held && f.no_wait) {
-        if (cli_session_never_reached_db(&s)) {
-            cli_error("lease '%s': the database did not answer", s.name);
-            rc = CLI_EXIT_UNAVAILABLE;
-        } else {
-            cli_session_describe_holder(&s, a);
-            rc = CLI_EXIT_NOT_HELD;
-        }
+    if (!v.held && f.timeout_ms == 0) {
+        /* The first acquire's error, if any, is the answer. */
+        rc = give_up(&s, a, &f, 0);
         cli_session_stop(&s);
         return rc;
     }
+    (void)cli_session_first_error(&s, 1);
     if (!v.held)
         cli_log(SQLEASE_LOG_INFO, "lease '%s' is held by another owner; waiting", s.name);
 
     memset(&child, 0, sizeof child);
-    started = wait_and_start(&s, f.cmd, &child, &token);
-    if (started <= 0) {
+    started = wait_and_start(&s, f.cmd, &child, &token,
+                             f.timeout_ms >= 0 ? t0 + f.timeout_ms : -1);
+    if (started != WAIT_STARTED) {
         int sig = sqlease_signal_received();
+        if (started == WAIT_TIMEOUT)
+            rc = give_up(&s, a, &f, sqlease_mono_ms() - t0);
+        else
+            rc = started == WAIT_NOEXEC ? CLI_EXIT_NOEXEC : 128 + sig;
         cli_session_stop(&s);
-        return started < 0 ? CLI_EXIT_NOEXEC : 128 + sig;
+        return rc;
     }
     cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "); started CMD (pid %ld)",
             s.name, token, cli_child_pid(&child));

@@ -1,14 +1,20 @@
 /*
  * cmd_supervise.c -- `sqlease supervise`: keep CMD running exactly while
  * this process holds the lease.  A fresh CMD on every take; a CMD that
- * exits while held is restarted with backoff; on loss CMD is stopped and
- * the process waits to hold again; SIGTERM/SIGINT stop CMD, release the
- * lease and exit 0.
+ * exits while held is restarted with backoff, and one that keeps failing
+ * at once (--crash-limit) makes this host give the lease up for a while
+ * (--crash-pause) so that a healthy host gets it; on loss CMD is stopped
+ * and the process waits to hold again; SIGTERM/SIGINT stop CMD, release
+ * the lease and exit 0.  A database that is away at start is waited for;
+ * under systemd (Type=notify) the service manager hears when supervise
+ * is contending, what it is doing, and when it stops.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "child.h"
+#include "notify.h"
 #include "session.h"
 
 #define POLL_MS 50
@@ -29,6 +35,11 @@ typedef struct supervise_loop {
     uint64_t seen_starts;   /* holds seen, to spot a fresh one */
     int64_t next_start;     /* no CMD start before this (backoff) */
     int64_t backoff_ms;     /* the next restart delay */
+    int crash_limit;        /* quick failures in a row that pause; 0 never */
+    int64_t crash_window_ms;
+    int64_t crash_pause_ms;
+    int quick_failures;     /* quick failures in a row so far */
+    int64_t paused_until;   /* out of contention until then; 0 not paused */
 } supervise_loop;
 
 static void log_waiting(const supervise_loop *L)
@@ -89,6 +100,41 @@ static void try_start(supervise_loop *L, int64_t now)
     }
 }
 
+/*
+ * CMD exited on its own while the lease was held.  A failure soon after
+ * its start (non-zero status, or a signal, within --crash-window) counts
+ * towards --crash-limit; anything else starts the count over.  At the
+ * limit this host is the problem (a bad configuration, a missing file):
+ * holding on to the lease would keep the job from the hosts that can run
+ * it, so the lease is released and this host stays out of contention for
+ * --crash-pause, which is longer than the ttl, so that another host
+ * certainly gets its turn.  Returns 1 when it paused.
+ */
+static int crashed(supervise_loop *L, int code, int64_t now)
+{
+    int64_t ran = now - L->started_mono;
+    char note[200], until[40];
+
+    if (code != 0 && ran < L->crash_window_ms)
+        L->quick_failures++;
+    else
+        L->quick_failures = 0;
+    if (L->crash_limit <= 0 || L->quick_failures < L->crash_limit)
+        return 0;
+    cli_log(SQLEASE_LOG_WARN, "CMD failed %d time%s in a row, within %" PRId64 " ms of its"
+            " start each time (last status %d); releasing lease '%s' (token %" PRId64 ") and"
+            " staying out of contention for %" PRId64 " ms so that another host can take it",
+            L->quick_failures, L->quick_failures == 1 ? "" : "s", L->crash_window_ms, code,
+            L->s->name, L->token, L->crash_pause_ms);
+    cli_format_time(sqlease_wall_ms() + L->crash_pause_ms, until, sizeof until);
+    snprintf(note, sizeof note, "paused after %d quick CMD failures (last status %d);"
+             " contending again at %s", L->quick_failures, code, until);
+    cli_session_pause(L->s, note);
+    L->quick_failures = 0;
+    L->paused_until = sqlease_mono_ms() + L->crash_pause_ms;
+    return 1;
+}
+
 /* One round: react to CMD exiting, to the lease ending, to a new hold.
  * Everything slow (stopping CMD) happens here on the main thread. */
 static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
@@ -105,7 +151,7 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
             cli_session_guard_done(L->s);
             cli_hold_child_gone(&L->s->hold);
             L->running = 0;
-            if (v->held)
+            if (v->held && !crashed(L, code, now))
                 schedule_restart(L, code, now);
             return;
         }
@@ -115,8 +161,9 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
             return;
         }
         if (!v->held) {
-            cli_log(SQLEASE_LOG_INFO, "lease '%s' %s (token %" PRId64 "); stopping CMD",
-                    L->s->name, cli_stop_reason(v->stop_reason), L->token);
+            cli_log(v->stop_reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
+                    "lease '%s' %s (token %" PRId64 "); stopping CMD", L->s->name,
+                    cli_stop_reason(v->stop_reason), L->token);
             stop_child(L, "lease ended");
             log_waiting(L);
         }
@@ -144,23 +191,40 @@ int cli_cmd_supervise(const cli_args *a)
     rc = cli_job_flags_parse(a, 0, &f);
     if (rc != CLI_CONTINUE)
         return rc;
-    rc = cli_session_start(a, &f, &s);
-    if (rc != CLI_CONTINUE)
+    (void)cli_notify_init();
+    rc = cli_session_start(a, &f, &s, 1);
+    if (rc != CLI_CONTINUE) {
+        cli_session_stopping(&s);
+        cli_notify_close();
         return rc;
+    }
 
     memset(&L, 0, sizeof L);
     L.s = &s;
     L.cmd = f.cmd;
     L.grace_ms = f.kill_grace_ms;
     L.backoff_ms = BACKOFF_FIRST_MS;
+    L.crash_limit = f.crash_limit;
+    L.crash_window_ms = f.crash_window_ms;
+    L.crash_pause_ms = f.crash_pause_ms;
+    (void)cli_session_first_error(&s, 1);
     cli_hold_view_get(&s.hold, &v);
     if (!v.held)
         log_waiting(&L);
+    cli_session_ready(&s);
 
     while (sqlease_signal_received() == 0 && !L.cannot_start) {
         int64_t now = sqlease_mono_ms();
         int64_t wake = now + POLL_MS;
 
+        if (L.paused_until != 0 && now >= L.paused_until) {
+            L.paused_until = 0;
+            cli_log(SQLEASE_LOG_INFO, "contending for lease '%s' again", s.name);
+            rc = cli_session_resume(&s);
+            if (rc != CLI_CONTINUE)
+                break;
+        }
+        cli_session_observe(&s);
         cli_hold_view_get(&s.hold, &v);
         step(&L, &v, now);
         if (L.running)
@@ -169,13 +233,16 @@ int cli_cmd_supervise(const cli_args *a)
             wake = L.next_start;
         cli_hold_wait(&s.hold, v.version, wake);
     }
-    if (L.cannot_start) {
+    cli_session_stopping(&s);
+    if (L.cannot_start || rc != CLI_CONTINUE) {
         cli_session_stop(&s);
-        return CLI_EXIT_NOEXEC;
+        cli_notify_close();
+        return L.cannot_start ? CLI_EXIT_NOEXEC : rc;
     }
     cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sqlease_signal_received());
     if (L.running)
         stop_child(&L, "shutting down");
     cli_session_stop(&s);
+    cli_notify_close();
     return CLI_EXIT_OK;
 }

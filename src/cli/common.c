@@ -9,8 +9,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "platform.h"
+#include "sys.h"
 
 static int log_level = SQLEASE_LOG_WARN;
+/* stderr is the systemd journal's stream: it stamps each line itself, and
+ * a "<N>" prefix gives the line its priority (sd-daemon(3)). */
+static int log_journal;
 
 static const char *level_name(int level)
 {
@@ -22,6 +27,64 @@ static const char *level_name(int level)
     }
 }
 
+/* syslog priorities: err, warning, info, debug. */
+static int journal_priority(int level)
+{
+    switch (level) {
+    case SQLEASE_LOG_ERROR: return 3;
+    case SQLEASE_LOG_WARN: return 4;
+    case SQLEASE_LOG_INFO: return 6;
+    default: return 7;
+    }
+}
+
+void cli_log_detect(void)
+{
+    log_journal = cli_sys_stderr_is_journal();
+}
+
+int cli_log_to_journal(void)
+{
+    return log_journal;
+}
+
+/* Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
+ * civil_from_days), so that the stamp needs no gmtime_r/gmtime_s and
+ * reads the same on every system. */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    int64_t era, yy;
+    unsigned doe, yoe, doy, mp;
+
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = (unsigned)(z - era * 146097);
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    yy = (int64_t)yoe + era * 400;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = yy + (*m <= 2);
+}
+
+void cli_format_time(int64_t wall_ms, char *buf, size_t cap)
+{
+    int64_t days, rem, y;
+    unsigned mo, d;
+
+    days = wall_ms / 86400000;
+    rem = wall_ms % 86400000;
+    if (rem < 0) {
+        rem += 86400000;
+        days--;
+    }
+    civil_from_days(days, &y, &mo, &d);
+    snprintf(buf, cap, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y, mo, d,
+             (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
+             (int)(rem % 1000));
+}
+
 void cli_error(const char *fmt, ...)
 {
     char msg[1024];
@@ -30,7 +93,10 @@ void cli_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "sqlease: %s\n", msg);
+    if (log_journal)
+        fprintf(stderr, "<3>sqlease: %s\n", msg);
+    else
+        fprintf(stderr, "sqlease: %s\n", msg);
 }
 
 int cli_usage(const char *fmt, ...)
@@ -41,7 +107,7 @@ int cli_usage(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "sqlease: %s (see 'sqlease --help')\n", msg);
+    fprintf(stderr, "%ssqlease: %s (see 'sqlease --help')\n", log_journal ? "<3>" : "", msg);
     return CLI_EXIT_USAGE;
 }
 
@@ -66,13 +132,28 @@ int cli_log_level(void)
 }
 
 /* One fprintf per line: stdio locks the stream for the call, so lines
- * from library threads and the main thread never interleave. */
+ * from library threads and the main thread never interleave.  Outside
+ * the journal each line starts with the time (RFC 3339, UTC, ms), so that
+ * a log file or a terminal says when things happened. */
+void cli_log_emit(int level, const char *line)
+{
+    char stamp[40];
+
+    if (log_journal) {
+        fprintf(stderr, "<%d>sqlease: %s: %s\n", journal_priority(level), level_name(level),
+                line);
+        return;
+    }
+    cli_format_time(sqlease_wall_ms(), stamp, sizeof stamp);
+    fprintf(stderr, "%s sqlease: %s: %s\n", stamp, level_name(level), line);
+}
+
 void cli_log_sink(void *userdata, int level, const char *line)
 {
     (void)userdata;
     if (level > log_level)
         return;
-    fprintf(stderr, "sqlease: %s: %s\n", level_name(level), line);
+    cli_log_emit(level, line);
 }
 
 void cli_log(int level, const char *fmt, ...)
@@ -160,6 +241,30 @@ int cli_effective_options(sqlease_db *db, const sqlease_options *in, sqlease_opt
     return CLI_CONTINUE;
 }
 
+void cli_db_options(const cli_args *a, sqlease_db_options *o)
+{
+    sqlease_db_options_init(o);
+    o->conn = a->dsn;
+    o->dialect = a->dialect;
+    if (a->query_timeout_ms > 0)
+        o->query_timeout_ms = a->query_timeout_ms;
+    if (a->login_timeout_ms > 0)
+        o->login_timeout_ms = a->login_timeout_ms;
+    o->log = cli_log_sink;
+    o->log_userdata = NULL;
+    o->log_level = log_level;
+}
+
+/* Whatever the reason, the tool could not reach a usable database; a bad
+ * --dialect is the one usage error (the library refuses an unknown forced
+ * dialect before connecting, and a known one is never "unsupported"), as
+ * is a bad odbc.ini value. */
+int cli_open_exit_code(const cli_args *a, int status)
+{
+    return status == SQLEASE_EINVAL || (status == SQLEASE_EDIALECT && a->dialect != NULL)
+               ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+}
+
 int cli_open_db(const cli_args *a, sqlease_db **db)
 {
     sqlease_db_options o;
@@ -167,26 +272,12 @@ int cli_open_db(const cli_args *a, sqlease_db **db)
     int st;
 
     memset(&err, 0, sizeof err);
-    sqlease_db_options_init(&o);
-    o.conn = a->dsn;
-    o.dialect = a->dialect;
-    if (a->query_timeout_ms > 0)
-        o.query_timeout_ms = a->query_timeout_ms;
-    if (a->login_timeout_ms > 0)
-        o.login_timeout_ms = a->login_timeout_ms;
-    o.log = cli_log_sink;
-    o.log_userdata = NULL;
-    o.log_level = log_level;
+    cli_db_options(a, &o);
     st = sqlease_db_open(db, &o, &err);
     if (st != SQLEASE_OK) {
         *db = NULL;
         cli_fail(&err, st);
-        /* Whatever the reason, the tool could not reach a usable
-         * database; a bad --dialect is the one usage error (the library
-         * refuses an unknown forced dialect before connecting, and a known
-         * one is never "unsupported"), as is a bad odbc.ini value. */
-        return st == SQLEASE_EINVAL || (st == SQLEASE_EDIALECT && a->dialect != NULL)
-                   ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+        return cli_open_exit_code(a, st);
     }
     return CLI_CONTINUE;
 }

@@ -38,6 +38,7 @@ int main(int argc, char **argv)
     /* A closed stdin would be the next thing opened (the database's
      * socket), and CMD would get it as its stdin. */
     sqlease_stdio_ensure();
+    cli_log_detect();
     rc = cli_args_parse(argc, argv, &a);
     if (rc == CLI_CONTINUE) {
         for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error("cannot write to standard output");
         if (rc == CLI_EXIT_OK)
-            rc = 74;
+            rc = CLI_EXIT_IOERR;
     }
     return rc;
 }

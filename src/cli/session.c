@@ -1,21 +1,87 @@
 /*
- * session.c -- the set-up and tear-down `run` and `supervise` share (see
- * session.h).
+ * session.c -- the set-up and tear-down `run` and `supervise` share, and
+ * what they show the outside world (see session.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "child.h"
+#include "notify.h"
 #include "platform.h"
 #include "session.h"
 
+/* ---- flags --------------------------------------------------------- */
+
+/* An exit code: digits only, 0..255 (what a process can return). */
+static int parse_exit_code(const char *flag, const char *text, int *out)
+{
+    long v = 0;
+    const char *p = text;
+
+    if (*p == '\0')
+        return cli_usage("%s: missing number", flag);
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || v > 255)
+            return cli_usage("%s '%s': want a number from 0 to 255", flag, text);
+        v = v * 10 + (*p - '0');
+    }
+    if (v > 255)
+        return cli_usage("%s '%s': want a number from 0 to 255", flag, text);
+    *out = (int)v;
+    return CLI_CONTINUE;
+}
+
+/* A count: digits only, 0..1000000. */
+static int parse_count(const char *flag, const char *text, int *out)
+{
+    long v = 0;
+    const char *p = text;
+
+    if (*p == '\0')
+        return cli_usage("%s: missing number", flag);
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || v > 1000000)
+            return cli_usage("%s '%s': want a whole number from 0 to 1000000", flag, text);
+        v = v * 10 + (*p - '0');
+    }
+    if (v > 1000000)
+        return cli_usage("%s '%s': want a whole number from 0 to 1000000", flag, text);
+    *out = (int)v;
+    return CLI_CONTINUE;
+}
+
+/* A duration flag: 1 parsed (into *ms), 0 not this flag, -1 usage error
+ * (printed).  allow_zero: 0s is a meaningful value of this flag. */
+static int duration_flag(const cli_args *a, int *i, const char *flag, int allow_zero,
+                         int64_t *ms)
+{
+    const char *val = NULL;
+    int r = cli_flag_value(a->cmd_argc, a->cmd_argv, i, flag, &val);
+
+    if (r <= 0)
+        return r;
+    if (cli_parse_duration(flag, val, ms) != 0)
+        return -1;
+    if (!allow_zero && *ms <= 0) {
+        cli_usage("%s: must be more than 0", flag);
+        return -1;
+    }
+    return 1;
+}
+
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
 {
-    int i;
+    int i, timeout_given = 0;
 
     memset(f, 0, sizeof *f);
     f->kill_grace_ms = -1;
+    f->timeout_ms = -1;
+    f->conflict_code = CLI_DEFAULT_CONFLICT_CODE;
+    f->crash_limit = CLI_DEFAULT_CRASH_LIMIT;
+    f->crash_window_ms = CLI_DEFAULT_CRASH_WINDOW_MS;
+    f->crash_pause_ms = -1;
     for (i = 0; i < a->cmd_argc; i++) {
         char **argv = a->cmd_argv;
         const char *arg = argv[i];
@@ -25,6 +91,11 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
         if (strcmp(arg, "--") == 0) {
             if (i + 1 >= a->cmd_argc)
                 return cli_usage("%s: missing CMD after --", a->command);
+            if (f->no_wait && timeout_given)
+                return cli_usage("run: --no-wait and --timeout both given; --no-wait is"
+                                 " --timeout 0s");
+            if (f->no_wait)
+                f->timeout_ms = 0;
             f->cmd = argv + i + 1;
             return CLI_CONTINUE;
         }
@@ -37,21 +108,58 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
             continue;
         }
         if (is_run) {
-            r = cli_flag_value(a->cmd_argc, argv, &i, "--min-hold", &val);
+            if ((r = duration_flag(a, &i, "--min-hold", 1, &f->min_hold_ms)) != 0) {
+                if (r < 0)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
+            if ((r = duration_flag(a, &i, "--timeout", 1, &f->timeout_ms)) != 0) {
+                if (r < 0)
+                    return CLI_EXIT_USAGE;
+                timeout_given = 1;
+                continue;
+            }
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--conflict-exit-code", &val);
             if (r < 0)
                 return CLI_EXIT_USAGE;
             if (r > 0) {
-                if (cli_parse_duration("--min-hold", val, &f->min_hold_ms) != 0)
+                if (parse_exit_code("--conflict-exit-code", val, &f->conflict_code) !=
+                    CLI_CONTINUE)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
+        } else {
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--crash-limit", &val);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0) {
+                if (parse_count("--crash-limit", val, &f->crash_limit) != CLI_CONTINUE)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
+            if ((r = duration_flag(a, &i, "--crash-window", 0, &f->crash_window_ms)) != 0) {
+                if (r < 0)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
+            if ((r = duration_flag(a, &i, "--crash-pause", 0, &f->crash_pause_ms)) != 0) {
+                if (r < 0)
                     return CLI_EXIT_USAGE;
                 continue;
             }
         }
-        r = cli_flag_value(a->cmd_argc, argv, &i, "--kill-grace", &val);
+        if ((r = duration_flag(a, &i, "--kill-grace", 1, &f->kill_grace_ms)) != 0) {
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            continue;
+        }
+        r = cli_flag_value(a->cmd_argc, argv, &i, "--metrics-file", &val);
         if (r < 0)
             return CLI_EXIT_USAGE;
         if (r > 0) {
-            if (cli_parse_duration("--kill-grace", val, &f->kill_grace_ms) != 0)
-                return CLI_EXIT_USAGE;
+            if (val[0] == '\0')
+                return cli_usage("--metrics-file must not be empty");
+            f->metrics_file = val;
             continue;
         }
         if (arg[0] == '-')
@@ -60,6 +168,210 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
     }
     return cli_usage("%s: missing -- CMD [ARG...]", a->command);
 }
+
+/* ---- the library's log ---------------------------------------------- */
+
+/* Shared with the library's threads, hence the lock. */
+typedef struct cli_session_log {
+    sqlease_mutex mu;
+    int defer;              /* the first acquire runs: hold its error back */
+    int quiet;              /* stopping a supervisor that never held */
+    char deferred[640];     /* the first acquire's error, not printed yet */
+    int failing;            /* an error was logged; no answer since */
+    int64_t failing_since;  /* mono ms of the last error */
+    unsigned repeats;       /* repeated errors not printed while failing */
+    char last_error[640];   /* the last error line */
+    char last_key[640];     /* the last warn/error printed, digits dropped */
+} cli_session_log;
+
+/* Lines in which the supervisor narrates a start or a stop of the work:
+ * the tool says the same about CMD, with its pid and status, so these
+ * would say each thing twice.  Kept at debug level. */
+static int narration(const char *line)
+{
+    return strstr(line, ": holding the lease; starting the work") != NULL ||
+           strstr(line, ": stopping the work: ") != NULL;
+}
+
+/* A line with its digits dropped: the same failure again ("no answer
+ * within 5012 ms" and "... 5007 ms") compares equal. */
+static void line_key(const char *line, char *key, size_t cap)
+{
+    size_t k = 0;
+
+    for (; *line != '\0' && k + 1 < cap; line++)
+        if (*line < '0' || *line > '9')
+            key[k++] = *line;
+    key[k] = '\0';
+}
+
+/*
+ * Every log line of the library (database handle and supervisor) comes
+ * here, from whatever thread.  An error marks the database as failing
+ * until it answers again (cli_session_observe says when); the same
+ * failure again while it fails is kept at debug level, so that an outage
+ * reads as one line when it starts and one when it ends, not one per
+ * retry.  The first acquire's error is held back: `run --no-wait` makes
+ * it its final message, the others print it as a log line.  While a
+ * supervisor that never held is stopped, what it says about releasing
+ * (nothing to release) is debug.
+ */
+static void session_log_sink(void *userdata, int level, const char *line)
+{
+    cli_session_log *s = userdata;
+    char key[sizeof s->last_key];
+    int show = level;
+    int emit = 1;
+
+    if (narration(line))
+        show = SQLEASE_LOG_DEBUG;
+    sqlease_mutex_lock(&s->mu);
+    if (s->quiet) {
+        show = SQLEASE_LOG_DEBUG;
+    } else if (level <= SQLEASE_LOG_WARN && show <= SQLEASE_LOG_WARN) {
+        if (level == SQLEASE_LOG_ERROR) {
+            s->failing = 1;
+            s->failing_since = sqlease_mono_ms();
+            snprintf(s->last_error, sizeof s->last_error, "%s", line);
+        }
+        if (s->defer && level == SQLEASE_LOG_ERROR) {
+            if (s->deferred[0] == '\0')
+                snprintf(s->deferred, sizeof s->deferred, "%s", line);
+            emit = 0;
+        } else {
+            line_key(line, key, sizeof key);
+            if (s->failing && strcmp(key, s->last_key) == 0) {
+                show = SQLEASE_LOG_DEBUG;
+                s->repeats++;
+            } else {
+                memcpy(s->last_key, key, sizeof key);
+            }
+        }
+    }
+    sqlease_mutex_unlock(&s->mu);
+    if (emit && show <= cli_log_level())
+        cli_log_emit(show, line);
+}
+
+/* Note a failure the tool itself logged (a connect at start), as the
+ * sink would have: failing from now, the line remembered. */
+static void note_failure(cli_session *ss, const char *line, int print)
+{
+    cli_session_log *s = ss->log;
+    char key[sizeof s->last_key];
+    int repeat;
+
+    line_key(line, key, sizeof key);
+    sqlease_mutex_lock(&s->mu);
+    repeat = s->failing && strcmp(key, s->last_key) == 0;
+    s->failing = 1;
+    s->failing_since = sqlease_mono_ms();
+    snprintf(s->last_error, sizeof s->last_error, "%s", line);
+    if (repeat)
+        s->repeats++;
+    else
+        memcpy(s->last_key, key, sizeof key);
+    sqlease_mutex_unlock(&s->mu);
+    if (print)
+        cli_log(repeat ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_ERROR, "%s", line);
+}
+
+/* Only the main thread writes deferred, outside the first acquire. */
+const char *cli_session_first_error(cli_session *ss, int print)
+{
+    cli_session_log *s = ss->log;
+    char key[sizeof s->last_key];
+
+    if (s == NULL || s->deferred[0] == '\0')
+        return NULL;
+    if (print) {
+        line_key(s->deferred, key, sizeof key);
+        sqlease_mutex_lock(&s->mu);
+        memcpy(s->last_key, key, sizeof key);
+        sqlease_mutex_unlock(&s->mu);
+        cli_log(SQLEASE_LOG_ERROR, "%s", s->deferred);
+    }
+    return s->deferred;
+}
+
+/* The log's flags, under its lock. */
+static void log_set(cli_session *s, int *field, int value)
+{
+    sqlease_mutex_lock(&s->log->mu);
+    *field = value;
+    sqlease_mutex_unlock(&s->log->mu);
+}
+
+/* The database answered: the failure (if any) is over. */
+static void log_clear_failure(cli_session *s)
+{
+    sqlease_mutex_lock(&s->log->mu);
+    s->log->failing = 0;
+    s->log->repeats = 0;
+    s->log->last_key[0] = '\0';
+    sqlease_mutex_unlock(&s->log->mu);
+}
+
+/*
+ * The part of a library line worth a short status: without the "lease N
+ * owner O token T: " every supervisor line starts with, and without the
+ * "acquire failed (<status words>): " before the driver's message.
+ */
+static void short_reason(const cli_session *s, const char *line, char *out, size_t cap)
+{
+    char prefix[SQLEASE_MAX_NAME + SQLEASE_MAX_OWNER + 32];
+    const char *p = line;
+    size_t n;
+
+    snprintf(prefix, sizeof prefix, "lease %s owner %s", s->name ? s->name : "", s->owner);
+    n = strlen(prefix);
+    if (strncmp(p, prefix, n) == 0) {
+        p += n;
+        if (strncmp(p, " token ", 7) == 0) {
+            p += 7;
+            while (*p >= '0' && *p <= '9')
+                p++;
+        }
+        if (strncmp(p, ": ", 2) == 0)
+            p += 2;
+    }
+    if (strncmp(p, "acquire failed (", 16) == 0) {
+        const char *q = strstr(p, "): ");
+        if (q != NULL)
+            p = q + 3;
+    }
+    snprintf(out, cap, "%s", p);
+    /* Cut at a character boundary (UTF-8), for the service manager. */
+    n = strlen(out);
+    if (n + 1 == cap) {
+        while (n > 0 && ((unsigned char)out[n - 1] & 0xC0) == 0x80)
+            n--;
+        if (n > 0 && ((unsigned char)out[n - 1] & 0x80) != 0)
+            n--;
+        out[n] = '\0';
+    }
+}
+
+int cli_session_failing(cli_session *s, char *reason, size_t cap)
+{
+    int failing;
+    char line[sizeof s->log->last_error];
+
+    if (s->log == NULL)
+        return 0;
+    sqlease_mutex_lock(&s->log->mu);
+    failing = s->log->failing;
+    memcpy(line, s->log->last_error, sizeof line);
+    sqlease_mutex_unlock(&s->log->mu);
+    if (reason != NULL && cap > 0) {
+        reason[0] = '\0';
+        if (failing)
+            short_reason(s, line, reason, cap);
+    }
+    return failing;
+}
+
+/* ---- set-up and tear-down ------------------------------------------- */
 
 /* The effective timing (the flags' values or the library defaults), the
  * kill grace and its rule: SIGTERM, the grace and the SIGKILL must all
@@ -76,6 +388,8 @@ static int resolve_timing(const sqlease_options *eff, cli_job_flags *f, cli_sess
     window = s->ttl_ms - s->renew_deadline_ms;
     if (f->kill_grace_ms < 0)
         f->kill_grace_ms = window / 2;
+    if (f->crash_pause_ms < 0)
+        f->crash_pause_ms = 2 * s->ttl_ms;
     s->kill_grace_ms = f->kill_grace_ms;
     /* The guard acts a little after the deadline, so that a responsive
      * sqlease (whose watchdog fires at the deadline) does the stopping,
@@ -93,24 +407,171 @@ static int resolve_timing(const sqlease_options *eff, cli_job_flags *f, cli_sess
     return CLI_CONTINUE;
 }
 
-int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
+/* Lease options from the flags, logging through the session. */
+static void session_lease_options(cli_session *s, sqlease_options *o)
+{
+    cli_lease_options(s->args, o);
+    o->owner = s->owner;
+    o->log = session_log_sink;
+    o->log_userdata = s->log;
+}
+
+/* A failed connect worth trying again: the server is down or out of
+ * reach.  The driver manager's own refusals (IM...: no such DSN; a driver
+ * library that is not installed) are configuration, and fail at once. */
+static int open_retryable(int st, const sqlease_error *err)
+{
+    if (st != SQLEASE_ECONNECT && st != SQLEASE_ETIMEOUT)
+        return 0;
+    if (err->sqlstate[0] == 'I' && err->sqlstate[1] == 'M')
+        return 0;
+    return strstr(err->message, "Can't open lib") == NULL;
+}
+
+/*
+ * Connect.  A `run` fails at once (cron runs it again tomorrow); a
+ * `supervise` started while the database is away (a host booting before
+ * its database, an outage) keeps trying every retry: with a service
+ * manager's restart limits, exiting would leave it stopped for good.  A
+ * failure is logged when it is new and once more when the database
+ * answers; a signal ends the wait (returns CLI_EXIT_OK).
+ */
+static int open_db(cli_session *s)
+{
+    const cli_args *a = s->args;
+    sqlease_db_options o;
+    sqlease_error err;
+    int64_t retry = a->retry_ms > 0 ? a->retry_ms : SQLEASE_DEFAULT_RETRY_MS;
+    unsigned failures = 0;
+    int st;
+
+    cli_db_options(a, &o);
+    o.log = session_log_sink;
+    o.log_userdata = s->log;
+    for (;;) {
+        memset(&err, 0, sizeof err);
+        st = sqlease_db_open(&s->db, &o, &err);
+        if (st == SQLEASE_OK)
+            break;
+        s->db = NULL;
+        if (!s->persistent || !open_retryable(st, &err)) {
+            cli_fail(&err, st);
+            return cli_open_exit_code(a, st);
+        }
+        failures++;
+        note_failure(s, err.message[0] ? err.message : sqlease_strerror(st), 1);
+        if (failures == 1)
+            cli_log(SQLEASE_LOG_INFO, "trying again every %" PRId64 " ms", retry);
+        cli_session_observe(s);
+        for (int64_t until = sqlease_mono_ms() + retry; sqlease_mono_ms() < until;) {
+            if (sqlease_signal_received() != 0)
+                return CLI_EXIT_OK;
+            sqlease_sleep_ms(50);
+        }
+        if (sqlease_signal_received() != 0)
+            return CLI_EXIT_OK;
+    }
+    if (failures > 0) {
+        log_clear_failure(s);
+        cli_log(SQLEASE_LOG_WARN, "connected to '%s' after %u failed attempt%s",
+                sqlease_db_conn_redacted(s->db), failures, failures == 1 ? "" : "s");
+    }
+    return CLI_CONTINUE;
+}
+
+/* Start a supervisor with the first acquire's error held back. */
+static int start_supervisor(cli_session *s)
+{
+    sqlease_options o;
+    sqlease_error err;
+    int st, rc;
+
+    memset(&err, 0, sizeof err);
+    session_lease_options(s, &o);
+    cli_hold_attach(&s->hold, &o);
+    {
+        cli_hold_view v;
+        cli_hold_view_get(&s->hold, &v);
+        s->starts_before = v.starts;
+    }
+    s->log->deferred[0] = '\0';
+    log_set(s, &s->log->defer, 1);
+    st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
+    log_set(s, &s->log->defer, 0);
+    if (st == SQLEASE_OK)
+        return CLI_CONTINUE;
+    /* The error that ends it is the final message; the same line held
+     * back from the log is not printed too. */
+    s->sup = NULL;
+    s->log->deferred[0] = '\0';
+    rc = cli_fail(&err, st);
+    if ((st == SQLEASE_ENOTABLE || st == SQLEASE_ENOROW) && strstr(err.message, "migrate") == NULL)
+        cli_error("run `sqlease migrate` first");
+    return rc;
+}
+
+int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int persistent)
 {
     sqlease_options o, eff;
     sqlease_error err;
+    char msg[600];
     int64_t window, stop_wait;
     int rc, st;
 
     memset(s, 0, sizeof *s);
     memset(&err, 0, sizeof err);
+    s->args = a;
+    s->persistent = persistent;
+    s->contact_mono = -1;
     cli_guard_init(&s->guard);
+    s->log = calloc(1, sizeof *s->log);
+    if (s->log == NULL || sqlease_mutex_init(&s->log->mu) != 0) {
+        free(s->log);
+        s->log = NULL;
+        cli_error("cannot create a mutex");
+        return CLI_EXIT_OSERR;
+    }
     rc = cli_check_options(a);
-    if (rc != CLI_CONTINUE)
+    if (rc != CLI_CONTINUE) {
+        cli_session_stop(s);
         return rc;
+    }
+    if (cli_metrics_init(&s->metrics, f->metrics_file, msg, sizeof msg) != 0) {
+        cli_session_stop(s);
+        return cli_usage("%s", msg);
+    }
+    if (cli_metrics_probe(&s->metrics, msg, sizeof msg) != 0) {
+        cli_error("%s", msg);
+        cli_session_stop(s);
+        return CLI_EXIT_CANTCREAT;
+    }
+    if (a->owner != NULL) {
+        snprintf(s->owner, sizeof s->owner, "%s", a->owner);
+    } else if ((st = sqlease_owner_id(s->owner, sizeof s->owner, &err)) != SQLEASE_OK) {
+        cli_session_stop(s);
+        return cli_fail(&err, st);
+    }
+    /* The name is known before connecting unless it may come from the
+     * DSN's odbc.ini section; the metrics file waits for it then. */
+    if (a->name != NULL || strchr(a->dsn, '=') != NULL) {
+        s->name = a->name != NULL ? a->name : SQLEASE_DEFAULT_NAME;
+        cli_metrics_labels(&s->metrics, s->name, s->owner);
+    }
+    /* Routed before connecting, so that a SIGTERM while supervise waits
+     * for the database, or while the first acquire runs, is seen
+     * afterwards instead of killing us mid-statement. */
+    if (sqlease_signal_setup() != 0) {
+        cli_error("cannot install signal handlers");
+        cli_session_stop(s);
+        return CLI_EXIT_OSERR;
+    }
     /* The timing (and so the kill-grace rule) may come from the DSN's
      * odbc.ini section: settle it once connected. */
-    rc = cli_open_db(a, &s->db);
-    if (rc != CLI_CONTINUE)
+    rc = open_db(s);
+    if (rc != CLI_CONTINUE) {
+        cli_session_stop(s);
         return rc;
+    }
     cli_lease_options(a, &o);
     rc = cli_effective_options(s->db, &o, &eff);
     if (rc == CLI_CONTINUE)
@@ -120,12 +581,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
         return rc;
     }
     s->name = eff.name;
-    if (a->owner != NULL) {
-        snprintf(s->owner, sizeof s->owner, "%s", a->owner);
-    } else if ((st = sqlease_owner_id(s->owner, sizeof s->owner, &err)) != SQLEASE_OK) {
-        cli_session_stop(s);
-        return cli_fail(&err, st);
-    }
+    cli_metrics_labels(&s->metrics, s->name, s->owner);
     /* on_stopped waits for CMD up to the grace plus a margin for the
      * SIGKILL and the reap, never past the window. */
     window = s->ttl_ms - s->renew_deadline_ms;
@@ -138,23 +594,8 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
         return CLI_EXIT_OSERR;
     }
     s->hold_ready = 1;
-    /* Routed before the first acquire, so a SIGTERM that arrives while it
-     * runs is seen afterwards instead of killing us mid-statement. */
-    if (sqlease_signal_setup() != 0) {
-        cli_error("cannot install signal handlers");
-        cli_session_stop(s);
-        return CLI_EXIT_OSERR;
-    }
-    cli_lease_options(a, &o);
-    o.owner = s->owner;
-    cli_hold_attach(&s->hold, &o);
-    st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
-    if (st != SQLEASE_OK) {
-        s->sup = NULL;
-        rc = cli_fail(&err, st);
-        if ((st == SQLEASE_ENOTABLE || st == SQLEASE_ENOROW) &&
-            strstr(err.message, "migrate") == NULL)
-            cli_error("run `sqlease migrate` first");
+    rc = start_supervisor(s);
+    if (rc != CLI_CONTINUE) {
         cli_session_stop(s);
         return rc;
     }
@@ -165,15 +606,42 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
     return CLI_CONTINUE;
 }
 
+/* Stop and free the supervisor, keeping its counters for the metrics.
+ * Returns what the stop returned. */
+static int end_supervisor(cli_session *s, sqlease_error *err)
+{
+    sqlease_state st;
+    int never_held = 1;
+    int rc;
+
+    if (s->hold_ready) {
+        cli_hold_view v;
+        cli_hold_view_get(&s->hold, &v);
+        never_held = v.starts == s->starts_before;
+    }
+    log_set(s, &s->log->quiet, never_held);
+    rc = sqlease_supervisor_stop(s->sup, err);
+    if (sqlease_supervisor_state(s->sup, &st) == SQLEASE_OK) {
+        s->base[0] += st.statements;
+        s->base[1] += st.takes;
+        s->base[2] += st.losses;
+        s->base[3] += st.renew_failures;
+        if (st.last_contact_ago_ms >= 0)
+            s->contact_mono = sqlease_mono_ms() - st.last_contact_ago_ms;
+    }
+    log_set(s, &s->log->quiet, 0);
+    return rc;
+}
+
 int cli_session_stop(cli_session *s)
 {
     sqlease_error err;
-    int r = 0;
+    int r = 0, left = 0;
 
     memset(&err, 0, sizeof err);
     cli_guard_disarm(&s->guard);
     if (s->sup != NULL) {
-        int st = sqlease_supervisor_stop(s->sup, &err);
+        int st = end_supervisor(s, &err);
         if (st != SQLEASE_OK) {
             cli_log(SQLEASE_LOG_DEBUG, "release of lease '%s' failed: %s (it expires by itself"
                     " within the ttl)", s->name, err.message[0] ? err.message
@@ -187,6 +655,7 @@ int cli_session_stop(cli_session *s)
              * the handles would only delay the exit, so leave them. */
             s->sup = NULL;
             s->db = NULL;
+            left = 1;
         } else {
             sqlease_supervisor_free(s->sup);
             s->sup = NULL;
@@ -200,8 +669,205 @@ int cli_session_stop(cli_session *s)
         cli_hold_destroy(&s->hold);
         s->hold_ready = 0;
     }
+    cli_metrics_close(&s->metrics);
+    /* The handles left behind log into it until the process exits. */
+    if (s->log != NULL && !left) {
+        sqlease_mutex_destroy(&s->log->mu);
+        free(s->log);
+    }
+    s->log = NULL;
     return r;
 }
+
+void cli_session_pause(cli_session *s, const char *note)
+{
+    sqlease_error err;
+
+    snprintf(s->pause_note, sizeof s->pause_note, "%s", note);
+    if (s->sup != NULL) {
+        memset(&err, 0, sizeof err);
+        if (end_supervisor(s, &err) != SQLEASE_OK)
+            cli_log(SQLEASE_LOG_WARN, "release of lease '%s' failed: %s (it expires by itself"
+                    " within the ttl)", s->name, err.message[0] ? err.message : "no answer");
+        /* Frees even after a stop that timed out: it waits, bounded, for
+         * the statement in flight. */
+        sqlease_supervisor_free(s->sup);
+        s->sup = NULL;
+    }
+    cli_session_observe(s);
+}
+
+int cli_session_resume(cli_session *s)
+{
+    int rc;
+
+    s->pause_note[0] = '\0';
+    s->holder_known = 0;
+    rc = start_supervisor(s);
+    if (rc == CLI_CONTINUE)
+        (void)cli_session_first_error(s, 1);
+    return rc;
+}
+
+/* ---- what the outside world sees ------------------------------------ */
+
+int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
+                       int64_t *expires_in_ms)
+{
+    sqlease_options o;
+    sqlease_lease *lease = NULL;
+    sqlease_lease_info info;
+    sqlease_error err;
+    int r = -1;
+
+    if (s->db == NULL)
+        return -1;
+    memset(&err, 0, sizeof err);
+    memset(&info, 0, sizeof info);
+    session_lease_options(s, &o);
+    if (sqlease_lease_new(&lease, s->db, &o, &err) == SQLEASE_OK &&
+        sqlease_lease_status(lease, &info, &err) == SQLEASE_OK) {
+        r = info.held && strcmp(info.owner, s->owner) != 0;
+        if (r) {
+            snprintf(owner, cap, "%s", info.owner);
+            if (token != NULL)
+                *token = info.token;
+            if (expires_in_ms != NULL)
+                *expires_in_ms = info.expires_at_ms - info.db_now_ms;
+        }
+    }
+    sqlease_lease_free(lease);
+    return r;
+}
+
+/* Counters and gauges for the metrics file. */
+static void current_values(cli_session *s, const sqlease_state *st, int have,
+                           cli_metrics_values *v)
+{
+    int64_t now = sqlease_mono_ms();
+
+    memset(v, 0, sizeof *v);
+    v->held = have && st->holding;
+    v->token = have && st->token > 0 ? st->token : s->shown.token;
+    v->deadline_in_ms = v->held ? st->deadline_in_ms : 0;
+    v->last_contact_ms = s->contact_mono >= 0 ? now - s->contact_mono : -1;
+    v->statements = s->base[0] + (have ? st->statements : 0);
+    v->takes = s->base[1] + (have ? st->takes : 0);
+    v->losses = s->base[2] + (have ? st->losses : 0);
+    v->renew_failures = s->base[3] + (have ? st->renew_failures : 0);
+}
+
+/* The service manager's one-line status: what this instance is doing. */
+static void compose_status(cli_session *s, const sqlease_state *st, int have, char *out,
+                           size_t cap)
+{
+    char reason[160];
+    int failing = cli_session_failing(s, reason, sizeof reason);
+    int64_t now = sqlease_mono_ms();
+
+    if (s->pause_note[0] != '\0') {
+        snprintf(out, cap, "%s", s->pause_note);
+    } else if (have && st->holding) {
+        if (failing)
+            snprintf(out, cap, "holding, token %" PRId64 "; database unreachable: %s",
+                     st->token, reason);
+        else
+            snprintf(out, cap, "holding, token %" PRId64, st->token);
+    } else if (failing) {
+        snprintf(out, cap, "database unreachable: %s", reason);
+    } else if (!have) {
+        snprintf(out, cap, "starting");
+    } else {
+        /* Who holds it: read when this instance becomes a standby, and
+         * again once per ttl (the holder may have changed meanwhile). */
+        if (strncmp(s->status, "standby", 7) != 0 || !s->holder_known ||
+            now - s->holder_at >= s->ttl_ms) {
+            int r = cli_session_holder(s, s->holder, sizeof s->holder, NULL, NULL);
+            s->holder_known = r >= 0;
+            if (r == 0)
+                s->holder[0] = '\0';
+            s->holder_at = now;
+        }
+        if (s->holder_known && s->holder[0] != '\0')
+            snprintf(out, cap, "standby, held by %s", s->holder);
+        else if (s->holder_known)
+            snprintf(out, cap, "standby, lease free");
+        else
+            snprintf(out, cap, "standby");
+    }
+}
+
+void cli_session_observe(cli_session *s)
+{
+    sqlease_state st;
+    cli_metrics_values v;
+    int have = 0, recovered = 0, changed;
+    unsigned repeats = 0;
+    int64_t now = sqlease_mono_ms();
+    int64_t every = s->heartbeat_ms > 0 ? s->heartbeat_ms : 1000;
+
+    memset(&st, 0, sizeof st);
+    if (s->sup != NULL && sqlease_supervisor_state(s->sup, &st) == SQLEASE_OK)
+        have = 1;
+    if (have && st.last_contact_ago_ms >= 0)
+        s->contact_mono = now - st.last_contact_ago_ms;
+    if (s->log != NULL) {
+        cli_session_log *l = s->log;
+        sqlease_mutex_lock(&l->mu);
+        if (l->failing && s->contact_mono >= 0 && s->contact_mono > l->failing_since) {
+            l->failing = 0;
+            recovered = 1;
+            repeats = l->repeats;
+            l->repeats = 0;
+            l->last_key[0] = '\0';
+        }
+        sqlease_mutex_unlock(&l->mu);
+    }
+    if (recovered) {
+        if (repeats > 0)
+            cli_log(SQLEASE_LOG_WARN, "the database answers again (the same failure"
+                    " %u more time%s before)", repeats, repeats == 1 ? "" : "s");
+        else
+            cli_log(SQLEASE_LOG_WARN, "the database answers again");
+    }
+
+    if (s->metrics.path != NULL && s->metrics.labels[0] != '\0') {
+        current_values(s, &st, have, &v);
+        changed = v.held != s->shown.held || v.token != s->shown.token ||
+                  v.statements != s->shown.statements || v.takes != s->shown.takes ||
+                  v.losses != s->shown.losses || v.renew_failures != s->shown.renew_failures;
+        if (changed || s->metrics_at == 0 || now - s->metrics_at >= every) {
+            cli_metrics_write(&s->metrics, &v);
+            s->shown = v;
+            s->metrics_at = now;
+        }
+    }
+
+    if (cli_notify_enabled()) {
+        char status[sizeof s->status], msg[sizeof s->status + 16];
+
+        compose_status(s, &st, have, status, sizeof status);
+        if (strcmp(status, s->status) != 0) {
+            snprintf(s->status, sizeof s->status, "%s", status);
+            snprintf(msg, sizeof msg, "STATUS=%s", status);
+            cli_notify_send(msg);
+        }
+    }
+}
+
+void cli_session_ready(cli_session *s)
+{
+    cli_session_observe(s);
+    cli_notify_send("READY=1");
+}
+
+void cli_session_stopping(cli_session *s)
+{
+    (void)s;
+    cli_notify_send("STOPPING=1\nSTATUS=stopping");
+}
+
+/* ---- CMD's guard ----------------------------------------------------- */
 
 /* The deadline of the current hold as a monotonic time, or -1 when the
  * supervisor says it is not holding (then sqlease is about to stop CMD
@@ -252,34 +918,4 @@ void cli_session_guard_done(cli_session *s)
 int cli_session_guard_acted(cli_session *s)
 {
     return cli_guard_acted(&s->guard);
-}
-
-int cli_session_never_reached_db(cli_session *s)
-{
-    sqlease_state st;
-
-    memset(&st, 0, sizeof st);
-    if (s->sup == NULL || sqlease_supervisor_state(s->sup, &st) != SQLEASE_OK)
-        return 1;
-    return st.last_contact_ago_ms < 0;
-}
-
-void cli_session_describe_holder(cli_session *s, const cli_args *a)
-{
-    sqlease_options o;
-    sqlease_lease *lease = NULL;
-    sqlease_lease_info info;
-    sqlease_error err;
-
-    memset(&err, 0, sizeof err);
-    memset(&info, 0, sizeof info);
-    cli_lease_options(a, &o);
-    o.owner = s->owner;
-    if (sqlease_lease_new(&lease, s->db, &o, &err) == SQLEASE_OK &&
-        sqlease_lease_status(lease, &info, &err) == SQLEASE_OK && info.held)
-        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms)",
-                  s->name, info.owner, info.token, info.expires_at_ms - info.db_now_ms);
-    else
-        cli_error("lease '%s' is not held by this process", s->name);
-    sqlease_lease_free(lease);
 }

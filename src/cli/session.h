@@ -1,7 +1,10 @@
 /*
  * session.h -- what `run` and `supervise` share: their command flags, the
- * kill grace and its check, the owner id, and a supervisor wired to the
- * callback bridge on an open database, torn down in the one safe order.
+ * kill grace and its check, the owner id, a supervisor wired to the
+ * callback bridge on an open database, torn down in the one safe order,
+ * and what the outside world sees of it: the log (the library's lines
+ * filtered so that each thing is said once), the metrics file and the
+ * service manager's status.
  */
 #ifndef SQLEASE_CLI_SESSION_H
 #define SQLEASE_CLI_SESSION_H
@@ -11,41 +14,106 @@
 #include "cli.h"
 #include "guard.h"
 #include "hold.h"
+#include "metrics.h"
 
 /* Flags after `run` / `supervise`, up to and including `-- CMD...`. */
 typedef struct cli_job_flags {
-    int no_wait;            /* run only */
-    int64_t min_hold_ms;    /* run only */
-    int64_t kill_grace_ms;  /* -1 until resolved */
-    char **cmd;             /* NULL-terminated CMD argv */
+    int no_wait;             /* run: --no-wait (timeout_ms is then 0) */
+    int64_t timeout_ms;      /* run: give up after this long; -1 wait for ever */
+    int conflict_code;       /* run: exit code when the lease is not obtained */
+    int64_t min_hold_ms;     /* run only */
+    int64_t kill_grace_ms;   /* -1 until resolved */
+    const char *metrics_file; /* NULL: none */
+    int crash_limit;         /* supervise: quick failures in a row before pausing; 0 off */
+    int64_t crash_window_ms; /* supervise: a failure is quick if CMD ran less */
+    int64_t crash_pause_ms;  /* supervise: out of contention this long; -1: 2 x ttl */
+    char **cmd;              /* NULL-terminated CMD argv */
 } cli_job_flags;
 
+#define CLI_DEFAULT_CONFLICT_CODE CLI_EXIT_NOT_HELD
+#define CLI_DEFAULT_CRASH_LIMIT 5
+#define CLI_DEFAULT_CRASH_WINDOW_MS 60000
+
 typedef struct cli_session {
+    const cli_args *args;
+    int persistent;          /* supervise: retry a database unreachable at start */
     sqlease_db *db;
-    sqlease_supervisor *sup;
+    sqlease_supervisor *sup; /* NULL before start, and while paused */
     cli_hold hold;
     int hold_ready;
+    uint64_t starts_before; /* holds started before the current supervisor */
     const char *name;
     char owner[SQLEASE_MAX_OWNER + 1];
     int64_t ttl_ms, heartbeat_ms, renew_deadline_ms, retry_ms;
     int64_t kill_grace_ms;
     cli_guard guard;        /* CMD's guard process, while CMD runs */
     int64_t guard_slack_ms; /* the guard acts this long after the deadline */
+
+    /* The library's log lines pass through the session (session.c);
+     * on the heap, because a handle left behind by a stop that timed out
+     * may still log after the session is gone. */
+    struct cli_session_log *log;
+
+    /* What the metrics file and the service manager are told. */
+    cli_metrics metrics;
+    int64_t metrics_at;     /* mono ms of the last metrics write, 0 never */
+    cli_metrics_values shown;
+    uint64_t base[4];       /* counters of supervisors stopped before */
+    int64_t contact_mono;   /* the database's last answer, -1 never */
+    char status[400];       /* the last STATUS= sent */
+    char pause_note[200];   /* STATUS while out of contention */
+    char holder[SQLEASE_MAX_OWNER + 1]; /* who holds it, as last read */
+    int holder_known;
+    int64_t holder_at;      /* mono ms of that read */
 } cli_session;
 
-/* Parse the command's flags; is_run allows --no-wait and --min-hold.
- * Returns CLI_CONTINUE or an exit code (message printed). */
+/* Parse the command's flags; is_run allows the run-only flags, else the
+ * supervise-only ones.  Returns CLI_CONTINUE or an exit code (message
+ * printed). */
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f);
 
 /* Check everything, connect, and start the supervisor (whose first
- * acquire runs before this returns).  Resolves f->kill_grace_ms.  Returns
- * CLI_CONTINUE or an exit code (message printed, nothing left open). */
-int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s);
+ * acquire runs before this returns).  Resolves f->kill_grace_ms and
+ * f->crash_pause_ms.  persistent (supervise): a database that cannot be
+ * reached is tried again every retry until it answers, logging each new
+ * failure once, instead of exiting 69; a signal meanwhile returns 0.
+ * An error of the first acquire is held back (see
+ * cli_session_first_error).  Returns CLI_CONTINUE or an exit code
+ * (message printed, nothing left open). */
+int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int persistent);
+
+/* The first acquire failed (the supervisor keeps retrying): its error
+ * line, which has not been printed; NULL if it did not fail.  print: log
+ * it now (a waiting `run`, `supervise`) instead of leaving it to the
+ * caller's final message. */
+const char *cli_session_first_error(cli_session *s, int print);
 
 /* Stop the supervisor (releases the lease, scoped to our owner id), free
- * it and close the database.  CMD must already be stopped.  Returns 0, or
- * -1 if the release failed (already logged). */
+ * it, close the database, remove the metrics file.  CMD must already be
+ * stopped.  Returns 0, or -1 if the release failed (already logged). */
 int cli_session_stop(cli_session *s);
+
+/* Stay out of contention (supervise's crash limit): stop and free the
+ * supervisor, which releases the lease; the database stays open.  note
+ * is what the service manager's status says meanwhile. */
+void cli_session_pause(cli_session *s, const char *note);
+/* Contend again with a new supervisor.  Returns CLI_CONTINUE, or an exit
+ * code (message printed). */
+int cli_session_resume(cli_session *s);
+
+/* Once per round of the main loop: rewrite the metrics file when
+ * something changed (and at least every heartbeat), tell the service
+ * manager a new status, say when the database answers again after a
+ * failure. */
+void cli_session_observe(cli_session *s);
+/* supervise: READY=1 to the service manager (contending now). */
+void cli_session_ready(cli_session *s);
+/* STOPPING=1 to the service manager. */
+void cli_session_stopping(cli_session *s);
+
+/* 1 if the database is failing now: an error was logged and it has not
+ * answered since (or never has).  reason (may be NULL) gets the error. */
+int cli_session_failing(cli_session *s, char *reason, size_t cap);
 
 /* CMD's guard (guard.h), driven from the main thread.  guard_start right
  * after CMD was started; guard_tick every round of the main loop while CMD
@@ -59,10 +127,11 @@ void cli_session_guard_done(cli_session *s);
  * or suspended past it): the lease was lost.  Before guard_done. */
 int cli_session_guard_acted(cli_session *s);
 
-/* 1 if the supervisor has never had an answer from the database. */
-int cli_session_never_reached_db(cli_session *s);
-
-/* Log who holds the lease (for `run --no-wait`): one status query. */
-void cli_session_describe_holder(cli_session *s, const cli_args *a);
+/* Who holds the lease, from one status query on a short-lived lease
+ * handle.  Returns 1 with owner (and *token, *expires_in_ms) set when
+ * another owner holds it, 0 when it is free or not ours to say, -1 if
+ * the query failed. */
+int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
+                       int64_t *expires_in_ms);
 
 #endif

@@ -56,6 +56,11 @@ int cli_sys_pid_alive(long pid)
     return 0;
 }
 
+int cli_sys_stderr_is_journal(void)
+{
+    return 0;
+}
+
 #else
 
 #include <dirent.h>
@@ -192,6 +197,28 @@ int cli_sys_pid_alive(long pid)
     if (paren != NULL && (paren[2] == 'Z' || paren[2] == 'X'))
         return 0;
     return 1;
+}
+
+int cli_sys_stderr_is_journal(void)
+{
+    const char *v = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+    char *end;
+
+    if (v == NULL || v[0] == '\0')
+        return 0;
+    errno = 0;
+    dev = strtoull(v, &end, 10);
+    if (errno != 0 || end == v || *end != ':')
+        return 0;
+    v = end + 1;
+    ino = strtoull(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0')
+        return 0;
+    if (fstat(2, &st) != 0)
+        return 0;
+    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * sys.h -- the few operating-system services the demo needs that
- * platform.h does not offer: a private temporary directory, appending a
- * line atomically, reading a small file, this program's own path, and
- * whether a process (not our child) still lives.  POSIX only; on other
- * systems they fail and the demo says it is not supported.
+ * sys.h -- the few operating-system services the tool needs that
+ * platform.h does not offer.  For the demo: a private temporary
+ * directory, appending a line atomically, reading a small file, this
+ * program's own path, and whether a process (not our child) still lives
+ * (on other systems they fail and the demo says it is not supported).
+ * For logging: whether stderr is the systemd journal's stream.  POSIX
+ * only.
  */
 #ifndef SQLEASE_CLI_SYS_H
 #define SQLEASE_CLI_SYS_H
@@ -32,5 +34,12 @@ int cli_sys_self_exe(const char *argv0, char *buf, size_t cap);
 
 /* 1 if a process with this pid exists and is not a zombie, else 0. */
 int cli_sys_pid_alive(long pid);
+
+/* 1 if stderr is connected to the systemd journal: $JOURNAL_STREAM names
+ * the device and inode ("DEV:INO", decimal) of the stream systemd gave
+ * the service, and stderr is that very file (systemd's documented test:
+ * a variable inherited by a process whose stderr was redirected no longer
+ * matches).  0 otherwise, and always on Windows. */
+int cli_sys_stderr_is_journal(void);
 
 #endif
