@@ -289,13 +289,21 @@ typedef struct sqlease_options {
      * does not depend on it: two handles with one owner id are two holds
      * (told apart by the token), never one. */
     const char *owner;
-    /* Timing; 0 takes the default, at most SQLEASE_MAX_DURATION_MS.  Must
-     * satisfy retry < renew_deadline < ttl and
-     * heartbeat <= renew_deadline / 2. */
+    /* Timing, at most SQLEASE_MAX_DURATION_MS each; 0 means unset.  An
+     * unset ttl comes from the DSN's odbc.ini section (SqleaseTTL, see
+     * sqlease_options_effective), else 30000.  Each of heartbeat,
+     * renew_deadline and retry that is set neither here nor in odbc.ini
+     * is derived from the ttl in force: heartbeat ttl/3, renew_deadline
+     * 2*ttl/3, retry the smaller of 2000 and ttl/10 (each at least 1), so
+     * setting the ttl alone is enough; the default ttl gives the defaults
+     * below.  The result must satisfy retry < renew_deadline < ttl and
+     * heartbeat <= renew_deadline / 2 (only for a supervisor: a bare lease
+     * uses the ttl alone); a value that was set and breaks a rule is
+     * SQLEASE_EINVAL naming it, never adjusted. */
     int64_t ttl_ms;             /* default 30000 */
-    int64_t heartbeat_ms;       /* default 10000 */
-    int64_t renew_deadline_ms;  /* default 20000 */
-    int64_t retry_ms;           /* default 2000 */
+    int64_t heartbeat_ms;       /* default ttl/3: 10000 */
+    int64_t renew_deadline_ms;  /* default 2*ttl/3: 20000 */
+    int64_t retry_ms;           /* default min(2000, ttl/10): 2000 */
 
     /* Supervisor callbacks (ignored by a bare lease).  Which thread runs
      * them:
@@ -326,6 +334,7 @@ typedef struct sqlease_options {
     sqlease_log_fn log;
     void *log_userdata;
     int log_level;  /* used only when log is set */
+
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -333,6 +342,9 @@ typedef struct sqlease_options {
  * host and in SQL; the cap keeps every such sum far from overflow. */
 #define SQLEASE_MAX_DURATION_MS 2592000000LL
 
+/* The default ttl, and the timing derived from it (see sqlease_options);
+ * SQLEASE_DEFAULT_RETRY_MS is also the longest retry derived from any
+ * ttl. */
 #define SQLEASE_DEFAULT_TTL_MS 30000
 #define SQLEASE_DEFAULT_HEARTBEAT_MS 10000
 #define SQLEASE_DEFAULT_RENEW_DEADLINE_MS 20000
@@ -342,7 +354,8 @@ typedef struct sqlease_options {
 SQLEASE_API void sqlease_options_init(sqlease_options *opt);
 
 /* Check an options struct without connecting: identifiers, lengths,
- * timing rules, with the built-in defaults for unset fields.  Returns
+ * timing rules, with the built-in defaults (and the timing derived from
+ * the ttl) for unset fields.  Returns
  * SQLEASE_OK or SQLEASE_EINVAL with a message that names the field.
  * Thread-safe. */
 SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error *err);
@@ -351,8 +364,10 @@ SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error 
  * field (NULL or 0) of `in` takes the value from the DSN's section in
  * odbc.ini (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
  * SqleaseRenewDeadline, SqleaseRetry, read when db was opened by DSN
- * name), else the built-in default; then the result is checked as
- * sqlease_options_check does.  `out` gets a copy of `in` with those fields
+ * name), else, for heartbeat, renew deadline and retry, the value derived
+ * from the ttl in force (which may itself come from odbc.ini), else the
+ * built-in default; then the result is checked as sqlease_options_check
+ * does.  `out` gets a copy of `in` with those fields
  * filled; its strings point into `in` or into `db` (valid while db is
  * open).  owner stays NULL when unset.  Returns SQLEASE_OK or
  * SQLEASE_EINVAL.  Thread-safe. */
@@ -412,8 +427,8 @@ typedef struct sqlease_lease_info {
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
- * table, name and owner of `opt` are used (and checked: the supervisor's
- * timing rules do not apply to a bare lease).  Sends no
+ * table, name and owner of `opt` are used (and checked: the
+ * supervisor's timing rules do not apply to a bare lease).  Sends no
  * statement.  Returns SQLEASE_OK, SQLEASE_EINVAL, SQLEASE_ENOMEM,
  * SQLEASE_EPLATFORM (owner id). */
 SQLEASE_API int sqlease_lease_new(sqlease_lease **out, sqlease_db *db,

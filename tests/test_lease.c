@@ -673,9 +673,12 @@ static void test_options_and_bad_input(void)
     o.owner = "";
     CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
     o.owner = NULL;
-    o.ttl_ms = 10000; /* deadline defaults to 20000: not below ttl */
+    o.ttl_ms = 10000; /* the rest is derived from it: 3333, 6666, 1000 */
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
+    o.renew_deadline_ms = 20000; /* set, and not below the ttl */
     CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "renew deadline"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "renew deadline (20000 ms)"));
+    o.renew_deadline_ms = 0;
     tu_options(&o, NULL, NULL, NULL, 3000, 750, 1500, 250);
     CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
     o.heartbeat_ms = 800; /* more than half the deadline */
