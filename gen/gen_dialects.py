@@ -23,6 +23,7 @@ PARAMS = {
     "owner": ("SQLEASE_P_OWNER", 1),
     "ttl_ms": ("SQLEASE_P_TTL_MS", 2),
     "token": ("SQLEASE_P_TOKEN", 3),
+    "min_hold_ms": ("SQLEASE_P_MIN_HOLD_MS", 4),
 }
 
 # Statements, in struct order: name -> (required params, allowed params,
@@ -39,7 +40,8 @@ STATEMENTS = {
     "seed": ({"name"}, {"name"}, True),
     "acquire": ({"name", "owner", "ttl_ms"}, {"name", "owner", "ttl_ms"}, True),
     "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, True),
-    "release": ({"name", "owner", "token"}, {"name", "owner", "token"}, True),
+    "release": ({"name", "owner", "token", "min_hold_ms"},
+                {"name", "owner", "token", "min_hold_ms"}, True),
     "release_force": ({"name"}, {"name"}, True),
     "status": ({"name"}, {"name"}, True),
 }
@@ -485,7 +487,8 @@ typedef enum sqlease_param {{
     SQLEASE_P_NAME = 0,
     SQLEASE_P_OWNER = 1,
     SQLEASE_P_TTL_MS = 2,
-    SQLEASE_P_TOKEN = 3
+    SQLEASE_P_TOKEN = 3,
+    SQLEASE_P_MIN_HOLD_MS = 4
 }} sqlease_param;
 
 /* Connection-string settings that bound a driver's socket waits, added

@@ -335,6 +335,20 @@ typedef struct sqlease_options {
     void *log_userdata;
     int log_level;  /* used only when log is set */
 
+    /* The minimum hold (lock-at-least-for), in ms, at most
+     * SQLEASE_MAX_DURATION_MS; 0 (the default): none.  A release of a hold
+     * (sqlease_lease_release, and the supervisor's release when it stops)
+     * leaves the row held, under the same owner id and token, until
+     * acquired_at_ms + min_hold_ms on the database clock if that is still
+     * ahead, and frees it at once otherwise.  Nothing renews the row
+     * meanwhile and no work runs under it; another owner takes it only
+     * after that instant, with a new token.  For a job that every host's
+     * cron starts: a host whose cron fires a little late finds it held
+     * and does not run the job again.  (The release a supervisor makes to
+     * give up a hold whose work it stopped at the renew deadline frees the
+     * row at once: that hold's work did not finish.)  Added after the
+     * fields above, which keep their places. */
+    int64_t min_hold_ms;
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -427,7 +441,7 @@ typedef struct sqlease_lease_info {
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
- * table, name and owner of `opt` are used (and checked: the
+ * min_hold_ms, table, name and owner of `opt` are used (and checked: the
  * supervisor's timing rules do not apply to a bare lease).  Sends no
  * statement.  Returns SQLEASE_OK, SQLEASE_EINVAL, SQLEASE_ENOMEM,
  * SQLEASE_EPLATFORM (owner id). */
@@ -461,7 +475,10 @@ SQLEASE_API int sqlease_lease_acquire(sqlease_lease *lease, sqlease_lease_info *
                                       sqlease_error *err);
 
 /* Give up the hold this handle last proved, so a successor can take it
- * at once.  Scoped to the hold (name, owner id and token): a handle that
+ * at once, or, with min_hold_ms in the handle's options, once
+ * acquired_at + min_hold_ms has passed on the database clock (the row
+ * stays held by this hold until then; *released is 1 either way).
+ * Scoped to the hold (name, owner id and token): a handle that
  * lost the lease, or another handle with the same owner id, changes
  * nothing.  The token is remembered through a failed renew, so a holder
  * whose renews fail can still give its hold up; a handle that never held

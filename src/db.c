@@ -833,6 +833,10 @@ int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const ch
             binds[i].type = DB_INT64;
             binds[i].i = p->token;
             break;
+        case SQLEASE_P_MIN_HOLD_MS:
+            binds[i].type = DB_INT64;
+            binds[i].i = p->min_hold_ms;
+            break;
         default:
             return sqlease_fail(err, SQLEASE_EINVAL, "unknown statement parameter %d",
                                 (int)st->params[i]);

@@ -146,6 +146,7 @@ typedef struct db_params {
     const char *owner;
     int64_t ttl_ms;
     int64_t token;
+    int64_t min_hold_ms;
 } db_params;
 
 /* Run a generated statement: `sql` is st->sql with {table} substituted;

@@ -94,14 +94,15 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
             return SQLEASE_EINVAL;
     }
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
-        opt->retry_ms < 0)
+        opt->retry_ms < 0 || opt->min_hold_ms < 0)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");
     if (opt->ttl_ms > SQLEASE_MAX_DURATION_MS || opt->heartbeat_ms > SQLEASE_MAX_DURATION_MS ||
         opt->renew_deadline_ms > SQLEASE_MAX_DURATION_MS ||
-        opt->retry_ms > SQLEASE_MAX_DURATION_MS)
+        opt->retry_ms > SQLEASE_MAX_DURATION_MS || opt->min_hold_ms > SQLEASE_MAX_DURATION_MS)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
 
     r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
+    r->min_hold_ms = opt->min_hold_ms;
     hb_derived = opt->heartbeat_ms <= 0 && ini->heartbeat_ms <= 0;
     rd_derived = opt->renew_deadline_ms <= 0 && ini->renew_deadline_ms <= 0;
     retry_derived = opt->retry_ms <= 0 && ini->retry_ms <= 0;

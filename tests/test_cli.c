@@ -303,6 +303,24 @@ static int await_held_by(const char *owner, int64_t timeout_ms)
     return 0;
 }
 
+/* Wait until `status --json` says nobody holds the lease. */
+static int await_free(int64_t timeout_ms)
+{
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+
+    while (sqlease_mono_ms() < deadline) {
+        result r;
+        int yes;
+        run_db(&r, "status", "--json", NULL);
+        yes = r.code == 0 && strstr(r.out, "\"held\":false") != NULL;
+        result_free(&r);
+        if (yes)
+            return 1;
+        sqlease_sleep_ms(50);
+    }
+    return 0;
+}
+
 /* The JSON integer after "key": in a one-line object, or LLONG_MIN. */
 static long long json_int(const char *json, const char *key)
 {
@@ -921,11 +939,15 @@ static void test_run_waits(void)
     kill_all_bg();
 }
 
-/* --min-hold keeps the lease after a quick CMD; SIGTERM to run stops CMD
- * and exits 143. */
+/* --min-hold lives in the row: after a quick CMD, `run` exits at once
+ * with CMD's status and the row stays held by its hold until the take +
+ * min-hold (database clock); meanwhile another `run --no-wait` exits 75,
+ * after it the next take has a higher token.  A clean run logs no
+ * warning.  SIGTERM to run stops CMD and exits 143. */
 static void test_run_min_hold_and_sigterm(void)
 {
     char log[1100], pidfile[1100], script[1300];
+    long long token, acquired;
     long sleep_pid;
     pid_t holder;
     result r;
@@ -933,12 +955,54 @@ static void test_run_min_hold_and_sigterm(void)
     new_table();
     if (!migrate_ok())
         return;
-    run_db(&r, "run", "--min-hold", "1500ms", "--", "true", NULL);
+    run_db(&r, "--owner", "cron-a", "run", "--min-hold", "2s", "--", "true", NULL);
     ASSERT_CODE(r, 0);
-    CU_ASSERT(r.ms >= 1500);
+    if (r.ms >= 1500)
+        fprintf(stderr, "\n  run --min-hold 2s took %lld ms\n", (long long)r.ms);
+    CU_ASSERT(r.ms < 1500);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "warn"));
     result_free(&r);
     run_db(&r, "status", "--json", NULL);
-    ASSERT_CONTAINS(r.out, "\"held\":false");
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"owner\":\"cron-a\",\"held\":true");
+    token = json_int(r.out, "token");
+    acquired = json_int(r.out, "acquired_at_ms");
+    CU_ASSERT_EQUAL(json_int(r.out, "expires_at_ms"), acquired + 2000);
+    result_free(&r);
+    run_db(&r, "--owner", "cron-b", "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "cron-a");
+    result_free(&r);
+    /* Once the minimum hold has run out, the next run takes, with a
+     * higher token. */
+    CU_ASSERT(await_free(5000));
+    run_db(&r, "--owner", "cron-b", "run", "--no-wait", "--", "sh", "-c",
+           "echo \"token=$SQLEASE_TOKEN\"", NULL);
+    ASSERT_CODE(r, 0);
+    {
+        const char *p = strstr(r.out, "token=");
+        CU_ASSERT(p != NULL && strtoll(p + 6, NULL, 10) == token + 1);
+    }
+    result_free(&r);
+
+    /* The README's crontab line: a 5-minute minimum hold that is a
+     * multiple of the heartbeat, and no warning at the end. */
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "--name", "nightly", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    run_db(&r, "--name", "nightly", "run", "--no-wait", "--min-hold", "5m", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(r.ms < 5000);
+    if (strstr(r.err, "warn") != NULL)
+        fprintf(stderr, "\n  stderr: %s\n", r.err);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "warn"));
+    result_free(&r);
+    run_db(&r, "--name", "nightly", "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":true");
+    CU_ASSERT_EQUAL(json_int(r.out, "expires_at_ms"), json_int(r.out, "acquired_at_ms") + 300000);
     result_free(&r);
 
     snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
@@ -1333,7 +1397,8 @@ int main(void)
         {"release --force clears a held row", test_release_force},
         {"run exits 75 and stops CMD when the lease is lost", test_run_lost},
         {"run waits for the holder to release", test_run_waits},
-        {"run --min-hold; SIGTERM stops CMD and exits 143", test_run_min_hold_and_sigterm},
+        {"run --min-hold exits at once, the row stays held; SIGTERM exits 143",
+         test_run_min_hold_and_sigterm},
         {"supervise restarts an exiting CMD", test_supervise_restarts},
         {"bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64},
         {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},

@@ -147,6 +147,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
     }
     cli_lease_options(a, &o);
     o.owner = s->owner;
+    o.min_hold_ms = f->min_hold_ms; /* the release at stop keeps the row */
     cli_hold_attach(&s->hold, &o);
     st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
     if (st != SQLEASE_OK) {
