@@ -185,9 +185,13 @@ typedef struct sqlease_db_options {
     int log_level;
 } sqlease_db_options;
 
-/* Timeout= is sqliteodbc's busy timeout in ms (it waits about twice
- * that); without it the driver waits 100 s, twice, for a locked file. */
-#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db;Timeout=2000"
+/* An SQLite file in the current directory.  It sets no Timeout= (the
+ * driver's busy timeout in ms: how long a statement waits for a file
+ * another connection has locked; the driver's own default is 100 s, which
+ * it may wait twice), so the one sqlease_db_open adds for sqliteodbc, half
+ * the query timeout, applies: a locked file holds a statement no longer
+ * than the query timeout. */
+#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db"
 
 /* Fill `opt` with the defaults above.  Always call it before setting
  * fields, so that fields added later get their defaults. */

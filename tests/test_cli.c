@@ -1301,6 +1301,85 @@ static void test_inherited_signal_state(void)
 /* ---- suite --------------------------------------------------------- */
 
 /* Only flat files are made in the directory: remove each, then it. */
+/* ---- the default connection: an SQLite file ------------------------- */
+
+/* Start `sqlite3 FILE` holding an exclusive lock on FILE until killed;
+ * returns its pid once the lock is in place (a marker file says so), or
+ * -1. */
+static pid_t lock_sqlite_file(const char *file)
+{
+    char marker[1100], shell[1300];
+    int64_t deadline;
+    pid_t pid;
+
+    snprintf(marker, sizeof marker, "%s/locked.%d", g_dir, ++g_seq);
+    snprintf(shell, sizeof shell, ".shell touch '%s' && sleep 30", marker);
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        execlp("sqlite3", "sqlite3", file, "BEGIN EXCLUSIVE;",
+               "UPDATE sys_job_lease SET version = version;", shell, "COMMIT;", (char *)NULL);
+        fprintf(stderr, "test_cli: cannot run sqlite3 (package sqlite3): %s\n",
+                strerror(errno));
+        _exit(127);
+    }
+    if (pid < 0)
+        return -1;
+    deadline = sqlease_mono_ms() + 10000;
+    while (access(marker, F_OK) != 0) {
+        if (sqlease_mono_ms() >= deadline || waitpid(pid, NULL, WNOHANG) == pid) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        sqlease_sleep_ms(10);
+    }
+    return pid;
+}
+
+/* The default connection string sets no Timeout=, so SQLite's busy wait
+ * follows the query timeout: with another connection holding a write
+ * lock on the file, `status` gives up within the query timeout (plus a
+ * second), rather than after the driver's own busy timeout, twice. */
+static void test_default_conn_bounded_by_query_timeout(void)
+{
+    result r;
+    pid_t locker;
+
+    if (g_ext_dsn != NULL)
+        return; /* the default connection is SQLite's */
+    run_raw(&r, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    {
+        char file[1100];
+        snprintf(file, sizeof file, "%s/sqlease.db", g_dir);
+        locker = lock_sqlite_file(file);
+    }
+    CU_ASSERT_FATAL(locker > 0);
+    run_raw(&r, "--query-timeout", "1s", "status", NULL);
+    kill(locker, SIGKILL);
+    waitpid(locker, NULL, 0);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "locked");
+    if (r.ms > 2000)
+        fprintf(stderr, "\n  status on a locked file took %lld ms\n", (long long)r.ms);
+    CU_ASSERT(r.ms <= 2000);
+    result_free(&r);
+    /* Unlocked, the same status answers. */
+    run_raw(&r, "--query-timeout", "1s", "status", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    /* The help names the default, with no Timeout= in it. */
+    run_raw(&r, "--help", NULL);
+    ASSERT_CONTAINS(r.out, "\"Driver=SQLite3;Database=sqlease.db\"");
+    result_free(&r);
+}
+
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -1404,6 +1483,8 @@ int main(void)
         {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
         {"SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state},
         {"started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin},
+        {"default connection: a locked SQLite file is bounded by --query-timeout",
+         test_default_conn_bounded_by_query_timeout},
     };
     CU_pSuite suite;
     unsigned failed;
