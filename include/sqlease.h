@@ -183,6 +183,18 @@ typedef struct sqlease_db_options {
     sqlease_log_fn log;
     void *log_userdata;
     int log_level;
+    /* 1: the database must exist already; never let the driver create it.
+     * For an embedded database whose driver creates a missing file on
+     * connect (sqliteodbc creates an empty one, in whatever directory the
+     * process runs), the dialect table's setting that stops it (NoCreat=1)
+     * is added unless the connection string or DSN sets that key itself
+     * (a user's own setting always wins), and the open fails with
+     * SQLEASE_ECONNECT naming the file that does not exist.  Whatever this
+     * says, a failed connect names a missing directory of the file.  0
+     * (the default): the driver's own behaviour.  Open the handle that
+     * runs sqlease_migrate without it.  Added after the fields above,
+     * which keep their places. */
+    int must_exist;
 } sqlease_db_options;
 
 /* An SQLite file in the current directory.  It sets no Timeout= (the

@@ -637,9 +637,10 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
         return rc;
     }
 
-    rc = odbc_new(&self, conn,
-                  dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
-                  opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000, err);
+    rc = odbc_new_with(&self, conn,
+                       dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
+                       opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000,
+                       opt->must_exist, err);
     if (rc != SQLEASE_OK) {
         free_ini(&ini);
         return rc;

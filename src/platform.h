@@ -78,6 +78,13 @@ int sqlease_uuid_random(unsigned char out[16]);
 /* Environment variable, or NULL. */
 const char *sqlease_getenv(const char *name);
 
+/* 1 if `path` names an existing file or directory, 0 if it does not (or
+ * cannot be looked at). */
+int sqlease_path_exists(const char *path);
+/* The current directory into buf (NUL-terminated); "" if it cannot be
+ * read or does not fit. */
+void sqlease_cwd(char *buf, size_t cap);
+
 /* ---- child processes (used by the CLI) ---------------------------- */
 
 typedef struct sqlease_child {

@@ -301,6 +301,22 @@ const char *sqlease_getenv(const char *name)
     return getenv(name);
 }
 
+int sqlease_path_exists(const char *path)
+{
+    return path != NULL && GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
+}
+
+void sqlease_cwd(char *buf, size_t cap)
+{
+    DWORD n;
+
+    if (cap == 0)
+        return;
+    n = GetCurrentDirectoryA((DWORD)cap, buf);
+    if (n == 0 || n >= cap)
+        buf[0] = '\0';
+}
+
 /* ---- signals ------------------------------------------------------- */
 
 static volatile LONG g_signal_received;

@@ -488,6 +488,28 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': unexpected parameter :token")
 
+    def test_driver_keys(self):
+        rows = self.rows()
+        drv = rows["sqlite"]["drivers"][0]
+        drv["creates"] = {"NoCreat": "1"}
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'drivers': item 1: unknown key "
+                            "'creates' (known: match, settings, must_exist, database_file)")
+        rows = self.rows()
+        rows["sqlite"]["drivers"][0]["must_exist"] = {"No-Creat": "1"}
+        self.assertRejected(dump_toml(rows), "setting 'No-Creat' is not a connection-string key")
+        rows = self.rows()
+        rows["sqlite"]["drivers"][0]["must_exist"] = {"NoCreat": "{nope}"}
+        self.assertRejected(dump_toml(rows), "field 'drivers': item 1: setting 'NoCreat'")
+        rows = self.rows()
+        rows["sqlite"]["drivers"][0]["database_file"] = "Data-base"
+        self.assertRejected(dump_toml(rows), "'database_file' must name a connection-string key")
+        # Both keys are optional: a driver without them generates.
+        rows = self.rows()
+        del rows["sqlite"]["drivers"][0]["must_exist"]
+        del rows["sqlite"]["drivers"][0]["database_file"]
+        self.assertEqual(self.gen(dump_toml(rows)).returncode, 0)
+
     def test_missing_parameter(self):
         rows = self.rows()
         rows["sqlite"]["release"] = "UPDATE {table} SET owner = '' WHERE name = :name"
