@@ -974,6 +974,12 @@ static void test_run_min_hold_and_sigterm(void)
     acquired = json_int(r.out, "acquired_at_ms");
     CU_ASSERT_EQUAL(json_int(r.out, "expires_at_ms"), acquired + 2000);
     result_free(&r);
+    /* The human status uses the JSON's words. */
+    run_db(&r, "status", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "owner:      cron-a\n");
+    CU_ASSERT_PTR_NULL(strstr(r.out, "holder"));
+    result_free(&r);
     run_db(&r, "--owner", "cron-b", "run", "--no-wait", "--", "true", NULL);
     ASSERT_CODE(r, 75);
     ASSERT_CONTAINS(r.err, "cron-a");
@@ -1378,6 +1384,10 @@ static void test_missing_sqlite_file(void)
     run_raw(&r, conn, "status", "--json", NULL);
     ASSERT_CODE(r, 0);
     ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+    run_raw(&r, conn, "status", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "owner:      free\n");
     result_free(&r);
     /* The user's own NoCreat= wins: with NoCreat=0 the driver creates the
      * file (empty: no lease table in it). */

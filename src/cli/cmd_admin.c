@@ -183,11 +183,11 @@ static void print_status_human(const cli_args *a, const char *dialect,
     format_utc(local_ms, lt, sizeof lt);
     printf("lease:      %s (table %s, %s)\n", name_of(a), table_of(a), dialect);
     if (in->held)
-        printf("holder:     %s\n", in->owner);
+        printf("owner:      %s\n", in->owner);
     else if (in->owner[0] != '\0')
-        printf("holder:     free (expired; last holder %s)\n", in->owner);
+        printf("owner:      free (expired; last owner %s)\n", in->owner);
     else
-        printf("holder:     free\n");
+        printf("owner:      free\n");
     printf("token:      %" PRId64 "\n", in->token);
     if (in->held)
         printf("expires in: %" PRId64 " ms\n", in->expires_at_ms - in->db_now_ms);

@@ -16,7 +16,7 @@ static const char help_text[] =
 "Commands:\n"
 "  migrate                      create the table, add missing columns, seed the\n"
 "                               lease row (idempotent)\n"
-"  status [--json]              holder, token, expires in, DB clock vs local clock;\n"
+"  status [--json]              owner, token, expires in, DB clock vs local clock;\n"
 "                               --json prints one JSON object on one line\n"
 "  run [--no-wait] [--min-hold D] [--kill-grace D] -- CMD [ARG...]\n"
 "                               wait for the lease, run CMD while renewing it,\n"
