@@ -2,10 +2,15 @@
 # Install into a temporary prefix (through DESTDIR) and check what a
 # packager and a user of the library would: the files and the soname
 # links, that the shared library exports only sqlease_* symbols, that the
-# version agrees everywhere, and that the example builds with pkg-config
-# against the installed copy and runs (two instances: one holds).
+# version agrees everywhere, that the example builds against the installed
+# copy with pkg-config (and runs: two instances, one holds), with CMake's
+# find_package (shared and static) and with the README's static-link
+# command from outside the repository, and that `scons uninstall` removes
+# every file install put there and nothing of the build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+src=$(pwd)
+command -v cmake >/dev/null || { echo "install-check: cmake is needed (ci/packages-full.txt)"; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -35,6 +40,8 @@ check "soname libsqlease.so.$major"   sh -c "readelf -d '$root/lib/libsqlease.so
 check "sqlease binary installed"      test -x "$root/bin/sqlease"
 check "man page sqlease(1) installed" test -f "$root/share/man/man1/sqlease.1"
 check "pkg-config file installed"     test -f "$root/lib/pkgconfig/sqlease.pc"
+check "CMake package installed"       test -f "$root/lib/cmake/sqlease/sqleaseConfig.cmake"
+check "CMake package version file"    test -f "$root/lib/cmake/sqlease/sqleaseConfigVersion.cmake"
 
 # Only the public API leaves the shared library.
 others=$(nm -D --defined-only "$root/lib/libsqlease.so.$ver" | awk '{print $3}' | grep -v '^sqlease_' || true)
@@ -65,8 +72,53 @@ a=$!
 for _ in $(seq 1 100); do grep -q tick "$tmp/a.out" && break; sleep 0.05; done
 LD_LIBRARY_PATH="$root/lib" "$tmp/scheduler" "$db" 3 > "$tmp/b.out" 2>"$tmp/b.err" || true
 wait "$a" || true
-check "example A ticks while it holds (token 1)" grep -q 'tick (token 1)' "$tmp/a.out"
+check "example A ticks while it holds" grep -q 'tick (token [0-9]*)' "$tmp/a.out"
 check "example B only waits while A holds"       sh -c "grep -q waiting '$tmp/b.out' && ! grep -q tick '$tmp/b.out'"
+
+# CMake: find_package(sqlease CONFIG) through CMAKE_PREFIX_PATH, the way
+# examples/CMakeLists.txt shows; sqlease::sqlease links the shared library
+# (its directory is in the build RPATH), sqlease::sqlease_static the
+# static one and its dependencies.
+cmake_ok=0
+if cmake -S examples -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root" >"$tmp/cmake.log" 2>&1 &&
+   cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1; then
+    cmake_ok=1
+else
+    cat "$tmp/cmake.log"
+fi
+check "CMake: find_package(sqlease 0.1 CONFIG) builds the example" test "$cmake_ok" = 1
+check "CMake: sqlease::sqlease links the installed shared library" \
+    sh -c "ldd '$tmp/cmake/scheduler' | grep -q '$root/lib/libsqlease.so.$major'"
+check "CMake: sqlease::sqlease_static needs no libsqlease.so" \
+    sh -c "! ldd '$tmp/cmake/scheduler_static' | grep -q libsqlease"
+db2="Driver=SQLite3;Database=$tmp/cmake.db"
+"$tmp/cmake/scheduler" "$db2" 2 > "$tmp/c.out" 2>"$tmp/c.err" || true
+"$tmp/cmake/scheduler_static" "$db2" 2 > "$tmp/s.out" 2>"$tmp/s.err" || true
+check "CMake-built example runs and holds"        grep -q 'tick (token' "$tmp/c.out"
+check "CMake-built static example runs and holds" grep -q 'tick (token' "$tmp/s.out"
+# A version this installation does not satisfy is refused.
+mkdir -p "$tmp/cmake-v"
+printf 'cmake_minimum_required(VERSION 3.13)\nproject(v C)\nfind_package(sqlease %s.%s CONFIG REQUIRED)\n' \
+    "$major" "$(( $(echo "$ver" | cut -d. -f2) + 1 ))" > "$tmp/cmake-v/CMakeLists.txt"
+check "CMake: a newer minor version is not found" \
+    sh -c "! cmake -S '$tmp/cmake-v' -B '$tmp/cmake-v/b' -DCMAKE_PREFIX_PATH='$root' >/dev/null 2>&1"
+
+# The README's static link, from a directory outside the repository.
+(cd "$tmp" && cc -std=c11 -Wall -Wextra -o scheduler-static "$src/examples/scheduler.c" \
+    -I"$root/include" "$root/lib/libsqlease.a" -lodbc -lodbcinst -luuid -pthread)
+check "static link from outside the repository"  sh -c "! ldd '$tmp/scheduler-static' | grep -q libsqlease"
+"$tmp/scheduler-static" "Driver=SQLite3;Database=$tmp/static.db" 2 > "$tmp/st.out" 2>&1 || true
+check "statically linked example runs and holds" grep -q 'tick (token' "$tmp/st.out"
+
+# Uninstall: every file and link install wrote goes, the build stays.
+scons -Q uninstall PREFIX="$prefix" DESTDIR="$stage" >/dev/null
+left=$(find "$stage" \( -type f -o -type l \) | sed "s|^$stage||")
+if [ -z "$left" ]; then
+    echo "ok    scons uninstall removes every installed file"; passed=$((passed + 1))
+else
+    echo "FAIL  left after scons uninstall:"; echo "$left"; fail=$((fail + 1))
+fi
+check "scons uninstall leaves the build"          test -f build/lib/libsqlease.a -a -x build/bin/sqlease
 
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

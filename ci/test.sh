@@ -110,7 +110,7 @@ odbcinst -j 2>/dev/null | head -n 3 || true
 step "vendor header check" check_headers
 step "build" build
 step "test (default build)" run_tests build
-step "install, symbols, pkg-config example" bash ci/install-check.sh
+step "install, symbols, pkg-config and CMake examples, uninstall" bash ci/install-check.sh
 step "dialect matrix (postgres, mariadb, sqlserver)" env SQLEASE_MATRIX="postgres mariadb sqlserver" bash ci/matrix.sh
 step "Windows: MinGW cross-build, run under Wine" bash ci/windows.sh
 step "valgrind: run and supervise" bash ci/valgrind.sh

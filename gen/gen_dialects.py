@@ -23,6 +23,7 @@ PARAMS = {
     "owner": ("SQLEASE_P_OWNER", 1),
     "ttl_ms": ("SQLEASE_P_TTL_MS", 2),
     "token": ("SQLEASE_P_TOKEN", 3),
+    "min_hold_ms": ("SQLEASE_P_MIN_HOLD_MS", 4),
 }
 
 # Statements, in struct order: name -> (required params, allowed params,
@@ -39,7 +40,8 @@ STATEMENTS = {
     "seed": ({"name"}, {"name"}, True),
     "acquire": ({"name", "owner", "ttl_ms"}, {"name", "owner", "ttl_ms"}, True),
     "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, True),
-    "release": ({"name", "owner", "token"}, {"name", "owner", "token"}, True),
+    "release": ({"name", "owner", "token", "min_hold_ms"},
+                {"name", "owner", "token", "min_hold_ms"}, True),
     "release_force": ({"name"}, {"name"}, True),
     "status": ({"name"}, {"name"}, True),
 }
@@ -342,37 +344,56 @@ def check_setting_value(text):
     return text
 
 
+def check_setting_table(label, what, settings, required):
+    """A driver's table of connection-string settings: [(key, value)]."""
+    if settings is None and not required:
+        return []
+    if not isinstance(settings, dict) or not settings:
+        raise FieldError("%s: '%s' must be a non-empty table of strings" % (label, what))
+    pairs = []
+    for k, v in settings.items():
+        if not SETTING_KEY_RE.fullmatch(k):
+            raise FieldError("%s: setting '%s' is not a connection-string key" % (label, k))
+        if not isinstance(v, str):
+            raise FieldError("%s: setting '%s' must be a string, got %s"
+                             % (label, k, type_name(v)))
+        try:
+            pairs.append((k, check_setting_value(v)))
+        except FieldError as e:
+            raise FieldError("%s: setting '%s': %s" % (label, k, e)) from None
+    return pairs
+
+
+DRIVER_KEYS = ("match", "settings", "must_exist", "database_file")
+
+
 def check_drivers(value):
-    """drivers = [ { match = [...], settings = { Key = "value", ... } }, ... ]"""
+    """drivers = [ { match = [...], settings = { Key = "value", ... },
+    must_exist = { Key = "value", ... }, database_file = "Key" }, ... ]
+    (must_exist and database_file optional)"""
     res = []
     for idx, item in enumerate(value):
         label = "item %d" % (idx + 1)
         if not isinstance(item, dict):
             raise FieldError("%s: expected a table, got %s" % (label, type_name(item)))
         for k in item:
-            if k not in ("match", "settings"):
-                raise FieldError("%s: unknown key '%s' (known: match, settings)" % (label, k))
+            if k not in DRIVER_KEYS:
+                raise FieldError("%s: unknown key '%s' (known: %s)"
+                                 % (label, k, ", ".join(DRIVER_KEYS)))
         match = item.get("match")
         if not isinstance(match, list) or not match:
             raise FieldError("%s: 'match' must be a non-empty list of strings" % label)
         for j, m in enumerate(match):
             if not isinstance(m, str) or not m.strip():
                 raise FieldError("%s: 'match' item %d must be a non-empty string" % (label, j + 1))
-        settings = item.get("settings")
-        if not isinstance(settings, dict) or not settings:
-            raise FieldError("%s: 'settings' must be a non-empty table of strings" % label)
-        pairs = []
-        for k, v in settings.items():
-            if not SETTING_KEY_RE.fullmatch(k):
-                raise FieldError("%s: setting '%s' is not a connection-string key" % (label, k))
-            if not isinstance(v, str):
-                raise FieldError("%s: setting '%s' must be a string, got %s"
-                                 % (label, k, type_name(v)))
-            try:
-                pairs.append((k, check_setting_value(v)))
-            except FieldError as e:
-                raise FieldError("%s: setting '%s': %s" % (label, k, e)) from None
-        res.append({"match": list(match), "settings": pairs})
+        pairs = check_setting_table(label, "settings", item.get("settings"), True)
+        must = check_setting_table(label, "must_exist", item.get("must_exist"), False)
+        dbfile = item.get("database_file")
+        if dbfile is not None and (not isinstance(dbfile, str)
+                                   or not SETTING_KEY_RE.fullmatch(dbfile)):
+            raise FieldError("%s: 'database_file' must name a connection-string key" % label)
+        res.append({"match": list(match), "settings": pairs, "must_exist": must,
+                    "database_file": dbfile})
     return res
 
 
@@ -485,7 +506,8 @@ typedef enum sqlease_param {{
     SQLEASE_P_NAME = 0,
     SQLEASE_P_OWNER = 1,
     SQLEASE_P_TTL_MS = 2,
-    SQLEASE_P_TOKEN = 3
+    SQLEASE_P_TOKEN = 3,
+    SQLEASE_P_MIN_HOLD_MS = 4
 }} sqlease_param;
 
 /* Connection-string settings that bound a driver's socket waits, added
@@ -493,13 +515,19 @@ typedef enum sqlease_param {{
  * match: case-insensitive substrings of the driver's file or registered
  * name; values may hold {{login_s}}, {{query_s}}, {{query_ms}},
  * {{query_half_ms}} (filled from the handle's timeouts) and doubled
- * braces for literal ones. */
+ * braces for literal ones.  must_*: settings added the same way only to
+ * a handle that must not create its database.  database_file: the key
+ * that names the database file of an embedded database, or NULL. */
 typedef struct sqlease_driver {{
     const char *const *match;
     size_t nmatch;
     const char *const *keys;
     const char *const *values;
     size_t nsettings;
+    const char *const *must_keys;
+    const char *const *must_values;
+    size_t nmust;
+    const char *database_file;
 }} sqlease_driver;
 
 /* sql: `?` markers, may still contain {{table}} (substituted at run time);
@@ -651,8 +679,17 @@ def render_c(dialects, h_name):
             m = str_array("%s_driver%d_match" % (k, idx), dr["match"]).split(",")[0]
             ks = str_array("%s_driver%d_keys" % (k, idx), [a for a, _ in dr["settings"]])
             vs = str_array("%s_driver%d_values" % (k, idx), [b for _, b in dr["settings"]])
-            drv.append("    { %s, %d, %s, %s, %d }" % (m, len(dr["match"]), ks.split(",")[0],
-                                                       vs.split(",")[0], len(dr["settings"])))
+            if dr["must_exist"]:
+                mk = str_array("%s_driver%d_must_keys" % (k, idx),
+                               [a for a, _ in dr["must_exist"]]).split(",")[0]
+                mv = str_array("%s_driver%d_must_values" % (k, idx),
+                               [b for _, b in dr["must_exist"]]).split(",")[0]
+            else:
+                mk = mv = "NULL"
+            dbf = c_string(dr["database_file"], "      ") if dr["database_file"] else "NULL"
+            drv.append("    { %s, %d, %s, %s, %d, %s, %s, %d, %s }"
+                       % (m, len(dr["match"]), ks.split(",")[0], vs.split(",")[0],
+                          len(dr["settings"]), mk, mv, len(dr["must_exist"]), dbf))
         if drv:
             w("static const sqlease_driver %s_drivers[] = {" % k)
             w(",\n".join(drv))

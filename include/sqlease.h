@@ -183,11 +183,27 @@ typedef struct sqlease_db_options {
     sqlease_log_fn log;
     void *log_userdata;
     int log_level;
+    /* 1: the database must exist already; never let the driver create it.
+     * For an embedded database whose driver creates a missing file on
+     * connect (sqliteodbc creates an empty one, in whatever directory the
+     * process runs), the dialect table's setting that stops it (NoCreat=1)
+     * is added unless the connection string or DSN sets that key itself
+     * (a user's own setting always wins), and the open fails with
+     * SQLEASE_ENOTABLE naming the file that does not exist.  Whatever this
+     * says, a failed connect names a missing directory of the file.  0
+     * (the default): the driver's own behaviour.  Open the handle that
+     * runs sqlease_migrate without it.  Added after the fields above,
+     * which keep their places. */
+    int must_exist;
 } sqlease_db_options;
 
-/* Timeout= is sqliteodbc's busy timeout in ms (it waits about twice
- * that); without it the driver waits 100 s, twice, for a locked file. */
-#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db;Timeout=2000"
+/* An SQLite file in the current directory.  It sets no Timeout= (the
+ * driver's busy timeout in ms: how long a statement waits for a file
+ * another connection has locked; the driver's own default is 100 s, which
+ * it may wait twice), so the one sqlease_db_open adds for sqliteodbc, half
+ * the query timeout, applies: a locked file holds a statement no longer
+ * than the query timeout. */
+#define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db"
 
 /* Fill `opt` with the defaults above.  Always call it before setting
  * fields, so that fields added later get their defaults. */
@@ -215,7 +231,10 @@ SQLEASE_API void sqlease_db_options_init(sqlease_db_options *opt);
  * one fails the open with SQLEASE_EINVAL naming the key and the DSN.
  * Returns SQLEASE_OK, SQLEASE_EINVAL (out NULL, bad odbc.ini value), SQLEASE_ENOMEM,
  * SQLEASE_ECONNECT (driver or DSN missing, server unreachable, login
- * refused), SQLEASE_ETIMEOUT, SQLEASE_EDIALECT, SQLEASE_EDB. */
+ * refused, an embedded database's directory missing), SQLEASE_ENOTABLE
+ * (with must_exist: the embedded database's file is missing, so no lease
+ * table can be there either; run `sqlease migrate`), SQLEASE_ETIMEOUT,
+ * SQLEASE_EDIALECT, SQLEASE_EDB. */
 SQLEASE_API int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt,
                                 sqlease_error *err);
 
@@ -289,13 +308,21 @@ typedef struct sqlease_options {
      * does not depend on it: two handles with one owner id are two holds
      * (told apart by the token), never one. */
     const char *owner;
-    /* Timing; 0 takes the default, at most SQLEASE_MAX_DURATION_MS.  Must
-     * satisfy retry < renew_deadline < ttl and
-     * heartbeat <= renew_deadline / 2. */
+    /* Timing, at most SQLEASE_MAX_DURATION_MS each; 0 means unset.  An
+     * unset ttl comes from the DSN's odbc.ini section (SqleaseTTL, see
+     * sqlease_options_effective), else 30000.  Each of heartbeat,
+     * renew_deadline and retry that is set neither here nor in odbc.ini
+     * is derived from the ttl in force: heartbeat ttl/3, renew_deadline
+     * 2*ttl/3, retry the smaller of 2000 and ttl/10 (each at least 1), so
+     * setting the ttl alone is enough; the default ttl gives the defaults
+     * below.  The result must satisfy retry < renew_deadline < ttl and
+     * heartbeat <= renew_deadline / 2 (only for a supervisor: a bare lease
+     * uses the ttl alone); a value that was set and breaks a rule is
+     * SQLEASE_EINVAL naming it, never adjusted. */
     int64_t ttl_ms;             /* default 30000 */
-    int64_t heartbeat_ms;       /* default 10000 */
-    int64_t renew_deadline_ms;  /* default 20000 */
-    int64_t retry_ms;           /* default 2000 */
+    int64_t heartbeat_ms;       /* default ttl/3: 10000 */
+    int64_t renew_deadline_ms;  /* default 2*ttl/3: 20000 */
+    int64_t retry_ms;           /* default min(2000, ttl/10): 2000 */
 
     /* Supervisor callbacks (ignored by a bare lease).  Which thread runs
      * them:
@@ -326,6 +353,21 @@ typedef struct sqlease_options {
     sqlease_log_fn log;
     void *log_userdata;
     int log_level;  /* used only when log is set */
+
+    /* The minimum hold (lock-at-least-for), in ms, at most
+     * SQLEASE_MAX_DURATION_MS; 0 (the default): none.  A release of a hold
+     * (sqlease_lease_release, and the supervisor's release when it stops)
+     * leaves the row held, under the same owner id and token, until
+     * acquired_at_ms + min_hold_ms on the database clock if that is still
+     * ahead, and frees it at once otherwise.  Nothing renews the row
+     * meanwhile and no work runs under it; another owner takes it only
+     * after that instant, with a new token.  For a job that every host's
+     * cron starts: a host whose cron fires a little late finds it held
+     * and does not run the job again.  (The release a supervisor makes to
+     * give up a hold whose work it stopped at the renew deadline frees the
+     * row at once: that hold's work did not finish.)  Added after the
+     * fields above, which keep their places. */
+    int64_t min_hold_ms;
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -333,6 +375,9 @@ typedef struct sqlease_options {
  * host and in SQL; the cap keeps every such sum far from overflow. */
 #define SQLEASE_MAX_DURATION_MS 2592000000LL
 
+/* The default ttl, and the timing derived from it (see sqlease_options);
+ * SQLEASE_DEFAULT_RETRY_MS is also the longest retry derived from any
+ * ttl. */
 #define SQLEASE_DEFAULT_TTL_MS 30000
 #define SQLEASE_DEFAULT_HEARTBEAT_MS 10000
 #define SQLEASE_DEFAULT_RENEW_DEADLINE_MS 20000
@@ -342,7 +387,8 @@ typedef struct sqlease_options {
 SQLEASE_API void sqlease_options_init(sqlease_options *opt);
 
 /* Check an options struct without connecting: identifiers, lengths,
- * timing rules, with the built-in defaults for unset fields.  Returns
+ * timing rules, with the built-in defaults (and the timing derived from
+ * the ttl) for unset fields.  Returns
  * SQLEASE_OK or SQLEASE_EINVAL with a message that names the field.
  * Thread-safe. */
 SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error *err);
@@ -351,8 +397,10 @@ SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error 
  * field (NULL or 0) of `in` takes the value from the DSN's section in
  * odbc.ini (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
  * SqleaseRenewDeadline, SqleaseRetry, read when db was opened by DSN
- * name), else the built-in default; then the result is checked as
- * sqlease_options_check does.  `out` gets a copy of `in` with those fields
+ * name), else, for heartbeat, renew deadline and retry, the value derived
+ * from the ttl in force (which may itself come from odbc.ini), else the
+ * built-in default; then the result is checked as sqlease_options_check
+ * does.  `out` gets a copy of `in` with those fields
  * filled; its strings point into `in` or into `db` (valid while db is
  * open).  owner stays NULL when unset.  Returns SQLEASE_OK or
  * SQLEASE_EINVAL.  Thread-safe. */
@@ -412,8 +460,8 @@ typedef struct sqlease_lease_info {
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
- * table, name and owner of `opt` are used (and checked: the supervisor's
- * timing rules do not apply to a bare lease).  Sends no
+ * min_hold_ms, table, name and owner of `opt` are used (and checked: the
+ * supervisor's timing rules do not apply to a bare lease).  Sends no
  * statement.  Returns SQLEASE_OK, SQLEASE_EINVAL, SQLEASE_ENOMEM,
  * SQLEASE_EPLATFORM (owner id). */
 SQLEASE_API int sqlease_lease_new(sqlease_lease **out, sqlease_db *db,
@@ -446,7 +494,10 @@ SQLEASE_API int sqlease_lease_acquire(sqlease_lease *lease, sqlease_lease_info *
                                       sqlease_error *err);
 
 /* Give up the hold this handle last proved, so a successor can take it
- * at once.  Scoped to the hold (name, owner id and token): a handle that
+ * at once, or, with min_hold_ms in the handle's options, once
+ * acquired_at + min_hold_ms has passed on the database clock (the row
+ * stays held by this hold until then; *released is 1 either way).
+ * Scoped to the hold (name, owner id and token): a handle that
  * lost the lease, or another handle with the same owner id, changes
  * nothing.  The token is remembered through a failed renew, so a holder
  * whose renews fail can still give its hold up; a handle that never held

@@ -637,9 +637,10 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
         return rc;
     }
 
-    rc = odbc_new(&self, conn,
-                  dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
-                  opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000, err);
+    rc = odbc_new_with(&self, conn,
+                       dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
+                       opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000,
+                       opt->must_exist, err);
     if (rc != SQLEASE_OK) {
         free_ini(&ini);
         return rc;
@@ -832,6 +833,10 @@ int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const ch
         case SQLEASE_P_TOKEN:
             binds[i].type = DB_INT64;
             binds[i].i = p->token;
+            break;
+        case SQLEASE_P_MIN_HOLD_MS:
+            binds[i].type = DB_INT64;
+            binds[i].i = p->min_hold_ms;
             break;
         default:
             return sqlease_fail(err, SQLEASE_EINVAL, "unknown statement parameter %d",

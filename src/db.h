@@ -146,6 +146,7 @@ typedef struct db_params {
     const char *owner;
     int64_t ttl_ms;
     int64_t token;
+    int64_t min_hold_ms;
 } db_params;
 
 /* Run a generated statement: `sql` is st->sql with {table} substituted;
@@ -166,6 +167,12 @@ int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_par
 extern const db_ops odbc_ops;
 int odbc_new(void **self, const char *conn, const char *dialect_key,
              int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err);
+/* The same; with must_exist, the dialect table's must_exist settings are
+ * added for the driver too (it must not create a missing database), and a
+ * connect that fails on a missing database file says so. */
+int odbc_new_with(void **self, const char *conn, const char *dialect_key,
+                  int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
+                  sqlease_error *err);
 int odbc_open(void **self, const char *conn, const char *dialect_key,
               int64_t login_timeout_ms, int64_t query_timeout_ms,
               sqlease_error *err);

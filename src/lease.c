@@ -33,6 +33,7 @@ struct sqlease_lease {
     char *name;
     char *owner;
     int64_t ttl_ms;
+    int64_t min_hold_ms;  /* what sqlease_lease_release keeps the row for */
     /* {table} already substituted, built once. */
     char *sql_acquire;
     char *sql_renew;
@@ -88,6 +89,7 @@ int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolv
     l->db = db;
     l->d = db_dialect(db);
     l->ttl_ms = r->ttl_ms;
+    l->min_hold_ms = r->min_hold_ms;
     l->held_token = -1;
     l->proven_token = -1;
     l->table = sqlease_strdup(r->table);
@@ -183,8 +185,9 @@ static int explain_missing_table(sqlease_lease *l, int rc, sqlease_error *err)
     return rc;
 }
 
-static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_t token,
-               db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
+static int run_held(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_t token,
+                    int64_t min_hold_ms, db_out *out, size_t nout, int *has_row, int64_t *rows,
+                    sqlease_error *err)
 {
     db_params p;
     int rc;
@@ -193,9 +196,16 @@ static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_
     p.owner = l->owner;
     p.ttl_ms = l->ttl_ms;
     p.token = token;
+    p.min_hold_ms = min_hold_ms;
     sqlease_atomic_add(&l->statements, 1);
     rc = db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
+}
+
+static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_t token,
+               db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
+{
+    return run_held(l, st, sql, token, 0, out, nout, has_row, rows, err);
 }
 
 /* One SELECT of the row and the database clock.  `mine` is set for the
@@ -438,9 +448,13 @@ int sqlease_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, sqlease_er
  * token): a handle that lost the lease, or another process that shares
  * its owner id, cannot clear a successor's row.  A handle that never held
  * has nothing to release and sends nothing.  `deadline` bounds it
- * (sqlease_mono_ms; 0: the handle's usual bound from now).
+ * (sqlease_mono_ms; 0: the handle's usual bound from now).  With a
+ * minimum hold the database keeps the row held until acquired_at +
+ * min_hold_ms (its own clock decides, in the statement); the handle
+ * forgets the hold either way, so it never renews a row it gave up.
  */
-int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
+int lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int *released,
+                      sqlease_error *err)
 {
     int64_t rows = -1;
     int rc;
@@ -455,10 +469,21 @@ int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_
     if (l->proven_token < 0)
         return SQLEASE_OK;
     l->deadline = deadline > 0 ? deadline : db_deadline(l->db);
-    rc = run(l, &l->d->release, l->sql_release, l->proven_token, NULL, 0, NULL, &rows, err);
+    rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, min_hold_ms, NULL, 0,
+                  NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
     return rc;
+}
+
+int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
+{
+    return lease_release_for(l, deadline, l != NULL ? l->min_hold_ms : 0, released, err);
+}
+
+int64_t lease_min_hold(const sqlease_lease *l)
+{
+    return l->min_hold_ms;
 }
 
 int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)

@@ -31,6 +31,14 @@ void lease_poll_only(sqlease_lease *l);
  * handle's usual bound from now), for a shutdown that has a budget. */
 int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err);
 
+/* The same with a minimum hold of its own instead of the handle's: 0
+ * frees the row at once (a hold whose work did not finish). */
+int lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int *released,
+                      sqlease_error *err);
+
+/* The handle's minimum hold in ms (0: none). */
+int64_t lease_min_hold(const sqlease_lease *l);
+
 /* Lease statements this handle has sent. */
 uint64_t lease_statements(const sqlease_lease *l);
 

@@ -71,6 +71,9 @@ typedef struct odbc_conn {
                                string plus the driver's socket bounds */
     char *conn_redacted;    /* what messages quote: the user's string */
     char *dialect_key;      /* forced dialect, or NULL to detect */
+    char *db_file;          /* an embedded database's file, as the
+                               connection string or DSN names it; NULL */
+    int must_exist;         /* the driver must not create the database */
     int64_t login_timeout_ms;
     int64_t query_timeout_ms;
     const sqlease_dialect *dialect;
@@ -415,14 +418,71 @@ static int exec_direct(odbc_conn *c, const char *sql, sqlease_error *err)
     return SQLEASE_OK;
 }
 
+static int is_absolute_path(const char *p)
+{
+    return p[0] == '/' || p[0] == '\\' ||
+           (isalpha((unsigned char)p[0]) && p[1] == ':');
+}
+
+/*
+ * A missing database file, or a missing directory for it, is the usual
+ * reason an embedded database's driver refuses to connect, and sqliteodbc
+ * says only "connect failed": name the file (made absolute, since a
+ * relative one is relative to wherever the process happens to run) or
+ * the directory.  A missing file counts only for a handle that must not
+ * create it (otherwise the driver would have).  Returns 2 with `out`
+ * filled for a missing file, 1 for a missing directory, 0 otherwise.
+ */
+static int missing_file(const odbc_conn *c, char *out, size_t cap)
+{
+    char cwd[1024], path[2048], dir[2048];
+    const char *f = c->db_file;
+    size_t i, cut = 0;
+    int sep = 0;
+
+    if (f == NULL || f[0] == '\0' || strcmp(f, ":memory:") == 0 || strncmp(f, "file:", 5) == 0)
+        return 0;
+    cwd[0] = '\0';
+    if (!is_absolute_path(f))
+        sqlease_cwd(cwd, sizeof cwd);
+    if (cwd[0] != '\0')
+        snprintf(path, sizeof path, "%s%s%s", cwd,
+                 cwd[strlen(cwd) - 1] == '/' || cwd[strlen(cwd) - 1] == '\\' ? "" : "/", f);
+    else
+        snprintf(path, sizeof path, "%s", f);
+    if (sqlease_path_exists(path))
+        return 0;
+    for (i = 0; path[i] != '\0'; i++)
+        if (path[i] == '/' || path[i] == '\\') {
+            cut = i;
+            sep = 1;
+        }
+    snprintf(dir, sizeof dir, "%s", sep ? path : ".");
+    if (sep)
+        dir[cut == 0 ? 1 : cut] = '\0'; /* "/x.db": the directory is "/" */
+    if (!sqlease_path_exists(dir))
+        snprintf(out, cap, "directory '%.200s' does not exist (for the database file "
+                 "'%.200s')", dir, path);
+    else if (c->must_exist) {
+        snprintf(out, cap, "database file '%.300s' does not exist; run `sqlease migrate` to "
+                 "create it", path);
+        return 2;
+    } else
+        return 0;
+    return 1;
+}
+
 /* Fill err for a failed connect: which target (redacted), what the
- * driver said, and a hint when the driver or DSN is not there at all. */
+ * driver said, and a hint when the driver or DSN is not there at all, or
+ * the database file is not. */
 static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const char *what,
                            sqlease_error *err)
 {
     diag d;
     int status;
     const char *hint = "";
+    char missing[512];
+    int file_state;
 
     diag_get(type, h, &d);
     if (d.state[0] == '\0' && d.msg[0] == '\0')
@@ -431,6 +491,14 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
     if (strcmp(d.state, "IM002") == 0 || strcmp(d.state, "IM003") == 0 ||
         contains_ci(d.msg, "can't open lib"))
         hint = " (is the ODBC driver installed and the DSN defined in odbc.ini?)";
+    else if (status == SQLEASE_ECONNECT && (file_state = missing_file(c, missing,
+                                                                     sizeof missing)) != 0)
+        /* A database file that must exist and does not holds no lease
+         * table either: a broken installation, not a network to wait for.
+         * A missing directory may still appear (a volume not mounted yet). */
+        return sqlease_err(err, file_state == 2 ? SQLEASE_ENOTABLE : status, d.state, d.native,
+                           "cannot connect to '%s': %s ([%s] %s)", c->conn_redacted, missing,
+                           d.state[0] != '\0' ? d.state : "-----", d.msg);
     return sqlease_err(err, status, d.state, d.native, "cannot connect to '%s': [%s] %s%s",
                        c->conn_redacted, d.state[0] != '\0' ? d.state : "-----", d.msg,
                        hint);
@@ -555,6 +623,7 @@ static void conn_free(odbc_conn *c)
     free(c->conn_str);
     free(c->conn_redacted);
     free(c->dialect_key);
+    free(c->db_file);
     free(c);
 }
 
@@ -775,19 +844,63 @@ static char *expand_setting(const char *tmpl, int64_t login_ms, int64_t query_ms
     return out;
 }
 
+/* Append each of `keys`=`values` that neither *out nor the DSN's
+ * section sets to *out (a user's own value always wins).  Returns 0, or -1
+ * on out-of-memory (then *out is freed and NULL). */
+static int add_settings(char **out, const char *dsn, const char *const *keys,
+                        const char *const *values, size_t count, int64_t login_ms,
+                        int64_t query_ms)
+{
+    char ini[16];
+    size_t i, n;
+
+    for (i = 0; i < count; i++) {
+        char *val, *grown;
+        size_t need;
+
+        if (conn_attr(*out, keys[i], NULL, 0) ||
+            (dsn[0] != '\0' && odbc_ini_value(dsn, keys[i], ini, sizeof ini, "odbc.ini")))
+            continue;
+        val = expand_setting(values[i], login_ms, query_ms);
+        if (val == NULL)
+            goto oom;
+        n = strlen(*out);
+        need = n + strlen(keys[i]) + strlen(val) + 4;
+        grown = realloc(*out, need);
+        if (grown == NULL) {
+            free(val);
+            goto oom;
+        }
+        *out = grown;
+        snprintf(*out + n, need - n, "%s%s=%s", n > 0 && (*out)[n - 1] != ';' ? ";" : "",
+                 keys[i], val);
+        free(val);
+    }
+    return 0;
+oom:
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+
 /*
  * The connection string SQLDriverConnect gets: the user's (a bare DSN
  * name becomes DSN=name), then each socket-bound setting of the
- * recognised driver whose key neither the string nor the DSN's section
- * sets.  NULL on out-of-memory.
+ * recognised driver, and with must_exist each setting that stops it
+ * creating the database, whose key neither the string nor the DSN's
+ * section sets.  *db_file gets the database file the string or the DSN
+ * names, for a driver of an embedded database (else NULL).  NULL on
+ * out-of-memory.
  */
-static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms)
+static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms,
+                            int must_exist, char **db_file)
 {
-    char dsn[256], name[256], file[256], ini[16];
+    char dsn[256], name[256], file[256], path[1024];
     const sqlease_driver *drv;
-    size_t cap, n, i;
+    size_t cap;
     char *out;
 
+    *db_file = NULL;
     driver_identity(conn, dsn, sizeof dsn, name, sizeof name, file, sizeof file);
     drv = driver_lookup(name, file);
     cap = strlen(conn) + sizeof "DSN=;" + 1;
@@ -800,30 +913,20 @@ static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms
         snprintf(out, cap, "DSN=%s;", conn);
     if (drv == NULL)
         return out;
-    for (i = 0; i < drv->nsettings; i++) {
-        char *val, *grown;
-        size_t need;
-
-        if (conn_attr(out, drv->keys[i], NULL, 0) ||
-            (dsn[0] != '\0' && odbc_ini_value(dsn, drv->keys[i], ini, sizeof ini, "odbc.ini")))
-            continue;
-        val = expand_setting(drv->values[i], login_ms, query_ms);
-        if (val == NULL) {
+    if (add_settings(&out, dsn, drv->keys, drv->values, drv->nsettings, login_ms, query_ms) != 0)
+        return NULL;
+    if (must_exist && add_settings(&out, dsn, drv->must_keys, drv->must_values, drv->nmust,
+                                   login_ms, query_ms) != 0)
+        return NULL;
+    if (drv->database_file != NULL &&
+        (conn_attr(out, drv->database_file, path, sizeof path) ||
+         (dsn[0] != '\0' &&
+          odbc_ini_value(dsn, drv->database_file, path, sizeof path, "odbc.ini")))) {
+        *db_file = sqlease_strdup(path);
+        if (*db_file == NULL) {
             free(out);
             return NULL;
         }
-        n = strlen(out);
-        need = n + strlen(drv->keys[i]) + strlen(val) + 4;
-        grown = realloc(out, need);
-        if (grown == NULL) {
-            free(val);
-            free(out);
-            return NULL;
-        }
-        out = grown;
-        snprintf(out + n, need - n, "%s%s=%s", n > 0 && out[n - 1] != ';' ? ";" : "",
-                 drv->keys[i], val);
-        free(val);
     }
     return out;
 }
@@ -834,6 +937,13 @@ static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms
 
 int odbc_new(void **self, const char *conn, const char *dialect_key, int64_t login_timeout_ms,
              int64_t query_timeout_ms, sqlease_error *err)
+{
+    return odbc_new_with(self, conn, dialect_key, login_timeout_ms, query_timeout_ms, 0, err);
+}
+
+int odbc_new_with(void **self, const char *conn, const char *dialect_key,
+                  int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
+                  sqlease_error *err)
 {
     odbc_conn *c;
     int rc;
@@ -848,8 +958,10 @@ int odbc_new(void **self, const char *conn, const char *dialect_key, int64_t log
     c->dbc = SQL_NULL_HDBC;
     c->login_timeout_ms = login_timeout_ms > 0 ? login_timeout_ms : 5000;
     c->query_timeout_ms = query_timeout_ms > 0 ? query_timeout_ms : 5000;
+    c->must_exist = must_exist;
     c->conn_redacted = sqlease_redact(conn);
-    c->conn_str = build_conn_str(conn, c->login_timeout_ms, c->query_timeout_ms);
+    c->conn_str = build_conn_str(conn, c->login_timeout_ms, c->query_timeout_ms, must_exist,
+                                 &c->db_file);
     if (dialect_key != NULL && dialect_key[0] != '\0')
         c->dialect_key = sqlease_strdup(dialect_key);
     if (c->conn_redacted == NULL || c->conn_str == NULL ||
@@ -905,9 +1017,12 @@ static void *odbc_clone(void *self, const sqlease_dialect *d, sqlease_error *err
     n->conn_str = sqlease_strdup(c->conn_str);
     n->conn_redacted = sqlease_strdup(c->conn_redacted);
     n->dialect_key = c->dialect_key != NULL ? sqlease_strdup(c->dialect_key) : NULL;
+    n->db_file = c->db_file != NULL ? sqlease_strdup(c->db_file) : NULL;
+    n->must_exist = c->must_exist;
     n->dialect = d != NULL ? d : c->dialect;
     if (n->conn_str == NULL || n->conn_redacted == NULL ||
-        (c->dialect_key != NULL && n->dialect_key == NULL)) {
+        (c->dialect_key != NULL && n->dialect_key == NULL) ||
+        (c->db_file != NULL && n->db_file == NULL)) {
         conn_free(n);
         sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
         return NULL;

@@ -27,15 +27,43 @@ static int64_t or_default(int64_t v, int64_t d)
 }
 
 /*
+ * The supervisor's timing from the ttl alone, for each of heartbeat,
+ * renew deadline and retry that no source set: a heartbeat of ttl/3 and a
+ * renew deadline of 2*ttl/3 keep heartbeat <= renew_deadline / 2 (one
+ * failed renew can be retried before the deadline) and leave a third of
+ * the ttl for the work to stop before anyone else may take over; a retry
+ * of ttl/10, at most 2 s.  The default ttl (30 s) gives the default
+ * timing (10 s, 20 s, 2 s), so `--ttl 7s` alone is a valid setting rather
+ * than a renew deadline of 20 s that does not fit in it.  A derived value
+ * is at least 1 ms: a ttl too short for any timing is then refused by the
+ * rules below, with the derivation named.
+ */
+static int64_t derived_ms(int64_t v)
+{
+    return v > 0 ? v : 1;
+}
+
+/* How a timing value came about, for messages: a value the caller set
+ * is quoted as it is; a derived one says so, since the caller never wrote
+ * it. */
+static const char *how(int derived)
+{
+    return derived ? ", derived from the ttl" : "";
+}
+
+/*
  * Resolve defaults into a private copy of the timing and names.  Negative
  * durations are errors, not "use the default", so that a computed value
- * that went wrong is noticed.
+ * that went wrong is noticed.  Each field comes from the options, else
+ * the DSN's odbc.ini section, else (timing) the derivation from the ttl,
+ * else (ttl, names) the built-in default.
  */
 int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, int lease_only,
                             sqlease_resolved *r, sqlease_error *err)
 {
     static const sqlease_ini none;
     sqlease_options zero;
+    int hb_derived, rd_derived, retry_derived;
 
     if (opt == NULL) {
         sqlease_options_init(&zero);
@@ -66,38 +94,49 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
             return SQLEASE_EINVAL;
     }
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
-        opt->retry_ms < 0)
+        opt->retry_ms < 0 || opt->min_hold_ms < 0)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");
     if (opt->ttl_ms > SQLEASE_MAX_DURATION_MS || opt->heartbeat_ms > SQLEASE_MAX_DURATION_MS ||
         opt->renew_deadline_ms > SQLEASE_MAX_DURATION_MS ||
-        opt->retry_ms > SQLEASE_MAX_DURATION_MS)
+        opt->retry_ms > SQLEASE_MAX_DURATION_MS || opt->min_hold_ms > SQLEASE_MAX_DURATION_MS)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
 
     r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
-    r->heartbeat_ms =
-        or_default(opt->heartbeat_ms, or_default(ini->heartbeat_ms, SQLEASE_DEFAULT_HEARTBEAT_MS));
+    r->min_hold_ms = opt->min_hold_ms;
+    hb_derived = opt->heartbeat_ms <= 0 && ini->heartbeat_ms <= 0;
+    rd_derived = opt->renew_deadline_ms <= 0 && ini->renew_deadline_ms <= 0;
+    retry_derived = opt->retry_ms <= 0 && ini->retry_ms <= 0;
+    r->heartbeat_ms = or_default(opt->heartbeat_ms,
+                                 or_default(ini->heartbeat_ms, derived_ms(r->ttl_ms / 3)));
     r->renew_deadline_ms =
         or_default(opt->renew_deadline_ms,
-                   or_default(ini->renew_deadline_ms, SQLEASE_DEFAULT_RENEW_DEADLINE_MS));
-    r->retry_ms = or_default(opt->retry_ms, or_default(ini->retry_ms, SQLEASE_DEFAULT_RETRY_MS));
+                   or_default(ini->renew_deadline_ms, derived_ms(r->ttl_ms * 2 / 3)));
+    r->retry_ms = or_default(opt->retry_ms,
+                             or_default(ini->retry_ms,
+                                        derived_ms(r->ttl_ms / 10 < SQLEASE_DEFAULT_RETRY_MS
+                                                       ? r->ttl_ms / 10
+                                                       : SQLEASE_DEFAULT_RETRY_MS)));
 
     /* A bare lease only writes ttl; the rules below are the supervisor's. */
     if (lease_only)
         return SQLEASE_OK;
     if (!(r->renew_deadline_ms < r->ttl_ms))
         return sqlease_fail(err, SQLEASE_EINVAL,
-                            "renew deadline (%lld ms) must be less than ttl (%lld ms): the gap "
-                            "is the time the work has to stop before anyone else may take over",
-                            (long long)r->renew_deadline_ms, (long long)r->ttl_ms);
+                            "renew deadline (%lld ms%s) must be less than ttl (%lld ms): the "
+                            "gap is the time the work has to stop before anyone else may take "
+                            "over", (long long)r->renew_deadline_ms, how(rd_derived),
+                            (long long)r->ttl_ms);
     if (!(r->retry_ms < r->renew_deadline_ms))
         return sqlease_fail(err, SQLEASE_EINVAL,
-                            "retry (%lld ms) must be less than the renew deadline (%lld ms)",
-                            (long long)r->retry_ms, (long long)r->renew_deadline_ms);
+                            "retry (%lld ms%s) must be less than the renew deadline (%lld ms%s)",
+                            (long long)r->retry_ms, how(retry_derived),
+                            (long long)r->renew_deadline_ms, how(rd_derived));
     if (!(r->heartbeat_ms <= r->renew_deadline_ms / 2))
         return sqlease_fail(err, SQLEASE_EINVAL,
-                            "heartbeat (%lld ms) must be at most half the renew deadline "
-                            "(%lld ms), so that one failed renew can be retried in time",
-                            (long long)r->heartbeat_ms, (long long)r->renew_deadline_ms);
+                            "heartbeat (%lld ms%s) must be at most half the renew deadline "
+                            "(%lld ms%s), so that one failed renew can be retried in time",
+                            (long long)r->heartbeat_ms, how(hb_derived),
+                            (long long)r->renew_deadline_ms, how(rd_derived));
     return SQLEASE_OK;
 }
 

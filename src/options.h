@@ -15,6 +15,7 @@ typedef struct sqlease_resolved {
     int64_t heartbeat_ms;
     int64_t renew_deadline_ms;
     int64_t retry_ms;
+    int64_t min_hold_ms; /* 0: a release frees the row at once */
 } sqlease_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */
@@ -29,7 +30,9 @@ typedef struct sqlease_ini {
 
 /* Resolve `opt` over `ini` (may be NULL) and the defaults, and check it:
  * names and ranges always, the supervisor's timing rules unless
- * lease_only (a bare lease uses only the ttl). */
+ * lease_only (a bare lease uses only the ttl and min_hold).  A heartbeat,
+ * renew deadline or retry that neither `opt` nor `ini` sets is derived
+ * from the ttl (ttl/3, 2*ttl/3, min(2 s, ttl/10)). */
 int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, int lease_only,
                             sqlease_resolved *r, sqlease_error *err);
 

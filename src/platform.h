@@ -83,6 +83,12 @@ const char *sqlease_getenv(const char *name);
  * never none: rename() on POSIX, MoveFileEx with REPLACE_EXISTING on
  * Windows.  Returns 0/-1. */
 int sqlease_file_replace(const char *from, const char *to);
+/* 1 if `path` names an existing file or directory, 0 if it does not (or
+ * cannot be looked at). */
+int sqlease_path_exists(const char *path);
+/* The current directory into buf (NUL-terminated); "" if it cannot be
+ * read or does not fit. */
+void sqlease_cwd(char *buf, size_t cap);
 
 /* ---- child processes (used by the CLI) ---------------------------- */
 

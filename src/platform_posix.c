@@ -31,6 +31,7 @@
 #include <string.h>
 #include <termios.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -298,6 +299,18 @@ const char *sqlease_getenv(const char *name)
 int sqlease_file_replace(const char *from, const char *to)
 {
     return rename(from, to) == 0 ? 0 : -1;
+}
+
+int sqlease_path_exists(const char *path)
+{
+    struct stat st;
+    return path != NULL && stat(path, &st) == 0;
+}
+
+void sqlease_cwd(char *buf, size_t cap)
+{
+    if (cap > 0 && getcwd(buf, cap) == NULL)
+        buf[0] = '\0';
 }
 
 /* ---- signals ------------------------------------------------------- */

@@ -307,6 +307,22 @@ int sqlease_file_replace(const char *from, const char *to)
     return MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING) ? 0 : -1;
 }
 
+int sqlease_path_exists(const char *path)
+{
+    return path != NULL && GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
+}
+
+void sqlease_cwd(char *buf, size_t cap)
+{
+    DWORD n;
+
+    if (cap == 0)
+        return;
+    n = GetCurrentDirectoryA((DWORD)cap, buf);
+    if (n == 0 || n >= cap)
+        buf[0] = '\0';
+}
+
 /* ---- signals ------------------------------------------------------- */
 
 static volatile LONG g_signal_received;

@@ -114,16 +114,19 @@ static void slog(sqlease_supervisor *s, int level, const char *fmt, ...)
  * deadline never starts work), the supervisor is stopping, or the work
  * already ran under this token (a fenced resource would take a stopped
  * run's late writes for the new run's): such a hold is marked stale, to be
- * released before the next take.
+ * released before the next take.  A stop that comes while a renew is in
+ * flight is the ordinary way to shut down (the renew's answer then finds
+ * the work stopped): that is logged at debug level, not as a warning.
  */
 static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
 {
-    int go, again;
+    int go, again, stopping;
 
     sqlease_mutex_lock(&s->cb_lock);
     sqlease_mutex_lock(&s->m);
     again = s->started_any && token == s->token;
-    go = !s->running && !s->stopping && !again &&
+    stopping = s->stopping;
+    go = !s->running && !stopping && !again &&
          sqlease_mono_ms() < proof + s->r.renew_deadline_ms;
     if (again && !s->running) {
         s->stale_hold = 1;
@@ -145,11 +148,13 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
         sqlease_mutex_lock(&s->m);
         s->cb_thread = 0;
         sqlease_mutex_unlock(&s->m);
+    } else if (stopping) {
+        slog(s, SQLEASE_LOG_DEBUG, "stopping; the answer that came in meanwhile starts nothing");
     } else if (again) {
         slog(s, SQLEASE_LOG_WARN, "the work already ran under token %lld; giving that hold up "
              "to start afresh with a new token", (long long)token);
     } else {
-        slog(s, SQLEASE_LOG_WARN, "hold proven too late (or stopping); not starting the work");
+        slog(s, SQLEASE_LOG_WARN, "hold proven too late; not starting the work");
     }
     sqlease_mutex_unlock(&s->cb_lock);
 }
@@ -221,7 +226,8 @@ static int release_stale(sqlease_supervisor *s, sqlease_error *err)
     sqlease_mutex_lock(&s->cb_lock);
     sqlease_mutex_unlock(&s->cb_lock);
     lease_forget(s->lease);
-    rc = sqlease_lease_release(s->lease, &released, err);
+    /* Never with the minimum hold: this hold's work did not finish. */
+    rc = lease_release_for(s->lease, 0, 0, &released, err);
     if (rc != SQLEASE_OK) {
         slog(s, SQLEASE_LOG_WARN, "could not release the hold whose work passed its deadline "
              "(%s: %s); trying again in %lld ms", sqlease_strerror(rc), err->message,
@@ -597,7 +603,11 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
         return rc;
     }
     rc = lease_release_by(s->lease, budget_end, &released, err);
-    if (rc == SQLEASE_OK)
+    if (rc == SQLEASE_OK && released && lease_min_hold(s->lease) > 0)
+        slog(s, SQLEASE_LOG_INFO, "released the lease; the row stays held until %lld ms after "
+             "the take (minimum hold), if that is still ahead",
+             (long long)lease_min_hold(s->lease));
+    else if (rc == SQLEASE_OK)
         slog(s, SQLEASE_LOG_INFO, released ? "released the lease" : "stopped (lease not held)");
     else
         slog(s, SQLEASE_LOG_WARN, "release failed (%s); the lease expires by itself",

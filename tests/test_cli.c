@@ -339,6 +339,24 @@ static int await_held_by(const char *owner, int64_t timeout_ms)
     return 0;
 }
 
+/* Wait until `status --json` says nobody holds the lease. */
+static int await_free(int64_t timeout_ms)
+{
+    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+
+    while (sqlease_mono_ms() < deadline) {
+        result r;
+        int yes;
+        run_db(&r, "status", "--json", NULL);
+        yes = r.code == 0 && strstr(r.out, "\"held\":false") != NULL;
+        result_free(&r);
+        if (yes)
+            return 1;
+        sqlease_sleep_ms(50);
+    }
+    return 0;
+}
+
 /* The JSON integer after "key": in a one-line object, or LLONG_MIN. */
 static long long json_int(const char *json, const char *key)
 {
@@ -584,6 +602,11 @@ static void test_usage_errors(void)
     };
 
     new_table();
+    /* The kill grace is checked against the timing in force, which is
+     * settled once connected (it may come from odbc.ini): the database
+     * must be there for that case to reach its check. */
+    if (!migrate_ok())
+        return;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         result r;
         run_db(&r, cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4],
@@ -1054,11 +1077,15 @@ static void test_run_waits(void)
     kill_all_bg();
 }
 
-/* --min-hold keeps the lease after a quick CMD; SIGTERM to run stops CMD
- * and exits 143. */
+/* --min-hold lives in the row: after a quick CMD, `run` exits at once
+ * with CMD's status and the row stays held by its hold until the take +
+ * min-hold (database clock); meanwhile another `run --no-wait` exits 75,
+ * after it the next take has a higher token.  A clean run logs no
+ * warning.  SIGTERM to run stops CMD and exits 143. */
 static void test_run_min_hold_and_sigterm(void)
 {
     char log[1100], pidfile[1100], script[1300];
+    long long token, acquired;
     long sleep_pid;
     pid_t holder;
     result r;
@@ -1066,12 +1093,60 @@ static void test_run_min_hold_and_sigterm(void)
     new_table();
     if (!migrate_ok())
         return;
-    run_db(&r, "run", "--min-hold", "1500ms", "--", "true", NULL);
+    run_db(&r, "--owner", "cron-a", "run", "--min-hold", "2s", "--", "true", NULL);
     ASSERT_CODE(r, 0);
-    CU_ASSERT(r.ms >= 1500);
+    if (r.ms >= 1500)
+        fprintf(stderr, "\n  run --min-hold 2s took %lld ms\n", (long long)r.ms);
+    CU_ASSERT(r.ms < 1500);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "warn"));
     result_free(&r);
     run_db(&r, "status", "--json", NULL);
-    ASSERT_CONTAINS(r.out, "\"held\":false");
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"owner\":\"cron-a\",\"held\":true");
+    token = json_int(r.out, "token");
+    acquired = json_int(r.out, "acquired_at_ms");
+    CU_ASSERT_EQUAL(json_int(r.out, "expires_at_ms"), acquired + 2000);
+    result_free(&r);
+    /* The human status uses the JSON's words. */
+    run_db(&r, "status", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "owner:      cron-a\n");
+    CU_ASSERT_PTR_NULL(strstr(r.out, "holder"));
+    result_free(&r);
+    run_db(&r, "--owner", "cron-b", "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "cron-a");
+    result_free(&r);
+    /* Once the minimum hold has run out, the next run takes, with a
+     * higher token. */
+    CU_ASSERT(await_free(5000));
+    run_db(&r, "--owner", "cron-b", "run", "--no-wait", "--", "sh", "-c",
+           "echo \"token=$SQLEASE_TOKEN\"", NULL);
+    ASSERT_CODE(r, 0);
+    {
+        const char *p = strstr(r.out, "token=");
+        CU_ASSERT(p != NULL && strtoll(p + 6, NULL, 10) == token + 1);
+    }
+    result_free(&r);
+
+    /* The README's crontab line: a 5-minute minimum hold that is a
+     * multiple of the heartbeat, and no warning at the end. */
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "--name", "nightly", "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    run_db(&r, "--name", "nightly", "run", "--no-wait", "--min-hold", "5m", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT(r.ms < 5000);
+    if (strstr(r.err, "warn") != NULL)
+        fprintf(stderr, "\n  stderr: %s\n", r.err);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "warn"));
+    result_free(&r);
+    run_db(&r, "--name", "nightly", "status", "--json", NULL);
+    ASSERT_CONTAINS(r.out, "\"held\":true");
+    CU_ASSERT_EQUAL(json_int(r.out, "expires_at_ms"), json_int(r.out, "acquired_at_ms") + 300000);
     result_free(&r);
 
     snprintf(log, sizeof log, "%s/run.%d.log", g_dir, ++g_seq);
@@ -2129,6 +2204,169 @@ static void test_messages_said_once(void)
 /* ---- suite --------------------------------------------------------- */
 
 /* Only flat files are made in the directory: remove each, then it. */
+/* ---- the default connection: an SQLite file ------------------------- */
+
+/* 1 if `name` exists in this run's directory. */
+static int in_dir(const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Every command but migrate, on an SQLite file that does not exist, says
+ * which file (absolute) and exits 69 without creating it; a missing
+ * directory is named; migrate creates the file; a NoCreat= of the user's
+ * own wins. */
+static void test_missing_sqlite_file(void)
+{
+    static const char *const conn = "--dsn=Driver=SQLite3;Database=missing.db";
+    char want[1200], dirconn[1300], want_dir[1200];
+    result r;
+
+    snprintf(want, sizeof want, "database file '%s/missing.db' does not exist", g_dir);
+    run_raw(&r, conn, "status", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, want);
+    ASSERT_CONTAINS(r.err, "sqlease migrate");
+    result_free(&r);
+    CU_ASSERT(!in_dir("missing.db"));
+    run_raw(&r, conn, "status", "--json", NULL);
+    ASSERT_CODE(r, 69);
+    result_free(&r);
+    run_raw(&r, conn, "release", "--force", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, want);
+    result_free(&r);
+    run_raw(&r, conn, "run", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, want);
+    result_free(&r);
+    run_raw(&r, conn, "supervise", "--", "true", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, want);
+    result_free(&r);
+    CU_ASSERT(!in_dir("missing.db"));
+    /* The default connection: sqlease.db in the current directory. */
+    if (!in_dir("sqlease.db")) {
+        run_raw(&r, "status", NULL);
+        ASSERT_CODE(r, 69);
+        snprintf(want, sizeof want, "database file '%s/sqlease.db' does not exist", g_dir);
+        ASSERT_CONTAINS(r.err, want);
+        result_free(&r);
+        CU_ASSERT(!in_dir("sqlease.db"));
+    }
+    /* A missing directory is named, for migrate too. */
+    snprintf(dirconn, sizeof dirconn, "--dsn=Driver=SQLite3;Database=%s/no/such/dir/x.db",
+             g_dir);
+    snprintf(want_dir, sizeof want_dir, "directory '%s/no/such/dir' does not exist", g_dir);
+    run_raw(&r, dirconn, "status", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, want_dir);
+    result_free(&r);
+    run_raw(&r, dirconn, "migrate", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, want_dir);
+    result_free(&r);
+    /* migrate creates the file; then status reads it. */
+    run_raw(&r, conn, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    CU_ASSERT(in_dir("missing.db"));
+    run_raw(&r, conn, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+    run_raw(&r, conn, "status", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "owner:      free\n");
+    result_free(&r);
+    /* The user's own NoCreat= wins: with NoCreat=0 the driver creates the
+     * file (empty: no lease table in it). */
+    run_raw(&r, "--dsn=Driver=SQLite3;Database=made.db;NoCreat=0", "status", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "migrate");
+    result_free(&r);
+    CU_ASSERT(in_dir("made.db"));
+}
+
+/* Start `sqlite3 FILE` holding an exclusive lock on FILE until killed;
+ * returns its pid once the lock is in place (a marker file says so), or
+ * -1. */
+static pid_t lock_sqlite_file(const char *file)
+{
+    char marker[1100], shell[1300];
+    int64_t deadline;
+    pid_t pid;
+
+    snprintf(marker, sizeof marker, "%s/locked.%d", g_dir, ++g_seq);
+    snprintf(shell, sizeof shell, ".shell touch '%s' && sleep 30", marker);
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        execlp("sqlite3", "sqlite3", file, "BEGIN EXCLUSIVE;",
+               "UPDATE sys_job_lease SET version = version;", shell, "COMMIT;", (char *)NULL);
+        fprintf(stderr, "test_cli: cannot run sqlite3 (package sqlite3): %s\n",
+                strerror(errno));
+        _exit(127);
+    }
+    if (pid < 0)
+        return -1;
+    deadline = sqlease_mono_ms() + 10000;
+    while (access(marker, F_OK) != 0) {
+        if (sqlease_mono_ms() >= deadline || waitpid(pid, NULL, WNOHANG) == pid) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        sqlease_sleep_ms(10);
+    }
+    return pid;
+}
+
+/* The default connection string sets no Timeout=, so SQLite's busy wait
+ * follows the query timeout: with another connection holding a write
+ * lock on the file, `status` gives up within the query timeout (plus a
+ * second), rather than after the driver's own busy timeout, twice. */
+static void test_default_conn_bounded_by_query_timeout(void)
+{
+    result r;
+    pid_t locker;
+
+    if (g_ext_dsn != NULL)
+        return; /* the default connection is SQLite's */
+    run_raw(&r, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    {
+        char file[1100];
+        snprintf(file, sizeof file, "%s/sqlease.db", g_dir);
+        locker = lock_sqlite_file(file);
+    }
+    CU_ASSERT_FATAL(locker > 0);
+    run_raw(&r, "--query-timeout", "1s", "status", NULL);
+    kill(locker, SIGKILL);
+    waitpid(locker, NULL, 0);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "locked");
+    if (r.ms > 2000)
+        fprintf(stderr, "\n  status on a locked file took %lld ms\n", (long long)r.ms);
+    CU_ASSERT(r.ms <= 2000);
+    result_free(&r);
+    /* Unlocked, the same status answers. */
+    run_raw(&r, "--query-timeout", "1s", "status", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    /* The help names the default, with no Timeout= in it. */
+    run_raw(&r, "--help", NULL);
+    ASSERT_CONTAINS(r.out, "\"Driver=SQLite3;Database=sqlease.db\"");
+    result_free(&r);
+}
+
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -2227,7 +2465,8 @@ int main(void)
         {"release --force clears a held row", test_release_force},
         {"run exits 75 and stops CMD when the lease is lost", test_run_lost},
         {"run waits for the holder to release", test_run_waits},
-        {"run --min-hold; SIGTERM stops CMD and exits 143", test_run_min_hold_and_sigterm},
+        {"run --min-hold exits at once, the row stays held; SIGTERM exits 143",
+         test_run_min_hold_and_sigterm},
         {"supervise restarts an exiting CMD", test_supervise_restarts},
         {"bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64},
         {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
@@ -2242,6 +2481,10 @@ int main(void)
         {"a crash-looping CMD gives the lease up", test_crash_loop_gives_up},
         {"log lines carry a time stamp, except in the journal", test_log_timestamps},
         {"errors said once and as they are", test_messages_said_once},
+        {"a missing SQLite file: 69 naming it, created only by migrate",
+         test_missing_sqlite_file},
+        {"default connection: a locked SQLite file is bounded by --query-timeout",
+         test_default_conn_bounded_by_query_timeout},
     };
     CU_pSuite suite;
     unsigned failed;

@@ -364,10 +364,81 @@ static void test_driver_settings_added_unless_set(void)
     odbc_ops.close(p);
 }
 
+/* A handle that must not create its database gets the driver's setting
+ * for that (sqliteodbc: NoCreat=1) unless the user set the key; one that
+ * may gets nothing of the kind. */
+static void test_must_exist_setting(void)
+{
+    void *p = NULL;
+    sqlease_error err;
+
+    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, 1,
+                                        &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(odbc_conn_string(p), "Driver=SQLite3;Database=x.db;Timeout=1500;"
+                                                "NoCreat=1");
+    odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, 0,
+                                        &err), SQLEASE_OK);
+    CU_ASSERT_PTR_NULL(strstr(odbc_conn_string(p), "NoCreat"));
+    odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=SQLite3;nocreat=0;Database=x.db", NULL,
+                                        1000, 3000, 1, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(odbc_conn_string(p), "Driver=SQLite3;nocreat=0;Database=x.db;"
+                                                "Timeout=1500");
+    odbc_ops.close(p);
+    /* A server's driver has no such setting. */
+    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=/opt/libmaodbc.so;Server=h", NULL, 1000,
+                                        1000, 1, &err), SQLEASE_OK);
+    CU_ASSERT_PTR_NULL(strstr(odbc_conn_string(p), "NoCreat"));
+    odbc_ops.close(p);
+}
+
+/* Through the public open: a missing file with must_exist, and a missing
+ * directory either way, fail the open naming them; nothing is created. */
+static void test_must_exist_open(void)
+{
+    sqlease_db_options o;
+    sqlease_db *h = NULL;
+    sqlease_error err;
+    char conn[1000], path[900], want[1000];
+
+    snprintf(path, sizeof path, "%s/must-exist.db", tu_dir());
+    snprintf(conn, sizeof conn, "Driver=SQLite3;Database=%s", path);
+    sqlease_db_options_init(&o);
+    o.conn = conn;
+    o.log = tu_log_sink;
+    o.must_exist = 1;
+    CU_ASSERT_EQUAL(sqlease_db_open(&h, &o, &err), SQLEASE_ENOTABLE);
+    CU_ASSERT_PTR_NULL(h);
+    snprintf(want, sizeof want, "database file '%s' does not exist", path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, want));
+    CU_ASSERT(!sqlease_path_exists(path));
+    /* Without must_exist the driver creates it, as before. */
+    o.must_exist = 0;
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&h, &o, &err), SQLEASE_OK);
+    sqlease_db_close(h);
+    CU_ASSERT(sqlease_path_exists(path));
+    /* ...and now that it exists, must_exist opens it. */
+    o.must_exist = 1;
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&h, &o, &err), SQLEASE_OK);
+    sqlease_db_close(h);
+    remove(path);
+    /* A missing directory is named whatever must_exist says. */
+    snprintf(path, sizeof path, "%s/nowhere/x.db", tu_dir());
+    snprintf(conn, sizeof conn, "Driver=SQLite3;Database=%s", path);
+    o.must_exist = 0;
+    CU_ASSERT_EQUAL(sqlease_db_open(&h, &o, &err), SQLEASE_ECONNECT);
+    snprintf(want, sizeof want, "directory '%s/nowhere' does not exist", tu_dir());
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, want));
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("db", NULL, NULL);
     CU_add_test(s, "a stuck statement is answered by its bound", test_stuck_statement_bounded);
+    CU_add_test(s, "must_exist: the driver's no-create setting, unless set",
+                test_must_exist_setting);
+    CU_add_test(s, "must_exist: a missing file or directory is named", test_must_exist_open);
     CU_add_test(s, "abandoned connections are capped", test_abandoned_capped);
     CU_add_test(s, "a statement behind a stuck one runs on a new connection",
                 test_queued_behind_stuck);

@@ -230,7 +230,7 @@ class RealTemplate(GenCase):
         self.assertEqual(self.gen().returncode, 0)
         out = self.probe()
         stmts = self.statements(out)
-        name, owner, ttl, token = 0, 1, 2, 3
+        name, owner, ttl, token, min_hold = 0, 1, 2, 3, 4
         for key in ("mysql", "postgres", "sqlite", "sqlserver"):
             for st in STATEMENTS:
                 q, params, sql = stmts[(key, st)]
@@ -243,10 +243,16 @@ class RealTemplate(GenCase):
                     self.assertIn("{table}", sql, "%s.%s" % (key, st))
             # The take binds no token (it makes a new one); the renew and
             # the release are scoped to (name, owner, token).  Dialects that
-            # pad compare each value twice (value and length).
+            # pad compare each value twice (value and length).  The release
+            # keeps the row until acquired_at + min_hold: the minimum hold
+            # is bound in both CASEs (owner and expiry) and in the expiry
+            # it writes.
             self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl}, key)
             self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
-            self.assertEqual(set(stmts[(key, "release")][1]), {name, owner, token}, key)
+            self.assertEqual(set(stmts[(key, "release")][1]),
+                             {name, owner, token, min_hold}, key)
+            self.assertEqual(stmts[(key, "release")][1].count(min_hold), 3, key)
+            self.assertIn("acquired_at_ms + ? > ", stmts[(key, "release")][2], key)
             self.assertEqual(set(stmts[(key, "release_force")][1]), {name}, key)
             self.assertEqual(set(stmts[(key, "status")][1]), {name}, key)
             self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
@@ -258,6 +264,9 @@ class RealTemplate(GenCase):
             self.assertEqual(stmts[(key, "create_table")][1], [], key)
         # {now} pasted in at generation time
         self.assertIn("clock_timestamp()", stmts[("postgres", "acquire")][2])
+        # PostgreSQL reads its volatile clock once per statement, in FROM,
+        # also in the release.
+        self.assertEqual(stmts[("postgres", "release")][2].count("clock_timestamp()"), 1)
         self.assertIn("julianday('now')", stmts[("sqlite", "now")][2])
         self.assertIn("UTC_TIMESTAMP(6)", stmts[("mysql", "status")][2])
         self.assertIn("julianday('now')", stmts[("sqlite", "seed")][2])
@@ -478,6 +487,28 @@ class Malformed(GenCase):
         rows["sqlite"]["acquire"] += " AND token = :token"
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': unexpected parameter :token")
+
+    def test_driver_keys(self):
+        rows = self.rows()
+        drv = rows["sqlite"]["drivers"][0]
+        drv["creates"] = {"NoCreat": "1"}
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'drivers': item 1: unknown key "
+                            "'creates' (known: match, settings, must_exist, database_file)")
+        rows = self.rows()
+        rows["sqlite"]["drivers"][0]["must_exist"] = {"No-Creat": "1"}
+        self.assertRejected(dump_toml(rows), "setting 'No-Creat' is not a connection-string key")
+        rows = self.rows()
+        rows["sqlite"]["drivers"][0]["must_exist"] = {"NoCreat": "{nope}"}
+        self.assertRejected(dump_toml(rows), "field 'drivers': item 1: setting 'NoCreat'")
+        rows = self.rows()
+        rows["sqlite"]["drivers"][0]["database_file"] = "Data-base"
+        self.assertRejected(dump_toml(rows), "'database_file' must name a connection-string key")
+        # Both keys are optional: a driver without them generates.
+        rows = self.rows()
+        del rows["sqlite"]["drivers"][0]["must_exist"]
+        del rows["sqlite"]["drivers"][0]["database_file"]
+        self.assertEqual(self.gen(dump_toml(rows)).returncode, 0)
 
     def test_missing_parameter(self):
         rows = self.rows()

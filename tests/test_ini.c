@@ -46,8 +46,23 @@ static int write_ini(void)
             "\n"
             "[sqlease_ini_plain]\n"
             "Driver = SQLite3\n"
-            "Database = %s/ini.db\n",
-            tu_dir(), tu_dir(), tu_dir(), tu_dir());
+            "Database = %s/ini.db\n"
+            "\n"
+            "[sqlease_ini_ttl]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "SqleaseTable = ini_leases\n"
+            "SqleaseName = ini_job\n"
+            "SqleaseTTL = 7s\n"
+            "\n"
+            "[sqlease_ini_clash]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "SqleaseTable = ini_leases\n"
+            "SqleaseName = ini_job\n"
+            "SqleaseTTL = 1s\n"
+            "SqleaseHeartbeat = 5s\n",
+            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir());
     fclose(f);
     return setenv("ODBCINI", ini_path, 1) != 0;
 }
@@ -190,12 +205,171 @@ static void test_cli_precedence(void)
     CU_ASSERT(file_has(log, "SqleaseTTL"));
 }
 
+/* The effective timing on `db` for `in`; fails the test on an error. */
+static int effective(sqlease_db *db, const sqlease_options *in, sqlease_options *eff)
+{
+    sqlease_error err;
+    int rc = sqlease_options_effective(db, in, eff, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "\n  options_effective: %s\n", err.message);
+    return rc;
+}
+
+/* A ttl alone, from the API or from odbc.ini, derives the rest of the
+ * timing (ttl/3, 2*ttl/3, min(2s, ttl/10)); a value set anywhere is kept,
+ * and one set that breaks a rule is refused, never adjusted. */
+static void test_ttl_alone_derives_timing(void)
+{
+    sqlease_db *db;
+    sqlease_options in, eff;
+    sqlease_error err;
+    int rc;
+
+    /* The API, on a connection string: no odbc.ini involved. */
+    db = open_dsn("sqlease_ini_plain", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    in.ttl_ms = 7000;
+    CU_ASSERT_EQUAL(sqlease_options_check(&in, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.ttl_ms, 7000);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 2333);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 4666);
+    CU_ASSERT_EQUAL(eff.retry_ms, 700);
+    /* A long ttl: the retry stays at 2 s. */
+    in.ttl_ms = 90000;
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 30000);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 60000);
+    CU_ASSERT_EQUAL(eff.retry_ms, 2000);
+    /* Nothing set: the defaults are the derivation of the default ttl. */
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.ttl_ms, SQLEASE_DEFAULT_TTL_MS);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, SQLEASE_DEFAULT_HEARTBEAT_MS);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, SQLEASE_DEFAULT_RENEW_DEADLINE_MS);
+    CU_ASSERT_EQUAL(eff.retry_ms, SQLEASE_DEFAULT_RETRY_MS);
+    /* A value set is kept; only the unset ones are derived. */
+    in.ttl_ms = 7000;
+    in.heartbeat_ms = 1000;
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 1000);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 4666);
+    /* A value set that breaks a rule is an error that names it. */
+    in.heartbeat_ms = 5000;
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "heartbeat (5000 ms)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "4666 ms, derived from the ttl"));
+    CU_ASSERT_EQUAL(sqlease_options_check(&in, &err), SQLEASE_EINVAL);
+    /* A supervisor started with the ttl alone runs with the derived
+     * timing. */
+    {
+        const char *names[1] = { "ttl_alone" };
+        sqlease_supervisor *sup = NULL;
+        sqlease_state st;
+        CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, "ini_leases", names, 1, &err), SQLEASE_OK);
+        sqlease_options_init(&in);
+        in.table = "ini_leases";
+        in.name = "ttl_alone";
+        in.ttl_ms = 7000;
+        in.log = tu_log_sink;
+        CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&sup, db, &in, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(sup, &st), SQLEASE_OK);
+        CU_ASSERT_EQUAL(st.holding, 1);
+        /* The deadline is the derived 4666 ms after the proof. */
+        CU_ASSERT(st.deadline_in_ms > 3000 && st.deadline_in_ms <= 4666);
+        sqlease_supervisor_free(sup);
+    }
+    sqlease_db_close(db);
+
+    /* SqleaseTTL alone in odbc.ini. */
+    db = open_dsn("sqlease_ini_ttl", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.ttl_ms, 7000);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 2333);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 4666);
+    CU_ASSERT_EQUAL(eff.retry_ms, 700);
+    /* The API's ttl wins over the file's, and the rest follows it. */
+    in.ttl_ms = 3000;
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 1000);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 2000);
+    CU_ASSERT_EQUAL(eff.retry_ms, 300);
+    sqlease_db_close(db);
+
+    /* A heartbeat set in the file is kept, and refused when it does not
+     * fit the file's ttl. */
+    db = open_dsn("sqlease_ini_clash", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "heartbeat (5000 ms)"));
+    sqlease_db_close(db);
+}
+
+/* The same through the CLI, from every place a ttl can be set: flag,
+ * SQLEASE_TTL, SqleaseTTL in odbc.ini.  Commands that hold no lease check
+ * no timing at all. */
+static void test_cli_ttl_alone(void)
+{
+    char log[700];
+    snprintf(log, sizeof log, "%s/cli-ttl.log", tu_dir());
+
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_ttl migrate", log), 0);
+    /* odbc.ini: SqleaseTTL alone. */
+    CU_ASSERT_EQUAL(cli("", "-v --dsn sqlease_ini_ttl run -- true", log), 0);
+    CU_ASSERT(file_has(log, "ttl 7000ms, heartbeat 2333ms, renew deadline 4666ms, retry 700ms"));
+    /* The environment. */
+    CU_ASSERT_EQUAL(cli("SQLEASE_TTL=9s",
+                        "-v --dsn sqlease_ini_plain --table ini_leases --name ini_job run -- true",
+                        log), 0);
+    CU_ASSERT(file_has(log, "ttl 9000ms, heartbeat 3000ms, renew deadline 6000ms, retry 900ms"));
+    /* A flag, on a DSN and on a connection string (checked before
+     * connecting). */
+    CU_ASSERT_EQUAL(cli("", "-v --dsn sqlease_ini_ttl --ttl 6s run -- true", log), 0);
+    CU_ASSERT(file_has(log, "ttl 6000ms, heartbeat 2000ms, renew deadline 4000ms, retry 600ms"));
+    {
+        char args[900];
+        snprintf(args, sizeof args, "-v --dsn 'Driver=SQLite3;Database=%s/ini.db' "
+                 "--table ini_leases --name ini_job --ttl 7s run -- true", tu_dir());
+        CU_ASSERT_EQUAL(cli("", args, log), 0);
+        CU_ASSERT(file_has(log, "ttl 7000ms, heartbeat 2333ms"));
+        /* migrate and status check no timing. */
+        snprintf(args, sizeof args, "--dsn 'Driver=SQLite3;Database=%s/ini.db' "
+                 "--table ini_leases --name ini_job --ttl 1s --heartbeat 5s status", tu_dir());
+        CU_ASSERT_EQUAL(cli("", args, log), 0);
+        snprintf(args, sizeof args, "--dsn 'Driver=SQLite3;Database=%s/ini.db' "
+                 "--table ini_leases --name ini_job --ttl 1s --heartbeat 5s migrate", tu_dir());
+        CU_ASSERT_EQUAL(cli("", args, log), 0);
+        /* ...but a command that holds the lease does. */
+        snprintf(args, sizeof args, "--dsn 'Driver=SQLite3;Database=%s/ini.db' "
+                 "--table ini_leases --name ini_job --ttl 7s --heartbeat 5s run -- true",
+                 tu_dir());
+        CU_ASSERT_EQUAL(cli("", args, log), 64);
+        CU_ASSERT(file_has(log, "heartbeat (5000 ms)"));
+    }
+    /* A flag set against the file's derived value is refused, naming both. */
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_ttl --heartbeat 3s run -- true", log), 64);
+    CU_ASSERT(file_has(log, "heartbeat (3000 ms) must be at most half the renew deadline "
+                            "(4666 ms, derived from the ttl)"));
+    /* Timing in the file that no supervisor could use does not stop
+     * status or release. */
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_clash status", log), 0);
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_clash release --force", log), 0);
+    CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_clash run -- true", log), 64);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("odbc.ini settings", write_ini, NULL);
     CU_add_test(s, "settings and API precedence", test_settings_and_precedence);
     CU_add_test(s, "invalid values name the key and the DSN", test_invalid_values_name_key_and_dsn);
     CU_add_test(s, "CLI: flag > environment > odbc.ini", test_cli_precedence);
+    CU_add_test(s, "a ttl alone derives the timing (API, odbc.ini)",
+                test_ttl_alone_derives_timing);
+    CU_add_test(s, "CLI: a ttl alone (flag, environment, odbc.ini)", test_cli_ttl_alone);
 }
 
 int main(void)

@@ -200,6 +200,87 @@ static void test_release_scoped_to_owner(void)
     tu_drop(db, t);
 }
 
+/* The database clock has passed *(int64_t *)arg. */
+static int db_clock_past(void *arg)
+{
+    int64_t now = 0;
+    sqlease_error err;
+    return sqlease_db_now_ms(db, &now, &err) == SQLEASE_OK && now > *(const int64_t *)arg;
+}
+
+/*
+ * A release with a minimum hold (lock-at-least-for) keeps the row held by
+ * the released hold until acquired_at + min_hold on the database clock,
+ * whatever expiry the last renew wrote: nobody takes it before then, not
+ * even the handle that released it, and the next take gets a new token.
+ * Past the minimum hold the same release frees the row at once.
+ */
+static void test_release_keeps_min_hold(void)
+{
+    const char *t = tu_table();
+    sqlease_options o;
+    sqlease_lease *a = NULL, *b, *c = NULL;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int released = -1;
+    int64_t seed, until;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    tu_options(&o, t, "job", "owner-a", 30000, 7500, 15000, 3750);
+    o.min_hold_ms = 1500;
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&a, db, &o, &err), SQLEASE_OK);
+    b = make(t, "job", "owner-b", 30000);
+    seed = seed_of(b);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, seed + 1);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK); /* a renew */
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-a");
+    CU_ASSERT_EQUAL(st.held, 1);
+    CU_ASSERT_EQUAL(st.token, seed + 1);
+    /* Not the renew's now + 30 s: exactly the take + the minimum hold. */
+    CU_ASSERT_EQUAL(st.expires_at_ms, st.acquired_at_ms + 1500);
+    until = st.expires_at_ms;
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_STRING_EQUAL(info.owner, "owner-a");
+    /* The releasing handle gave the hold up: it neither renews it nor
+     * takes it again before the instant. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_FATAL(tu_await(expired, b, 5000));
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT(st.db_now_ms >= until);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, seed + 2);
+    CU_ASSERT_EQUAL(sqlease_lease_release(b, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+
+    /* Past its minimum hold, a release frees the row at once. */
+    tu_options(&o, t, "job", "owner-c", 30000, 7500, 15000, 3750);
+    o.min_hold_ms = 200;
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&c, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(c, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, seed + 3);
+    CU_ASSERT_EQUAL(sqlease_lease_status(c, &st, &err), SQLEASE_OK);
+    until = st.acquired_at_ms + 200;
+    CU_ASSERT_FATAL(tu_await(db_clock_past, &until, 3000));
+    CU_ASSERT_EQUAL(sqlease_lease_release(c, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "");
+    CU_ASSERT_EQUAL(st.held, 0);
+    CU_ASSERT_EQUAL(st.expires_at_ms, 0);
+    CU_ASSERT_EQUAL(st.token, seed + 3);
+    /* A negative minimum hold is refused. */
+    o.min_hold_ms = -1;
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    sqlease_lease_free(c);
+    tu_drop(db, t);
+}
+
 /*
  * A hold is a token, not an owner id: two handles given the same owner id
  * (two overlapping runs of one host, or a process and its restarted self)
@@ -298,6 +379,7 @@ static int64_t run_as(const char *t, const sqlease_stmt *st, const char *name,
     p.owner = owner;
     p.ttl_ms = 30000;
     p.token = token;
+    p.min_hold_ms = 0;
     rc = db_run(db, st, sql, &p, NULL, 0, NULL, &rows, &err);
     if (rc != SQLEASE_OK)
         fprintf(stderr, "%s: %s\n", sql, err.message);
@@ -673,9 +755,12 @@ static void test_options_and_bad_input(void)
     o.owner = "";
     CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
     o.owner = NULL;
-    o.ttl_ms = 10000; /* deadline defaults to 20000: not below ttl */
+    o.ttl_ms = 10000; /* the rest is derived from it: 3333, 6666, 1000 */
+    CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
+    o.renew_deadline_ms = 20000; /* set, and not below the ttl */
     CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "renew deadline"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "renew deadline (20000 ms)"));
+    o.renew_deadline_ms = 0;
     tu_options(&o, NULL, NULL, NULL, 3000, 750, 1500, 250);
     CU_ASSERT_EQUAL(sqlease_options_check(&o, &err), SQLEASE_OK);
     o.heartbeat_ms = 800; /* more than half the deadline */
@@ -923,6 +1008,8 @@ static void add(void)
     CU_add_test(s, "renew keeps the token in one statement", test_renew_keeps_token);
     CU_add_test(s, "take after expiry gives token + 1", test_take_after_expiry_new_token);
     CU_add_test(s, "release is scoped to the hold", test_release_scoped_to_owner);
+    CU_add_test(s, "a release with a minimum hold keeps the row until then",
+                test_release_keeps_min_hold);
     CU_add_test(s, "one owner id, two handles: two holds, never both",
                 test_same_owner_is_not_the_same_hold);
     CU_add_test(s, "look-alike owner ids and names are others",

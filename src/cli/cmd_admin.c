@@ -28,17 +28,37 @@ static const char *name_of(const cli_args *a)
     return effective.name != NULL ? effective.name : SQLEASE_DEFAULT_NAME;
 }
 
+/*
+ * The options of a command that holds no lease: the table and the name
+ * (flags over odbc.ini over defaults), never the supervisor's timing,
+ * which nothing here uses, so that `--ttl 1s --heartbeat 5s status` works
+ * and a DSN's odbc.ini timing cannot fail `status`.  The timing is set to
+ * the built-in defaults, which satisfy every rule and outrank odbc.ini.
+ */
+static void no_hold_options(const cli_args *a, sqlease_options *o)
+{
+    cli_lease_options(a, o);
+    o->ttl_ms = SQLEASE_DEFAULT_TTL_MS;
+    o->heartbeat_ms = SQLEASE_DEFAULT_HEARTBEAT_MS;
+    o->renew_deadline_ms = SQLEASE_DEFAULT_RENEW_DEADLINE_MS;
+    o->retry_ms = SQLEASE_DEFAULT_RETRY_MS;
+}
+
 /* Check the flags, connect, and settle the options against odbc.ini. */
 static int connect_db(const cli_args *a, sqlease_db **db)
 {
     sqlease_options o;
-    int rc = cli_check_options(a);
-    if (rc != CLI_CONTINUE)
-        return rc;
+    sqlease_error err;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    no_hold_options(a, &o);
+    if (sqlease_options_check(&o, &err) != SQLEASE_OK)
+        return cli_usage("%s", err.message[0] ? err.message : "invalid options");
     rc = cli_open_db(a, db);
     if (rc != CLI_CONTINUE)
         return rc;
-    cli_lease_options(a, &o);
+    no_hold_options(a, &o);
     rc = cli_effective_options(*db, &o, &effective);
     if (rc != CLI_CONTINUE) {
         sqlease_db_close(*db);
@@ -163,11 +183,11 @@ static void print_status_human(const cli_args *a, const char *dialect,
     format_utc(local_ms, lt, sizeof lt);
     printf("lease:      %s (table %s, %s)\n", name_of(a), table_of(a), dialect);
     if (in->held)
-        printf("holder:     %s\n", in->owner);
+        printf("owner:      %s\n", in->owner);
     else if (in->owner[0] != '\0')
-        printf("holder:     free (expired; last holder %s)\n", in->owner);
+        printf("owner:      free (expired; last owner %s)\n", in->owner);
     else
-        printf("holder:     free\n");
+        printf("owner:      free\n");
     printf("token:      %" PRId64 "\n", in->token);
     if (in->held)
         printf("expires in: %" PRId64 " ms\n", in->expires_at_ms - in->db_now_ms);

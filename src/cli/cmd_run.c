@@ -1,11 +1,12 @@
 /*
  * cmd_run.c -- `sqlease run`: wait for the lease (at most --timeout; not
  * at all with --no-wait, and then exit with --conflict-exit-code), run
- * CMD once while the supervisor renews it, keep holding until --min-hold
- * has passed since the take, release, and exit with CMD's status (75 if
- * the lease was lost while CMD ran; 128+N if sqlease itself got signal
- * N).  Run from an interactive shell, CMD gets the terminal while it
- * runs, and a Ctrl-Z suspends the whole job (see mirror_stop).
+ * CMD once while the supervisor renews it, release (with --min-hold the
+ * row stays held until the take + min-hold, on the database clock), and
+ * exit at once with CMD's status (75 if the lease was lost while CMD ran;
+ * 128+N if sqlease itself got signal N).  Run from an interactive shell,
+ * CMD gets the terminal while it runs, and a Ctrl-Z suspends the whole
+ * job (see mirror_stop).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -189,24 +190,6 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
     }
 }
 
-/* After CMD: keep the lease (the supervisor keeps renewing) until
- * min_hold has passed since the take, so that a host whose cron fires a
- * little late finds it held and does not run the job again. */
-static void hold_until(cli_session *s, int64_t until_mono_ms)
-{
-    for (;;) {
-        cli_hold_view v;
-        int64_t now = sqlease_mono_ms();
-
-        cli_hold_view_get(&s->hold, &v);
-        if (now >= until_mono_ms || !v.held || sqlease_signal_received() != 0)
-            return;
-        cli_session_observe(s);
-        cli_hold_wait(&s->hold, v.version, now + POLL_MS < until_mono_ms ? now + POLL_MS
-                                                                          : until_mono_ms);
-    }
-}
-
 int cli_cmd_run(const cli_args *a)
 {
     cli_job_flags f;
@@ -256,10 +239,6 @@ int cli_cmd_run(const cli_args *a)
     switch (ended) {
     case ENDED_EXIT:
         cli_log(SQLEASE_LOG_INFO, "CMD exited with status %d (token %" PRId64 ")", code, token);
-        if (f.min_hold_ms > 0) {
-            cli_hold_view_get(&s.hold, &v);
-            hold_until(&s, v.taken_mono_ms + f.min_hold_ms);
-        }
         rc = code;
         break;
     case ENDED_LOST:

@@ -246,6 +246,10 @@ void cli_db_options(const cli_args *a, sqlease_db_options *o)
     sqlease_db_options_init(o);
     o->conn = a->dsn;
     o->dialect = a->dialect;
+    /* Only migrate creates the database (an SQLite file): every other
+     * command on a file that is not there says so, instead of creating an
+     * empty one wherever it runs. */
+    o->must_exist = a->command == NULL || strcmp(a->command, "migrate") != 0;
     if (a->query_timeout_ms > 0)
         o->query_timeout_ms = a->query_timeout_ms;
     if (a->login_timeout_ms > 0)

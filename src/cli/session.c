@@ -412,6 +412,7 @@ static void session_lease_options(cli_session *s, sqlease_options *o)
 {
     cli_lease_options(s->args, o);
     o->owner = s->owner;
+    o->min_hold_ms = s->min_hold_ms; /* the release at stop keeps the row */
     o->log = session_log_sink;
     o->log_userdata = s->log;
 }
@@ -521,6 +522,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     memset(s, 0, sizeof *s);
     memset(&err, 0, sizeof err);
     s->args = a;
+    s->min_hold_ms = f->min_hold_ms;
     s->persistent = persistent;
     s->contact_mono = -1;
     cli_guard_init(&s->guard);

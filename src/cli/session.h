@@ -22,7 +22,7 @@ typedef struct cli_job_flags {
     int64_t timeout_ms;      /* run: give up after this long; -1 wait for ever */
     int conflict_code;       /* run: exit code when the lease is not obtained */
     int64_t min_hold_ms;     /* run only */
-    int64_t kill_grace_ms;   /* -1 until resolved */
+    int64_t kill_grace_ms;  /* -1 until resolved */
     const char *metrics_file; /* NULL: none */
     int crash_limit;         /* supervise: quick failures in a row before pausing; 0 off */
     int64_t crash_window_ms; /* supervise: a failure is quick if CMD ran less */
@@ -45,6 +45,7 @@ typedef struct cli_session {
     const char *name;
     char owner[SQLEASE_MAX_OWNER + 1];
     int64_t ttl_ms, heartbeat_ms, renew_deadline_ms, retry_ms;
+    int64_t min_hold_ms;    /* run --min-hold: kept in the row at release */
     int64_t kill_grace_ms;
     cli_guard guard;        /* CMD's guard process, while CMD runs */
     int64_t guard_slack_ms; /* the guard acts this long after the deadline */
