@@ -134,6 +134,11 @@ typedef struct sqlease_error {
  * give "unknown status").  Thread-safe. */
 SQLEASE_API const char *sqlease_strerror(int status);
 
+/* The enumerator's own name ("SQLEASE_NOT_HELD"), stable across versions,
+ * for logs and machine-readable output; "unknown" for a number that is not
+ * a status.  Static, never NULL.  Thread-safe. */
+SQLEASE_API const char *sqlease_status_name(int status);
+
 /* The library's version string, equal to SQLEASE_VERSION of the header it
  * was built with.  Thread-safe. */
 SQLEASE_API const char *sqlease_version(void);
@@ -265,6 +270,16 @@ typedef enum sqlease_stop_reason {
                                    new token) */
     SQLEASE_STOP_SHUTDOWN = 3   /* sqlease_supervisor_stop */
 } sqlease_stop_reason;
+
+/* A static English description of a stop reason ("the lease was not
+ * proven for the renew deadline"); "unknown stop reason" for another
+ * number.  Never NULL.  Thread-safe. */
+SQLEASE_API const char *sqlease_stop_reason_str(int reason);
+
+/* A short stable name for a stop reason, for logs and machine-readable
+ * output: "lost", "deadline" or "shutdown"; "unknown" for another number.
+ * These never change.  Static, never NULL.  Thread-safe. */
+SQLEASE_API const char *sqlease_stop_reason_name(int reason);
 
 typedef struct sqlease_options {
     /* Table name: an identifier or schema.identifier, letters, digits and

@@ -178,13 +178,7 @@ static void stop_work(sqlease_supervisor *s, int reason)
     sqlease_mutex_unlock(&s->m);
     if (go) {
         slog(s, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
-             "stopping the work: %s",
-             reason == SQLEASE_STOP_LOST
-                 ? "the hold is gone (another owner holds the lease, or it expired or was "
-                   "cleared)"
-             : reason == SQLEASE_STOP_DEADLINE
-                 ? "the lease has not been proven for the renew deadline"
-                 : "shutting down");
+             "stopping the work: %s", sqlease_stop_reason_str(reason));
         if (s->on_stopped != NULL)
             s->on_stopped(s->userdata, reason);
         sqlease_mutex_lock(&s->m);
