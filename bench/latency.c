@@ -26,8 +26,8 @@
 #define WARMUP_ROUNDS 20
 
 /* Columns of the status SELECT: owner, token, acquired_at_ms,
- * expires_at_ms, the clock. */
-#define READ_COLUMNS 5
+ * expires_at_ms, the clock, data. */
+#define READ_COLUMNS 6
 
 /* The dialect's take and read statements with {table} filled in. */
 typedef struct poll_stmts {
@@ -165,8 +165,7 @@ static int round_once(sqlease_db *db, sqlease_lease *holder, sqlease_lease *foll
 /*
  * Both lease handles live on the connection that runs the raw UPDATE, so
  * every kind of statement pays the same round trip; the warm-up rounds
- * prepare every statement and fill the follower's view of the holder (its
- * one SELECT) before anything is timed.
+ * prepare every statement before anything is timed.
  */
 int bench_latency(const bench_cfg *cfg, bench_results *res)
 {

@@ -108,8 +108,8 @@ void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
             r->holder_losses ? "; the holder lost its deadline in the window (stall)" : "");
         row(out, "stmts_per_tick_follower", num(v, sizeof v, "%.3f", r->stmts_follower), "1",
             verdict(r->stmts_follower <= 1.0005),
-            "%llu ticks of %d ms; sqlease_db_statements %.3f; 1 UPDATE per tick (the first "
-            "miss's SELECT came before the window)",
+            "%llu ticks of %d ms; sqlease_db_statements %.3f; 1 read of the row per tick "
+            "(a take adds its UPDATE)",
             (unsigned long long)r->ticks_follower, 100, r->db_stmts_follower);
         if (r->have_server) {
             row(out, "server_stmts_per_tick_holder", num(v, sizeof v, "%.3f", r->server_holder),

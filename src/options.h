@@ -15,6 +15,7 @@ typedef struct sqlease_resolved {
     int64_t heartbeat_ms;
     int64_t renew_deadline_ms;
     int64_t retry_ms;
+    const char *data;    /* borrowed; NULL: none */
 } sqlease_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */

@@ -435,12 +435,12 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         free(s);
         return rc;
     }
-    lease_poll_only(s->lease);
     /* The resolved strings were borrowed from the caller; point them at
      * the lease's own copies. */
     s->r.name = sqlease_lease_name(s->lease);
     s->r.owner = sqlease_lease_owner(s->lease);
     s->r.table = NULL;
+    s->r.data = NULL;
     s->db = db;
     if (opt != NULL) {
         s->on_started = opt->on_started;
