@@ -343,7 +343,7 @@ typedef struct sqlease_options {
     void *log_userdata;
     int log_level;  /* used only when log is set */
 
-    /* ---- the holder's data ------------------------------------------ */
+    /* ---- the holder's data, and watching the holder ----------------- */
 
     /* What this process publishes with its hold, for whoever reads the
      * row (its address, say): 1..SQLEASE_MAX_DATA bytes of valid UTF-8
@@ -352,6 +352,25 @@ typedef struct sqlease_options {
      * kept by every renew, cleared (NULL) by a release.  NULL: nothing
      * (the row's data is NULL while this handle holds).  Copied. */
     const char *data;
+
+    /* Supervisor only, optional: the holder as a supervisor that is not
+     * the holder sees it.  Called once per change of the holder or its
+     * token, including "free": owner "" (a row with no owner, or one
+     * whose hold expired), token the row's last token, data NULL.  owner
+     * and data (NULL when the holder published none) are valid only
+     * during the call.  A follower learns the holder from the read it
+     * polls with every retry (no extra statement), so a change shows
+     * within one retry; a hold that starts and ends between two reads is
+     * not seen.  Not called while this supervisor holds: on_started says
+     * so; after it stops holding, the first read is reported whatever it
+     * shows.  Runs on the supervisor's heartbeat thread (or the caller's
+     * thread inside sqlease_supervisor_start, for its first acquire),
+     * never at the same time as on_started or on_stopped of the same
+     * supervisor, and with the same rules as they have: it must not call
+     * sqlease_supervisor_stop or _free on its own supervisor, nor take a
+     * lock the caller holds around start, stop and free.  It delays the
+     * next poll by as long as it runs.  Gets `userdata`. */
+    void (*on_holder)(void *userdata, const char *owner, int64_t token, const char *data);
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -556,9 +575,9 @@ typedef struct sqlease_value {
  * versions, so declare it, then SQLEASE_FENCE_INIT(&f) (which records
  * sizeof f as this header has it: the library then writes only the fields
  * that fit, whatever version it is), then fill it with
- * sqlease_lease_fence.
+ * sqlease_supervisor_fence or sqlease_lease_fence.
  *
- * Every string points into the lease handle the fence came
+ * Every string points into the lease or supervisor handle the fence came
  * from (or into static storage: dialect) and stays valid, unchanged,
  * until that handle is freed; the fence itself owns nothing and needs no
  * clean-up.  A later call never changes a fence already filled: it is a
@@ -692,6 +711,26 @@ SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 /* A snapshot of the supervisor's state.  Thread-safe. */
 SQLEASE_API int sqlease_supervisor_state(sqlease_supervisor *sup, sqlease_state *st);
 
+/* Wait until the supervisor holds the lease and its on_started has
+ * returned, at most timeout_ms (0..SQLEASE_MAX_DURATION_MS; 0 only
+ * looks).  Sends nothing itself: the supervisor's heartbeat thread takes
+ * the lease at its next retry.  Returns SQLEASE_OK (holding now; it may
+ * of course lose the lease right after), SQLEASE_NOT_HELD (not holding at
+ * the timeout), SQLEASE_ESTATE (the supervisor is stopped or stopping, or
+ * the call comes from one of its own callbacks), SQLEASE_EINVAL.  Returns
+ * within timeout_ms (plus scheduling), whatever the database does.
+ * Thread-safe: any number of threads may wait at once. */
+SQLEASE_API int sqlease_supervisor_await(sqlease_supervisor *sup, int64_t timeout_ms,
+                                         sqlease_error *err);
+
+/* The fence of the hold whose work is running (see sqlease_fence): the
+ * token on_started was given.  Sends no statement.  Returns SQLEASE_OK,
+ * SQLEASE_NOT_HELD (the work is not running: no hold, or it was stopped;
+ * the message says which), SQLEASE_EINVAL (NULL, or f not initialised).
+ * The strings live as long as the supervisor.  Thread-safe, and callable
+ * from on_started. */
+SQLEASE_API int sqlease_supervisor_fence(sqlease_supervisor *sup, sqlease_fence *f,
+                                         sqlease_error *err);
 
 /* Health: SQLEASE_OK, or SQLEASE_ESTATE with a message when a holder is
  * past its deadline or a follower has not reached the database for ttl.

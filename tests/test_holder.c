@@ -2,9 +2,9 @@
  * test_holder.c -- what a lease's users build on, against a real database
  * through the real ODBC driver: the fence predicate inside the caller's
  * own UPDATE (bound and as literals), the holder's published data, the
- * follower's read-first poll, waiting for the lease with a timeout,
- * listing every lease of a table, and the names of statuses and stop
- * reasons.
+ * follower's read-first poll, watching the holder (on_holder), waiting for
+ * the lease with a timeout, listing every lease of a table, and the names
+ * of statuses and stop reasons.
  */
 #include <stdio.h>
 #include <stdint.h>
@@ -883,7 +883,336 @@ static void test_list_pages(void)
     free(s);
 }
 
-/* ---- waiting for the lease ----------------------------------------- */
+/* ---- watching the holder, waiting for it ----------------------------- */
+
+#define MAX_EVENTS 32
+typedef struct recorder {
+    sqlease_mutex m;
+    int n;
+    char kind[MAX_EVENTS];                     /* 'H' holder, 'S' started, 'T' stopped */
+    char owner[MAX_EVENTS][SQLEASE_MAX_OWNER + 1];
+    char data[MAX_EVENTS][32];                 /* "(null)" for NULL */
+    int64_t value[MAX_EVENTS];                 /* token, or stop reason */
+    int inside;                                /* callbacks running now */
+    int overlap;                               /* two at once, ever */
+    sqlease_supervisor *sup;                   /* for calls from callbacks */
+    int fence_rc;                              /* sqlease_supervisor_fence in on_started */
+    int64_t fence_token;
+    int await_rc;                              /* sqlease_supervisor_await in on_holder */
+} recorder;
+
+static void rec_init(recorder *r)
+{
+    memset(r, 0, sizeof *r);
+    sqlease_mutex_init(&r->m);
+    r->fence_rc = r->await_rc = -1;
+}
+
+static void rec_enter(recorder *r)
+{
+    sqlease_mutex_lock(&r->m);
+    if (++r->inside > 1)
+        r->overlap = 1;
+    sqlease_mutex_unlock(&r->m);
+    sqlease_sleep_ms(2); /* widen the window an overlap would need */
+}
+
+static void rec_add(recorder *r, char kind, const char *owner, int64_t value, const char *data)
+{
+    sqlease_mutex_lock(&r->m);
+    if (r->n < MAX_EVENTS) {
+        r->kind[r->n] = kind;
+        snprintf(r->owner[r->n], sizeof r->owner[0], "%s", owner != NULL ? owner : "");
+        snprintf(r->data[r->n], sizeof r->data[0], "%s", data != NULL ? data : "(null)");
+        r->value[r->n] = value;
+    }
+    r->n++;
+    r->inside--;
+    sqlease_mutex_unlock(&r->m);
+}
+
+static void on_holder(void *ud, const char *owner, int64_t token, const char *data)
+{
+    recorder *r = ud;
+    sqlease_supervisor *sup;
+    sqlease_error err;
+    rec_enter(r);
+    sqlease_mutex_lock(&r->m);
+    sup = r->sup;
+    sqlease_mutex_unlock(&r->m);
+    if (sup != NULL) {
+        int rc = sqlease_supervisor_await(sup, 0, &err);
+        sqlease_mutex_lock(&r->m);
+        r->await_rc = rc;
+        sqlease_mutex_unlock(&r->m);
+    }
+    rec_add(r, 'H', owner, token, data);
+}
+
+static void on_started(void *ud, int64_t token)
+{
+    recorder *r = ud;
+    sqlease_supervisor *sup;
+    rec_enter(r);
+    sqlease_mutex_lock(&r->m);
+    sup = r->sup;
+    sqlease_mutex_unlock(&r->m);
+    if (sup != NULL) {
+        sqlease_fence f;
+        sqlease_error err;
+        int rc;
+        SQLEASE_FENCE_INIT(&f);
+        rc = sqlease_supervisor_fence(sup, &f, &err);
+        sqlease_mutex_lock(&r->m);
+        r->fence_rc = rc;
+        r->fence_token = rc == SQLEASE_OK ? f.token : -1;
+        sqlease_mutex_unlock(&r->m);
+    }
+    rec_add(r, 'S', NULL, token, NULL);
+}
+
+static void on_stopped(void *ud, int reason)
+{
+    recorder *r = ud;
+    rec_enter(r);
+    rec_add(r, 'T', NULL, reason, NULL);
+}
+
+static int rec_count(recorder *r)
+{
+    int n;
+    sqlease_mutex_lock(&r->m);
+    n = r->n;
+    sqlease_mutex_unlock(&r->m);
+    return n;
+}
+
+typedef struct { recorder *r; int n; } want;
+static int has_events(void *arg)
+{
+    want *w = arg;
+    return rec_count(w->r) >= w->n;
+}
+
+static int await_events(recorder *r, int n, int64_t timeout)
+{
+    want w;
+    w.r = r;
+    w.n = n;
+    return tu_await(has_events, &w, timeout);
+}
+
+#define ASSERT_EVENT(r, i, k, own, val, dat)                                               \
+    do {                                                                                   \
+        CU_ASSERT_EQUAL((r)->kind[i], k);                                                  \
+        CU_ASSERT_STRING_EQUAL((r)->owner[i], own);                                        \
+        CU_ASSERT_EQUAL((r)->value[i], val);                                               \
+        CU_ASSERT_STRING_EQUAL((r)->data[i], dat);                                         \
+    } while (0)
+
+/*
+ * A follower supervisor (whose takes are made to fail, so that it stays
+ * a follower while the row goes through every state) reports each change
+ * once, in order, with the data; then it takes the lease (no report while
+ * it holds), loses it to another owner (on_stopped, then that holder).
+ */
+static void test_on_holder(void)
+{
+    char t[64], sql[512];
+    sqlease_db *fdb = NULL;
+    tu_faulty *f;
+    sqlease_options o;
+    sqlease_supervisor *s = NULL;
+    sqlease_lease *a, *c, *admin;
+    sqlease_error err;
+    recorder r;
+    int released = 0;
+    int64_t seed, rows = -1;
+
+    snprintf(t, sizeof t, "%s", tu_table());
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "holder-a", "10.0.0.1:8080", 30000);
+    c = make(t, "job", "holder-c", NULL, 30000);
+    admin = make(t, "job", "admin", NULL, 30000);
+    seed = status_token(a);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, NULL, &err), SQLEASE_OK);
+
+    f = tu_faulty_open(&fdb);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    tu_options(&o, t, "job", "watcher-b", 3000, 500, 1500, 100);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.on_holder = on_holder;
+    o.userdata = &r;
+    o.data = "b-data";
+    /* The first report comes from the first acquire, inside start. */
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s, fdb, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(rec_count(&r), 1);
+    ASSERT_EVENT(&r, 0, 'H', "holder-a", seed + 1, "10.0.0.1:8080");
+    sqlease_mutex_lock(&r.m);
+    r.sup = s;
+    sqlease_mutex_unlock(&r.m);
+
+    /* Its takes fail from now on: it stays a follower. */
+    tu_fault_match(f, TAKE_SQL, TU_FAULT_CONNECT);
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, &released, &err), SQLEASE_OK);
+    CU_ASSERT_FATAL(await_events(&r, 2, 3000));
+    ASSERT_EVENT(&r, 1, 'H', "", seed + 1, "(null)");
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(c, NULL, &err), SQLEASE_OK);
+    CU_ASSERT_FATAL(await_events(&r, 3, 3000));
+    ASSERT_EVENT(&r, 2, 'H', "holder-c", seed + 2, "(null)");
+    /* Polled every 100 ms: no report while nothing changes. */
+    sqlease_sleep_ms(500);
+    CU_ASSERT_EQUAL(rec_count(&r), 3);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
+    CU_ASSERT_FATAL(await_events(&r, 4, 3000));
+    ASSERT_EVENT(&r, 3, 'H', "", seed + 2, "(null)");
+    /* Waiting from inside a callback would wait for itself: refused. */
+    CU_ASSERT_EQUAL(r.await_rc, SQLEASE_ESTATE);
+
+    /* Its takes work again: it holds, and reports nothing while it does. */
+    tu_fault_match(f, NULL, TU_FAULT_NONE);
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(s, 5000, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(rec_count(&r), 5);
+    CU_ASSERT_EQUAL(r.kind[4], 'S');
+    CU_ASSERT_EQUAL(r.value[4], seed + 3);
+    CU_ASSERT_EQUAL(r.fence_rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(r.fence_token, seed + 3);
+    {
+        sqlease_lease_info st;
+        CU_ASSERT_EQUAL(sqlease_lease_status(admin, &st, &err), SQLEASE_OK);
+        CU_ASSERT_STRING_EQUAL(st.data, "b-data");
+    }
+    sqlease_sleep_ms(400);
+    CU_ASSERT_EQUAL(rec_count(&r), 5);
+
+    /* Another owner takes the row over in one statement: the renew finds
+     * the hold gone (on_stopped), the read after it shows the new one. */
+    snprintf(sql, sizeof sql,
+             "UPDATE %s SET owner = 'holder-d', token = token + 1, data = 'd-data', "
+             "expires_at_ms = expires_at_ms + 60000 WHERE name = 'job'", t);
+    CU_ASSERT_EQUAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    CU_ASSERT_FATAL(await_events(&r, 7, 3000));
+    CU_ASSERT_EQUAL(r.kind[5], 'T');
+    CU_ASSERT_EQUAL(r.value[5], SQLEASE_STOP_LOST);
+    ASSERT_EVENT(&r, 6, 'H', "holder-d", seed + 4, "d-data");
+    sqlease_sleep_ms(300);
+    CU_ASSERT_EQUAL(rec_count(&r), 7);
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
+    /* Stopping reports nothing more. */
+    CU_ASSERT_EQUAL(rec_count(&r), 7);
+    sqlease_supervisor_free(s);
+    sqlease_db_close(fdb);
+    tu_faulty_free(f);
+    sqlease_lease_free(a);
+    sqlease_lease_free(c);
+    sqlease_lease_free(admin);
+    tu_drop(db, t);
+}
+
+/* Two threads wait for one supervisor at once. */
+typedef struct waiter {
+    sqlease_supervisor *s;
+    int64_t timeout;
+    int rc;
+    int64_t took;
+} waiter;
+
+static void waiter_main(void *arg)
+{
+    waiter *w = arg;
+    sqlease_error err;
+    int64_t t0 = sqlease_mono_ms();
+    w->rc = sqlease_supervisor_await(w->s, w->timeout, &err);
+    w->took = sqlease_mono_ms() - t0;
+}
+
+static void test_await(void)
+{
+    char t[64];
+    sqlease_options o;
+    sqlease_supervisor *s = NULL;
+    sqlease_lease *a;
+    sqlease_error err;
+    recorder r;
+    waiter w1, w2;
+    sqlease_thread th1, th2;
+    int64_t t0, took;
+    int released = 0;
+
+    snprintf(t, sizeof t, "%s", tu_table());
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "holder-a", NULL, 30000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, NULL, &err), SQLEASE_OK);
+    rec_init(&r);
+    tu_options(&o, t, "job", "waiter-b", 3000, 500, 1500, 100);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = &r;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_OK);
+
+    /* Held by another: the timeout, then NOT_HELD. */
+    t0 = sqlease_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(s, 300, &err), SQLEASE_NOT_HELD);
+    took = sqlease_mono_ms() - t0;
+    CU_ASSERT(took >= 300 && took < 3000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not held after waiting 300 ms"));
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(s, 0, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(s, -1, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(NULL, 10, &err), SQLEASE_EINVAL);
+    {
+        sqlease_fence fc;
+        SQLEASE_FENCE_INIT(&fc);
+        CU_ASSERT_EQUAL(sqlease_supervisor_fence(s, &fc, &err), SQLEASE_NOT_HELD);
+    }
+
+    /* Two waiters; the holder lets go; both see the work up, after
+     * on_started. */
+    memset(&w1, 0, sizeof w1);
+    w1.s = s;
+    w1.timeout = 10000;
+    w2 = w1;
+    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th1, waiter_main, &w1), 0);
+    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th2, waiter_main, &w2), 0);
+    sqlease_sleep_ms(100);
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, &released, &err), SQLEASE_OK);
+    sqlease_thread_join(&th1);
+    sqlease_thread_join(&th2);
+    CU_ASSERT_EQUAL(w1.rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(w2.rc, SQLEASE_OK);
+    CU_ASSERT(w1.took < 5000 && w2.took < 5000);
+    CU_ASSERT_EQUAL(rec_count(&r), 1);
+    CU_ASSERT_EQUAL(r.kind[0], 'S');
+    /* Holding: at once. */
+    t0 = sqlease_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(s, 5000, &err), SQLEASE_OK);
+    CU_ASSERT(sqlease_mono_ms() - t0 < 1000);
+    {
+        sqlease_fence fc;
+        SQLEASE_FENCE_INIT(&fc);
+        CU_ASSERT_EQUAL(sqlease_supervisor_fence(s, &fc, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(fc.token, r.value[0]);
+        CU_ASSERT_STRING_EQUAL(fc.owner, "waiter-b");
+    }
+
+    /* A waiter is woken by a stop, and a stopped supervisor answers at
+     * once. */
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_OK);
+    t0 = sqlease_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_supervisor_await(s, 5000, &err), SQLEASE_ESTATE);
+    CU_ASSERT(sqlease_mono_ms() - t0 < 1000);
+    {
+        sqlease_fence fc;
+        SQLEASE_FENCE_INIT(&fc);
+        CU_ASSERT_EQUAL(sqlease_supervisor_fence(s, &fc, &err), SQLEASE_NOT_HELD);
+    }
+    sqlease_supervisor_free(s);
+    sqlease_lease_free(a);
+    tu_drop(db, t);
+}
 
 typedef struct releaser {
     sqlease_lease *l;
@@ -971,6 +1300,9 @@ static void add(void)
                 test_fence_literal_max);
     CU_add_test(s, "list: every lease, in order, held and free", test_list);
     CU_add_test(s, "list: more rows than a page", test_list_pages);
+    CU_add_test(s, "on_holder: each change once, in order, never while holding",
+                test_on_holder);
+    CU_add_test(s, "supervisor_await: timeout, wake-up, stop", test_await);
     CU_add_test(s, "lease_acquire_wait: timeout and success", test_lease_acquire_wait);
 }
 
