@@ -515,7 +515,9 @@ static void test_child_env(void)
     char *check_inherit[] = {"sh", "-c", "test \"$SQLEASE_T_KEEP\" = kept", NULL};
     const char *env[] = {"FOO=bar", "BAZ=q=1 2"};
     const char *over[] = {"SQLEASE_T_OVER=mid", "SQLEASE_T_OVER=new"};
-    const char *bad[] = {"NOEQUALS"};
+    char *check_gone[] = {"sh", "-c", "test \"${SQLEASE_T_GONE-unset}\" = unset", NULL};
+    const char *gone[] = {"SQLEASE_T_GONE"};
+    const char *bad[] = {"=NOKEY"};
     sqlease_child c;
     char err[256];
 
@@ -530,9 +532,16 @@ static void test_child_env(void)
     unsetenv("SQLEASE_T_OVER");
     unsetenv("SQLEASE_T_KEEP");
 
+    /* A name alone removes what this process would have passed on. */
+    setenv("SQLEASE_T_GONE", "inherited", 1);
+    CU_ASSERT_EQUAL(run_child(check_gone, NULL, 0), 1);
+    CU_ASSERT_EQUAL(run_child(check_gone, gone, 1), 0);
+    CU_ASSERT(str_is(getenv("SQLEASE_T_GONE"), "inherited"));
+    unsetenv("SQLEASE_T_GONE");
+
     err[0] = '\0';
     CU_ASSERT_EQUAL(sqlease_child_spawn(&c, check_foo, bad, 1, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "NOEQUALS"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "=NOKEY"));
 }
 
 static void test_child_terminate(void)
