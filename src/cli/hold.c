@@ -104,8 +104,11 @@ int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const
 
     sqlease_mutex_lock(&h->mu);
     if (h->held) {
+        char fence[SQLEASE_FENCE_LITERAL_MAX];
         *token = h->token;
-        if (cli_child_start(c, argv, name, owner, h->token, foreground, err, cap) == 0) {
+        if (cli_child_start(c, argv, name, owner, h->token,
+                            cli_child_fence_sql(h->sup, h->token, fence, sizeof fence),
+                            foreground, err, cap) == 0) {
             h->child_running = 1;
             h->child = *c;
             r = 1;

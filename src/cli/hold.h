@@ -32,6 +32,7 @@ typedef struct cli_hold {
                                its own handle while on_stopped still
                                needs to reach the process group */
     int64_t stop_wait_ms;   /* how long on_stopped waits for CMD to go */
+    sqlease_supervisor *sup; /* set once started: CMD's fence (main thread) */
 } cli_hold;
 
 /* What the main thread looks at, copied under the lock. */

@@ -54,6 +54,15 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
                 return CLI_EXIT_USAGE;
             continue;
         }
+        /* What the hold publishes in the row: checked with the other
+         * options, before connecting (cli_session_start). */
+        r = cli_flag_value(a->cmd_argc, argv, &i, "--data", &val);
+        if (r < 0)
+            return CLI_EXIT_USAGE;
+        if (r > 0) {
+            f->data = val;
+            continue;
+        }
         if (arg[0] == '-')
             return cli_unknown_flag(a->command, arg);
         return cli_usage("%s: expected -- CMD [ARG...] before '%s'", a->command, arg);
@@ -106,6 +115,12 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
     rc = cli_check_options(a);
     if (rc != CLI_CONTINUE)
         return rc;
+    if (f->data != NULL) {
+        sqlease_options_init(&o);
+        o.data = f->data;
+        if (sqlease_options_check(&o, &err) != SQLEASE_OK)
+            return cli_usage("--data: %s", err.message);
+    }
     /* The timing (and so the kill-grace rule) may come from the DSN's
      * odbc.ini section: settle it once connected. */
     rc = cli_open_db(a, &s->db);
@@ -147,6 +162,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
     }
     cli_lease_options(a, &o);
     o.owner = s->owner;
+    o.data = f->data;
     cli_hold_attach(&s->hold, &o);
     st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
     if (st != SQLEASE_OK) {
@@ -158,6 +174,8 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s)
         cli_session_stop(s);
         return rc;
     }
+    /* CMD's SQLEASE_FENCE_SQL is the running hold's fence. */
+    s->hold.sup = s->sup;
     cli_log(SQLEASE_LOG_DEBUG, "lease '%s': owner %s, ttl %" PRId64 "ms, heartbeat %" PRId64
             "ms, renew deadline %" PRId64 "ms, retry %" PRId64 "ms, kill grace %" PRId64 "ms",
             s->name, s->owner, s->ttl_ms, s->heartbeat_ms, s->renew_deadline_ms, s->retry_ms,

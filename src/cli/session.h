@@ -18,6 +18,7 @@ typedef struct cli_job_flags {
     int64_t min_hold_ms;    /* run only */
     int64_t kill_grace_ms;  /* -1 until resolved */
     char **cmd;             /* NULL-terminated CMD argv */
+    const char *data;       /* --data: published with the hold; NULL: none */
 } cli_job_flags;
 
 typedef struct cli_session {
@@ -33,7 +34,8 @@ typedef struct cli_session {
     int64_t guard_slack_ms; /* the guard acts this long after the deadline */
 } cli_session;
 
-/* Parse the command's flags; is_run allows --no-wait and --min-hold.
+/* Parse the command's flags; is_run allows --no-wait and --min-hold;
+ * both take --data S.
  * Returns CLI_CONTINUE or an exit code (message printed). */
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f);
 
