@@ -18,6 +18,8 @@ static const char help_text[] =
 "                               lease row (idempotent)\n"
 "  status [--json]              holder, token, expires in, DB clock vs local clock;\n"
 "                               --json prints one JSON object on one line\n"
+"  list [--json]                every lease in the table: name, owner, held, token,\n"
+"                               expires in (ms), data; --json: a JSON array\n"
 "  run [--no-wait] [--min-hold D] [--kill-grace D] -- CMD [ARG...]\n"
 "                               wait for the lease, run CMD while renewing it,\n"
 "                               release when CMD exits; exit with CMD's status\n"
