@@ -15,11 +15,12 @@
  * compared.
  *
  * Why the follower polls with a read: measured side by side (bench/,
- * poll_take_ratio and poll_read_ratio), the read costs about half the
- * take UPDATE on SQLite (which also takes the file's write lock for an
- * UPDATE that changes nothing), the same on PostgreSQL, and 10-15 % more
- * on MariaDB; and the read is what tells a follower who holds the lease
- * (on_holder, the status a follower reports) without a second statement.
+ * poll_take_ratio and poll_read_ratio), the read costs a third of the
+ * take UPDATE on SQLite (which takes the file's write lock even for an
+ * UPDATE that changes nothing), a little less on PostgreSQL, and 7-15 %
+ * more on MariaDB; and the read is what tells a follower who holds the
+ * lease (on_holder, the status a follower reports) without a second
+ * statement.
  *
  * A follower's take never joins a live hold, not even one written under
  * the same owner id: two processes given one owner id (or a process and
