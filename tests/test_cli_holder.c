@@ -427,6 +427,12 @@ static void test_data_flag_and_status(void)
         ASSERT_CODE(res, 0);
         ASSERT_CONTAINS(res.out, "holder:     w2\ndata:       addr two\n");
         result_free(&res);
+        /* A follower that gives up says who holds it, and where. */
+        run_env(&res, NULL, "--name", "job", TIMING, "run", "--no-wait", "--", "true", NULL);
+        ASSERT_CODE(res, 75);
+        ASSERT_CONTAINS(res.err, "is held by w2 (token ");
+        ASSERT_CONTAINS(res.err, " ms, data addr two)");
+        result_free(&res);
         sqlease_lease_free(l);
     }
 

@@ -295,8 +295,9 @@ void cli_session_describe_holder(cli_session *s, const cli_args *a)
     o.owner = s->owner;
     if (sqlease_lease_new(&lease, s->db, &o, &err) == SQLEASE_OK &&
         sqlease_lease_status(lease, &info, &err) == SQLEASE_OK && info.held)
-        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms)",
-                  s->name, info.owner, info.token, info.expires_at_ms - info.db_now_ms);
+        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms%s%s)",
+                  s->name, info.owner, info.token, info.expires_at_ms - info.db_now_ms,
+                  info.data[0] != '\0' ? ", data " : "", info.data);
     else
         cli_error("lease '%s' is not held by this process", s->name);
     sqlease_lease_free(lease);
