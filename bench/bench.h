@@ -79,6 +79,10 @@ typedef struct bench_results {
     int latency_samples;
     double renew_ratio, follower_ratio;
     double raw_p50, raw_p99, renew_p50, renew_p99, follower_p50, follower_p99;
+    /* A follower's two candidate polls, sent directly: the take UPDATE that
+     * matches nothing, and the read of the row and the clock. */
+    double poll_take_ratio, poll_read_ratio;
+    double poll_take_p50, poll_take_p99, poll_read_p50, poll_read_p99;
 
     /* hand-over gaps (milliseconds) */
     int have_graceful;

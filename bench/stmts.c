@@ -5,8 +5,9 @@
  * by the server.
  *
  * Each connection is opened through a thin counting wrapper around the
- * ODBC port (db.h allows interposing one): it counts the acquire
- * statements, which is one per tick in steady state, and notes when the
+ * ODBC port (db.h allows interposing one): it counts the tick
+ * statements (the holder's renew, the follower's read of the row), one
+ * per tick in steady state, and notes when the
  * last one was sent, so that the two snapshots can be taken half-way
  * between ticks and no statement straddles them.  The server counters are
  * read with the connection's own lock held and through the wrapped port,
@@ -18,7 +19,7 @@
  *    read on a third connection.  Every statement on the table scans it
  *    once (seq_scan + idx_scan), and in steady state only the holder's
  *    renews update a row (n_tup_upd), so holder = n_tup_upd and follower
- *    = scans - n_tup_upd.  A backend publishes its counters at most once
+ *    = scans - n_tup_upd (its reads).  A backend publishes its counters at most once
  *    a second (PostgreSQL 15 batches them), so each of the two bench
  *    connections runs SELECT pg_stat_force_next_flush() just before a
  *    snapshot: that backend then flushes before it answers.
@@ -44,7 +45,7 @@
 /* The counting wrapper: an ODBC port instance plus counters shared by
  * every clone the handle makes of it (one per worker connection). */
 typedef struct counting_shared {
-    char *watch_sql;            /* the acquire statement's text */
+    char *watch_sql;            /* the follower's read (status statement) */
     char *watch_renew;          /* the holder's renew statement's text */
     atomic_uint_least64_t watched;
     _Atomic double last_watched_us;
@@ -60,7 +61,7 @@ static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbi
                    db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
     counting_port *p = self;
-    /* A tick is one acquire (follower) or renew (holder) statement. */
+    /* A tick is one read (follower) or renew (holder) statement. */
     if ((p->c->watch_sql != NULL && strcmp(sql, p->c->watch_sql) == 0) ||
         (p->c->watch_renew != NULL && strcmp(sql, p->c->watch_renew) == 0)) {
         atomic_fetch_add(&p->c->watched, 1);
@@ -118,11 +119,19 @@ static void *cp_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
     return n;
 }
 
-static const db_ops counting_ops = { cp_exec, cp_connect, cp_connected, cp_dialect, cp_clone,
-                                     cp_close };
+static int cp_exec_rows(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                        db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                        sqlease_error *err)
+{
+    counting_port *p = self;
+    return odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
+}
 
-/* Open a connection wrapped in a counting port that watches the acquire
- * and renew statements of BENCH_TABLE.  The dialect is learnt from a
+static const db_ops counting_ops = { cp_exec, cp_connect, cp_connected, cp_dialect, cp_clone,
+                                     cp_close, cp_exec_rows };
+
+/* Open a connection wrapped in a counting port that watches the read and
+ * renew statements of BENCH_TABLE.  The dialect is learnt from a
  * plain connection first, since the statements to watch depend on it. */
 static int open_counting(sqlease_db **db, counting_shared **counters, const bench_cfg *cfg,
                          sqlease_error *err)
@@ -156,7 +165,7 @@ static int open_counting(sqlease_db **db, counting_shared **counters, const benc
         shared_unref(c);
         return SQLEASE_ENOMEM;
     }
-    c->watch_sql = sqlease_sql_for_table(d->acquire.sql, BENCH_TABLE);
+    c->watch_sql = sqlease_sql_for_table(d->status.sql, BENCH_TABLE);
     c->watch_renew = sqlease_sql_for_table(d->renew.sql, BENCH_TABLE);
     redacted = sqlease_redact(cfg->conn);
     sqlease_db_options_init(&o);
@@ -379,7 +388,7 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
     if (rc != SQLEASE_OK)
         goto fail;
 
-    /* Past the take and the follower's first miss (its one SELECT). */
+    /* Past the holder's take and the follower's first read. */
     bench_sleep_ms(3.5 * STMTS_HEARTBEAT);
     {
         /* What the SHOW statements add to the connection's own counters. */

@@ -24,6 +24,7 @@ PARAMS = {
     "ttl_ms": ("SQLEASE_P_TTL_MS", 2),
     "token": ("SQLEASE_P_TOKEN", 3),
     "min_hold_ms": ("SQLEASE_P_MIN_HOLD_MS", 4),
+    "data": ("SQLEASE_P_DATA", 5),
 }
 
 # Statements, in struct order: name -> (required params, allowed params,
@@ -35,20 +36,52 @@ STATEMENTS = {
     "add_token": (set(), set(), True),
     "probe_version": (set(), set(), True),
     "add_version": (set(), set(), True),
+    "probe_data": (set(), set(), True),
+    "add_data": (set(), set(), True),
     "probe_exact": (set(), set(), True),
     "make_exact": (set(), set(), True),
     "seed": ({"name"}, {"name"}, True),
-    "acquire": ({"name", "owner", "ttl_ms"}, {"name", "owner", "ttl_ms"}, True),
+    # The take is bound to the token the follower's read saw.
+    "acquire": ({"name", "owner", "ttl_ms", "token", "data"},
+                {"name", "owner", "ttl_ms", "token", "data"}, True),
     "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, True),
     "release": ({"name", "owner", "token", "min_hold_ms"},
                 {"name", "owner", "token", "min_hold_ms"}, True),
     "release_force": ({"name"}, {"name"}, True),
     "status": ({"name"}, {"name"}, True),
+    # Every row after :name, in name order (one page per call).
+    "list": ({"name"}, {"name"}, True),
 }
 
-STRING_FIELDS = ("now_ms", "missing_table_message")
+# Predicates the caller pastes into a statement of its own, in the same
+# shape as STATEMENTS.  Checked like a statement, and also as one
+# expression: balanced parentheses, no ';', not a statement itself.
+FRAGMENTS = {
+    "fence": ({"name", "owner", "token"}, {"name", "owner", "token"}, True),
+}
+
+# At most this many markers in a fragment: the library hands the values
+# to bind in a fixed array of this size (SQLEASE_FENCE_MAX_VALUES).
+FRAGMENT_MAX_MARKERS = 16
+
+# Words a fragment must not start with: it would be a statement, not a
+# predicate.
+STATEMENT_WORDS = ("SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "WITH", "CREATE", "ALTER",
+                   "DROP", "SET", "BEGIN", "COMMIT", "ROLLBACK", "CALL", "EXEC", "EXECUTE",
+                   "DECLARE", "IF", "SHOW", "PRAGMA", "VALUES", "REPLACE", "TRUNCATE", "GRANT")
+
+# How the library writes a bound value as a literal of the dialect
+# (string_literal): TOML value -> C enum constant.
+LITERAL_STYLES = {
+    "standard": "SQLEASE_LIT_STANDARD",
+    "postgres_escape": "SQLEASE_LIT_POSTGRES_ESCAPE",
+    "mysql": "SQLEASE_LIT_MYSQL",
+}
+
+STRING_FIELDS = ("now_ms", "missing_table_message", "string_literal")
 LIST_FIELDS = ("aliases", "dbms_names", "session_setup", "missing_table_sqlstates")
-FIELDS = ("now_ms",) + LIST_FIELDS + ("missing_table_message", "drivers") + tuple(STATEMENTS)
+FIELDS = (("now_ms",) + LIST_FIELDS + ("missing_table_message", "drivers") + tuple(STATEMENTS)
+          + tuple(FRAGMENTS) + ("string_literal",))
 
 # What a driver setting's value may refer to: the handle's timeouts,
 # filled in at run time (odbc.c).  {{ and }} are literal braces.
@@ -175,7 +208,8 @@ def lex_sql(text, allow_params):
 
 
 def check_statement(field, value, now_ms):
-    required, allowed, needs_table = STATEMENTS[field]
+    required, allowed, needs_table = STATEMENTS[field] if field in STATEMENTS \
+        else FRAGMENTS[field]
     text = value.strip()
     if not text:
         raise FieldError("empty statement")
@@ -195,6 +229,49 @@ def check_statement(field, value, now_ms):
                             ", ".join(":" + p for p in missing)))
     if needs_table and not uses_table:
         raise FieldError("statement does not use {table}")
+    return sql, params
+
+
+def check_expression(sql):
+    """A fragment (already lexed: whitespace collapsed, markers as ?) must
+    be one expression the caller can put after AND: parentheses balanced
+    outside quoted text, no ';', and not a statement of its own."""
+    m = re.match(r"[A-Za-z_]+", sql)
+    if m and m.group(0).upper() in STATEMENT_WORDS:
+        raise FieldError("a predicate, not a statement: it starts with '%s'" % m.group(0))
+    depth = 0
+    i = 0
+    while i < len(sql):
+        c = sql[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < len(sql):
+                if sql[j] == c:
+                    if j + 1 < len(sql) and sql[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            i = j + 1
+            continue
+        if c == ";":
+            raise FieldError("';' in a predicate (it would end the caller's statement)")
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                raise FieldError("')' at offset %d closes nothing" % i)
+        i += 1
+    if depth:
+        raise FieldError("%d '(' not closed" % depth)
+
+
+def check_fragment(field, value, now_ms):
+    sql, params = check_statement(field, value, now_ms)
+    check_expression(sql)
+    if len(params) > FRAGMENT_MAX_MARKERS:
+        raise FieldError("%d markers; at most %d" % (len(params), FRAGMENT_MAX_MARKERS))
     return sql, params
 
 
@@ -308,6 +385,16 @@ def check_row(key, row, errors, where):
     if "now_ms" in out:
         for field in STATEMENTS:
             attempt(field, lambda v, f=field: check_statement(f, v, out["now_ms"]))
+        for field in FRAGMENTS:
+            attempt(field, lambda v, f=field: check_fragment(f, v, out["now_ms"]))
+
+    def do_literal(v):
+        if v not in LITERAL_STYLES:
+            raise FieldError("'%s' is not a known style (known: %s)"
+                             % (v, ", ".join(sorted(LITERAL_STYLES))))
+        return v
+
+    attempt("string_literal", do_literal)
     return out if ok else None
 
 
@@ -507,8 +594,17 @@ typedef enum sqlease_param {{
     SQLEASE_P_OWNER = 1,
     SQLEASE_P_TTL_MS = 2,
     SQLEASE_P_TOKEN = 3,
-    SQLEASE_P_MIN_HOLD_MS = 4
+    SQLEASE_P_MIN_HOLD_MS = 4,
+    SQLEASE_P_DATA = 5
 }} sqlease_param;
+
+/* How a value is written as a string literal of the dialect, for a
+ * predicate handed to a program that cannot bind parameters. */
+typedef enum sqlease_literal_style {{
+    SQLEASE_LIT_STANDARD = 0,        /* '...', quote doubled */
+    SQLEASE_LIT_POSTGRES_ESCAPE = 1, /* E'...', backslash and quote escaped */
+    SQLEASE_LIT_MYSQL = 2            /* _utf8mb4'...', quote doubled; no backslash */
+}} sqlease_literal_style;
 
 /* Connection-string settings that bound a driver's socket waits, added
  * when the user's connection string (or DSN) does not set the key.
@@ -553,6 +649,9 @@ typedef struct sqlease_dialect {{
     const sqlease_driver *drivers;
     size_t ndrivers;
     sqlease_stmt {stmts};
+    /* Predicates for the caller's own statements (same shape). */
+    sqlease_stmt {frags};
+    int string_literal; /* sqlease_literal_style */
 }} sqlease_dialect;
 
 extern const sqlease_dialect sqlease_dialects[];
@@ -642,7 +741,7 @@ const char *sqlease_dialect_keys(void)
 
 def render_h():
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
-                         stmts=", ".join(STATEMENTS))
+                         stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS))
 
 
 def render_c(dialects, h_name):
@@ -697,7 +796,7 @@ def render_c(dialects, h_name):
             refs["drivers"] = "%s_drivers, %d" % (k, len(drv))
         else:
             refs["drivers"] = "NULL, 0"
-        for field in STATEMENTS:
+        for field in list(STATEMENTS) + list(FRAGMENTS):
             sql, params = d[field]
             if params:
                 name = "%s_%s_params" % (k, field)
@@ -719,12 +818,11 @@ def render_c(dialects, h_name):
         msg = d["missing_table_message"]
         b.append("        %s," % (c_string(msg, "        ") if msg else "NULL"))
         b.append("        %s," % refs["drivers"])
-        for idx, field in enumerate(STATEMENTS):
+        for field in list(STATEMENTS) + list(FRAGMENTS):
             sql, pref = refs[field]
             b.append("        /* %s */" % field)
-            b.append("        { %s,\n          %s }%s"
-                     % (c_string(sql, "          "), pref,
-                        "," if idx + 1 < len(STATEMENTS) else ""))
+            b.append("        { %s,\n          %s }," % (c_string(sql, "          "), pref))
+        b.append("        %s" % LITERAL_STYLES[d["string_literal"]])
         b.append("    }")
         bodies.append("\n".join(b))
 

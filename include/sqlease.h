@@ -134,6 +134,11 @@ typedef struct sqlease_error {
  * give "unknown status").  Thread-safe. */
 SQLEASE_API const char *sqlease_strerror(int status);
 
+/* The enumerator's own name ("SQLEASE_NOT_HELD"), stable across versions,
+ * for logs and machine-readable output; "unknown" for a number that is not
+ * a status.  Static, never NULL.  Thread-safe. */
+SQLEASE_API const char *sqlease_status_name(int status);
+
 /* The library's version string, equal to SQLEASE_VERSION of the header it
  * was built with.  Thread-safe. */
 SQLEASE_API const char *sqlease_version(void);
@@ -269,6 +274,7 @@ SQLEASE_API uint64_t sqlease_db_statements(const sqlease_db *db);
 #define SQLEASE_MAX_NAME 64    /* bytes, the name column's width */
 #define SQLEASE_MAX_OWNER 255  /* bytes, the owner column's width */
 #define SQLEASE_MAX_TABLE 128  /* bytes, "schema.table" included */
+#define SQLEASE_MAX_DATA 1024  /* bytes, the data column's width */
 
 typedef struct sqlease_state sqlease_state;
 
@@ -284,6 +290,16 @@ typedef enum sqlease_stop_reason {
                                    new token) */
     SQLEASE_STOP_SHUTDOWN = 3   /* sqlease_supervisor_stop */
 } sqlease_stop_reason;
+
+/* A static English description of a stop reason ("the lease was not
+ * proven for the renew deadline"); "unknown stop reason" for another
+ * number.  Never NULL.  Thread-safe. */
+SQLEASE_API const char *sqlease_stop_reason_str(int reason);
+
+/* A short stable name for a stop reason, for logs and machine-readable
+ * output: "lost", "deadline" or "shutdown"; "unknown" for another number.
+ * These never change.  Static, never NULL.  Thread-safe. */
+SQLEASE_API const char *sqlease_stop_reason_name(int reason);
 
 typedef struct sqlease_options {
     /* Table name: an identifier or schema.identifier, letters, digits and
@@ -368,6 +384,35 @@ typedef struct sqlease_options {
      * row at once: that hold's work did not finish.)  Added after the
      * fields above, which keep their places. */
     int64_t min_hold_ms;
+
+    /* ---- the holder's data, and watching the holder ----------------- */
+
+    /* What this process publishes with its hold, for whoever reads the
+     * row (its address, say): 1..SQLEASE_MAX_DATA bytes of valid UTF-8
+     * without control characters, not only white space (checked like the
+     * name; SQLEASE_EINVAL names the field "data").  Written by the take,
+     * kept by every renew, cleared (NULL) by a release.  NULL: nothing
+     * (the row's data is NULL while this handle holds).  Copied. */
+    const char *data;
+
+    /* Supervisor only, optional: the holder as a supervisor that is not
+     * the holder sees it.  Called once per change of the holder or its
+     * token, including "free": owner "" (a row with no owner, or one
+     * whose hold expired), token the row's last token, data NULL.  owner
+     * and data (NULL when the holder published none) are valid only
+     * during the call.  A follower learns the holder from the read it
+     * polls with every retry (no extra statement), so a change shows
+     * within one retry; a hold that starts and ends between two reads is
+     * not seen.  Not called while this supervisor holds: on_started says
+     * so; after it stops holding, the first read is reported whatever it
+     * shows.  Runs on the supervisor's heartbeat thread (or the caller's
+     * thread inside sqlease_supervisor_start, for its first acquire),
+     * never at the same time as on_started or on_stopped of the same
+     * supervisor, and with the same rules as they have: it must not call
+     * sqlease_supervisor_stop or _free on its own supervisor, nor take a
+     * lock the caller holds around start, stop and free.  It delays the
+     * next poll by as long as it runs.  Gets `userdata`. */
+    void (*on_holder)(void *userdata, const char *owner, int64_t token, const char *data);
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -422,8 +467,8 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
 /* Migration                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Create `table` if it is missing, add the token and version columns to
- * an older table that lacks them, give the name and owner columns a
+/* Create `table` if it is missing, add the token, version and data
+ * columns to an older table that lacks them, give the name and owner columns a
  * collation that compares exact bytes where the dialect's default does not
  * (MySQL/MariaDB: utf8mb4_bin), and seed a free row for each of the
  * `count` lease names.  A new row's token starts at the database clock
@@ -457,6 +502,8 @@ typedef struct sqlease_lease_info {
     int mine;                /* 1: held by this handle's hold (its owner id
                                 and the token it last proved); a hold under
                                 the same owner id by another handle is not */
+    char data[SQLEASE_MAX_DATA + 1]; /* what the holder published; "" when
+                                        none (a NULL column) */
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
@@ -473,23 +520,28 @@ SQLEASE_API const char *sqlease_lease_owner(const sqlease_lease *lease);
 SQLEASE_API const char *sqlease_lease_name(const sqlease_lease *lease);
 
 /* Renew the hold this handle has, or take the lease if it is free (no
- * owner) or expired: one UPDATE, decided by the database.  A handle that
- * holds sends the renew, bound to (name, owner, token): it keeps the
- * token.  A handle that does not (or whose renew found its hold gone: an
- * expiry, a forced release) sends the take, which gives a new token (+1,
- * even to the previous owner of an expired lease) and never joins a live
- * hold, not even one under this handle's owner id: a second process with
- * the same owner id, or a restarted one, waits like anyone else.  A take,
- * and a handle's first miss, add one SELECT (to read the token, or the
- * holder).  `info` (may be NULL) gets the token and, after a take or a
- * miss, the row.  Returns SQLEASE_OK (held), SQLEASE_NOT_HELD (another
- * hold is live, a concurrent take won -- a serialization failure or a
- * deadlock on the take reads so --, or this handle's hold is gone and
- * taking it again failed: the message says why), SQLEASE_ENOROW,
- * SQLEASE_ENOTABLE, SQLEASE_EROWCOUNT, SQLEASE_ECLOCK, or a connection or
- * statement status (for a holder: the renew's answer is unknown, which is
- * not a loss).  Not thread-safe for one handle (use one handle per thread,
- * or a supervisor). */
+ * owner) or expired, decided by the database.  A handle that holds sends
+ * the renew, one UPDATE bound to (name, owner, token): it keeps the token.
+ * A handle that does not (or whose renew found its hold gone: an expiry,
+ * a forced release) reads the row and the database clock (one SELECT)
+ * and, only if the row is free or expired, sends the take: one UPDATE
+ * bound to the token it read, which gives a new token (that one + 1, even
+ * to the previous owner of an expired lease), writes the options' data,
+ * and never joins a live hold, not even one under this handle's owner
+ * id: a second process with the same owner id, or a restarted one, waits
+ * like anyone else.  So a miss costs 1 statement, a take 2, a renew 1.
+ * `info` (may be NULL) gets, after a renew, the owner, token and data;
+ * after a miss, the row as read (the holder, its token, expiry and data);
+ * after a take, the new hold, with db_now_ms the clock of the read before
+ * it (acquired_at_ms and expires_at_ms are lower bounds, by the time
+ * between the two statements).  Returns SQLEASE_OK (held),
+ * SQLEASE_NOT_HELD (another hold is live, a concurrent take won -- a
+ * serialization failure or a deadlock on the take reads so --, or this
+ * handle's hold is gone and taking it again failed: the message says
+ * why), SQLEASE_ENOROW, SQLEASE_ENOTABLE, SQLEASE_EROWCOUNT,
+ * SQLEASE_ECLOCK, or a connection or statement status (for a holder: the
+ * renew's answer is unknown, which is not a loss).  Not thread-safe for
+ * one handle (use one handle per thread, or a supervisor). */
 SQLEASE_API int sqlease_lease_acquire(sqlease_lease *lease, sqlease_lease_info *info,
                                       sqlease_error *err);
 
@@ -516,6 +568,137 @@ SQLEASE_API int sqlease_lease_release_force(sqlease_lease *lease, int *released,
  * statement status. */
 SQLEASE_API int sqlease_lease_status(sqlease_lease *lease, sqlease_lease_info *info,
                                      sqlease_error *err);
+
+/* Acquire, waiting at most timeout_ms (0..SQLEASE_MAX_DURATION_MS) for
+ * the lease: tries at once, then every `retry` of the options the handle
+ * was made with (default 2 s), each try as sqlease_lease_acquire.  An
+ * outage is retried like a live hold.  Returns SQLEASE_OK (held; `info`
+ * as after sqlease_lease_acquire), SQLEASE_NOT_HELD when the time is up
+ * (the message ends with the last try's reason), at once SQLEASE_EINVAL,
+ * SQLEASE_ENOROW, SQLEASE_ENOTABLE and the other statuses no retry can
+ * change.  Blocks the calling thread: no try starts after the timeout,
+ * but one that started before it runs to its own bound, so the call
+ * returns within timeout_ms + the handle's query timeout + 750 ms.  Not
+ * thread-safe for one handle. */
+SQLEASE_API int sqlease_lease_acquire_wait(sqlease_lease *lease, int64_t timeout_ms,
+                                           sqlease_lease_info *info, sqlease_error *err);
+
+/* ------------------------------------------------------------------ */
+/* The fence: prove the hold inside your own statement                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The lease row lives in the application's own database, so a write there
+ * can prove the hold atomically:
+ *
+ *     UPDATE jobs SET state = ? WHERE id = ? AND <fence.sql>
+ *
+ * binding the statement's own values first, then fence.values in order.
+ * The predicate is the dialect's (templates/dialects.toml)
+ *     EXISTS (SELECT 1 FROM <table> WHERE name = ? AND owner = ? AND
+ *             token = ? AND expires_at_ms > <database clock>)
+ * with the dialect's exactness rules (on MySQL/MariaDB and SQL Server each
+ * of name and owner is compared twice, value and length, so a value may
+ * be bound to two markers).  It is true only while the row still has this
+ * hold's owner and token and has not expired by the database clock, as
+ * the statement reads the row: once the hold is gone (a take by another
+ * owner, an expiry, a forced release) the write changes nothing.  The
+ * check takes no lock on the lease row, so a take can commit while the
+ * caller's transaction that passed the check is still open; keep such
+ * transactions short next to ttl - renew_deadline.
+ */
+
+#define SQLEASE_FENCE_MAX_VALUES 16
+
+typedef enum sqlease_value_type {
+    SQLEASE_VALUE_TEXT = 1,   /* bind as character data (SQL_C_CHAR) */
+    SQLEASE_VALUE_INT64 = 2   /* bind as a 64-bit integer (SQL_C_SBIGINT) */
+} sqlease_value_type;
+
+typedef struct sqlease_value {
+    int type;             /* sqlease_value_type */
+    const char *text;     /* TEXT: NUL-terminated UTF-8; NULL for INT64 */
+    int64_t int64;        /* INT64 */
+} sqlease_value;
+
+/*
+ * One hold's fence.  Caller-allocated; it grows at its end in later
+ * versions, so declare it, then SQLEASE_FENCE_INIT(&f) (which records
+ * sizeof f as this header has it: the library then writes only the fields
+ * that fit, whatever version it is), then fill it with
+ * sqlease_supervisor_fence or sqlease_lease_fence.
+ *
+ * Every string points into the lease or supervisor handle the fence came
+ * from (or into static storage: dialect) and stays valid, unchanged,
+ * until that handle is freed; the fence itself owns nothing and needs no
+ * clean-up.  A later call never changes a fence already filled: it is a
+ * snapshot of one hold (its token is copied in).
+ */
+typedef struct sqlease_fence {
+    size_t size;          /* set by SQLEASE_FENCE_INIT; never change it */
+    const char *sql;      /* the predicate, with `?` markers */
+    size_t nvalues;       /* markers in sql */
+    sqlease_value values[SQLEASE_FENCE_MAX_VALUES]; /* to bind, in marker order */
+    const char *name;     /* the lease name */
+    const char *owner;    /* the holder's owner id */
+    int64_t token;        /* the hold's fencing token */
+    const char *dialect;  /* "sqlite", "postgres", ... (static) */
+} sqlease_fence;
+
+/* Zero *f and record its size.  Use the macro. */
+SQLEASE_API void sqlease_fence_init_(sqlease_fence *f, size_t size);
+#define SQLEASE_FENCE_INIT(f) sqlease_fence_init_((f), sizeof *(f))
+
+/* The fence of the hold this handle last took or renewed (whether or not
+ * it has expired since: the predicate then is false in the database).
+ * Sends no statement.  Returns SQLEASE_OK, SQLEASE_NOT_HELD (this handle
+ * holds nothing: never took the lease, lost it, or released it), or
+ * SQLEASE_EINVAL (NULL, or f not initialised).  Not thread-safe for one
+ * handle (as every bare lease call). */
+SQLEASE_API int sqlease_lease_fence(sqlease_lease *lease, sqlease_fence *f,
+                                    sqlease_error *err);
+
+/* The fence with its values written into the SQL as literals, for a
+ * program that cannot bind parameters (a shell script passing it to psql,
+ * mariadb or sqlite3): at most cap bytes with the NUL into buf.  Quoted by
+ * the dialect's rules: '...' with '' doubled (SQLite, SQL Server);
+ * PostgreSQL E'...' with backslash and quote escaped and every non-ASCII
+ * character as \uXXXX, so the literal means the same whatever
+ * standard_conforming_strings and client_encoding say; MySQL/MariaDB
+ * _utf8mb4'...' with '' doubled.  A value that cannot be written safely
+ * is refused with SQLEASE_EINVAL and a message saying why: on
+ * MySQL/MariaDB a backslash (whether it is an escape depends on the
+ * session's sql_mode, NO_BACKSLASH_ESCAPES).  (A NUL cannot occur: names
+ * and owner ids are checked.)  Returns SQLEASE_OK, or SQLEASE_EINVAL (as
+ * above, f not filled, or buf too small: the message gives the size
+ * needed; SQLEASE_FENCE_LITERAL_MAX always suffices).  Thread-safe. */
+#define SQLEASE_FENCE_LITERAL_MAX 8192
+SQLEASE_API int sqlease_fence_literal(const sqlease_fence *f, char *buf, size_t cap,
+                                      sqlease_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Every lease of a table                                               */
+/* ------------------------------------------------------------------ */
+
+/* Called once per row by sqlease_list, in name order, on the caller's
+ * thread, with no statement in flight (so it may use the library, the
+ * same db included).  name and info are valid only during the call;
+ * info->mine is 0.  Return 0 to go on, anything else to stop. */
+typedef int (*sqlease_list_fn)(void *userdata, const char *name,
+                               const sqlease_lease_info *info);
+
+/* Every lease row of `table` (NULL: the DSN's SqleaseTable, else
+ * SQLEASE_DEFAULT_TABLE), held or free, with its holder, token, times and
+ * data, each with the database clock, ordered by name (the database's
+ * collation).  Rows are read a page of 100 at a time, one SELECT per page
+ * (each bounded as every statement); a row a page boundary straddles with
+ * a concurrent change is seen once, as it was when its page was read.
+ * Returns SQLEASE_OK (all rows given, or fn asked to stop),
+ * SQLEASE_EINVAL (db or fn NULL, bad table), SQLEASE_ENOTABLE,
+ * SQLEASE_ECLOCK, SQLEASE_ENOMEM, or a connection or statement status
+ * (rows already given stay given).  Thread-safe. */
+SQLEASE_API int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn,
+                             void *userdata, sqlease_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Supervisor: keep work running exactly while the lease is held        */
@@ -578,6 +761,27 @@ SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
 /* A snapshot of the supervisor's state.  Thread-safe. */
 SQLEASE_API int sqlease_supervisor_state(sqlease_supervisor *sup, sqlease_state *st);
+
+/* Wait until the supervisor holds the lease and its on_started has
+ * returned, at most timeout_ms (0..SQLEASE_MAX_DURATION_MS; 0 only
+ * looks).  Sends nothing itself: the supervisor's heartbeat thread takes
+ * the lease at its next retry.  Returns SQLEASE_OK (holding now; it may
+ * of course lose the lease right after), SQLEASE_NOT_HELD (not holding at
+ * the timeout), SQLEASE_ESTATE (the supervisor is stopped or stopping, or
+ * the call comes from one of its own callbacks), SQLEASE_EINVAL.  Returns
+ * within timeout_ms (plus scheduling), whatever the database does.
+ * Thread-safe: any number of threads may wait at once. */
+SQLEASE_API int sqlease_supervisor_await(sqlease_supervisor *sup, int64_t timeout_ms,
+                                         sqlease_error *err);
+
+/* The fence of the hold whose work is running (see sqlease_fence): the
+ * token on_started was given.  Sends no statement.  Returns SQLEASE_OK,
+ * SQLEASE_NOT_HELD (the work is not running: no hold, or it was stopped;
+ * the message says which), SQLEASE_EINVAL (NULL, or f not initialised).
+ * The strings live as long as the supervisor.  Thread-safe, and callable
+ * from on_started. */
+SQLEASE_API int sqlease_supervisor_fence(sqlease_supervisor *sup, sqlease_fence *f,
+                                         sqlease_error *err);
 
 /* Health: SQLEASE_OK, or SQLEASE_ESTATE with a message when a holder is
  * past its deadline or a follower has not reached the database for ttl.

@@ -63,8 +63,11 @@ struct db_req {
     char *sql;
     db_bind *binds;
     size_t nbinds;
-    db_out *out;            /* the request's own result storage */
+    db_out *out;            /* the request's own result storage:
+                               nout columns for each of max_rows rows */
     size_t nout;
+    size_t max_rows;        /* 0: exec (first row only); else exec_rows */
+    size_t nrows;           /* rows exec_rows fetched */
     int has_row;
     int64_t rows;
     int rc;
@@ -93,20 +96,26 @@ static size_t align8(size_t n)
  * still there.
  */
 static db_req *req_new(const char *sql, const db_bind *binds, size_t nbinds,
-                       const db_out *out, size_t nout)
+                       const db_out *out, size_t nout, size_t max_rows)
 {
     size_t size = align8(sizeof(db_req));
     size_t sql_len = sql != NULL ? strlen(sql) + 1 : 0;
-    size_t i;
+    size_t rows = max_rows > 0 ? max_rows : 1;
+    size_t ncells, i;
     char *p;
     db_req *r;
 
-    size += align8(nbinds * sizeof(db_bind)) + align8(nout * sizeof(db_out));
-    size += align8(nout * sizeof(int64_t));
+    /* A listing's caller gives a descriptor for every cell, row after
+     * row. */
+    if (nout > 0 && rows > ((size_t)-1 / 4) / (nout * sizeof(db_out)))
+        return NULL;
+    ncells = nout * rows;
+    size += align8(nbinds * sizeof(db_bind)) + align8(ncells * sizeof(db_out));
+    size += align8(ncells * sizeof(int64_t));
     for (i = 0; i < nbinds; i++)
         if (binds[i].type == DB_TEXT && binds[i].s != NULL)
             size += strlen(binds[i].s) + 1;
-    for (i = 0; i < nout; i++)
+    for (i = 0; i < ncells; i++)
         if (out[i].type == DB_TEXT)
             size += out[i].cap;
     size += sql_len;
@@ -121,16 +130,17 @@ static db_req *req_new(const char *sql, const db_bind *binds, size_t nbinds,
     r->binds = (db_bind *)p;
     p += align8(nbinds * sizeof(db_bind));
     r->out = (db_out *)p;
-    p += align8(nout * sizeof(db_out));
+    p += align8(ncells * sizeof(db_out));
     {
         int64_t *ints = (int64_t *)p;
-        p += align8(nout * sizeof(int64_t));
-        for (i = 0; i < nout; i++) {
-            r->out[i].type = out[i].type;
-            if (out[i].type == DB_TEXT) {
+        p += align8(ncells * sizeof(int64_t));
+        for (i = 0; i < ncells; i++) {
+            const db_out *o = &out[i];
+            r->out[i].type = o->type;
+            if (o->type == DB_TEXT) {
                 r->out[i].s = p;
-                r->out[i].cap = out[i].cap;
-                p += out[i].cap;
+                r->out[i].cap = o->cap;
+                p += o->cap;
             } else {
                 r->out[i].i = &ints[i];
             }
@@ -151,6 +161,7 @@ static db_req *req_new(const char *sql, const db_bind *binds, size_t nbinds,
     }
     r->nbinds = nbinds;
     r->nout = nout;
+    r->max_rows = max_rows;
     r->rows = -1;
     return r;
 }
@@ -163,13 +174,15 @@ static void req_free(db_req *r)
     free(r);
 }
 
-/* Hand a finished request's results to the caller's own buffers. */
+/* Hand a finished request's results to the caller's own buffers (every
+ * row a listing fetched, one after the other). */
 static void req_deliver(const db_req *r, db_out *out, int *has_row, int64_t *rows,
-                        sqlease_error *err)
+                        size_t *nrows, sqlease_error *err)
 {
+    size_t ncells = r->nout * (r->max_rows > 0 ? r->nrows : 1);
     size_t i;
 
-    for (i = 0; i < r->nout; i++) {
+    for (i = 0; i < ncells; i++) {
         out[i].is_null = r->out[i].is_null;
         if (out[i].type == DB_TEXT) {
             if (out[i].s != NULL && out[i].cap > 0)
@@ -182,6 +195,8 @@ static void req_deliver(const db_req *r, db_out *out, int *has_row, int64_t *row
         *has_row = r->has_row;
     if (rows != NULL)
         *rows = r->rows;
+    if (nrows != NULL)
+        *nrows = r->nrows;
     if (err != NULL)
         *err = r->err;
 }
@@ -261,6 +276,13 @@ static void worker_main(void *arg)
 
         if (r->connect_only) {
             rc = db->ops->connect(w->port, &r->err);
+        } else if (r->max_rows > 0) {
+            sqlease_atomic_add(&db->statements, 1);
+            rc = db->ops->exec_rows != NULL
+                     ? db->ops->exec_rows(w->port, r->sql, r->binds, r->nbinds, r->out,
+                                          r->nout, r->max_rows, &r->nrows, &r->err)
+                     : sqlease_fail(&r->err, SQLEASE_EINVAL,
+                                    "this database port cannot fetch several rows");
         } else {
             sqlease_atomic_add(&db->statements, 1);
             rc = db->ops->exec(w->port, r->sql, r->binds, r->nbinds, r->out, r->nout,
@@ -362,7 +384,7 @@ int64_t db_deadline(sqlease_db *db)
  * logged after it, since the sink is the caller's code.
  */
 static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t *rows,
-                  sqlease_error *err)
+                  size_t *nrows, sqlease_error *err)
 {
     int rc, gave_up = 0, capped = 0, connecting = r->connect_only;
     int64_t waited, started = sqlease_mono_ms();
@@ -401,7 +423,7 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
     }
     if (!gave_up) {
         sqlease_mutex_unlock(&db->m);
-        req_deliver(r, out, has_row, rows, err);
+        req_deliver(r, out, has_row, rows, nrows, err);
         rc = r->rc;
         req_free(r);
         return rc;
@@ -515,14 +537,14 @@ int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_r
     db->login_timeout_ms =
         opt != NULL && opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000;
 
-    r = req_new(NULL, NULL, 0, NULL, 0);
+    r = req_new(NULL, NULL, 0, NULL, 0, 0);
     if (r == NULL) {
         sqlease_db_close(db);
         return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     r->connect_only = 1;
     r->deadline = sqlease_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
-    rc = submit(db, r, NULL, NULL, NULL, err);
+    rc = submit(db, r, NULL, NULL, NULL, NULL, err);
     if (rc == SQLEASE_OK && db->dialect == NULL)
         rc = sqlease_fail(err, SQLEASE_EDIALECT, "connected to '%s' but found no dialect",
                           db->conn_redacted);
@@ -755,11 +777,33 @@ int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind 
     if (db == NULL || sql == NULL || (nbinds > 0 && binds == NULL) ||
         (nout > 0 && out == NULL))
         return sqlease_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
-    r = req_new(sql, binds, nbinds, out, nout);
+    r = req_new(sql, binds, nbinds, out, nout, 0);
     if (r == NULL)
         return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
     r->deadline = deadline > 0 ? deadline : db_deadline(db);
-    return submit(db, r, out, has_row, rows, err);
+    return submit(db, r, out, has_row, rows, NULL, err);
+}
+
+int db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+                    size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                    sqlease_error *err)
+{
+    db_req *r;
+    int rc;
+
+    if (nrows != NULL)
+        *nrows = 0;
+    if (db == NULL || sql == NULL || (nbinds > 0 && binds == NULL) || out == NULL ||
+        nout == 0 || max_rows == 0 || nrows == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "exec_rows: NULL or empty argument");
+    r = req_new(sql, binds, nbinds, out, nout, max_rows);
+    if (r == NULL)
+        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    r->deadline = deadline > 0 ? deadline : db_deadline(db);
+    rc = submit(db, r, out, NULL, NULL, nrows, err);
+    if (rc != SQLEASE_OK)
+        *nrows = 0;
+    return rc;
 }
 
 int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
@@ -805,14 +849,14 @@ int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_par
     return db_run_by(db, 0, st, sql, p, out, nout, has_row, rows, err);
 }
 
-int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
-              const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
-              sqlease_error *err)
+/* The bound values of a generated statement, in its markers' order.
+ * binds has room for 16. */
+static int bind_params(const sqlease_stmt *st, const db_params *p, db_bind *binds,
+                       sqlease_error *err)
 {
-    db_bind binds[16];
     size_t i;
 
-    if (st->nparams > sizeof binds / sizeof binds[0])
+    if (st->nparams > 16)
         return sqlease_fail(err, SQLEASE_EINVAL, "statement has %zu parameters; at most 16",
                             st->nparams);
     for (i = 0; i < st->nparams; i++) {
@@ -838,11 +882,40 @@ int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const ch
             binds[i].type = DB_INT64;
             binds[i].i = p->min_hold_ms;
             break;
+        case SQLEASE_P_DATA:
+            binds[i].type = DB_TEXT;
+            binds[i].s = p->data;
+            break;
         default:
             return sqlease_fail(err, SQLEASE_EINVAL, "unknown statement parameter %d",
                                 (int)st->params[i]);
         }
     }
+    return SQLEASE_OK;
+}
+
+int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
+              const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
+              sqlease_error *err)
+{
+    db_bind binds[16];
+    int rc = bind_params(st, p, binds, err);
+
+    if (rc != SQLEASE_OK)
+        return rc;
     return db_exec_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out, nout,
                       has_row, rows, err);
+}
+
+int db_run_rows_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
+                   const db_params *p, db_out *out, size_t nout, size_t max_rows,
+                   size_t *nrows, sqlease_error *err)
+{
+    db_bind binds[16];
+    int rc = bind_params(st, p, binds, err);
+
+    if (rc != SQLEASE_OK)
+        return rc;
+    return db_exec_rows_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out,
+                           nout, max_rows, nrows, err);
 }

@@ -69,6 +69,14 @@ typedef struct db_ops {
     void *(*clone)(void *self, const sqlease_dialect *d, sqlease_error *err);
     /* Disconnect and free `self`. */
     void (*close)(void *self);
+    /* Like exec, for a statement whose rows are all wanted (a listing):
+     * up to max_rows rows are fetched, row r's columns into
+     * out[r * nout ... r * nout + nout - 1]; *nrows gets how many (fewer
+     * than max_rows: there were no more).  A port without it (NULL) cannot
+     * list. */
+    int (*exec_rows)(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                     db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                     sqlease_error *err);
 } db_ops;
 
 typedef struct db_worker db_worker;
@@ -137,6 +145,12 @@ int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind 
                sqlease_error *err);
 int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
             db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
+/* The same through the port's exec_rows: up to max_rows rows into out,
+ * which has nout * max_rows descriptors (one per cell, row after row);
+ * *nrows gets how many rows came. */
+int db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+                    size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                    sqlease_error *err);
 
 const sqlease_dialect *db_dialect(sqlease_db *db);
 
@@ -147,6 +161,7 @@ typedef struct db_params {
     int64_t ttl_ms;
     int64_t token;
     int64_t min_hold_ms;
+    const char *data;   /* NULL: SQL NULL */
 } db_params;
 
 /* Run a generated statement: `sql` is st->sql with {table} substituted;
@@ -157,6 +172,10 @@ int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const ch
               sqlease_error *err);
 int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_params *p,
            db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
+/* A generated statement through db_exec_rows_by. */
+int db_run_rows_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
+                   const db_params *p, db_out *out, size_t nout, size_t max_rows,
+                   size_t *nrows, sqlease_error *err);
 
 /* The ODBC implementation of the port (odbc.c).  `conn` is a DSN name or
  * a connection string; `dialect_key` NULL means detect from

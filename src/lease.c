@@ -1,23 +1,38 @@
 /*
- * lease.c -- the lease protocol: acquire, release, status.
+ * lease.c -- the lease protocol: acquire, release, status, the fence
+ * predicate, and listing every lease of a table.
  *
  * The database decides who holds the lease.  A hold is an owner id and a
- * fencing token; one UPDATE either renews the hold this handle proved
- * (bound to its token) or, for a follower, takes a row that is free or
- * expired with a new token.  The number of rows it affects is the whole
- * answer (1: held, 0: not held, anything else: an error, never "held").
- * Every time in the row is read from the database's clock inside that
- * statement, so no two hosts' clocks are ever compared.
+ * fencing token.  A holder renews the hold it proved with one UPDATE
+ * bound to its token; a follower reads the row and the database clock
+ * (one SELECT) and, only when that read shows the row free or expired,
+ * takes it with one UPDATE bound to the token it read.  The number of
+ * rows an UPDATE affects is the whole answer (1: held, 0: not held,
+ * anything else: an error, never "held"), and the UPDATE's WHERE decides:
+ * the read only saves a follower the UPDATE while someone else holds the
+ * lease, and tells it who.  Every time in the row comes from the
+ * database's clock inside the statement, so no two hosts' clocks are ever
+ * compared.
+ *
+ * Why the follower polls with a read: measured side by side (bench/,
+ * poll_take_ratio and poll_read_ratio), the read costs a third of the
+ * take UPDATE on SQLite (which takes the file's write lock even for an
+ * UPDATE that changes nothing), a little less on PostgreSQL, and 7-15 %
+ * more on MariaDB; and the read is what tells a follower who holds the
+ * lease (on_holder, the status a follower reports) without a second
+ * statement.
  *
  * A follower's take never joins a live hold, not even one written under
  * the same owner id: two processes given one owner id (or a process and
  * its restarted self) are two holds, told apart by the token, and only
  * the one that took the row with its own statement knows its token.  The
+ * take is bound to the token its read saw and adds one to it, so a 1-row
+ * answer says exactly which token it made: no SELECT reads it back.  The
  * handle keeps that token for two purposes: to renew (one statement, and
  * a 1-row answer proves the token is unchanged), and to release, which is
- * scoped to the hold so that it can never clear a successor's row.  A take
- * reads the new token back with one SELECT: that happens once per take.
+ * scoped to the hold so that it can never clear a successor's row.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +47,17 @@ struct sqlease_lease {
     char *table;
     char *name;
     char *owner;
+    char *data;      /* what the take publishes; NULL: nothing */
     int64_t ttl_ms;
     int64_t min_hold_ms;  /* what sqlease_lease_release keeps the row for */
+    int64_t retry_ms; /* between tries of sqlease_lease_acquire_wait */
     /* {table} already substituted, built once. */
     char *sql_acquire;
     char *sql_renew;
     char *sql_release;
     char *sql_release_force;
     char *sql_status;
+    char *sql_fence;
     /* Token of the hold this handle believes it has (what it renews), or
      * -1. */
     int64_t held_token;
@@ -47,16 +65,6 @@ struct sqlease_lease {
      * renew or lease_forget, so that a release can still give that hold
      * up; -1 if it never held.  A release is scoped to it. */
     int64_t proven_token;
-    /* A follower's cached view of the other holder, so that a 0-row answer
-     * does not need a SELECT every tick to tell "held by someone else"
-     * from "row missing".  Valid until other_until_mono. */
-    int other_known;
-    int64_t other_until_mono;
-    sqlease_lease_info other;
-    /* Set by the supervisor: once the row is known to exist, a miss is
-     * "not held" without a SELECT (it does not report who holds it). */
-    int poll_only;
-    int row_seen;
     /* The deadline (sqlease_mono_ms) shared by every statement of the
      * call in progress: a public call answers within one bound, however
      * many statements it sends. */
@@ -90,21 +98,25 @@ int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolv
     l->d = db_dialect(db);
     l->ttl_ms = r->ttl_ms;
     l->min_hold_ms = r->min_hold_ms;
+    l->retry_ms = r->retry_ms;
     l->held_token = -1;
     l->proven_token = -1;
     l->table = sqlease_strdup(r->table);
     l->name = sqlease_strdup(r->name);
     l->owner = sqlease_strdup(r->owner != NULL ? r->owner : owner);
+    l->data = r->data != NULL ? sqlease_strdup(r->data) : NULL;
     if (l->table != NULL) {
         l->sql_acquire = sqlease_sql_for_table(l->d->acquire.sql, l->table);
         l->sql_renew = sqlease_sql_for_table(l->d->renew.sql, l->table);
         l->sql_release = sqlease_sql_for_table(l->d->release.sql, l->table);
         l->sql_release_force = sqlease_sql_for_table(l->d->release_force.sql, l->table);
         l->sql_status = sqlease_sql_for_table(l->d->status.sql, l->table);
+        l->sql_fence = sqlease_sql_for_table(l->d->fence.sql, l->table);
     }
     if (l->table == NULL || l->name == NULL || l->owner == NULL || l->sql_acquire == NULL ||
-        l->sql_renew == NULL ||
-        l->sql_release == NULL || l->sql_release_force == NULL || l->sql_status == NULL) {
+        l->sql_renew == NULL || (r->data != NULL && l->data == NULL) ||
+        l->sql_release == NULL || l->sql_release_force == NULL || l->sql_status == NULL ||
+        l->sql_fence == NULL) {
         sqlease_lease_free(l);
         return nomem(err);
     }
@@ -135,6 +147,8 @@ void sqlease_lease_free(sqlease_lease *l)
     free(l->table);
     free(l->name);
     free(l->owner);
+    free(l->data);
+    free(l->sql_fence);
     free(l->sql_acquire);
     free(l->sql_renew);
     free(l->sql_release);
@@ -158,15 +172,9 @@ uint64_t lease_statements(const sqlease_lease *l)
     return sqlease_atomic_load(&l->statements);
 }
 
-void lease_poll_only(sqlease_lease *l)
-{
-    l->poll_only = 1;
-}
-
 void lease_forget(sqlease_lease *l)
 {
     l->held_token = -1;
-    l->other_known = 0;
 }
 
 /*
@@ -197,6 +205,7 @@ static int run_held(sqlease_lease *l, const sqlease_stmt *st, const char *sql, i
     p.ttl_ms = l->ttl_ms;
     p.token = token;
     p.min_hold_ms = min_hold_ms;
+    p.data = l->data;
     sqlease_atomic_add(&l->statements, 1);
     rc = db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
@@ -208,16 +217,14 @@ static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_
     return run_held(l, st, sql, token, 0, out, nout, has_row, rows, err);
 }
 
-/* One SELECT of the row and the database clock.  `mine` is set for the
- * hold this handle proved: same owner id and same token. */
-static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
-{
-    db_out out[5];
-    int has_row = 0;
-    int rc;
+/* The status and list statements' columns after the name: owner, token,
+ * acquired_at_ms, expires_at_ms, the clock, data. */
+#define ROW_COLUMNS 6
 
-    memset(info, 0, sizeof *info);
-    memset(out, 0, sizeof out);
+/* Point out[0..ROW_COLUMNS-1] at the fields of `info`. */
+static void row_out(db_out *out, sqlease_lease_info *info)
+{
+    memset(out, 0, ROW_COLUMNS * sizeof *out);
     out[0].type = DB_TEXT;
     out[0].s = info->owner;
     out[0].cap = sizeof info->owner;
@@ -229,21 +236,52 @@ static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *e
     out[3].i = &info->expires_at_ms;
     out[4].type = DB_INT64;
     out[4].i = &info->db_now_ms;
-    rc = run(l, &l->d->status, l->sql_status, -1, out, 5, &has_row, NULL, err);
-    if (rc != SQLEASE_OK)
-        return rc;
-    if (!has_row)
-        return sqlease_fail(err, SQLEASE_ENOROW,
-                            "lease row '%s' missing from table %s; run `sqlease migrate`",
-                            l->name, l->table);
+    out[5].type = DB_TEXT;
+    out[5].s = info->data;
+    out[5].cap = sizeof info->data;
+}
+
+/* After a row was fetched through row_out: NULL text reads as "", a clock
+ * that is not a positive time is an error, and `held` says whether some
+ * owner holds an unexpired lease. */
+static int row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
+                      sqlease_error *err)
+{
     if (out[4].is_null || info->db_now_ms <= 0)
         return sqlease_fail(err, SQLEASE_ECLOCK,
                             "the database clock read as %s from \"%s\"",
                             out[4].is_null ? "NULL" : info->db_now_ms == 0 ? "0" : "negative",
-                            l->d->now_ms);
+                            now_expr);
     if (out[0].is_null)
         info->owner[0] = '\0';
+    if (out[5].is_null)
+        info->data[0] = '\0';
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
+    return SQLEASE_OK;
+}
+
+/* One SELECT of the row and the database clock.  `mine` is set for the
+ * hold this handle proved: same owner id and same token. */
+static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+{
+    db_out out[ROW_COLUMNS];
+    int has_row = 0;
+    int rc;
+
+    memset(info, 0, sizeof *info);
+    row_out(out, info);
+    rc = run(l, &l->d->status, l->sql_status, -1, out, ROW_COLUMNS, &has_row, NULL, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (!has_row) {
+        memset(info, 0, sizeof *info);
+        return sqlease_fail(err, SQLEASE_ENOROW,
+                            "lease row '%s' missing from table %s; run `sqlease migrate`",
+                            l->name, l->table);
+    }
+    rc = row_finish(out, info, l->d->now_ms, err);
+    if (rc != SQLEASE_OK)
+        return rc;
     info->mine = info->held && l->held_token >= 0 && info->token == l->held_token &&
                  strcmp(info->owner, l->owner) == 0;
     return SQLEASE_OK;
@@ -273,15 +311,17 @@ static int lost_race(int rc, const sqlease_error *err)
            (strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0);
 }
 
-/* Send the holder's renew (token >= 0) or the follower's take (token -1).
- * Returns OK with *held set, or an error; a row count other than 0 or 1
- * is an error. */
-static int send_acquire(sqlease_lease *l, int64_t token, int *held, sqlease_error *err)
+/* Send the holder's renew of the hold with `token`, or (is_take) the
+ * follower's take of a row whose token its read saw as `token`.  Returns
+ * OK with *held set, or an error; a row count other than 0 or 1 is an
+ * error. */
+static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
+                        sqlease_error *err)
 {
     int64_t rows = -1;
-    int rc = token >= 0 ? run(l, &l->d->renew, l->sql_renew, token, NULL, 0, NULL, &rows, err)
-                        : run(l, &l->d->acquire, l->sql_acquire, -1, NULL, 0, NULL, &rows,
-                              err);
+    int rc = is_take
+                 ? run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows, err)
+                 : run(l, &l->d->renew, l->sql_renew, token, NULL, 0, NULL, &rows, err);
     if (rc != SQLEASE_OK)
         return rc;
     if (rows != 0 && rows != 1)
@@ -294,90 +334,54 @@ static int send_acquire(sqlease_lease *l, int64_t token, int *held, sqlease_erro
 }
 
 /*
- * The answer to a take that matched nothing: another hold is live, or
- * the row is missing.  Only a SELECT tells which, and a follower polling
- * a live holder would pay for it every tick; so the answer is cached for
- * as long as the hold it saw can last (its expiry, measured locally from
- * the moment of the SELECT), after which the next miss reads again.
- */
-static int explain_miss(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
-{
-    int64_t now = sqlease_mono_ms();
-    int rc;
-
-    if ((l->other_known && now < l->other_until_mono) || (l->poll_only && l->row_seen)) {
-        if (info != NULL)
-            *info = l->other;
-        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s", l->name,
-                            l->other.owner);
-    }
-    rc = read_row(l, &l->other, err);
-    if (rc != SQLEASE_OK) {
-        l->other_known = 0;
-        return rc;
-    }
-    l->row_seen = 1;
-    if (info != NULL)
-        *info = l->other;
-    if (l->other.held) {
-        /* Held, possibly under this very owner id by another process (or
-         * a hold of this handle's own that it no longer knows the token
-         * of): either way not this handle's to join. */
-        l->other_known = 1;
-        l->other_until_mono = now + (l->other.expires_at_ms - l->other.db_now_ms);
-        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
-                            l->name, l->other.owner, (long long)l->other.token);
-    }
-    /* Free by the time we looked: the next acquire will say. */
-    l->other_known = 0;
-    return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' was not free when asked", l->name);
-}
-
-/*
- * A follower's take: one UPDATE that matches only a free or expired row,
- * then one SELECT for the new token.  The SELECT is trusted only if it
- * answered within the ttl of the moment the take was sent: the hold the
- * take made lasts at least that long and nobody else can take or renew it
- * meanwhile (a follower's take never matches a live row, and a renew needs
- * its token), so a live row with this owner id is that hold.  Past the ttl
- * it could be another process's hold under the same owner id.
+ * A follower's try: read the row and the clock; if some hold is live
+ * (another process's, or one under this owner id that this handle does
+ * not know the token of), that is the answer, with the holder in `info`.
+ * If the row is free or expired, take it with one UPDATE bound to the
+ * token the read saw: one affected row means this handle now holds the
+ * token after it, and 0 means the row changed in between (another take
+ * won).  The UPDATE's WHERE decides; the read only spares the UPDATE
+ * while the lease is held.  After a take `info` describes the new hold,
+ * with the times of the read (acquired_at_ms and expires_at_ms are lower
+ * bounds: the take ran a moment later).
  */
 static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
 {
     sqlease_lease_info row;
-    int64_t sent = sqlease_mono_ms();
     int held = 0;
     int rc;
 
-    rc = send_acquire(l, -1, &held, err);
+    rc = read_row(l, &row, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (info != NULL)
+        *info = row;
+    if (row.held)
+        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
+                            l->name, row.owner, (long long)row.token);
+    rc = send_acquire(l, 1, row.token, &held, err);
     if (lost_race(rc, err)) {
-        /* Whoever won holds it now: say so, with the holder in `info` when
-         * the SELECT can tell (its own failure does not change the
-         * answer). */
+        /* Whoever won holds it now; the next read says who. */
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
-        (void)explain_miss(l, info, err);
         return sqlease_fail(err, SQLEASE_NOT_HELD,
                             "lease '%s' was taken by a concurrent acquire (%s)", l->name, why);
     }
     if (rc != SQLEASE_OK)
         return rc;
     if (!held)
-        return explain_miss(l, info, err);
-
-    l->other_known = 0;
-    rc = read_row(l, &row, err);
-    if (rc != SQLEASE_OK)
-        return rc;
-    if (sqlease_mono_ms() - sent >= l->ttl_ms || !row.held || strcmp(row.owner, l->owner) != 0)
         return sqlease_fail(err, SQLEASE_NOT_HELD,
-                            "lease '%s' taken, but its token could not be read back within the "
-                            "ttl of %lld ms (now %s)", l->name, (long long)l->ttl_ms,
-                            row.held ? row.owner : "free");
-    l->held_token = l->proven_token = row.token;
-    row.mine = 1;
-    if (info != NULL)
-        *info = row;
+                            "lease '%s' was taken by another acquire between its read and its "
+                            "take", l->name);
+    l->held_token = l->proven_token = row.token + 1;
+    if (info != NULL) {
+        snprintf(info->owner, sizeof info->owner, "%s", l->owner);
+        snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
+        info->token = row.token + 1;
+        info->acquired_at_ms = row.db_now_ms;
+        info->expires_at_ms = row.db_now_ms + l->ttl_ms;
+        info->held = info->mine = 1;
+    }
     *taken = 1;
     return SQLEASE_OK;
 }
@@ -398,13 +402,14 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *l
     l->deadline = db_deadline(l->db);
 
     if (l->held_token >= 0) {
-        rc = send_acquire(l, l->held_token, &held, err);
+        rc = send_acquire(l, 0, l->held_token, &held, err);
         if (rc != SQLEASE_OK)
             return rc; /* not known either way: an error, not a loss */
         if (held) {
             l->proven_token = l->held_token;
             if (info != NULL) {
                 snprintf(info->owner, sizeof info->owner, "%s", l->owner);
+                snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
                 info->token = l->held_token;
                 info->held = info->mine = 1;
             }
@@ -465,7 +470,6 @@ int lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, i
     if (l == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
-    l->other_known = 0;
     if (l->proven_token < 0)
         return SQLEASE_OK;
     l->deadline = deadline > 0 ? deadline : db_deadline(l->db);
@@ -502,10 +506,123 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
     if (l == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
-    l->other_known = 0;
     l->deadline = db_deadline(l->db);
     rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fence: the hold as a predicate for the caller's own statements   */
+/* ------------------------------------------------------------------ */
+
+/* The first version of sqlease_fence ends with `dialect`: a caller built
+ * against it passes at least this size. */
+#define FENCE_MIN_SIZE (offsetof(sqlease_fence, dialect) + sizeof(const char *))
+
+int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err)
+{
+    const sqlease_stmt *st = &l->d->fence;
+    size_t i;
+
+    if (f->size < FENCE_MIN_SIZE)
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "sqlease_fence: size %zu is too small (initialise it with "
+                            "SQLEASE_FENCE_INIT)", f->size);
+    if (st->nparams > SQLEASE_FENCE_MAX_VALUES)
+        return sqlease_fail(err, SQLEASE_EINVAL, "the fence of dialect %s has %zu markers; "
+                            "at most %d", l->d->key, st->nparams, SQLEASE_FENCE_MAX_VALUES);
+    f->sql = l->sql_fence;
+    f->nvalues = st->nparams;
+    memset(f->values, 0, sizeof f->values);
+    for (i = 0; i < st->nparams; i++) {
+        sqlease_value *v = &f->values[i];
+        switch (st->params[i]) {
+        case SQLEASE_P_NAME:
+            v->type = SQLEASE_VALUE_TEXT;
+            v->text = l->name;
+            break;
+        case SQLEASE_P_OWNER:
+            v->type = SQLEASE_VALUE_TEXT;
+            v->text = l->owner;
+            break;
+        case SQLEASE_P_TOKEN:
+            v->type = SQLEASE_VALUE_INT64;
+            v->int64 = token;
+            break;
+        default:
+            return sqlease_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which has "
+                                "no value here", (int)st->params[i]);
+        }
+    }
+    f->name = l->name;
+    f->owner = l->owner;
+    f->token = token;
+    f->dialect = l->d->key;
+    return SQLEASE_OK;
+}
+
+int sqlease_lease_fence(sqlease_lease *l, sqlease_fence *f, sqlease_error *err)
+{
+    sqlease_err_clear(err);
+    if (l == NULL || f == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_fence: NULL argument");
+    if (l->held_token < 0)
+        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is not held by this handle",
+                            l->name);
+    return lease_fence(l, l->held_token, f, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Waiting for the lease                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Try at once, then every retry, until held or until `timeout_ms` has
+ * passed.  A status that no retry can change (a broken installation, a
+ * bad argument) is returned at once; an outage is retried like "held by
+ * another", and at the timeout the answer is SQLEASE_NOT_HELD with the
+ * last reason in the message.  No try starts after the timeout, but one
+ * that started before it runs to its own bound.
+ */
+int sqlease_lease_acquire_wait(sqlease_lease *l, int64_t timeout_ms, sqlease_lease_info *info,
+                               sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+    int64_t until;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (l == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire_wait: lease is NULL");
+    if (timeout_ms < 0 || timeout_ms > SQLEASE_MAX_DURATION_MS)
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "sqlease_lease_acquire_wait: timeout %lld ms is not within 0..30 "
+                            "days", (long long)timeout_ms);
+    until = sqlease_mono_ms() + timeout_ms;
+    for (;;) {
+        int64_t now, next;
+
+        rc = sqlease_lease_acquire(l, info, err);
+        if (rc == SQLEASE_OK || rc == SQLEASE_EINVAL || rc == SQLEASE_ENOMEM ||
+            rc == SQLEASE_ENOTABLE || rc == SQLEASE_ENOROW || rc == SQLEASE_EDIALECT ||
+            rc == SQLEASE_EPLATFORM)
+            return rc;
+        now = sqlease_mono_ms();
+        if (now >= until)
+            break;
+        next = now + l->retry_ms;
+        sqlease_sleep_ms(next < until ? l->retry_ms : until - now);
+        if (sqlease_mono_ms() >= until)
+            break;
+    }
+    {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        return sqlease_err(err, SQLEASE_NOT_HELD, err->sqlstate, err->native_error,
+                           "lease '%s' not held after waiting %lld ms (%s)", l->name,
+                           (long long)timeout_ms, why);
+    }
 }

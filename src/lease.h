@@ -1,6 +1,7 @@
 /*
  * lease.h -- what the supervisor needs from the lease beyond the public
- * calls: whether an acquire started a new hold, and the counters.
+ * calls: whether an acquire started a new hold, the counters, and the
+ * fence of a given hold.
  */
 #ifndef SQLEASE_LEASE_H
 #define SQLEASE_LEASE_H
@@ -22,10 +23,10 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *l
  * sqlease_lease_release, which gives that hold up. */
 void lease_forget(sqlease_lease *l);
 
-/* For a poller that does not report who holds the lease (the
- * supervisor): after one SELECT has shown the row exists, a miss costs
- * only the acquire statement. */
-void lease_poll_only(sqlease_lease *l);
+/* Fill `f` (its size checked) with the fence of the hold with `token`:
+ * the predicate, the values to bind, the name, owner and dialect, all
+ * pointing into `l` or static storage. */
+int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err);
 
 /* sqlease_lease_release answering by `deadline` (sqlease_mono_ms; 0: the
  * handle's usual bound from now), for a shutdown that has a budget. */

@@ -129,6 +129,9 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     rc = ensure_column(db, &d->probe_version, &d->add_version, table, "version", err);
     if (rc != SQLEASE_OK)
         return rc;
+    rc = ensure_column(db, &d->probe_data, &d->add_data, table, "data", err);
+    if (rc != SQLEASE_OK)
+        return rc;
     rc = ensure_exact(db, d, table, err);
     if (rc != SQLEASE_OK)
         return rc;

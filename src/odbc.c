@@ -5,7 +5,8 @@
  * (autocommit on, login and query timeouts set), picks the dialect,
  * prepares each distinct SQL text once per connection and keeps it,
  * binds int64 and text parameters, reads the rows-affected count and the
- * first row of a result, and turns ODBC diagnostics into sqlease statuses.
+ * first row of a result (or the first rows, for a listing), and turns ODBC
+ * diagnostics into sqlease statuses.
  *
  * A connection-class failure or a timeout drops the connection and every
  * prepared statement with it; the next exec reconnects with the same
@@ -92,6 +93,9 @@ typedef struct diag {
 static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
                      db_out *out, size_t nout, int *has_row, int64_t *rows,
                      sqlease_error *err);
+static int odbc_exec_rows(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                          db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                          sqlease_error *err);
 static int odbc_connect(void *self, sqlease_error *err);
 static int odbc_connected(void *self);
 static const sqlease_dialect *odbc_dialect(void *self);
@@ -101,7 +105,7 @@ static int odbc_ini_value(const char *section, const char *key, char *buf, size_
                           const char *file);
 
 const db_ops odbc_ops = { odbc_exec, odbc_connect, odbc_connected, odbc_dialect, odbc_clone,
-                          odbc_close };
+                          odbc_close, odbc_exec_rows };
 
 static int ok(SQLRETURN r)
 {
@@ -1079,7 +1083,7 @@ static int get_stmt(odbc_conn *c, const char *sql, stmt_entry **out, sqlease_err
     return SQLEASE_OK;
 }
 
-/* Fetch the first row into `out`.  Text that does not fit is an error
+/* Fetch the next row into `out`.  Text that does not fit is an error
  * rather than a silently shortened value: an owner id cut short would
  * compare unequal to the real one. */
 static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *has_row,
@@ -1143,32 +1147,32 @@ static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *ha
 /*
  * Run one statement: reconnect if the last failure dropped the
  * connection, fetch or prepare the statement, bind, execute, read the
- * row count and the first row.  The cursor is closed on every path so
- * the cached statement can run again.  A statement that failed for a
- * reason other than the connection is re-prepared on its next use, so a
- * table created or altered in between is seen afresh.
+ * row count and up to max_rows rows (row r into out[r * nout ...]).  The
+ * cursor is closed on every path so the cached statement can run again.
+ * A statement that failed for a reason other than the connection is
+ * re-prepared on its next use, so a table created or altered in between
+ * is seen afresh.
  */
-static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
-                     db_out *out, size_t nout, int *has_row, int64_t *rows,
-                     sqlease_error *err)
+static int exec_fetch(odbc_conn *c, const char *sql, const db_bind *binds, size_t nbinds,
+                      db_out *out, size_t nout, size_t max_rows, size_t *nrows, int64_t *rows,
+                      sqlease_error *err)
 {
-    odbc_conn *c = self;
     SQLLEN ind_stack[BIND_STACK];
     SQLLEN *ind = ind_stack;
     stmt_entry *e = NULL;
     SQLHSTMT h;
     SQLRETURN r;
     SQLLEN count = -1;
-    int row = 0;
+    size_t got = 0;
     int rc;
     size_t i;
 
-    if (has_row != NULL)
-        *has_row = 0;
+    if (nrows != NULL)
+        *nrows = 0;
     if (rows != NULL)
         *rows = -1;
     if (c == NULL || sql == NULL || (nbinds > 0 && binds == NULL) ||
-        (nout > 0 && out == NULL))
+        (nout > 0 && max_rows > 0 && out == NULL))
         return sqlease_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
     if (nbinds > 32767)
         return sqlease_fail(err, SQLEASE_EINVAL, "exec: too many parameters");
@@ -1223,12 +1227,20 @@ static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t n
         count = -1;
     }
     if (nout > 0) {
-        rc = fetch_row(c, h, out, nout, &row, err);
-        if (rc != SQLEASE_OK)
-            goto done;
+        /* An empty result reads as one all-NULL row in out (fetch_row),
+         * so that a caller that ignores the count never takes a stale
+         * value for data. */
+        for (got = 0; got < max_rows; got++) {
+            int row = 0;
+            rc = fetch_row(c, h, out + got * nout, nout, &row, err);
+            if (rc != SQLEASE_OK)
+                goto done;
+            if (!row)
+                break;
+        }
     }
-    if (has_row != NULL)
-        *has_row = row;
+    if (nrows != NULL)
+        *nrows = got;
     if (rows != NULL)
         *rows = (int64_t)count;
     rc = SQLEASE_OK;
@@ -1245,6 +1257,28 @@ done:
     if (ind != ind_stack)
         free(ind);
     return rc;
+}
+
+static int odbc_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                     db_out *out, size_t nout, int *has_row, int64_t *rows,
+                     sqlease_error *err)
+{
+    size_t n = 0;
+    int rc;
+
+    if (has_row != NULL)
+        *has_row = 0;
+    rc = exec_fetch(self, sql, binds, nbinds, out, nout, nout > 0 ? 1 : 0, &n, rows, err);
+    if (rc == SQLEASE_OK && has_row != NULL)
+        *has_row = n > 0;
+    return rc;
+}
+
+static int odbc_exec_rows(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                          db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                          sqlease_error *err)
+{
+    return exec_fetch(self, sql, binds, nbinds, out, nout, max_rows, nrows, NULL, err);
 }
 
 static const sqlease_dialect *odbc_dialect(void *self)

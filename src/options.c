@@ -93,6 +93,12 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
         if (sqlease_check_text("owner id", r->owner, SQLEASE_MAX_OWNER, 1, err) != SQLEASE_OK)
             return SQLEASE_EINVAL;
     }
+    /* The holder's published data: checked like a name, so that whatever
+     * reads it (status, list, a log line) gets one line of valid text. */
+    r->data = opt->data;
+    if (r->data != NULL &&
+        sqlease_check_text("data", r->data, SQLEASE_MAX_DATA, 1, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
         opt->retry_ms < 0 || opt->min_hold_ms < 0)
         return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");

@@ -16,6 +16,7 @@ typedef struct sqlease_resolved {
     int64_t renew_deadline_ms;
     int64_t retry_ms;
     int64_t min_hold_ms; /* 0: a release frees the row at once */
+    const char *data;    /* borrowed; NULL: none */
 } sqlease_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */

@@ -105,7 +105,9 @@ typedef struct sqlease_child {
 } sqlease_child;
 
 /* Start argv[0] (searched on PATH) with argv, the current environment plus
- * the `nenv` "KEY=VALUE" strings in `env`.  POSIX: the child leads a new
+ * the `nenv` "KEY=VALUE" strings in `env` (a "KEY" alone, without '=',
+ * removes KEY, so that a variable this process inherited does not reach
+ * the child).  POSIX: the child leads a new
  * process group and gets SIGKILL if this process dies (PR_SET_PDEATHSIG
  * on Linux).  Windows: the child runs in a job object that is killed
  * when this process's handle to it closes.  Returns 0, or -1 with a

@@ -442,16 +442,17 @@ static int env_same_key(const char *a, const char *b)
 }
 
 /* The child's environment: ours minus every key an extra redefines, then
- * the extras (a later extra wins over an earlier one with the same key).
- * The strings are shared, not copied: the child execs before ours change. */
+ * the extras (a later extra wins over an earlier one with the same key);
+ * an extra without '=' only removes its key.  The strings are shared, not
+ * copied: the child execs before ours change. */
 static int plan_env(spawn_plan *p, const char *const *env, size_t nenv, char *errbuf,
                     size_t errcap)
 {
     size_t n = 0, i, j, k = 0;
 
     for (i = 0; i < nenv; i++) {
-        if (env[i] == NULL || env[i][0] == '=' || strchr(env[i], '=') == NULL) {
-            snprintf(errbuf, errcap, "invalid environment entry '%s' (want KEY=VALUE)",
+        if (env[i] == NULL || env[i][0] == '=' || env[i][0] == '\0') {
+            snprintf(errbuf, errcap, "invalid environment entry '%s' (want KEY=VALUE or KEY)",
                      env[i] != NULL ? env[i] : "(null)");
             return -1;
         }
@@ -477,7 +478,7 @@ static int plan_env(spawn_plan *p, const char *const *env, size_t nenv, char *er
 
         for (j = i + 1; j < nenv && !later; j++)
             later = env_same_key(env[i], env[j]);
-        if (!later)
+        if (!later && strchr(env[i], '=') != NULL)
             p->envp[k++] = (char *)env[i];
     }
     p->envp[k] = NULL;

@@ -561,7 +561,8 @@ static int env_sort_cmp(const void *x, const void *y)
 }
 
 /* The child's environment block: ours minus every name an extra
- * redefines, plus the extras (a later one wins), sorted by name as
+ * redefines, plus the extras (a later one wins; one without '=' only
+ * removes its name), sorted by name as
  * CreateProcess documents it wants, each NUL-terminated, then one more
  * NUL. */
 static char *build_env_block(const char *const *env, size_t nenv, char *errbuf, size_t errcap)
@@ -572,8 +573,8 @@ static char *build_env_block(const char *const *env, size_t nenv, char *errbuf, 
     const char *p;
 
     for (i = 0; i < nenv; i++) {
-        if (env[i] == NULL || env[i][0] == '=' || strchr(env[i], '=') == NULL) {
-            snprintf(errbuf, errcap, "invalid environment entry '%s' (want KEY=VALUE)",
+        if (env[i] == NULL || env[i][0] == '=' || env[i][0] == '\0') {
+            snprintf(errbuf, errcap, "invalid environment entry '%s' (want KEY=VALUE or KEY)",
                      env[i] != NULL ? env[i] : "(null)");
             goto out;
         }
@@ -599,7 +600,7 @@ static char *build_env_block(const char *const *env, size_t nenv, char *errbuf, 
 
         for (j = i + 1; j < nenv && !later; j++)
             later = env_key_cmp(env[i], env[j]) == 0;
-        if (!later)
+        if (!later && strchr(env[i], '=') != NULL)
             list[k++] = env[i];
     }
     qsort(list, k, sizeof *list, env_sort_cmp);

@@ -26,6 +26,11 @@
  * statement may hang until its query timeout, and neither may wait for the
  * other.
  *
+ * A follower polls with a read of the row (lease.c), so it knows who holds
+ * the lease at every retry; on_holder reports each change of holder or
+ * token, under cb_lock like the other callbacks, from the heartbeat
+ * thread, while this supervisor is not the holder.
+ *
  * Every start of the work has a token of its own.  When the watchdog
  * stopped the work while the row may still be this hold (a slow database
  * rather than a lost one), the heartbeat gives that hold up (a release
@@ -50,6 +55,7 @@ struct sqlease_supervisor {
     sqlease_resolved r;
     void (*on_started)(void *, int64_t);
     void (*on_stopped)(void *, int);
+    void (*on_holder)(void *, const char *, int64_t, const char *);
     void *userdata;
     sqlease_log_fn log;
     void *log_userdata;
@@ -59,6 +65,7 @@ struct sqlease_supervisor {
     sqlease_cond hb_cv;      /* wakes the heartbeat: stopping */
     sqlease_cond wd_cv;      /* wakes the watchdog: deadline moved, stopping */
     sqlease_cond done_cv;    /* the heartbeat thread has left its loop */
+    sqlease_cond up_cv;      /* wakes sqlease_supervisor_await: work up, stopping */
     sqlease_mutex cb_lock;   /* one callback at a time */
     sqlease_mutex stop_lock; /* one sqlease_supervisor_stop at a time */
     uint64_t cb_thread;      /* thread inside a callback, 0 if none */
@@ -67,6 +74,7 @@ struct sqlease_supervisor {
     int stopped;
     int stop_rc;
     int running;             /* on_started called, on_stopped not yet */
+    int work_up;             /* running, and on_started has returned */
     int stale_hold;          /* work stopped at its deadline while the row
                                 may still be ours: give it up before the
                                 next start, so that start has a new token */
@@ -81,6 +89,12 @@ struct sqlease_supervisor {
     sqlease_thread hb_thread, wd_thread;
     int hb_started, wd_started;
     int hb_done;             /* heartbeat loop finished (no statement in flight) */
+
+    /* The holder last reported to on_holder (touched only by the thread
+     * running tick: the caller's inside start, then the heartbeat's). */
+    int holder_reported;     /* 0: report the next read, whatever it says */
+    char holder_owner[SQLEASE_MAX_OWNER + 1];
+    int64_t holder_token;
 };
 
 static void slog(sqlease_supervisor *s, int level, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
@@ -134,6 +148,8 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
     }
     if (go) {
         s->running = 1;
+        s->work_up = 0;
+        s->holder_reported = 0; /* after this hold, report the first read */
         s->started_any = 1;
         s->token = token;
         s->deadline = proof + s->r.renew_deadline_ms;
@@ -147,6 +163,8 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
             s->on_started(s->userdata, token);
         sqlease_mutex_lock(&s->m);
         s->cb_thread = 0;
+        s->work_up = s->running;
+        sqlease_cond_broadcast(&s->up_cv);
         sqlease_mutex_unlock(&s->m);
     } else if (stopping) {
         slog(s, SQLEASE_LOG_DEBUG, "stopping; the answer that came in meanwhile starts nothing");
@@ -174,6 +192,7 @@ static void stop_work(sqlease_supervisor *s, int reason)
          (reason != SQLEASE_STOP_DEADLINE || sqlease_mono_ms() >= s->deadline);
     if (go) {
         s->running = 0;
+        s->work_up = 0;
         if (reason != SQLEASE_STOP_SHUTDOWN)
             s->losses++;
         if (reason == SQLEASE_STOP_DEADLINE)
@@ -183,13 +202,7 @@ static void stop_work(sqlease_supervisor *s, int reason)
     sqlease_mutex_unlock(&s->m);
     if (go) {
         slog(s, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
-             "stopping the work: %s",
-             reason == SQLEASE_STOP_LOST
-                 ? "the hold is gone (another owner holds the lease, or it expired or was "
-                   "cleared)"
-             : reason == SQLEASE_STOP_DEADLINE
-                 ? "the lease has not been proven for the renew deadline"
-                 : "shutting down");
+             "stopping the work: %s", sqlease_stop_reason_str(reason));
         if (s->on_stopped != NULL)
             s->on_stopped(s->userdata, reason);
         sqlease_mutex_lock(&s->m);
@@ -243,6 +256,42 @@ static int release_stale(sqlease_supervisor *s, sqlease_error *err)
                "token"
              : "the hold whose work passed its deadline is no longer the row's");
     return 1;
+}
+
+/*
+ * Tell on_holder what a follower's read showed, if the holder or its token
+ * changed since the last report (or nothing was reported since this
+ * supervisor last held).  An expired hold reads as free: owner "".  Runs
+ * under cb_lock, as the other callbacks do, and not once stopping has
+ * begun or while this supervisor holds.
+ */
+static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
+{
+    const char *owner = row->held ? row->owner : "";
+    int go;
+
+    if (s->on_holder == NULL)
+        return;
+    if (s->holder_reported && s->holder_token == row->token &&
+        strcmp(s->holder_owner, owner) == 0)
+        return;
+    sqlease_mutex_lock(&s->cb_lock);
+    sqlease_mutex_lock(&s->m);
+    go = !s->running && !s->stopping;
+    if (go)
+        s->cb_thread = sqlease_thread_self();
+    sqlease_mutex_unlock(&s->m);
+    if (go) {
+        s->holder_reported = 1;
+        s->holder_token = row->token;
+        snprintf(s->holder_owner, sizeof s->holder_owner, "%s", owner);
+        s->on_holder(s->userdata, owner, row->token,
+                     row->held && row->data[0] != '\0' ? row->data : NULL);
+        sqlease_mutex_lock(&s->m);
+        s->cb_thread = 0;
+        sqlease_mutex_unlock(&s->m);
+    }
+    sqlease_mutex_unlock(&s->cb_lock);
 }
 
 /*
@@ -345,6 +394,12 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
     case ACT_NONE:
         break;
     }
+    /* Whatever did not end in a hold of ours, a follower's read that
+     * answered (db_now_ms set) says who held the lease when it ran, even
+     * if the take after it failed or lost a race (the next read says
+     * what came of that). */
+    if (rc != SQLEASE_OK && info.db_now_ms > 0)
+        report_holder(s, &info);
     if (err_out != NULL)
         *err_out = err;
     return rc;
@@ -394,6 +449,7 @@ static void destroy(sqlease_supervisor *s)
     sqlease_cond_destroy(&s->hb_cv);
     sqlease_cond_destroy(&s->wd_cv);
     sqlease_cond_destroy(&s->done_cv);
+    sqlease_cond_destroy(&s->up_cv);
     sqlease_mutex_destroy(&s->cb_lock);
     sqlease_mutex_destroy(&s->stop_lock);
     sqlease_mutex_destroy(&s->m);
@@ -411,6 +467,7 @@ static void join_threads(sqlease_supervisor *s)
     s->stopping = 1;
     sqlease_cond_broadcast(&s->hb_cv);
     sqlease_cond_broadcast(&s->wd_cv);
+    sqlease_cond_broadcast(&s->up_cv);
     hb = s->hb_started;
     wd = s->wd_started;
     sqlease_mutex_unlock(&s->m);
@@ -447,16 +504,17 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         free(s);
         return rc;
     }
-    lease_poll_only(s->lease);
     /* The resolved strings were borrowed from the caller; point them at
      * the lease's own copies. */
     s->r.name = sqlease_lease_name(s->lease);
     s->r.owner = sqlease_lease_owner(s->lease);
     s->r.table = NULL;
+    s->r.data = NULL;
     s->db = db;
     if (opt != NULL) {
         s->on_started = opt->on_started;
         s->on_stopped = opt->on_stopped;
+        s->on_holder = opt->on_holder;
         s->userdata = opt->userdata;
     }
     if (opt != NULL && opt->log != NULL) {
@@ -473,7 +531,7 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     if (sqlease_mutex_init(&s->m) != 0 || sqlease_mutex_init(&s->cb_lock) != 0 ||
         sqlease_mutex_init(&s->stop_lock) != 0 ||
         sqlease_cond_init(&s->hb_cv) != 0 || sqlease_cond_init(&s->wd_cv) != 0 ||
-        sqlease_cond_init(&s->done_cv) != 0) {
+        sqlease_cond_init(&s->done_cv) != 0 || sqlease_cond_init(&s->up_cv) != 0) {
         sqlease_lease_free(s->lease);
         free(s);
         return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex or condition variable");
@@ -580,6 +638,7 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
     s->stopping = 1;
     sqlease_cond_broadcast(&s->hb_cv);
     sqlease_cond_broadcast(&s->wd_cv);
+    sqlease_cond_broadcast(&s->up_cv);
     sqlease_mutex_unlock(&s->m);
 
     /* No new start can happen once stopping is set, so the work is
@@ -688,4 +747,63 @@ int sqlease_supervisor_health(sqlease_supervisor *s, sqlease_error *err)
                           (long long)(now - since));
     sqlease_mutex_unlock(&s->m);
     return rc;
+}
+
+/*
+ * Wait for the work to be up, bounded by the caller's timeout alone: the
+ * heartbeat thread does the acquiring, so nothing here waits on the
+ * database.  A stop wakes every waiter.
+ */
+int sqlease_supervisor_await(sqlease_supervisor *s, int64_t timeout_ms, sqlease_error *err)
+{
+    int64_t until;
+    int rc;
+
+    sqlease_err_clear(err);
+    if (s == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_await: NULL supervisor");
+    if (timeout_ms < 0 || timeout_ms > SQLEASE_MAX_DURATION_MS)
+        return sqlease_fail(err, SQLEASE_EINVAL,
+                            "sqlease_supervisor_await: timeout %lld ms is not within 0..30 "
+                            "days", (long long)timeout_ms);
+    until = sqlease_mono_ms() + timeout_ms;
+    sqlease_mutex_lock(&s->m);
+    if (s->cb_thread != 0 && s->cb_thread == sqlease_thread_self()) {
+        sqlease_mutex_unlock(&s->m);
+        return sqlease_fail(err, SQLEASE_ESTATE,
+                            "sqlease_supervisor_await called from the supervisor's own "
+                            "callback");
+    }
+    while (!s->work_up && !s->stopping && sqlease_mono_ms() < until)
+        sqlease_cond_wait_until(&s->up_cv, &s->m, until);
+    if (s->stopping)
+        rc = sqlease_fail(err, SQLEASE_ESTATE, "lease '%s': the supervisor is stopped",
+                          s->r.name);
+    else if (s->work_up)
+        rc = SQLEASE_OK;
+    else
+        rc = sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' not held after waiting %lld ms",
+                          s->r.name, (long long)timeout_ms);
+    sqlease_mutex_unlock(&s->m);
+    return rc;
+}
+
+int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_error *err)
+{
+    int64_t token;
+    int running;
+
+    sqlease_err_clear(err);
+    if (s == NULL || f == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_fence: NULL argument");
+    sqlease_mutex_lock(&s->m);
+    running = s->running;
+    token = s->token;
+    sqlease_mutex_unlock(&s->m);
+    if (!running)
+        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s': the work is not running "
+                            "(not holding the lease)", s->r.name);
+    /* The lease's strings and statements do not change after start, so
+     * they are read without the lock. */
+    return lease_fence(s->lease, token, f, err);
 }

@@ -25,9 +25,15 @@ const char *sqlease_version(void)
     return SQLEASE_VERSION;
 }
 
+/*
+ * The switches below name every enumerator and have no default: a status
+ * or stop reason added to the header without a text here fails the build
+ * under -Wswitch (in -Wall).  Numbers outside the enum fall through to
+ * the answer after the switch.
+ */
 const char *sqlease_strerror(int status)
 {
-    switch (status) {
+    switch ((sqlease_status)status) {
     case SQLEASE_OK: return "success";
     case SQLEASE_NOT_HELD: return "the lease is held by another owner";
     case SQLEASE_EINVAL: return "invalid argument";
@@ -42,8 +48,52 @@ const char *sqlease_strerror(int status)
     case SQLEASE_ESTATE: return "the call does not fit the handle's state";
     case SQLEASE_EPLATFORM: return "an operating-system call failed";
     case SQLEASE_EROWCOUNT: return "unexpected row count: whether the lease is held is unknown";
-    default: return "unknown status";
     }
+    return "unknown status";
+}
+
+const char *sqlease_status_name(int status)
+{
+    switch ((sqlease_status)status) {
+    case SQLEASE_OK: return "SQLEASE_OK";
+    case SQLEASE_NOT_HELD: return "SQLEASE_NOT_HELD";
+    case SQLEASE_EINVAL: return "SQLEASE_EINVAL";
+    case SQLEASE_ENOMEM: return "SQLEASE_ENOMEM";
+    case SQLEASE_ECONNECT: return "SQLEASE_ECONNECT";
+    case SQLEASE_ETIMEOUT: return "SQLEASE_ETIMEOUT";
+    case SQLEASE_EDB: return "SQLEASE_EDB";
+    case SQLEASE_ENOTABLE: return "SQLEASE_ENOTABLE";
+    case SQLEASE_ENOROW: return "SQLEASE_ENOROW";
+    case SQLEASE_ECLOCK: return "SQLEASE_ECLOCK";
+    case SQLEASE_EDIALECT: return "SQLEASE_EDIALECT";
+    case SQLEASE_ESTATE: return "SQLEASE_ESTATE";
+    case SQLEASE_EPLATFORM: return "SQLEASE_EPLATFORM";
+    case SQLEASE_EROWCOUNT: return "SQLEASE_EROWCOUNT";
+    }
+    return "unknown";
+}
+
+const char *sqlease_stop_reason_str(int reason)
+{
+    switch ((sqlease_stop_reason)reason) {
+    case SQLEASE_STOP_LOST:
+        return "the hold is gone (another owner holds the lease, or it expired or was cleared)";
+    case SQLEASE_STOP_DEADLINE:
+        return "the lease was not proven for the renew deadline";
+    case SQLEASE_STOP_SHUTDOWN:
+        return "shutting down";
+    }
+    return "unknown stop reason";
+}
+
+const char *sqlease_stop_reason_name(int reason)
+{
+    switch ((sqlease_stop_reason)reason) {
+    case SQLEASE_STOP_LOST: return "lost";
+    case SQLEASE_STOP_DEADLINE: return "deadline";
+    case SQLEASE_STOP_SHUTDOWN: return "shutdown";
+    }
+    return "unknown";
 }
 
 /* Turn a formatted message into one line: control characters (a driver's

@@ -21,8 +21,9 @@ CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
 
 STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
-              "add_version", "probe_exact", "make_exact", "seed", "acquire", "renew",
-              "release", "release_force", "status"]
+              "add_version", "probe_data", "add_data", "probe_exact", "make_exact", "seed",
+              "acquire", "renew", "release", "release_force", "status", "list"]
+FRAGMENTS = ["fence"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -53,15 +54,17 @@ int main(int argc, char **argv)
     printf("N %zu\n", sqlease_dialect_count);
     for (i = 0; i < sqlease_dialect_count; i++) {
         const sqlease_dialect *d = &sqlease_dialects[i];
-        printf("D %s msg=%s setup=%zu states=%zu\n", d->key,
+        printf("D %s msg=%s setup=%zu states=%zu literal=%d\n", d->key,
                d->missing_table_message ? d->missing_table_message : "(null)",
-               d->nsession_setup, d->nmissing_table_sqlstates);
+               d->nsession_setup, d->nmissing_table_sqlstates, d->string_literal);
         stmt(d->key, "now", &d->now);
         stmt(d->key, "create_table", &d->create_table);
         stmt(d->key, "probe_token", &d->probe_token);
         stmt(d->key, "add_token", &d->add_token);
         stmt(d->key, "probe_version", &d->probe_version);
         stmt(d->key, "add_version", &d->add_version);
+        stmt(d->key, "probe_data", &d->probe_data);
+        stmt(d->key, "add_data", &d->add_data);
         stmt(d->key, "probe_exact", &d->probe_exact);
         stmt(d->key, "make_exact", &d->make_exact);
         stmt(d->key, "seed", &d->seed);
@@ -70,6 +73,8 @@ int main(int argc, char **argv)
         stmt(d->key, "release", &d->release);
         stmt(d->key, "release_force", &d->release_force);
         stmt(d->key, "status", &d->status);
+        stmt(d->key, "list", &d->list);
+        stmt(d->key, "fence", &d->fence);
     }
     for (a = 1; a < argc; a++) {
         const sqlease_dialect *d;
@@ -230,9 +235,9 @@ class RealTemplate(GenCase):
         self.assertEqual(self.gen().returncode, 0)
         out = self.probe()
         stmts = self.statements(out)
-        name, owner, ttl, token, min_hold = 0, 1, 2, 3, 4
+        name, owner, ttl, token, min_hold, data = 0, 1, 2, 3, 4, 5
         for key in ("mysql", "postgres", "sqlite", "sqlserver"):
-            for st in STATEMENTS:
+            for st in STATEMENTS + FRAGMENTS:
                 q, params, sql = stmts[(key, st)]
                 self.assertEqual(q, len(params), "%s.%s: ? count != nparams" % (key, st))
                 self.assertNotIn("{now}", sql)
@@ -241,20 +246,36 @@ class RealTemplate(GenCase):
                 self.assertEqual(sql, sql.strip())
                 if st != "now":
                     self.assertIn("{table}", sql, "%s.%s" % (key, st))
-            # The take binds no token (it makes a new one); the renew and
-            # the release are scoped to (name, owner, token).  Dialects that
-            # pad compare each value twice (value and length).  The release
+            # The take is bound to the token the follower's read saw (it
+            # makes token + 1) and writes the data; the renew and the
+            # release are scoped to (name, owner, token).  Dialects that pad
+            # compare each value twice (value and length).  The release
             # keeps the row until acquired_at + min_hold: the minimum hold
-            # is bound in both CASEs (owner and expiry) and in the expiry
+            # is bound in the CASEs (owner, expiry, data) and in the expiry
             # it writes.
-            self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl}, key)
+            self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl, token, data},
+                             key)
             self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
             self.assertEqual(set(stmts[(key, "release")][1]),
                              {name, owner, token, min_hold}, key)
-            self.assertEqual(stmts[(key, "release")][1].count(min_hold), 3, key)
+            self.assertEqual(stmts[(key, "release")][1].count(min_hold), 4, key)
             self.assertIn("acquired_at_ms + ? > ", stmts[(key, "release")][2], key)
             self.assertEqual(set(stmts[(key, "release_force")][1]), {name}, key)
             self.assertEqual(set(stmts[(key, "status")][1]), {name}, key)
+            self.assertEqual(stmts[(key, "list")][1], [name], key)
+            self.assertIn("ORDER BY name", stmts[(key, "list")][2], key)
+            self.assertEqual(set(stmts[(key, "fence")][1]), {name, owner, token}, key)
+            self.assertTrue(stmts[(key, "fence")][2].startswith("EXISTS ("), key)
+            self.assertNotIn(";", stmts[(key, "fence")][2], key)
+            # data: written by the take, read back, cleared by a release,
+            # and added to an older table by migrate.
+            self.assertEqual(stmts[(key, "acquire")][1].count(data), 1, key)
+            self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
+            self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
+            self.assertNotIn("data", stmts[(key, "renew")][2], key)
+            self.assertIn(", data FROM", stmts[(key, "status")][2], key)
+            self.assertIn("data VARCHAR(1024)", stmts[(key, "create_table")][2], key)
+            self.assertIn("data VARCHAR(1024)", stmts[(key, "add_data")][2], key)
             self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
             self.assertEqual(stmts[(key, "probe_exact")][1], [], key)
             self.assertEqual(stmts[(key, "make_exact")][1], [], key)
@@ -275,7 +296,18 @@ class RealTemplate(GenCase):
         self.assertIn("DATALENGTH(owner) = DATALENGTH(?)", stmts[("sqlserver", "release")][2])
         self.assertIn("utf8mb4_bin", stmts[("mysql", "create_table")][2])
         self.assertIn("_BIN2", stmts[("sqlserver", "create_table")][2])
-        self.assertIn("D sqlserver msg=Invalid object name setup=1 states=1", out)
+        self.assertIn("D sqlserver msg=Invalid object name setup=1 states=1 literal=0", out)
+        self.assertIn("D postgres msg=does not exist setup=0 states=1 literal=1", out)
+        self.assertIn("D mysql msg=doesn't exist setup=0 states=1 literal=2", out)
+        self.assertIn("D sqlite msg=no such table setup=0 states=1 literal=0", out)
+        # The fence: exact where `=` pads (each value and its length), the
+        # clock read once on PostgreSQL (in FROM, like the take).
+        self.assertEqual(stmts[("mysql", "fence")][1], [name, name, owner, owner, token])
+        self.assertEqual(stmts[("sqlserver", "fence")][1], [name, name, owner, owner, token])
+        self.assertEqual(stmts[("postgres", "fence")][1], [name, owner, token])
+        self.assertEqual(stmts[("sqlite", "fence")][1], [name, owner, token])
+        self.assertEqual(stmts[("postgres", "fence")][2].count("clock_timestamp()"), 1)
+        self.assertIn("expires_at_ms > c.now_ms", stmts[("postgres", "fence")][2])
 
     def test_deterministic(self):
         a = self.gen(outdir="a")
@@ -480,13 +512,98 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'status': unexpected parameter :owner")
 
-    def test_token_in_take(self):
-        # A take makes a new token: it has none to bind (a holder's renew
-        # and a release do).
+    def test_take_without_token(self):
+        # A take is bound to the token the follower's read saw, so that one
+        # affected row says which token it made.
         rows = self.rows()
-        rows["sqlite"]["acquire"] += " AND token = :token"
+        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace(" AND token = :token", "")
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'acquire': unexpected parameter :token")
+                            REL + ": row 'sqlite', field 'acquire': missing parameter :token")
+
+    def test_missing_fence(self):
+        rows = self.rows()
+        del rows["postgres"]["fence"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'postgres', field 'fence': missing required field")
+
+    def test_fence_unknown_parameter(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(":token", ":tokn")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': unknown parameter ':tokn'")
+
+    def test_fence_unexpected_parameter(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+            "AND token = :token", "AND token = :token AND :ttl_ms > 0")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': unexpected parameter :ttl_ms")
+
+    def test_fence_missing_parameter(self):
+        rows = self.rows()
+        rows["mysql"]["fence"] = rows["mysql"]["fence"].replace(
+            "AND token = :token ", "")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'mysql', field 'fence': missing parameter :token")
+
+    def test_fence_unknown_placeholder(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace("{now}", "{today}")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': unknown placeholder '{today}'")
+
+    def test_fence_without_table(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace("{table}", "sys_job_lease")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': statement does not use {table}")
+
+    def test_fence_semicolon(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] += "; DELETE FROM {table}"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': ';' in a predicate")
+
+    def test_fence_semicolon_in_literal_is_text(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+            "AND token = :token", "AND token = :token AND ';)' <> ''")
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_fence_unbalanced(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].rstrip(")")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': 1 '(' not closed")
+        rows = self.rows()
+        rows["sqlite"]["fence"] += ") OR (1 = 1"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': ')' at offset")
+
+    def test_fence_is_not_a_statement(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = ("SELECT 1 FROM {table} WHERE name = :name AND owner = :owner "
+                                   "AND token = :token")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': a predicate, not a statement")
+
+    def test_fence_too_many_markers(self):
+        rows = self.rows()
+        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+            "AND token = :token", "AND token = :token" + " AND name = :name" * 14)
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'fence': 17 markers; at most 16")
+
+    def test_bad_string_literal(self):
+        rows = self.rows()
+        rows["sqlite"]["string_literal"] = "oracle"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'string_literal': 'oracle' is not a "
+                            "known style")
+        rows["sqlite"]["string_literal"] = 1
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'string_literal': expected a string")
 
     def test_driver_keys(self):
         rows = self.rows()

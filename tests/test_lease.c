@@ -64,7 +64,7 @@ static void test_contend_one_holder(void)
     CU_ASSERT_STRING_EQUAL(ib.owner, "owner-a");
     CU_ASSERT_EQUAL(ib.token, seed + 1);
     CU_ASSERT_EQUAL(ib.mine, 0);
-    /* A second miss is answered from the cache and says the same. */
+    /* A second miss reads the row again and says the same. */
     CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &ib, &err), SQLEASE_NOT_HELD);
     CU_ASSERT_STRING_EQUAL(ib.owner, "owner-a");
 

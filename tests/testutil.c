@@ -333,8 +333,30 @@ static void faulty_close(void *self)
     free(p);
 }
 
+/* A listing gets the injected connection failure and delay; a hang is
+ * for single statements only. */
+static int faulty_exec_rows(void *self, const char *sql, const db_bind *binds, size_t nbinds,
+                            db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                            sqlease_error *err)
+{
+    faulty_port *p = self;
+    int mode;
+    int64_t delay;
+
+    sqlease_mutex_lock(&p->ctl->m);
+    mode = p->ctl->mode;
+    delay = p->ctl->delay_ms;
+    sqlease_mutex_unlock(&p->ctl->m);
+    if (mode == TU_FAULT_CONNECT)
+        return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
+    if (mode == TU_FAULT_DELAY)
+        sqlease_sleep_ms(delay);
+    return odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
+}
+
 static const db_ops faulty_ops = { faulty_exec, faulty_connect, faulty_connected,
-                                   faulty_dialect, faulty_clone, faulty_close };
+                                   faulty_dialect, faulty_clone, faulty_close,
+                                   faulty_exec_rows };
 
 tu_faulty *tu_faulty_open(sqlease_db **db)
 {

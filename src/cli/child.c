@@ -3,6 +3,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "child.h"
 #include "cli.h"
@@ -12,14 +13,39 @@ long cli_child_pid(const sqlease_child *c)
     return sqlease_child_pid(c);
 }
 
+const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *buf, size_t cap)
+{
+    sqlease_fence f;
+    sqlease_error err;
+    int st;
+
+    if (sup == NULL)
+        return NULL;
+    memset(&err, 0, sizeof err);
+    SQLEASE_FENCE_INIT(&f);
+    st = sqlease_supervisor_fence(sup, &f, &err);
+    if (st == SQLEASE_OK && f.token != token)
+        st = SQLEASE_NOT_HELD;
+    if (st == SQLEASE_OK)
+        st = sqlease_fence_literal(&f, buf, cap, &err);
+    if (st != SQLEASE_OK) {
+        cli_log(SQLEASE_LOG_WARN, "SQLEASE_FENCE_SQL is not set for CMD: %s",
+                err.message[0] != '\0' ? err.message : "the hold changed");
+        return NULL;
+    }
+    return buf;
+}
+
 int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
-                    const char *owner, int64_t token, int foreground, char *err,
-                    size_t cap)
+                    const char *owner, int64_t token, const char *fence_sql, int foreground,
+                    char *err, size_t cap)
 {
     char env_name[sizeof "SQLEASE_NAME=" + SQLEASE_MAX_NAME];
     char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
     char env_token[sizeof "SQLEASE_TOKEN=" + 24];
-    const char *env[3];
+    char env_fence[sizeof "SQLEASE_FENCE_SQL=" + SQLEASE_FENCE_LITERAL_MAX];
+    const char *env[4];
+    size_t n = 3;
 
     snprintf(env_name, sizeof env_name, "SQLEASE_NAME=%s", name);
     snprintf(env_owner, sizeof env_owner, "SQLEASE_OWNER=%s", owner);
@@ -27,7 +53,14 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
     env[0] = env_name;
     env[1] = env_owner;
     env[2] = env_token;
-    return sqlease_child_spawn_ex(c, argv, env, 3, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
+    /* Without a fence the variable is removed, so that CMD never sees one
+     * this process inherited from a lease of its own parent's. */
+    if (fence_sql != NULL)
+        snprintf(env_fence, sizeof env_fence, "SQLEASE_FENCE_SQL=%s", fence_sql);
+    else
+        snprintf(env_fence, sizeof env_fence, "SQLEASE_FENCE_SQL");
+    env[n++] = env_fence;
+    return sqlease_child_spawn_ex(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
                                   err, cap);
 }
 

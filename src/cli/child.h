@@ -11,15 +11,23 @@
 #include <stdint.h>
 
 #include "platform.h"
+#include "sqlease.h"
 
-/* Start argv with SQLEASE_NAME, SQLEASE_OWNER and SQLEASE_TOKEN set;
- * foreground: hand it the terminal when sqlease has it (`run`, see
- * SQLEASE_CHILD_FOREGROUND).  Must be called from the main thread (the
- * death signal that ties CMD to this process is tied to the thread that
- * forks).  Returns 0, or -1 with a message in err. */
+/* Start argv with SQLEASE_NAME, SQLEASE_OWNER, SQLEASE_TOKEN and (unless
+ * fence_sql is NULL) SQLEASE_FENCE_SQL set; foreground: hand it the
+ * terminal when sqlease has it (`run`, see SQLEASE_CHILD_FOREGROUND).
+ * Must be called from the main thread (the death signal that ties CMD to
+ * this process is tied to the thread that forks).  Returns 0, or -1 with
+ * a message in err. */
 int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
-                    const char *owner, int64_t token, int foreground, char *err,
-                    size_t cap);
+                    const char *owner, int64_t token, const char *fence_sql, int foreground,
+                    char *err, size_t cap);
+
+/* SQLEASE_FENCE_SQL for CMD: the fence of the supervisor's running hold,
+ * which must be `token`, with its values written as literals, into buf.
+ * Returns buf, or NULL (logged at warn level, saying why) when there is
+ * none or a value cannot be written as a literal safely. */
+const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *buf, size_t cap);
 
 /* The process id for messages (0 once the handle is closed). */
 long cli_child_pid(const sqlease_child *c);

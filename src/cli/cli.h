@@ -148,6 +148,7 @@ int cli_fail(const sqlease_error *err, int status);
 
 int cli_cmd_migrate(const cli_args *a);
 int cli_cmd_status(const cli_args *a);
+int cli_cmd_list(const cli_args *a);
 int cli_cmd_release(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
 int cli_cmd_supervise(const cli_args *a);

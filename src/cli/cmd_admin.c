@@ -1,16 +1,25 @@
 /*
- * cmd_admin.c -- the one-shot commands: `migrate` (create or upgrade the
- * table and seed the row), `status` (what the row says, human or JSON)
- * and `release --force` (admin: clear the row whoever holds it).
+ * cmd_admin.c -- the commands that read or administer the table rather
+ * than hold a lease: `migrate` (create or upgrade the table and seed the
+ * row), `status` (what the row says, human or JSON; with --watch, every
+ * change of holder after it), `list` (every lease of the table) and
+ * `release --force` (admin: clear the row whoever holds it).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "json.h"
 #include "platform.h"
+
+/* The row's data, or NULL when it has none (a NULL column). */
+static const char *data_of(const sqlease_lease_info *in)
+{
+    return in->data[0] != '\0' ? in->data : NULL;
+}
 
 /* The table and name in force once connected: the flags, else the DSN's
  * odbc.ini section, else the defaults (set by connect_db()). */
@@ -188,6 +197,7 @@ static void print_status_human(const cli_args *a, const char *dialect,
         printf("owner:      free (expired; last owner %s)\n", in->owner);
     else
         printf("owner:      free\n");
+    printf("data:       %s\n", data_of(in) != NULL ? in->data : "-");
     printf("token:      %" PRId64 "\n", in->token);
     if (in->held)
         printf("expires in: %" PRId64 " ms\n", in->expires_at_ms - in->db_now_ms);
@@ -199,30 +209,41 @@ static void print_status_human(const cli_args *a, const char *dialect,
            in->db_now_ms - local_ms);
 }
 
+/* The members of one lease's JSON object, shared by status and list. */
+static void status_json_fields(cli_json *j, const cli_args *a, const char *dialect,
+                               const char *name, const sqlease_lease_info *in, int64_t local_ms)
+{
+    cli_json_string(j, "name", name);
+    cli_json_string(j, "table", table_of(a));
+    cli_json_string(j, "owner", in->owner);
+    cli_json_bool(j, "held", in->held);
+    cli_json_int(j, "token", in->token);
+    cli_json_int(j, "expires_in_ms", in->held ? in->expires_at_ms - in->db_now_ms : 0);
+    cli_json_string_or_null(j, "data", data_of(in));
+    cli_json_int(j, "acquired_at_ms", in->acquired_at_ms);
+    cli_json_int(j, "expires_at_ms", in->expires_at_ms);
+    cli_json_int(j, "db_now_ms", in->db_now_ms);
+    cli_json_int(j, "local_now_ms", local_ms);
+    cli_json_int(j, "skew_ms", in->db_now_ms - local_ms);
+    cli_json_string(j, "dialect", dialect);
+}
+
 static void print_status_json(const cli_args *a, const char *dialect,
                               const sqlease_lease_info *in, int64_t local_ms)
 {
     cli_json j;
 
     cli_json_begin(&j, stdout);
-    cli_json_string(&j, "name", name_of(a));
-    cli_json_string(&j, "table", table_of(a));
-    cli_json_string(&j, "owner", in->owner);
-    cli_json_bool(&j, "held", in->held);
-    cli_json_int(&j, "token", in->token);
-    cli_json_int(&j, "expires_in_ms", in->held ? in->expires_at_ms - in->db_now_ms : 0);
-    cli_json_int(&j, "acquired_at_ms", in->acquired_at_ms);
-    cli_json_int(&j, "expires_at_ms", in->expires_at_ms);
-    cli_json_int(&j, "db_now_ms", in->db_now_ms);
-    cli_json_int(&j, "local_now_ms", local_ms);
-    cli_json_int(&j, "skew_ms", in->db_now_ms - local_ms);
-    cli_json_string(&j, "dialect", dialect);
+    status_json_fields(&j, a, dialect, name_of(a), in, local_ms);
     cli_json_end(&j);
 }
 
+static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
+                 const char *dialect, int json, const sqlease_lease_info *first);
+
 int cli_cmd_status(const cli_args *a)
 {
-    static const char *const flags[] = {"--json"};
+    static const char *const flags[] = {"--json", "--watch"};
     sqlease_db *db;
     sqlease_lease *lease;
     sqlease_lease_info info;
@@ -232,9 +253,16 @@ int cli_cmd_status(const cli_args *a)
     int rc, st;
 
     cli_log_init(a, SQLEASE_LOG_WARN);
-    rc = parse_bare_flags(a, flags, 1, &seen);
+    rc = parse_bare_flags(a, flags, 2, &seen);
     if (rc != CLI_CONTINUE)
         return rc;
+    /* A watch ends with SIGINT or SIGTERM, and that is its normal end:
+     * routed before the first statement, so that one arriving at any
+     * moment is seen. */
+    if ((seen & 2u) && sqlease_signal_setup() != 0) {
+        cli_error("cannot install signal handlers");
+        return CLI_EXIT_OSERR;
+    }
     rc = open_lease(a, &db, &lease);
     if (rc != CLI_CONTINUE)
         return rc;
@@ -256,6 +284,8 @@ int cli_cmd_status(const cli_args *a)
         else
             print_status_human(a, dialect ? dialect : "", &info, local);
         rc = CLI_EXIT_OK;
+        if (seen & 2u)
+            rc = watch(a, db, lease, dialect ? dialect : "", (seen & 1u) != 0, &info);
     }
     sqlease_lease_free(lease);
     sqlease_db_close(db);
@@ -302,6 +332,257 @@ int cli_cmd_release(const cli_args *a)
         rc = CLI_EXIT_OK;
     }
     sqlease_lease_free(lease);
+    sqlease_db_close(db);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* status --watch                                                      */
+/* ------------------------------------------------------------------ */
+
+/* One change of holder or token, as one line: the database's time of the
+ * read, then who holds the lease (or that it is free), the token, and the
+ * holder's data. */
+static void print_change_human(const sqlease_lease_info *in)
+{
+    char t[80];
+
+    format_utc(in->db_now_ms, t, sizeof t);
+    if (in->held)
+        printf("%s holder %s token %" PRId64 " expires in %" PRId64 " ms data %s\n", t,
+               in->owner, in->token, in->expires_at_ms - in->db_now_ms,
+               data_of(in) != NULL ? in->data : "-");
+    else if (in->owner[0] != '\0')
+        printf("%s free (expired; last holder %s) token %" PRId64 "\n", t, in->owner,
+               in->token);
+    else
+        printf("%s free token %" PRId64 "\n", t, in->token);
+}
+
+/* How often a watch reads the row: the retry the flags, the environment
+ * or the DSN's odbc.ini section set, else the one derived from the ttl
+ * they set, else the default.  Timing that breaks a supervisor's rules is
+ * no reason to refuse a watch: then the retry as given, or the default. */
+static int64_t watch_interval(const cli_args *a, const sqlease_db *db)
+{
+    sqlease_options in, out;
+    sqlease_error err;
+
+    if (a->retry_ms > 0)
+        return a->retry_ms;
+    cli_lease_options(a, &in);
+    if (sqlease_options_effective(db, &in, &out, &err) == SQLEASE_OK &&
+        out.retry_ms > 0)
+        return out.retry_ms;
+    return SQLEASE_DEFAULT_RETRY_MS;
+}
+
+/*
+ * Read the row every retry and print it whenever the holder or the token
+ * differs from what was printed last (an expired hold counts as free:
+ * that is when anyone may take it).  A read that fails is logged and the
+ * watch goes on; SIGINT or SIGTERM ends it with status 0.  Each line is
+ * flushed at once, for a script reading it through a pipe.
+ */
+static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
+                 const char *dialect, int json, const sqlease_lease_info *first)
+{
+    char owner[SQLEASE_MAX_OWNER + 1];
+    int64_t token = first->token;
+    int64_t retry = watch_interval(a, db);
+
+    snprintf(owner, sizeof owner, "%s", first->held ? first->owner : "");
+    if (fflush(stdout) != 0)
+        return CLI_EXIT_OK; /* main reports the failed write */
+    while (sqlease_signal_received() == 0) {
+        sqlease_lease_info in;
+        sqlease_error err;
+        int64_t until = sqlease_mono_ms() + retry, before, after;
+        int st;
+
+        /* Slices, so that a signal is answered within 100 ms. */
+        while (sqlease_signal_received() == 0 && sqlease_mono_ms() < until) {
+            int64_t left = until - sqlease_mono_ms();
+            sqlease_sleep_ms(left < 100 ? left : 100);
+        }
+        if (sqlease_signal_received() != 0)
+            break;
+        memset(&err, 0, sizeof err);
+        before = sqlease_wall_ms();
+        st = sqlease_lease_status(lease, &in, &err);
+        after = sqlease_wall_ms();
+        if (st != SQLEASE_OK) {
+            cli_log(SQLEASE_LOG_WARN, "status --watch: %s (trying again in %" PRId64 " ms)",
+                    err.message[0] != '\0' ? err.message : sqlease_strerror(st), retry);
+            continue;
+        }
+        if (token == in.token && strcmp(owner, in.held ? in.owner : "") == 0)
+            continue;
+        token = in.token;
+        snprintf(owner, sizeof owner, "%s", in.held ? in.owner : "");
+        if (json)
+            print_status_json(a, dialect, &in, before + (after - before) / 2);
+        else
+            print_change_human(&in);
+        if (fflush(stdout) != 0)
+            break;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* list                                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct list_row {
+    char name[SQLEASE_MAX_NAME + 1];
+    sqlease_lease_info info;
+} list_row;
+
+typedef struct list_rows {
+    list_row *v;
+    size_t n, cap;
+    int failed;
+} list_rows;
+
+static int collect_row(void *ud, const char *name, const sqlease_lease_info *info)
+{
+    list_rows *r = ud;
+
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        list_row *v = realloc(r->v, cap * sizeof *v);
+        if (v == NULL) {
+            r->failed = 1;
+            return 1;
+        }
+        r->v = v;
+        r->cap = cap;
+    }
+    snprintf(r->v[r->n].name, sizeof r->v[r->n].name, "%s", name);
+    r->v[r->n].info = *info;
+    r->n++;
+    return 0;
+}
+
+/* Display width of a UTF-8 string, counted in code points (close enough
+ * for the alignment of names and owners). */
+static size_t width(const char *s)
+{
+    size_t w = 0;
+
+    for (; *s != '\0'; s++)
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            w++;
+    return w;
+}
+
+static void pad(const char *s, size_t to)
+{
+    size_t w = width(s);
+
+    fputs(s, stdout);
+    for (; w < to; w++)
+        fputc(' ', stdout);
+}
+
+/* One line per lease, columns aligned: name, owner, held, token, expires
+ * in (ms), data; "-" where there is nothing. */
+static void print_list_human(const list_rows *r)
+{
+    size_t wn = strlen("NAME"), wo = strlen("OWNER"), wt = strlen("TOKEN"), i;
+    char tok[32];
+
+    for (i = 0; i < r->n; i++) {
+        const sqlease_lease_info *in = &r->v[i].info;
+        if (width(r->v[i].name) > wn)
+            wn = width(r->v[i].name);
+        if (in->owner[0] != '\0' && width(in->owner) > wo)
+            wo = width(in->owner);
+        snprintf(tok, sizeof tok, "%" PRId64, in->token);
+        if (strlen(tok) > wt)
+            wt = strlen(tok);
+    }
+    pad("NAME", wn + 2);
+    pad("OWNER", wo + 2);
+    pad("HELD", 6);
+    pad("TOKEN", wt + 2);
+    pad("EXPIRES_IN_MS", 15);
+    fputs("DATA\n", stdout);
+    for (i = 0; i < r->n; i++) {
+        const sqlease_lease_info *in = &r->v[i].info;
+        char exp[32];
+
+        snprintf(tok, sizeof tok, "%" PRId64, in->token);
+        if (in->held)
+            snprintf(exp, sizeof exp, "%" PRId64, in->expires_at_ms - in->db_now_ms);
+        else
+            snprintf(exp, sizeof exp, "-");
+        pad(r->v[i].name, wn + 2);
+        pad(in->owner[0] != '\0' ? in->owner : "-", wo + 2);
+        pad(in->held ? "yes" : "no", 6);
+        pad(tok, wt + 2);
+        pad(exp, 15);
+        fputs(data_of(in) != NULL ? in->data : "-", stdout);
+        fputc('\n', stdout);
+    }
+}
+
+/* A JSON array of the objects `status --json` prints, one per line. */
+static void print_list_json(const cli_args *a, const char *dialect, const list_rows *r,
+                            int64_t local_ms)
+{
+    size_t i;
+
+    fputc('[', stdout);
+    for (i = 0; i < r->n; i++) {
+        cli_json j;
+        if (i > 0)
+            fputs(",\n", stdout);
+        cli_json_begin(&j, stdout);
+        status_json_fields(&j, a, dialect, r->v[i].name, &r->v[i].info, local_ms);
+        cli_json_close(&j);
+    }
+    fputs("]\n", stdout);
+}
+
+int cli_cmd_list(const cli_args *a)
+{
+    static const char *const flags[] = {"--json"};
+    sqlease_db *db = NULL;
+    sqlease_error err;
+    list_rows rows;
+    int64_t before, after;
+    unsigned seen;
+    int rc, st;
+
+    cli_log_init(a, SQLEASE_LOG_WARN);
+    rc = parse_bare_flags(a, flags, 1, &seen);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    rc = connect_db(a, &db);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    memset(&err, 0, sizeof err);
+    memset(&rows, 0, sizeof rows);
+    before = sqlease_wall_ms();
+    st = sqlease_list(db, table_of(a), collect_row, &rows, &err);
+    after = sqlease_wall_ms();
+    if (st == SQLEASE_OK && rows.failed) {
+        st = SQLEASE_ENOMEM;
+        snprintf(err.message, sizeof err.message, "out of memory");
+    }
+    if (st != SQLEASE_OK) {
+        rc = fail_lease(&err, st);
+    } else {
+        const char *dialect = sqlease_db_dialect(db);
+        if (seen & 1u)
+            print_list_json(a, dialect ? dialect : "", &rows, before + (after - before) / 2);
+        else
+            print_list_human(&rows);
+        rc = CLI_EXIT_OK;
+    }
+    free(rows.v);
     sqlease_db_close(db);
     return rc;
 }

@@ -79,6 +79,7 @@ static const char *error_hint(const char *reason)
 static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, int64_t waited)
 {
     char reason[600], owner[SQLEASE_MAX_OWNER + 1], waited_text[64] = "";
+    char data[SQLEASE_MAX_DATA + 1];
     int64_t token = 0, expires = 0;
     int r;
 
@@ -95,10 +96,11 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
         return f->conflict_code;
     if (f->timeout_ms > 0)
         snprintf(waited_text, sizeof waited_text, "; gave up after %" PRId64 " ms", waited);
-    r = cli_session_holder(s, owner, sizeof owner, &token, &expires);
+    r = cli_session_holder(s, owner, sizeof owner, &token, &expires, data, sizeof data);
     if (r > 0)
-        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms)%s",
-                  s->name, owner, token, expires, waited_text);
+        cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms%s%s)%s",
+                  s->name, owner, token, expires, data[0] != '\0' ? ", data " : "", data,
+                  waited_text);
     else if (r == 0)
         cli_error("lease '%s' was held by another owner (free again now)%s", s->name,
                   waited_text);

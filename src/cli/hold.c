@@ -3,6 +3,7 @@
  * thread (see hold.h for the protocol).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "child.h"
@@ -69,10 +70,43 @@ void cli_hold_destroy(cli_hold *h)
     sqlease_mutex_destroy(&h->mu);
 }
 
+/* The supervisor reports each change of holder while it does not hold:
+ * kept for `supervise`'s status line ("standby, held by ..."), which then
+ * costs no statement of its own. */
+static void on_holder(void *userdata, const char *owner, int64_t token, const char *data)
+{
+    cli_hold *h = userdata;
+
+    (void)data;
+    sqlease_mutex_lock(&h->mu);
+    h->holder_known = 1;
+    snprintf(h->holder, sizeof h->holder, "%s", owner != NULL ? owner : "");
+    h->holder_token = token;
+    h->version++;
+    sqlease_cond_broadcast(&h->cv);
+    sqlease_mutex_unlock(&h->mu);
+}
+
+int cli_hold_holder(cli_hold *h, char *owner, size_t cap, int64_t *token)
+{
+    int r;
+
+    sqlease_mutex_lock(&h->mu);
+    r = !h->holder_known ? -1 : h->holder[0] != '\0';
+    if (r > 0) {
+        snprintf(owner, cap, "%s", h->holder);
+        if (token != NULL)
+            *token = h->holder_token;
+    }
+    sqlease_mutex_unlock(&h->mu);
+    return r;
+}
+
 void cli_hold_attach(cli_hold *h, sqlease_options *o)
 {
     o->on_started = on_started;
     o->on_stopped = on_stopped;
+    o->on_holder = on_holder;
     o->userdata = h;
 }
 
@@ -104,8 +138,11 @@ int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const
 
     sqlease_mutex_lock(&h->mu);
     if (h->held) {
+        char fence[SQLEASE_FENCE_LITERAL_MAX];
         *token = h->token;
-        if (cli_child_start(c, argv, name, owner, h->token, foreground, err, cap) == 0) {
+        if (cli_child_start(c, argv, name, owner, h->token,
+                            cli_child_fence_sql(h->sup, h->token, fence, sizeof fence),
+                            foreground, err, cap) == 0) {
             h->child_running = 1;
             h->child = *c;
             r = 1;

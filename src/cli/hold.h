@@ -32,6 +32,12 @@ typedef struct cli_hold {
                                its own handle while on_stopped still
                                needs to reach the process group */
     int64_t stop_wait_ms;   /* how long on_stopped waits for CMD to go */
+    sqlease_supervisor *sup; /* set once started: CMD's fence (main thread) */
+    /* The holder as this supervisor last saw it while not holding
+     * (on_holder): "" when free; holder_known 0 until the first report. */
+    int holder_known;
+    char holder[SQLEASE_MAX_OWNER + 1];
+    int64_t holder_token;
 } cli_hold;
 
 /* What the main thread looks at, copied under the lock. */
@@ -46,6 +52,11 @@ typedef struct cli_hold_view {
 
 int cli_hold_init(cli_hold *h, int64_t stop_wait_ms);
 void cli_hold_destroy(cli_hold *h);
+
+/* The holder as last reported to this bridge (on_holder): returns 1 with
+ * owner and *token set when some owner holds the lease, 0 when it is
+ * free, -1 before the first report. */
+int cli_hold_holder(cli_hold *h, char *owner, size_t cap, int64_t *token);
 
 /* Point the options' callbacks at this bridge. */
 void cli_hold_attach(cli_hold *h, sqlease_options *o);

@@ -1,5 +1,6 @@
 /*
- * json.c -- the JSON object writer behind `status --json`.
+ * json.c -- the JSON object writer behind `status --json` and `list
+ * --json`.
  */
 #include <inttypes.h>
 
@@ -98,7 +99,22 @@ void cli_json_bool(cli_json *j, const char *k, int value)
     fputs(value ? "true" : "false", j->out);
 }
 
+void cli_json_string_or_null(cli_json *j, const char *k, const char *value)
+{
+    if (value != NULL) {
+        cli_json_string(j, k, value);
+        return;
+    }
+    key(j, k);
+    fputs("null", j->out);
+}
+
 void cli_json_end(cli_json *j)
 {
     fputs("}\n", j->out);
+}
+
+void cli_json_close(cli_json *j)
+{
+    fputc('}', j->out);
 }

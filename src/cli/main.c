@@ -17,6 +17,7 @@ typedef struct command {
 static const command commands[] = {
     {"migrate", cli_cmd_migrate},
     {"status", cli_cmd_status},
+    {"list", cli_cmd_list},
     {"run", cli_cmd_run},
     {"supervise", cli_cmd_supervise},
     {"release", cli_cmd_release},

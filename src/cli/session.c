@@ -162,6 +162,15 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
             f->metrics_file = val;
             continue;
         }
+        /* What the hold publishes in the row: checked with the other
+         * options, before connecting (cli_session_start). */
+        r = cli_flag_value(a->cmd_argc, argv, &i, "--data", &val);
+        if (r < 0)
+            return CLI_EXIT_USAGE;
+        if (r > 0) {
+            f->data = val;
+            continue;
+        }
         if (arg[0] == '-')
             return cli_unknown_flag(a->command, arg);
         return cli_usage("%s: expected -- CMD [ARG...] before '%s'", a->command, arg);
@@ -413,6 +422,7 @@ static void session_lease_options(cli_session *s, sqlease_options *o)
     cli_lease_options(s->args, o);
     o->owner = s->owner;
     o->min_hold_ms = s->min_hold_ms; /* the release at stop keeps the row */
+    o->data = s->data;                /* published with every take */
     o->log = session_log_sink;
     o->log_userdata = s->log;
 }
@@ -523,6 +533,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     memset(&err, 0, sizeof err);
     s->args = a;
     s->min_hold_ms = f->min_hold_ms;
+    s->data = f->data;
     s->persistent = persistent;
     s->contact_mono = -1;
     cli_guard_init(&s->guard);
@@ -567,6 +578,14 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
         cli_session_stop(s);
         return CLI_EXIT_OSERR;
     }
+    if (f->data != NULL) {
+        sqlease_options_init(&o);
+        o.data = f->data;
+        if (sqlease_options_check(&o, &err) != SQLEASE_OK) {
+            cli_session_stop(s);
+            return cli_usage("--data: %s", err.message);
+        }
+    }
     /* The timing (and so the kill-grace rule) may come from the DSN's
      * odbc.ini section: settle it once connected. */
     rc = open_db(s);
@@ -601,6 +620,8 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
         cli_session_stop(s);
         return rc;
     }
+    /* CMD's SQLEASE_FENCE_SQL is the running hold's fence. */
+    s->hold.sup = s->sup;
     cli_log(SQLEASE_LOG_DEBUG, "lease '%s': owner %s, ttl %" PRId64 "ms, heartbeat %" PRId64
             "ms, renew deadline %" PRId64 "ms, retry %" PRId64 "ms, kill grace %" PRId64 "ms",
             s->name, s->owner, s->ttl_ms, s->heartbeat_ms, s->renew_deadline_ms, s->retry_ms,
@@ -705,6 +726,9 @@ int cli_session_resume(cli_session *s)
 
     s->pause_note[0] = '\0';
     s->holder_known = 0;
+    sqlease_mutex_lock(&s->hold.mu);
+    s->hold.holder_known = 0; /* the new supervisor reports afresh */
+    sqlease_mutex_unlock(&s->hold.mu);
     rc = start_supervisor(s);
     if (rc == CLI_CONTINUE)
         (void)cli_session_first_error(s, 1);
@@ -714,7 +738,7 @@ int cli_session_resume(cli_session *s)
 /* ---- what the outside world sees ------------------------------------ */
 
 int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
-                       int64_t *expires_in_ms)
+                       int64_t *expires_in_ms, char *data, size_t dcap)
 {
     sqlease_options o;
     sqlease_lease *lease = NULL;
@@ -729,9 +753,13 @@ int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
     session_lease_options(s, &o);
     if (sqlease_lease_new(&lease, s->db, &o, &err) == SQLEASE_OK &&
         sqlease_lease_status(lease, &info, &err) == SQLEASE_OK) {
-        r = info.held && strcmp(info.owner, s->owner) != 0;
+        /* Not this process's hold, whatever the owner id says: a hold is
+         * its token, and this one never proved one. */
+        r = info.held && !info.mine;
         if (r) {
             snprintf(owner, cap, "%s", info.owner);
+            if (data != NULL && dcap > 0)
+                snprintf(data, dcap, "%s", info.data);
             if (token != NULL)
                 *token = info.token;
             if (expires_in_ms != NULL)
@@ -765,7 +793,6 @@ static void compose_status(cli_session *s, const sqlease_state *st, int have, ch
 {
     char reason[160];
     int failing = cli_session_failing(s, reason, sizeof reason);
-    int64_t now = sqlease_mono_ms();
 
     if (s->pause_note[0] != '\0') {
         snprintf(out, cap, "%s", s->pause_note);
@@ -780,16 +807,11 @@ static void compose_status(cli_session *s, const sqlease_state *st, int have, ch
     } else if (!have) {
         snprintf(out, cap, "starting");
     } else {
-        /* Who holds it: read when this instance becomes a standby, and
-         * again once per ttl (the holder may have changed meanwhile). */
-        if (strncmp(s->status, "standby", 7) != 0 || !s->holder_known ||
-            now - s->holder_at >= s->ttl_ms) {
-            int r = cli_session_holder(s, s->holder, sizeof s->holder, NULL, NULL);
-            s->holder_known = r >= 0;
-            if (r == 0)
-                s->holder[0] = '\0';
-            s->holder_at = now;
-        }
+        /* Who holds it, as the supervisor's own polls report it. */
+        int r = cli_hold_holder(&s->hold, s->holder, sizeof s->holder, NULL);
+        s->holder_known = r >= 0;
+        if (r <= 0)
+            s->holder[0] = '\0';
         if (s->holder_known && s->holder[0] != '\0')
             snprintf(out, cap, "standby, held by %s", s->holder);
         else if (s->holder_known)

@@ -28,6 +28,7 @@ typedef struct cli_job_flags {
     int64_t crash_window_ms; /* supervise: a failure is quick if CMD ran less */
     int64_t crash_pause_ms;  /* supervise: out of contention this long; -1: 2 x ttl */
     char **cmd;              /* NULL-terminated CMD argv */
+    const char *data;        /* --data: published with the hold; NULL: none */
 } cli_job_flags;
 
 #define CLI_DEFAULT_CONFLICT_CODE CLI_EXIT_NOT_HELD
@@ -46,6 +47,7 @@ typedef struct cli_session {
     char owner[SQLEASE_MAX_OWNER + 1];
     int64_t ttl_ms, heartbeat_ms, renew_deadline_ms, retry_ms;
     int64_t min_hold_ms;    /* run --min-hold: kept in the row at release */
+    const char *data;       /* --data: published with every take */
     int64_t kill_grace_ms;
     cli_guard guard;        /* CMD's guard process, while CMD runs */
     int64_t guard_slack_ms; /* the guard acts this long after the deadline */
@@ -63,14 +65,13 @@ typedef struct cli_session {
     int64_t contact_mono;   /* the database's last answer, -1 never */
     char status[400];       /* the last STATUS= sent */
     char pause_note[200];   /* STATUS while out of contention */
-    char holder[SQLEASE_MAX_OWNER + 1]; /* who holds it, as last read */
+    char holder[SQLEASE_MAX_OWNER + 1]; /* who holds it, as last reported */
     int holder_known;
-    int64_t holder_at;      /* mono ms of that read */
 } cli_session;
 
 /* Parse the command's flags; is_run allows the run-only flags, else the
- * supervise-only ones.  Returns CLI_CONTINUE or an exit code (message
- * printed). */
+ * supervise-only ones; both take --data S.  Returns CLI_CONTINUE or an
+ * exit code (message printed). */
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f);
 
 /* Check everything, connect, and start the supervisor (whose first
@@ -129,10 +130,11 @@ void cli_session_guard_done(cli_session *s);
 int cli_session_guard_acted(cli_session *s);
 
 /* Who holds the lease, from one status query on a short-lived lease
- * handle.  Returns 1 with owner (and *token, *expires_in_ms) set when
- * another owner holds it, 0 when it is free or not ours to say, -1 if
- * the query failed. */
+ * handle.  Returns 1 with owner (and *token, *expires_in_ms and the
+ * holder's data, "" when none) set when another hold has it, 0 when it
+ * is free, -1 if the query failed.  token, expires_in_ms and data may be
+ * NULL. */
 int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
-                       int64_t *expires_in_ms);
+                       int64_t *expires_in_ms, char *data, size_t dcap);
 
 #endif

@@ -1,0 +1,142 @@
+/*
+ * list.c -- every lease row of a table, for `sqlease list` and for
+ * programs that watch many leases at once.
+ *
+ * The rows are read a page at a time with the dialect's `list` statement,
+ * which returns the rows after a given name in name order: each page is
+ * one bounded statement, however many leases the table has, and the
+ * memory a listing needs does not grow with the table.  The caller's
+ * callback runs between pages, never while a statement is in flight, so
+ * it may use the library (the same handle included).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "internal.h"
+
+/* Rows per statement: a page holds about 1.4 KB per row. */
+#define LIST_PAGE 100
+
+/* name, then the status statement's columns: owner, token,
+ * acquired_at_ms, expires_at_ms, the clock, data. */
+#define LIST_COLUMNS 7
+
+typedef struct list_row {
+    char name[SQLEASE_MAX_NAME + 1];
+    sqlease_lease_info info;
+} list_row;
+
+/* Point one row's descriptors at `r`. */
+static void row_cells(db_out *out, list_row *r)
+{
+    memset(out, 0, LIST_COLUMNS * sizeof *out);
+    out[0].type = DB_TEXT;
+    out[0].s = r->name;
+    out[0].cap = sizeof r->name;
+    out[1].type = DB_TEXT;
+    out[1].s = r->info.owner;
+    out[1].cap = sizeof r->info.owner;
+    out[2].type = DB_INT64;
+    out[2].i = &r->info.token;
+    out[3].type = DB_INT64;
+    out[3].i = &r->info.acquired_at_ms;
+    out[4].type = DB_INT64;
+    out[4].i = &r->info.expires_at_ms;
+    out[5].type = DB_INT64;
+    out[5].i = &r->info.db_now_ms;
+    out[6].type = DB_TEXT;
+    out[6].s = r->info.data;
+    out[6].cap = sizeof r->info.data;
+}
+
+/*
+ * One row as the callback sees it: NULL text as "", the clock checked as
+ * every read of it is, and `held` from the row's own expiry and clock.
+ */
+static int row_finish(const sqlease_dialect *d, const db_out *out, list_row *r,
+                      sqlease_error *err)
+{
+    if (out[5].is_null || r->info.db_now_ms <= 0)
+        return sqlease_fail(err, SQLEASE_ECLOCK, "the database clock read as %s from \"%s\"",
+                            out[5].is_null ? "NULL" : r->info.db_now_ms == 0 ? "0" : "negative",
+                            d->now_ms);
+    if (out[0].is_null)
+        r->name[0] = '\0';
+    if (out[1].is_null)
+        r->info.owner[0] = '\0';
+    if (out[6].is_null)
+        r->info.data[0] = '\0';
+    r->info.held = r->info.owner[0] != '\0' && r->info.expires_at_ms > r->info.db_now_ms;
+    r->info.mine = 0;
+    return SQLEASE_OK;
+}
+
+int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *userdata,
+                 sqlease_error *err)
+{
+    const sqlease_dialect *d;
+    char after[SQLEASE_MAX_NAME + 1] = "";
+    list_row *rows = NULL;
+    db_out *out = NULL;
+    char *sql = NULL;
+    int rc = SQLEASE_OK;
+
+    sqlease_err_clear(err);
+    if (db == NULL || fn == NULL)
+        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_list: db and fn must not be NULL");
+    if (table == NULL)
+        table = db->ini.table != NULL ? db->ini.table : SQLEASE_DEFAULT_TABLE;
+    if (sqlease_check_table("table", table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    d = db_dialect(db);
+    sql = sqlease_sql_for_table(d->list.sql, table);
+    rows = calloc(LIST_PAGE, sizeof *rows);
+    out = calloc(LIST_PAGE * LIST_COLUMNS, sizeof *out);
+    if (sql == NULL || rows == NULL || out == NULL) {
+        rc = sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        db_params p;
+        size_t n = 0, i;
+
+        memset(&p, 0, sizeof p);
+        p.name = after;
+        memset(rows, 0, LIST_PAGE * sizeof *rows);
+        for (i = 0; i < LIST_PAGE; i++)
+            row_cells(out + i * LIST_COLUMNS, &rows[i]);
+        rc = db_run_rows_by(db, 0, &d->list, sql, &p, out, LIST_COLUMNS, LIST_PAGE, &n, err);
+        if (rc == SQLEASE_ENOTABLE && err != NULL) {
+            char driver[sizeof err->message];
+            memcpy(driver, err->message, sizeof driver);
+            sqlease_err(err, rc, err->sqlstate, err->native_error,
+                        "lease table '%s' does not exist; run `sqlease migrate` (%s)", table,
+                        driver);
+        }
+        if (rc != SQLEASE_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            rc = row_finish(d, out + i * LIST_COLUMNS, &rows[i], err);
+            if (rc != SQLEASE_OK)
+                goto done;
+            if (fn(userdata, rows[i].name, &rows[i].info) != 0)
+                goto done;
+        }
+        if (n < LIST_PAGE)
+            break;
+        /* The next page starts after this one's last name; a statement
+         * that did not move on would repeat it forever. */
+        if (strcmp(rows[n - 1].name, after) == 0) {
+            rc = sqlease_fail(err, SQLEASE_EDB, "list: the page after '%s' starts with it again",
+                              after);
+            goto done;
+        }
+        memcpy(after, rows[n - 1].name, sizeof after);
+    }
+done:
+    free(sql);
+    free(rows);
+    free(out);
+    return rc;
+}
