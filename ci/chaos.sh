@@ -71,6 +71,7 @@ BIN=$TOP/build/bin/sqlease
 CHAOS=$TOP/build/bin/sqlease-chaos
 
 CURRENT_PID=""      # the harness running now
+CURRENT_OUT=""      # and the file its output goes to
 STARTED_PIDS=()     # every harness this process started
 INTERRUPTED=""
 
@@ -107,6 +108,7 @@ on_exit() {
         kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
         cleanup_after "$p"
     done
+    [ -z "$CURRENT_OUT" ] || rm -f "$CURRENT_OUT"
     [ -z "${SUMMARY_OWNED:-}" ] || rm -f "$SUMMARY_OWNED"
 }
 
@@ -117,6 +119,7 @@ run_one() {
     local name=$1 out rc r tailpid
     shift
     out=$(mktemp "${TMPDIR:-/tmp}/sqlease-chaos-out-XXXXXX")
+    CURRENT_OUT=$out
     printf '\n==================== chaos: %s %s ====================\n' "$name" "$*"
     "$CHAOS" --sqlease "$BIN" "$@" >"$out" 2>&1 &
     CURRENT_PID=$!
@@ -140,6 +143,7 @@ run_one() {
         printf 'chaos-summary dialect=%s scenario=%s exit=%s (no verdict)\n' "$name" \
             "$(printf '%s' "$*" | sed 's/ /_/g')" "$rc" >>"$SQLEASE_CHAOS_SUMMARY"
     rm -f "$out"
+    CURRENT_OUT=""
     return "$rc"
 }
 
