@@ -24,9 +24,10 @@
 # Runs as root (the server then runs as the `mysql` system user) or as
 # an ordinary user (the server runs as that user).
 #
-# The chaos harness also finds SQLEASE_DB_PORT (the server's port) and
+# The chaos harness also finds SQLEASE_DB_PORT (the server's port),
 # SQLEASE_DB_STOP / SQLEASE_DB_START (commands that stop the server and
-# start it again in place) in its environment.
+# start it again in place) and SQLEASE_DB_PIDS_CMD (a command printing the
+# server's pid) in its environment.
 #
 # Environment: SQLEASE_MARIADB_PORT (first port to try), ODBC_DRIVER_DIR
 # (where libmaodbc.so lives, if not a usual place), SQLEASE_MARIADB_OPTIONS
@@ -121,6 +122,8 @@ stop_server() {
     [ -n "$SERVER_PID" ] || return 0
     if kill -0 "$SERVER_PID" 2>/dev/null; then
         log "stopping the server (pid $SERVER_PID)"
+        # A chaos run may have left it stopped (SIGSTOP) if it died.
+        kill -CONT "$SERVER_PID" 2>/dev/null || true
         kill -TERM "$SERVER_PID" 2>/dev/null || true
         for _ in $(seq 1 300); do        # up to 30 s
             kill -0 "$SERVER_PID" 2>/dev/null || break
@@ -255,9 +258,16 @@ export SQLEASE_TEST_DIALECT=mysql
         "$ADMIN" "$SOCK"
     printf '    sleep 0.1\ndone\nexit 1\n'
 } >"$WORK/db-start.sh"
+{
+    printf '#!/usr/bin/env bash\n'
+    printf 'p=$(cat %q 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null || exit 1\n' \
+        "$PIDFILE"
+    printf 'echo "$p"\n'
+} >"$WORK/db-pids.sh"
 export SQLEASE_DB_PORT=$PORT
 export SQLEASE_DB_STOP="bash $WORK/db-stop.sh"
 export SQLEASE_DB_START="bash $WORK/db-start.sh"
+export SQLEASE_DB_PIDS_CMD="bash $WORK/db-pids.sh"
 
 # ------------------------------------------------------------ run
 

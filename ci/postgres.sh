@@ -19,9 +19,11 @@
 # Runs as root (the server then runs as the `postgres` system user) or as
 # an ordinary user (the server runs as that user).
 #
-# The chaos harness also finds SQLEASE_DB_PORT (the server's port) and
+# The chaos harness also finds SQLEASE_DB_PORT (the server's port),
 # SQLEASE_DB_STOP / SQLEASE_DB_START (commands that stop the server and
-# start it again in place) in its environment.
+# start it again in place) and SQLEASE_DB_PIDS_CMD (a command printing the
+# server's pids, the postmaster first, then every process it forked) in
+# its environment.
 #
 # Environment: PG_BIN (directory of initdb/pg_ctl; default: the newest
 # /usr/lib/postgresql/*/bin), SQLEASE_PG_PORT (first port to try),
@@ -89,6 +91,10 @@ cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
     if [ "$STARTED" = 1 ]; then
+        # A chaos run may have left it stopped (SIGSTOP) if it died.
+        if [ -f "$WORK/db-pids.sh" ]; then
+            bash "$WORK/db-pids.sh" 2>/dev/null | xargs -r kill -CONT 2>/dev/null || true
+        fi
         log "stopping the server (data dir $DATA)"
         as_pg "'$PG_BIN/pg_ctl' stop -D '$DATA' -m fast -w -t 60" >/dev/null 2>&1 ||
             as_pg "'$PG_BIN/pg_ctl' stop -D '$DATA' -m immediate -w -t 30" >/dev/null 2>&1 ||
@@ -173,9 +179,19 @@ for f in stop start; do
         printf '#!/usr/bin/env bash\nexec sh -c %q\n' "$c"
     fi >"$WORK/db-$f.sh"
 done
+# The postmaster and its children (each backend runs in a process group
+# of its own, so a group signal would miss them): the chaos harness
+# freezes the server with SIGSTOP to every one of them.
+{
+    printf '#!/usr/bin/env bash\n'
+    printf 'pm=$(head -n 1 %q 2>/dev/null) && [ -n "$pm" ] && kill -0 "$pm" 2>/dev/null || exit 1\n' \
+        "$DATA/postmaster.pid"
+    printf 'echo "$pm"\nps -o pid= --ppid "$pm"\nexit 0\n'
+} >"$WORK/db-pids.sh"
 export SQLEASE_DB_PORT=$PORT
 export SQLEASE_DB_STOP="bash $WORK/db-stop.sh"
 export SQLEASE_DB_START="bash $WORK/db-start.sh"
+export SQLEASE_DB_PIDS_CMD="bash $WORK/db-pids.sh"
 
 # ------------------------------------------------------------ run
 

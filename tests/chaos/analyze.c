@@ -16,6 +16,16 @@
  *  - tokens: a CMD started by another holder (sqlease process) than the
  *    previous one must carry a higher token; the same holder may restart
  *    CMD with the same token;
+ *  - recovery: for every fault, the time from its end (the heal, or the
+ *    moment of an instant fault) to the holder that lasts: the start of
+ *    the unbroken run of CMDs that is still going when the next fault
+ *    begins (or the run ends), or 0 when that run began before the end.
+ *    A holder that is running at the heal but stopped afterwards (a late
+ *    answer past its deadline) therefore does not count.  It must not
+ *    exceed the recovery bound (ttl + retry + query timeout + 1 s); a
+ *    fault with no holder at all before the next one is a violation too;
+ *  - figures: bounds of their own that scenarios measured (exit time
+ *    after SIGTERM, a connect to a server that never answers, ...);
  *  - the longest time with no CMD running, overall and after each kind of
  *    fault.
  */
@@ -29,6 +39,10 @@
 const char *const ch_fault_names[F_NKINDS] = {
     "kill-holder", "pause-instance", "freeze-sqlease", "graceful-stop",
     "partition", "restart-short", "restart-long", "hung-statement",
+    "cut-one-short", "cut-one-long", "cut-fleet-short", "cut-fleet-long",
+    "loss-to-client", "loss-to-server", "server-freeze-short", "server-freeze-long",
+    "silent-server", "term-idle", "term-in-flight", "term-twice", "term-run",
+    "job-stop", "same-owner", "fleet-reset",
 };
 
 void ch_obs_init(ch_obs *o)
@@ -94,7 +108,45 @@ ch_fault *ch_obs_add_fault(ch_obs *o, int kind, int inst, int64_t at)
     f->inst = inst;
     f->at = at;
     f->healed = 0;
+    f->recovery = -1;
     return f;
+}
+
+void ch_figure_note(ch_obs *o, const char *name, int64_t value, int64_t bound, int capped,
+                    const char *what)
+{
+    ch_figure *f = NULL;
+
+    for (size_t i = 0; i < o->nfigures; i++)
+        if (strcmp(o->figures[i].name, name) == 0)
+            f = &o->figures[i];
+    if (f == NULL && o->nfigures < sizeof o->figures / sizeof o->figures[0]) {
+        f = &o->figures[o->nfigures++];
+        memset(f, 0, sizeof *f);
+        snprintf(f->name, sizeof f->name, "%s", name);
+        f->value = -1;
+    }
+    if (f != NULL) {
+        f->count++;
+        f->bound = bound;
+        if (value > f->value || (value == f->value && capped)) {
+            f->value = value;
+            f->capped = capped;
+        }
+    }
+    if (capped || value > bound)
+        ch_violation(o, "%s: %s%lld ms (bound %lld ms)", what, capped ? "more than " : "",
+                     (long long)value, (long long)bound);
+}
+
+void ch_skip(ch_obs *o, const char *kind, const char *why)
+{
+    size_t len = strlen(o->skipped);
+
+    printf("fault %s: SKIPPED: %s\n", kind, why);
+    fflush(stdout);
+    if (strstr(o->skipped, kind) == NULL && len + strlen(kind) + 2 < sizeof o->skipped)
+        snprintf(o->skipped + len, sizeof o->skipped - len, "%s%s", len ? "," : "", kind);
 }
 
 void ch_violation(ch_obs *o, const char *fmt, ...)
@@ -275,12 +327,85 @@ static void measure_gaps(ch_obs *o, ch_verdict *v)
     }
 }
 
+/* The start of the unbroken run of CMDs that covers x, going back no
+ * further than `from`; -1 when no CMD runs at x.  (cmds sorted by start.) */
+static int64_t covered_since(const ch_obs *o, int64_t from, int64_t x)
+{
+    int64_t t = x;
+
+    for (;;) {
+        int64_t earliest = t;
+        int found = 0;
+
+        for (size_t i = 0; i < o->ncmds && o->cmds[i].start <= t; i++)
+            if (end_of(&o->cmds[i], o->t_end) >= t) {
+                found = 1;
+                if (o->cmds[i].start < earliest)
+                    earliest = o->cmds[i].start;
+            }
+        if (!found)
+            return t == x ? -1 : t;
+        if (earliest <= from)
+            return from;
+        if (earliest == t)
+            return t;
+        t = earliest;
+    }
+}
+
+/* The recovery of every fault (see the top of this file). */
+static void measure_recovery(ch_obs *o, ch_verdict *v)
+{
+    for (int k = 0; k < F_NKINDS; k++)
+        v->rec_max[k] = -1;
+    for (size_t f = 0; f < o->nfaults; f++) {
+        ch_fault *ft = &o->faults[f];
+        int64_t e = ft->healed > 0 ? ft->healed : ft->at;
+        int64_t x = o->t_end, since;
+
+        if (ft->kind == F_RESET)
+            continue;
+        for (size_t g = f + 1; g < o->nfaults; g++)
+            if (o->faults[g].at >= e) {
+                x = o->faults[g].at;
+                break;
+            }
+        if (x < e)
+            x = e;
+        since = covered_since(o, e, x);
+        v->rec_n[ft->kind]++;
+        if (since < 0) {
+            ft->recovery = -1;
+            v->rec_none[ft->kind]++;
+            v->rec_over++;
+            ch_violation(o, "recovery after %s (instance %d, ended at +%lld ms): no holder in "
+                         "the %lld ms before the next fault or the end", ch_fault_names[ft->kind],
+                         ft->inst, (long long)(e - o->t_begin), (long long)(x - e));
+            if (x - e > v->rec_max[ft->kind])
+                v->rec_max[ft->kind] = x - e;
+            continue;
+        }
+        ft->recovery = since - e;
+        if (ft->recovery > v->rec_max[ft->kind])
+            v->rec_max[ft->kind] = ft->recovery;
+        if (o->recovery_bound > 0 && ft->recovery > o->recovery_bound) {
+            v->rec_over++;
+            ch_violation(o, "recovery after %s (instance %d, ended at +%lld ms): %lld ms to the "
+                         "next holder, bound ttl + retry + query timeout + 1 s = %lld ms",
+                         ch_fault_names[ft->kind], ft->inst, (long long)(e - o->t_begin),
+                         (long long)ft->recovery, (long long)o->recovery_bound);
+        }
+    }
+}
+
 size_t ch_analyze(ch_obs *o, ch_verdict *v)
 {
     memset(v, 0, sizeof *v);
     qsort(o->cmds, o->ncmds, sizeof *o->cmds, by_start);
     v->holds = (int)o->ncmds;
     for (size_t f = 0; f < o->nfaults; f++) {
+        if (o->faults[f].kind == F_RESET)
+            continue;
         v->faults[o->faults[f].kind]++;
         v->nfaults++;
     }
@@ -288,6 +413,7 @@ size_t ch_analyze(ch_obs *o, ch_verdict *v)
     check_tokens(o, v);
     check_writes(o, v);
     measure_gaps(o, v);
+    measure_recovery(o, v);
     return o->nviolations;
 }
 
@@ -339,14 +465,41 @@ void ch_print_verdict(const ch_obs *o, const ch_verdict *v, const char *dialect,
     printf("  %-34s %s\n", "paused CMD gone after SIGCONT (max)", d);
     ms_or_dash(a, sizeof a, o->db_back_holder_max);
     printf("  %-34s %s\n", "holder after the database is back", a);
+    printf("  recovery: end of fault -> next holder's CMD start (bound %lld ms)\n",
+           (long long)o->recovery_bound);
+    for (int k = 0; k < F_NKINDS; k++)
+        if (v->rec_n[k] > 0)
+            printf("    %-32s %2d x, max %s%lld ms%s\n", ch_fault_names[k], v->rec_n[k],
+                   v->rec_none[k] ? ">" : "", (long long)v->rec_max[k],
+                   v->rec_none[k] || v->rec_max[k] > o->recovery_bound ? "  OVER" : "");
+    if (o->nfigures > 0)
+        printf("  measured against bounds of their own\n");
+    for (size_t i = 0; i < o->nfigures; i++) {
+        const ch_figure *f = &o->figures[i];
+        printf("    %-32s %s%lld ms (bound %lld ms, %d x)%s\n", f->name, f->capped ? ">" : "",
+               (long long)f->value, (long long)f->bound, f->count,
+               f->capped || f->value > f->bound ? "  OVER" : "");
+    }
+    if (o->skipped[0] != '\0')
+        printf("  %-34s %s\n", "skipped", o->skipped);
     printf("  %-34s %zu\n", "violations", o->nviolations);
     for (size_t i = 0; i < o->nviolations; i++)
         printf("    - %s\n", o->violations[i]);
     printf("chaos-summary dialect=%s scenario=%s seed=%llu seconds=%lld faults=%d handovers=%d "
            "longest_gap_ms=%lld overlaps=%d stale_accepted=%d refused=%d orphans=%d "
-           "violations=%zu\n",
+           "recovery_bound_ms=%lld recovery_over=%d",
            dialect, scenario, (unsigned long long)seed, (long long)seconds, v->nfaults,
            v->handovers, (long long)v->longest_gap, v->overlaps, v->stale_accepted, v->refused,
-           o->orphans, o->nviolations);
+           o->orphans, (long long)o->recovery_bound, v->rec_over);
+    /* rec.KIND=COUNT:MAX_MS (">" when a fault had no holder before the
+     * next), fig.NAME=VALUE_MS:BOUND_MS (">" when the harness gave up) */
+    for (int k = 0; k < F_NKINDS; k++)
+        if (v->rec_n[k] > 0)
+            printf(" rec.%s=%d:%s%lld", ch_fault_names[k], v->rec_n[k],
+                   v->rec_none[k] ? ">" : "", (long long)v->rec_max[k]);
+    for (size_t i = 0; i < o->nfigures; i++)
+        printf(" fig.%s=%s%lld:%lld", o->figures[i].name, o->figures[i].capped ? ">" : "",
+               (long long)o->figures[i].value, (long long)o->figures[i].bound);
+    printf(" skipped=%s violations=%zu\n", o->skipped[0] ? o->skipped : "-", o->nviolations);
     fflush(stdout);
 }

@@ -3,16 +3,25 @@
  *
  * The harness runs several real `sqlease supervise` processes against one
  * lease, injects faults one at a time (process kills and freezes, network
- * partitions through its own TCP proxy, database restarts, a lock held on
- * the lease row), and afterwards reads the event file the jobs wrote to
- * decide whether there was ever more than one holder, whether a stale
- * token's write got through, and how long the fleet went without one.
+ * partitions through its own TCP proxy and through the kernel's packet
+ * filter, database restarts and freezes, a server that never answers, a
+ * lock held on the lease row), and afterwards reads the event file the
+ * jobs wrote to decide whether there was ever more than one holder,
+ * whether a stale token's write got through, and how long the fleet took
+ * to have a holder again after each fault.
  *
- *   main.c     options, instances, faults, scenarios, clean-up
- *   job.c      the job mode: sqlease's CMD, doing fenced writes
- *   proxy.c    the pausable loopback TCP proxy (one port per instance)
- *   analyze.c  events in, verdict out
- *   util.c     clocks, processes, the event file, the random generator
+ *   main.c       options, instances, the proxy-level faults, scenarios,
+ *                clean-up
+ *   scenarios.c  the kernel, server and job-control faults and the
+ *                deterministic `kernel` scenario
+ *   nft.c        the nftables table of the kernel faults and the keeper
+ *                process that undoes the host-level changes if the
+ *                harness dies
+ *   job.c        the job mode: sqlease's CMD, doing fenced writes
+ *   proxy.c      the loopback TCP proxy (one leg per port: forwarding,
+ *                blackholed, or a listener that never answers)
+ *   analyze.c    events in, verdict out
+ *   util.c       clocks, processes, the event file, the random generator
  *
  * POSIX (Linux) only, like the faults it injects.
  */
@@ -49,14 +58,64 @@ int ch_job_main(int argc, char **argv);
 /* ---- proxy.c ------------------------------------------------------ */
 
 typedef struct ch_proxy ch_proxy;
+
+/* What a leg does with its connections. */
+enum {
+    CH_LEG_FORWARD,   /* copy bytes both ways */
+    CH_LEG_BLACKHOLE, /* accept nothing new, forward nothing; hold every byte */
+    CH_LEG_SILENT     /* drop its forwarded connections; accept new ones and
+                         never read or write them (a server that never answers) */
+};
+
 /* Listen on n loopback ports, each forwarding to host:port.  NULL on
  * error (message printed). */
 ch_proxy *ch_proxy_start(const char *host, int port, int n);
 int ch_proxy_port(const ch_proxy *p, int i);
-/* Blackhole port i (stop forwarding both ways and accepting; sockets stay
- * open and bytes are held until healed) or heal it. */
+/* Set leg i's mode; returns once the proxy thread has applied it. */
+void ch_proxy_set_mode(ch_proxy *p, int i, int mode);
+/* Shorthand: CH_LEG_BLACKHOLE when on, else CH_LEG_FORWARD. */
 void ch_proxy_blackhole(ch_proxy *p, int i, int on);
+/* Server answers passed to clients on leg i so far (successful writes of
+ * server bytes to a client), and when the last one was. */
+uint64_t ch_proxy_answers(ch_proxy *p, int i, int64_t *last_ms);
+/* Connections accepted on leg i in silent mode at or after `since`: how
+ * many, how many their client gave up on (closed), and the longest time
+ * one was held open by its client (those still open, or closed by the
+ * proxy when the leg left silent mode, count until then). */
+void ch_proxy_silent_stats(ch_proxy *p, int i, int64_t since, int *n, int *given_up,
+                           int64_t *longest_ms);
 void ch_proxy_stop(ch_proxy *p);
+
+/* ---- nft.c -------------------------------------------------------- */
+
+/* Directions of a kernel cut, on the proxy legs' loopback ports (the leg
+ * port is the server's side of the client's connection). */
+enum {
+    CH_DROP_TO_SERVER = 1, /* client -> server packets: tcp dport = leg port */
+    CH_DROP_TO_CLIENT = 2, /* server -> client packets: tcp sport = leg port */
+    CH_DROP_BOTH = 3
+};
+
+/* Create the harness's table (inet sqlease_chaos_<pid>) through a keeper
+ * process that deletes it, and resumes every server process the harness
+ * froze, when the harness exits or dies however it dies.  Returns 0, or
+ * -1 with the reason in why (not root, no nft, nft failed). */
+int ch_nft_open(char *why, size_t cap);
+const char *ch_nft_table(void);
+/* Drop (not reject) the packets of the given loopback ports in dirs.
+ * Returns 0 or -1 (message printed). */
+int ch_nft_cut(const int *ports, int n, int dirs);
+/* Remove every drop rule.  Returns 0 or -1. */
+int ch_nft_heal(void);
+/* Packets carrying data (a statement, an answer: not a bare ACK or SYN)
+ * dropped so far for port in dir (one direction), or -1 when there is no
+ * such rule. */
+long ch_nft_dropped(int port, int dir);
+/* Tell the keeper a server process is about to be stopped (SIGSTOP), so
+ * that it sends SIGCONT if the harness dies before it does. */
+void ch_keeper_frozen(long pid);
+/* Delete the table and end the keeper (idempotent). */
+void ch_nft_close(void);
 
 /* ---- analyze.c ---------------------------------------------------- */
 
@@ -65,12 +124,31 @@ enum ch_fault_kind {
     F_PAUSE,         /* SIGSTOP a whole instance, longer than the ttl */
     F_FREEZE,        /* SIGSTOP the holder's sqlease alone */
     F_GRACEFUL,      /* SIGTERM the holder's sqlease */
-    F_PARTITION,     /* blackhole the holder's proxy port */
+    F_PARTITION,     /* blackhole the holder's proxy legs */
     F_RESTART_SHORT, /* database restart, back before the renew deadline */
     F_RESTART_LONG,  /* database down past the renew deadline */
     F_HUNG,          /* another connection locks the lease row */
+    /* scenarios.c: kernel, server and job-control faults */
+    F_CUT_ONE_SHORT,       /* kernel drops the holder's packets, shorter than the ttl */
+    F_CUT_ONE_LONG,        /* ... longer than the ttl */
+    F_CUT_FLEET_SHORT,     /* kernel drops every instance's packets, shorter */
+    F_CUT_FLEET_LONG,      /* ... longer */
+    F_LOSS_TO_CLIENT,      /* fleet: server -> client packets dropped, longer */
+    F_LOSS_TO_SERVER,      /* fleet: client -> server packets dropped, longer */
+    F_SERVER_FREEZE_SHORT, /* SIGSTOP every server process, shorter than the ttl */
+    F_SERVER_FREEZE_LONG,  /* ... longer */
+    F_SILENT_SERVER,       /* the holder's legs become a server that never answers */
+    F_TERM_IDLE,           /* fleet cut off, SIGTERM to the holder between statements */
+    F_TERM_IN_FLIGHT,      /* ... with a statement in flight */
+    F_TERM_TWICE,          /* ... then SIGTERM and SIGINT again during the wait */
+    F_TERM_RUN,            /* ... the holder a `sqlease run`, a statement in flight */
+    F_JOB_STOP,            /* SIGSTOP the holder's sqlease process group (job control) */
+    F_SAME_OWNER,          /* a second instance with the holder's --owner */
+    F_RESET,               /* not a fault: the harness restarted a fleet that did
+                              not settle, so the next fault starts clean */
     F_NKINDS
 };
+#define F_FIRST_KERNEL F_CUT_ONE_SHORT
 
 extern const char *const ch_fault_names[F_NKINDS];
 
@@ -99,7 +177,19 @@ typedef struct ch_fault {
     int inst;
     int64_t at;             /* injected */
     int64_t healed;         /* recovery began (0: instant fault) */
+    int64_t recovery;       /* analyze.c: end -> the holder that lasts; -1 none */
 } ch_fault;
+
+/* A figure a scenario measured against a bound of its own (the exit time
+ * after SIGTERM, a connect against a silent server, ...): the largest
+ * value seen under one name. */
+typedef struct ch_figure {
+    char name[48];
+    int64_t value;          /* the largest seen */
+    int64_t bound;
+    int count;
+    int capped;             /* value is a lower bound: the harness stopped waiting */
+} ch_figure;
 
 /* Everything observed, filled by main.c's monitor. */
 typedef struct ch_obs {
@@ -121,6 +211,10 @@ typedef struct ch_obs {
     int orphans;
     int64_t row_fence;              /* the guarded row after the run */
     int64_t row_applied;            /* writes it counted */
+    int64_t recovery_bound;         /* end of a fault -> next holder, ms */
+    ch_figure figures[48];
+    size_t nfigures;
+    char skipped[512];              /* kinds skipped for want of root/nft/... */
 } ch_obs;
 
 void ch_obs_init(ch_obs *o);
@@ -129,6 +223,13 @@ ch_cmd *ch_obs_add_cmd(ch_obs *o);
 void ch_obs_add_write(ch_obs *o, const ch_write *w);
 ch_fault *ch_obs_add_fault(ch_obs *o, int kind, int inst, int64_t at);
 void ch_violation(ch_obs *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record one measurement of figure `name`; a value above its bound is a
+ * violation (described by `what`).  capped: the value is only a lower
+ * bound (the harness gave up waiting). */
+void ch_figure_note(ch_obs *o, const char *name, int64_t value, int64_t bound, int capped,
+                    const char *what);
+/* Note a kind skipped and why (printed, and named in the summary). */
+void ch_skip(ch_obs *o, const char *kind, const char *why);
 
 /* The figures of one run. */
 typedef struct ch_verdict {
@@ -145,6 +246,10 @@ typedef struct ch_verdict {
     int accepted;
     int token_violations;
     int holds;                      /* CMD starts */
+    int rec_n[F_NKINDS];            /* faults of the kind whose recovery was measured */
+    int rec_none[F_NKINDS];         /* ... that had no holder before the next fault */
+    int64_t rec_max[F_NKINDS];      /* longest recovery, ms (-1: none measured) */
+    int rec_over;                   /* recoveries above the bound */
 } ch_verdict;
 
 /* Compute the verdict (adds violations to o).  Returns the number of

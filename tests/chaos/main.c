@@ -1,31 +1,40 @@
 /*
  * main.c -- sqlease-chaos: prove "one holder at a time" under faults.
  *
- *   sqlease-chaos [--seconds N] [--seed S] [--scenario chaos|reconnect-short|
- *                 reconnect-long] [--sqlease PATH] [--dsn CONN] [--db-port P]
- *                 [--stop-cmd CMD] [--start-cmd CMD] [--restart-cmd CMD]
- *                 [--instances N] [--keep]
+ *   sqlease-chaos [--seconds N] [--seed S] [--scenario chaos|kernel|
+ *                 reconnect-short|reconnect-long|partition-shutdown]
+ *                 [--kinds base|all] [--faults KIND,...] [--short-fault D]
+ *                 [--long-fault D] [--give-up D] [--sqlease PATH] [--dsn CONN]
+ *                 [--db-port P] [--stop-cmd CMD] [--start-cmd CMD]
+ *                 [--restart-cmd CMD] [--pids-cmd CMD] [--instances N] [--keep]
  *
  * It starts N real `sqlease supervise` processes (each in a process group
- * of its own, each reaching a server database through its own port of an
- * in-process TCP proxy) on one lease; their CMD is this binary in job mode
- * (job.c), which logs start/stop and does fenced writes.  The `chaos`
- * scenario then injects one fault at a time, drawn from a seeded shuffle
- * of the kinds that apply to the database, checks what each fault must
- * not break as it happens (a killed sqlease's CMD gone within 1 s, a
- * frozen sqlease's CMD gone by its deadline, a resumed CMD gone within 1 s
- * of SIGCONT), waits for a single holder again, and goes on until the time
- * is up.  The reconnect scenarios restart the database once, briefly or
+ * of its own) on one lease; their CMD is this binary in job mode (job.c),
+ * which logs start/stop and does fenced writes.  On a server database each
+ * instance's sqlease and each CMD reach the server through a port of their
+ * own ("leg") of an in-process TCP proxy (proxy.c), so that a fault can
+ * single out one client's connections.  The `chaos` scenario then injects
+ * one fault at a time, drawn from a seeded shuffle of the kinds that apply
+ * to the database, checks what each fault must not break as it happens (a
+ * killed sqlease's CMD gone within 1 s, a frozen sqlease's CMD gone by its
+ * deadline, a resumed CMD gone within 1 s of SIGCONT), waits for the fleet
+ * to settle on a single holder again, and goes on until the time is up.
+ * The `kernel` scenario (scenarios.c) injects a fixed list once each: the
+ * kernel dropping packets (nft.c), a frozen server, a server that never
+ * answers, SIGTERM with the fleet cut off, a job-control stop, a shared
+ * owner id.  The reconnect scenarios restart the database once, briefly or
  * for longer than the renew deadline, with longer timings.  At the end
  * every instance is stopped, leftovers are counted and killed, and
- * analyze.c gives the verdict.  Exit 0 only when nothing was violated.
+ * analyze.c gives the verdict, the recovery after every fault among it.
+ * Exit 0 only when nothing was violated.
  *
  * The database: --dsn, else $SQLEASE_TEST_DSN, else an SQLite file in the
  * harness's own temporary directory.  Server restarts need --stop-cmd and
  * --start-cmd ($SQLEASE_DB_STOP / $SQLEASE_DB_START, which ci/postgres.sh
- * and ci/mariadb.sh export), partitions need the server's port (--db-port,
- * $SQLEASE_DB_PORT); faults without what they need are skipped, and SQLite
- * has neither.
+ * and ci/mariadb.sh export), a frozen server --pids-cmd
+ * ($SQLEASE_DB_PIDS_CMD), partitions the server's port (--db-port,
+ * $SQLEASE_DB_PORT), kernel faults root and nft; faults without what they
+ * need are skipped, and said so.  SQLite has none of these.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -43,67 +52,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chaos.h"
-#include "db.h"
-#include "sqlease.h"
+#include "harness.h"
 
-#define MAX_INST 16
-#define LEASE_NAME "chaos"
-
-typedef struct instance {
-    pid_t pid;            /* sqlease, also its process group; 0 when not running */
-    int expect_exit;      /* the harness is stopping it */
-    char conn[1400];      /* what it and its job connect with */
-} instance;
-
-static struct {
-    /* configuration */
-    const char *bin;
-    char self[1024];
-    const char *dsn_arg;
-    char dsn[1200];
-    const char *dialect;
-    const char *scenario;
-    int64_t seconds;
-    uint64_t seed;
-    const char *stop_cmd, *start_cmd, *restart_cmd;
-    const char *db_host;
-    int db_port;
-    int ninst;
-    int keep;
-    int64_t ttl, hb, rd, retry, grace, slack, qtimeout;
-    /* state */
-    char dir[600];
-    char events[800];
-    char lease_table[64];
-    char guarded_table[64];
-    instance inst[MAX_INST];
-    ch_proxy *proxy;
-    sqlease_db *db;
-    ch_obs obs;
-    long ev_off;
-    char ev_part[2048];
-    size_t ev_plen;
-    int db_down;
-    int64_t t0;
-} G;
-
-static volatile sig_atomic_t interrupted;
+ch_harness CH;
+volatile sig_atomic_t ch_interrupted;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    interrupted = 1;
+    ch_interrupted = 1;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Progress on stdout, stamped with seconds since the start. */
-static void say(const char *fmt, ...)
+void say(const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
-    int64_t t = G.t0 ? ch_mono_ms() - G.t0 : 0;
+    int64_t t = CH.t0 ? ch_mono_ms() - CH.t0 : 0;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -116,11 +81,11 @@ static void say(const char *fmt, ...)
 /* Observing: the event file and CMD liveness                          */
 /* ------------------------------------------------------------------ */
 
-static ch_cmd *cmd_by_pid(long pid)
+ch_cmd *cmd_by_pid(long pid)
 {
-    for (size_t i = G.obs.ncmds; i-- > 0;)
-        if (G.obs.cmds[i].pid == pid)
-            return &G.obs.cmds[i];
+    for (size_t i = CH.obs.ncmds; i-- > 0;)
+        if (CH.obs.cmds[i].pid == pid)
+            return &CH.obs.cmds[i];
     return NULL;
 }
 
@@ -135,7 +100,7 @@ static void ev_line(const char *line)
         return;
     if (strcmp(kind, "start") == 0 &&
         sscanf(line, "%*d %*s %d %ld %lld %ld", &inst, &pid, &tok, &sup) == 4) {
-        ch_cmd *c = ch_obs_add_cmd(&G.obs);
+        ch_cmd *c = ch_obs_add_cmd(&CH.obs);
         c->inst = inst;
         c->sup = sup;
         c->pid = pid;
@@ -150,7 +115,7 @@ static void ev_line(const char *line)
         w.sent = sent;
         w.answered = t;
         w.result = res;
-        ch_obs_add_write(&G.obs, &w);
+        ch_obs_add_write(&CH.obs, &w);
     } else if (strcmp(kind, "stop") == 0 &&
                sscanf(line, "%*d %*s %d %ld %lld", &inst, &pid, &tok) == 3) {
         ch_cmd *c = cmd_by_pid(pid);
@@ -166,56 +131,54 @@ static void ev_line(const char *line)
 /* Read what was appended since the last call; only whole lines count. */
 static void ev_read(void)
 {
-    int fd = open(G.events, O_RDONLY | O_CLOEXEC);
+    int fd = open(CH.events, O_RDONLY | O_CLOEXEC);
     char buf[8192];
     ssize_t r;
 
     if (fd < 0)
         return;
-    if (lseek(fd, G.ev_off, SEEK_SET) < 0) {
+    if (lseek(fd, CH.ev_off, SEEK_SET) < 0) {
         close(fd);
         return;
     }
     while ((r = read(fd, buf, sizeof buf)) > 0) {
-        G.ev_off += r;
+        CH.ev_off += r;
         for (ssize_t i = 0; i < r; i++) {
             if (buf[i] == '\n') {
-                G.ev_part[G.ev_plen] = '\0';
-                ev_line(G.ev_part);
-                G.ev_plen = 0;
-            } else if (G.ev_plen < sizeof G.ev_part - 1) {
-                G.ev_part[G.ev_plen++] = buf[i];
+                CH.ev_part[CH.ev_plen] = '\0';
+                ev_line(CH.ev_part);
+                CH.ev_plen = 0;
+            } else if (CH.ev_plen < sizeof CH.ev_part - 1) {
+                CH.ev_part[CH.ev_plen++] = buf[i];
             }
         }
     }
     close(fd);
 }
 
-static void restart_instance(int i);
-
 /* One look at everything: new events, CMDs that died without a stop
  * line, instances that exited without being asked to. */
-static void monitor(void)
+void monitor(void)
 {
     int64_t now;
 
     ev_read();
     now = ch_mono_ms();
-    for (size_t i = 0; i < G.obs.ncmds; i++) {
-        ch_cmd *c = &G.obs.cmds[i];
+    for (size_t i = 0; i < CH.obs.ncmds; i++) {
+        ch_cmd *c = &CH.obs.cmds[i];
         if (c->end < 0 && ch_pid_gone(c->pid)) {
             c->end = now;
             c->end_kind = 'd';
-            ch_append(G.events, "%lld dead %d %ld %lld", (long long)now, c->inst, c->pid,
+            ch_append(CH.events, "%lld dead %d %ld %lld", (long long)now, c->inst, c->pid,
                       (long long)c->token);
         }
     }
-    for (int i = 0; i < G.ninst; i++) {
-        instance *in = &G.inst[i];
+    for (int i = 0; i < CH.ninst; i++) {
+        instance *in = &CH.inst[i];
         int st;
 
         if (in->pid > 0 && !in->expect_exit && waitpid(in->pid, &st, WNOHANG) == in->pid) {
-            ch_violation(&G.obs, "instance %d (sqlease pid %d) exited by itself with %s %d", i,
+            ch_violation(&CH.obs, "instance %d (sqlease pid %d) exited by itself with %s %d", i,
                          (int)in->pid, WIFEXITED(st) ? "status" : "signal",
                          WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
             in->pid = 0;
@@ -225,7 +188,7 @@ static void monitor(void)
 }
 
 /* Sleep while watching, 10 ms at a time. */
-static void sleep_mon(int64_t ms)
+void sleep_mon(int64_t ms)
 {
     int64_t until = ch_mono_ms() + ms;
 
@@ -234,29 +197,29 @@ static void sleep_mon(int64_t ms)
 
         monitor();
         left = until - ch_mono_ms();
-        if (left <= 0 || interrupted)
+        if (left <= 0 || ch_interrupted)
             return;
         ch_nap_ms(left < 10 ? left : 10);
     }
 }
 
-static int open_cmds(void)
+int open_cmds(void)
 {
     int n = 0;
 
-    for (size_t i = 0; i < G.obs.ncmds; i++)
-        if (G.obs.cmds[i].end < 0)
+    for (size_t i = 0; i < CH.obs.ncmds; i++)
+        if (CH.obs.cmds[i].end < 0)
             n++;
     return n;
 }
 
 /* The one running CMD, or -1 (none, or more than one). */
-static long holder_index(void)
+long holder_index(void)
 {
     long found = -1;
 
-    for (size_t i = 0; i < G.obs.ncmds; i++)
-        if (G.obs.cmds[i].end < 0) {
+    for (size_t i = 0; i < CH.obs.ncmds; i++)
+        if (CH.obs.cmds[i].end < 0) {
             if (found >= 0)
                 return -1;
             found = (long)i;
@@ -266,16 +229,16 @@ static long holder_index(void)
 
 /* Wait for exactly one CMD to have been running for stable_ms.  Returns
  * its index, or -1 after timeout_ms. */
-static long await_single_holder(int64_t stable_ms, int64_t timeout_ms)
+long await_single_holder(int64_t stable_ms, int64_t timeout_ms)
 {
     int64_t until = ch_mono_ms() + timeout_ms;
 
-    while (!interrupted && ch_mono_ms() < until) {
+    while (!ch_interrupted && ch_mono_ms() < until) {
         long h;
 
         monitor();
         h = holder_index();
-        if (h >= 0 && ch_mono_ms() - G.obs.cmds[h].start >= stable_ms)
+        if (h >= 0 && ch_mono_ms() - CH.obs.cmds[h].start >= stable_ms)
             return h;
         ch_nap_ms(10);
     }
@@ -283,13 +246,13 @@ static long await_single_holder(int64_t stable_ms, int64_t timeout_ms)
 }
 
 /* Wait until pid is gone or the monotonic clock reaches `until`. */
-static int await_gone(long pid, int64_t until)
+int await_gone(long pid, int64_t until)
 {
     for (;;) {
         monitor();
         if (ch_pid_gone(pid))
             return 1;
-        if (ch_mono_ms() >= until || interrupted)
+        if (ch_mono_ms() >= until || ch_interrupted)
             return ch_pid_gone(pid);
         ch_nap_ms(5);
     }
@@ -304,32 +267,35 @@ static void dur(char *buf, size_t cap, const char *flag, int64_t ms)
     snprintf(buf, cap, "%s=%lldms", flag, (long long)ms);
 }
 
-/* Start instance i: `sqlease supervise` in its own process group, tied
- * to the harness by the death signal, output appended to inst<i>.log. */
-static int start_instance(int i)
+/* Start instance i: `sqlease supervise` (or, in MODE_RUN, one `sqlease
+ * run`) in its own process group, tied to the harness by the death signal,
+ * output appended to inst<i>.log.  Its CMD reaches the database through a
+ * proxy leg of its own, so that a fault can tell sqlease's traffic from
+ * its CMD's. */
+int start_instance(int i)
 {
     char ttl[48], hb[48], rd[48], retry[48], qt[48], lt[48], grace[48], ev[900], id[16];
     char log[700];
     char *argv[40];
     int n = 0;
     pid_t parent = getpid(), pid;
-    instance *in = &G.inst[i];
+    instance *in = &CH.inst[i];
 
-    dur(ttl, sizeof ttl, "--ttl", G.ttl);
-    dur(hb, sizeof hb, "--heartbeat", G.hb);
-    dur(rd, sizeof rd, "--renew-deadline", G.rd);
-    dur(retry, sizeof retry, "--retry", G.retry);
-    dur(qt, sizeof qt, "--query-timeout", G.qtimeout);
-    dur(lt, sizeof lt, "--login-timeout", G.qtimeout);
-    dur(grace, sizeof grace, "--kill-grace", G.grace);
-    snprintf(ev, sizeof ev, "%s", G.events);
+    dur(ttl, sizeof ttl, "--ttl", CH.ttl);
+    dur(hb, sizeof hb, "--heartbeat", CH.hb);
+    dur(rd, sizeof rd, "--renew-deadline", CH.rd);
+    dur(retry, sizeof retry, "--retry", CH.retry);
+    dur(qt, sizeof qt, "--query-timeout", CH.qtimeout);
+    dur(lt, sizeof lt, "--login-timeout", CH.login_timeout);
+    dur(grace, sizeof grace, "--kill-grace", CH.grace);
+    snprintf(ev, sizeof ev, "%s", CH.events);
     snprintf(id, sizeof id, "%d", i);
-    snprintf(log, sizeof log, "%s/inst%d.log", G.dir, i);
-    argv[n++] = (char *)G.bin;
+    snprintf(log, sizeof log, "%s/inst%d.log", CH.dir, i);
+    argv[n++] = (char *)CH.bin;
     argv[n++] = "--dsn";
     argv[n++] = in->conn;
     argv[n++] = "--table";
-    argv[n++] = G.lease_table;
+    argv[n++] = CH.lease_table;
     argv[n++] = "--name";
     argv[n++] = LEASE_NAME;
     argv[n++] = ttl;
@@ -338,20 +304,24 @@ static int start_instance(int i)
     argv[n++] = retry;
     argv[n++] = qt;
     argv[n++] = lt;
+    if (in->owner[0] != '\0') {
+        argv[n++] = "--owner";
+        argv[n++] = in->owner;
+    }
     argv[n++] = "-v";
-    argv[n++] = "supervise";
+    argv[n++] = in->mode == MODE_RUN ? "run" : "supervise";
     argv[n++] = grace;
     argv[n++] = "--";
-    argv[n++] = G.self;
+    argv[n++] = CH.self;
     argv[n++] = "__job";
     argv[n++] = "--events";
     argv[n++] = ev;
     argv[n++] = "--instance";
     argv[n++] = id;
     argv[n++] = "--dsn";
-    argv[n++] = in->conn;
+    argv[n++] = in->jconn;
     argv[n++] = "--table";
-    argv[n++] = G.guarded_table;
+    argv[n++] = CH.guarded_table;
     argv[n] = NULL;
 
     pid = fork();
@@ -379,17 +349,17 @@ static int start_instance(int i)
     return 0;
 }
 
-static void restart_instance(int i)
+void restart_instance(int i)
 {
     if (start_instance(i) == 0)
-        say("instance %d restarted (sqlease pid %d)", i, (int)G.inst[i].pid);
+        say("instance %d restarted (sqlease pid %d)", i, (int)CH.inst[i].pid);
 }
 
 /* Wait for instance i's sqlease to exit (it is our child); SIGKILL its
  * group after timeout_ms.  Returns its wait status, or -1. */
-static int reap_instance(int i, int64_t timeout_ms)
+int reap_instance(int i, int64_t timeout_ms)
 {
-    instance *in = &G.inst[i];
+    instance *in = &CH.inst[i];
     int64_t until = ch_mono_ms() + timeout_ms;
     int st = -1;
 
@@ -427,7 +397,7 @@ static int reap_instance(int i, int64_t timeout_ms)
 static int sql(const char *text, int64_t *rows)
 {
     sqlease_error err;
-    int rc = db_exec(G.db, text, NULL, 0, NULL, 0, NULL, rows, &err);
+    int rc = db_exec(CH.db, text, NULL, 0, NULL, 0, NULL, rows, &err);
 
     if (rc != SQLEASE_OK)
         say("statement failed (%s): %s: %s", sqlease_strerror(rc), text, err.message);
@@ -441,22 +411,22 @@ static int setup_tables(void)
     char q[512];
     int rc;
 
-    snprintf(G.lease_table, sizeof G.lease_table, "chaos_lease_%ld", (long)getpid());
-    snprintf(G.guarded_table, sizeof G.guarded_table, "chaos_guarded_%ld", (long)getpid());
-    rc = sqlease_migrate(G.db, G.lease_table, names, 1, &err);
+    snprintf(CH.lease_table, sizeof CH.lease_table, "chaos_lease_%ld", (long)getpid());
+    snprintf(CH.guarded_table, sizeof CH.guarded_table, "chaos_guarded_%ld", (long)getpid());
+    rc = sqlease_migrate(CH.db, CH.lease_table, names, 1, &err);
     if (rc != SQLEASE_OK) {
         fprintf(stderr, "chaos: migrate: %s\n", err.message);
         return -1;
     }
-    snprintf(q, sizeof q, "DROP TABLE IF EXISTS %s", G.guarded_table);
+    snprintf(q, sizeof q, "DROP TABLE IF EXISTS %s", CH.guarded_table);
     (void)sql(q, NULL);
     snprintf(q, sizeof q,
              "CREATE TABLE %s (id INTEGER PRIMARY KEY, fence BIGINT NOT NULL, "
-             "last_writer VARCHAR(64) NOT NULL, n BIGINT NOT NULL)", G.guarded_table);
+             "last_writer VARCHAR(64) NOT NULL, n BIGINT NOT NULL)", CH.guarded_table);
     if (sql(q, NULL) != SQLEASE_OK)
         return -1;
     snprintf(q, sizeof q, "INSERT INTO %s (id, fence, last_writer, n) VALUES (1, 0, '', 0)",
-             G.guarded_table);
+             CH.guarded_table);
     return sql(q, NULL) == SQLEASE_OK ? 0 : -1;
 }
 
@@ -464,11 +434,11 @@ static void drop_tables(void)
 {
     char q[256];
 
-    if (G.db == NULL)
+    if (CH.db == NULL)
         return;
-    snprintf(q, sizeof q, "DROP TABLE %s", G.guarded_table);
+    snprintf(q, sizeof q, "DROP TABLE %s", CH.guarded_table);
     (void)sql(q, NULL);
-    snprintf(q, sizeof q, "DROP TABLE %s", G.lease_table);
+    snprintf(q, sizeof q, "DROP TABLE %s", CH.lease_table);
     (void)sql(q, NULL);
 }
 
@@ -487,38 +457,38 @@ static void check_guarded_row(void)
     out[0].i = &fence;
     out[1].type = DB_INT64;
     out[1].i = &n;
-    snprintf(q, sizeof q, "SELECT fence, n FROM %s WHERE id = 1", G.guarded_table);
+    snprintf(q, sizeof q, "SELECT fence, n FROM %s WHERE id = 1", CH.guarded_table);
     for (int tries = 0; tries < 20 && rc != SQLEASE_OK; tries++) {
-        rc = db_exec(G.db, q, NULL, 0, out, 2, &has, NULL, &err);
+        rc = db_exec(CH.db, q, NULL, 0, out, 2, &has, NULL, &err);
         if (rc != SQLEASE_OK)
             ch_nap_ms(500);
     }
-    for (size_t i = 0; i < G.obs.nwrites; i++)
-        if (G.obs.writes[i].result == 'A' && G.obs.writes[i].token > best)
-            best = G.obs.writes[i].token;
+    for (size_t i = 0; i < CH.obs.nwrites; i++)
+        if (CH.obs.writes[i].result == 'A' && CH.obs.writes[i].token > best)
+            best = CH.obs.writes[i].token;
     if (rc != SQLEASE_OK || !has) {
-        ch_violation(&G.obs, "cannot read the guarded row: %s", err.message);
+        ch_violation(&CH.obs, "cannot read the guarded row: %s", err.message);
         return;
     }
     say("guarded row: fence %lld, %lld writes applied", (long long)fence, (long long)n);
-    G.obs.row_fence = fence;
-    G.obs.row_applied = n;
+    CH.obs.row_fence = fence;
+    CH.obs.row_applied = n;
     if (fence < best)
-        ch_violation(&G.obs, "guarded row fence %lld is below accepted token %lld",
+        ch_violation(&CH.obs, "guarded row fence %lld is below accepted token %lld",
                      (long long)fence, (long long)best);
 }
 
 /* Run a shell command (a server stop/start) while still watching: the
  * harness must not stop observing CMDs while a server restarts.  Output
  * goes to db-commands.log.  Returns the exit status, or -1. */
-static int run_cmd(const char *what, const char *cmd)
+int run_cmd(const char *what, const char *cmd)
 {
     char log[700];
     pid_t pid;
     int st;
     int64_t t = ch_mono_ms();
 
-    snprintf(log, sizeof log, "%s/db-commands.log", G.dir);
+    snprintf(log, sizeof log, "%s/db-commands.log", CH.dir);
     ch_append(log, "---- %s: %s", what, cmd);
     pid = fork();
     if (pid == 0) {
@@ -552,18 +522,18 @@ static int run_cmd(const char *what, const char *cmd)
 
 static int db_stop(void)
 {
-    int rc = run_cmd("database stop", G.stop_cmd);
+    int rc = run_cmd("database stop", CH.stop_cmd);
 
-    G.db_down = 1;
+    CH.db_down = 1;
     return rc;
 }
 
 static int db_start(void)
 {
-    int rc = run_cmd("database start", G.start_cmd);
+    int rc = run_cmd("database start", CH.start_cmd);
 
     if (rc == 0)
-        G.db_down = 0;
+        CH.db_down = 0;
     return rc;
 }
 
@@ -571,26 +541,26 @@ static int db_start(void)
 /* Faults                                                              */
 /* ------------------------------------------------------------------ */
 
-static ch_fault *fault_begin(int kind, int inst, const char *detail)
+ch_fault *fault_begin(int kind, int inst, const char *detail)
 {
     int64_t now = ch_mono_ms();
 
-    ch_append(G.events, "%lld fault %s %d %s", (long long)now, ch_fault_names[kind], inst,
+    ch_append(CH.events, "%lld fault %s %d %s", (long long)now, ch_fault_names[kind], inst,
               detail);
     say("fault %s: instance %d %s", ch_fault_names[kind], inst, detail);
-    return ch_obs_add_fault(&G.obs, kind, inst, now);
+    return ch_obs_add_fault(&CH.obs, kind, inst, now);
 }
 
-static void fault_heal(size_t fi)
+void fault_heal(size_t fi)
 {
     int64_t now = ch_mono_ms();
 
-    G.obs.faults[fi].healed = now;
-    ch_append(G.events, "%lld heal %s %d", (long long)now,
-              ch_fault_names[G.obs.faults[fi].kind], G.obs.faults[fi].inst);
+    CH.obs.faults[fi].healed = now;
+    ch_append(CH.events, "%lld heal %s %d", (long long)now,
+              ch_fault_names[CH.obs.faults[fi].kind], CH.obs.faults[fi].inst);
 }
 
-static void note_max(int64_t *slot, int64_t v)
+void note_max(int64_t *slot, int64_t v)
 {
     if (*slot < v)
         *slot = v;
@@ -598,26 +568,26 @@ static void note_max(int64_t *slot, int64_t v)
 
 /* First CMD start (by any instance, a restarted one included) at or
  * after `t`, within timeout_ms; returns the delay, or -1. */
-static int64_t await_successor(int64_t t, int64_t timeout_ms)
+int64_t await_successor(int64_t t, int64_t timeout_ms)
 {
     int64_t until = t + timeout_ms;
 
     for (;;) {
         monitor();
-        for (size_t i = 0; i < G.obs.ncmds; i++)
-            if (G.obs.cmds[i].start >= t)
-                return G.obs.cmds[i].start - t;
-        if (ch_mono_ms() >= until || interrupted)
+        for (size_t i = 0; i < CH.obs.ncmds; i++)
+            if (CH.obs.cmds[i].start >= t)
+                return CH.obs.cmds[i].start - t;
+        if (ch_mono_ms() >= until || ch_interrupted)
             return -1;
         ch_nap_ms(10);
     }
 }
 
-static void describe(char *buf, size_t cap, long h)
+void describe(char *buf, size_t cap, long h)
 {
-    const ch_cmd *c = &G.obs.cmds[h];
+    const ch_cmd *c = &CH.obs.cmds[h];
 
-    snprintf(buf, cap, "(sqlease pid %d, CMD pid %ld, token %lld)", (int)G.inst[c->inst].pid,
+    snprintf(buf, cap, "(sqlease pid %d, CMD pid %ld, token %lld)", (int)CH.inst[c->inst].pid,
              c->pid, (long long)c->token);
 }
 
@@ -625,37 +595,37 @@ static void describe(char *buf, size_t cap, long h)
  * another instance must hold within ttl + retry. */
 static void fault_kill(long h)
 {
-    ch_cmd c = G.obs.cmds[h];
+    ch_cmd c = CH.obs.cmds[h];
     char d[160];
     int64_t t, succ;
 
     describe(d, sizeof d, h);
     fault_begin(F_KILL, c.inst, d);
-    G.inst[c.inst].expect_exit = 1;
+    CH.inst[c.inst].expect_exit = 1;
     t = ch_mono_ms();
-    kill(G.inst[c.inst].pid, SIGKILL);
+    kill(CH.inst[c.inst].pid, SIGKILL);
     if (!await_gone(c.pid, t + 1000))
-        ch_violation(&G.obs, "kill-holder: CMD pid %ld of instance %d still running 1 s after "
+        ch_violation(&CH.obs, "kill-holder: CMD pid %ld of instance %d still running 1 s after "
                      "its sqlease was killed", c.pid, c.inst);
     reap_instance(c.inst, 2000);
-    if (ch_group_members(G.inst[c.inst].pid) > 0)
-        ch_violation(&G.obs, "kill-holder: instance %d's process group outlived sqlease",
+    if (ch_group_members(CH.inst[c.inst].pid) > 0)
+        ch_violation(&CH.obs, "kill-holder: instance %d's process group outlived sqlease",
                      c.inst);
     ch_nap_ms(200);
     restart_instance(c.inst);
-    succ = await_successor(t, G.ttl + G.retry + 3000);
-    if (succ < 0 || succ > G.ttl + G.retry + 1000)
-        ch_violation(&G.obs, "kill-holder: no successor within ttl + retry + 1 s (%lld ms)",
+    succ = await_successor(t, CH.ttl + CH.retry + 3000);
+    if (succ < 0 || succ > CH.ttl + CH.retry + 1000)
+        ch_violation(&CH.obs, "kill-holder: no successor within ttl + retry + 1 s (%lld ms)",
                      (long long)succ);
     if (succ >= 0)
-        note_max(&G.obs.crash_successor_max, succ);
+        note_max(&CH.obs.crash_successor_max, succ);
 }
 
 /* SIGTERM the holder's sqlease: it stops CMD, releases, and another
  * instance holds within one retry (plus a second for CMD's start). */
 static void fault_graceful(long h)
 {
-    ch_cmd c = G.obs.cmds[h];
+    ch_cmd c = CH.obs.cmds[h];
     char d[160];
     int64_t t, succ;
     int st;
@@ -663,18 +633,18 @@ static void fault_graceful(long h)
     describe(d, sizeof d, h);
     fault_begin(F_GRACEFUL, c.inst, d);
     t = ch_mono_ms();
-    G.inst[c.inst].expect_exit = 1;
-    kill(G.inst[c.inst].pid, SIGTERM);
+    CH.inst[c.inst].expect_exit = 1;
+    kill(CH.inst[c.inst].pid, SIGTERM);
     st = reap_instance(c.inst, 10000);
     if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-        ch_violation(&G.obs, "graceful-stop: instance %d exited with wait status %d", c.inst,
+        ch_violation(&CH.obs, "graceful-stop: instance %d exited with wait status %d", c.inst,
                      st);
-    succ = await_successor(t, G.retry + G.grace + 3000);
-    if (succ < 0 || succ > G.retry + G.grace + 1000)
-        ch_violation(&G.obs, "graceful-stop: no successor within retry + kill grace + 1 s "
+    succ = await_successor(t, CH.retry + CH.grace + 3000);
+    if (succ < 0 || succ > CH.retry + CH.grace + 1000)
+        ch_violation(&CH.obs, "graceful-stop: no successor within retry + kill grace + 1 s "
                      "(%lld ms)", (long long)succ);
     if (succ >= 0)
-        note_max(&G.obs.graceful_successor_max, succ);
+        note_max(&CH.obs.graceful_successor_max, succ);
     restart_instance(c.inst);
 }
 
@@ -684,19 +654,19 @@ static void fault_graceful(long h)
  * overlap. */
 static void fault_pause(long h)
 {
-    ch_cmd c = G.obs.cmds[h];
+    ch_cmd c = CH.obs.cmds[h];
     char d[160];
-    pid_t pg = G.inst[c.inst].pid;
+    pid_t pg = CH.inst[c.inst].pid;
     int64_t t, cont;
     size_t fi;
 
     describe(d, sizeof d, h);
     fault_begin(F_PAUSE, c.inst, d);
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     t = ch_mono_ms();
     kill(-pg, SIGSTOP);
     kill(-(pid_t)c.pid, SIGSTOP);
-    sleep_mon(G.ttl + 1500);
+    sleep_mon(CH.ttl + 1500);
     cont = ch_mono_ms();
     kill(-pg, SIGCONT);
     kill(-(pid_t)c.pid, SIGCONT);
@@ -709,12 +679,12 @@ static void fault_pause(long h)
         }
     }
     if (!await_gone(c.pid, cont + 1000)) {
-        ch_violation(&G.obs, "pause-instance: resumed CMD pid %ld of instance %d still running "
+        ch_violation(&CH.obs, "pause-instance: resumed CMD pid %ld of instance %d still running "
                      "1 s after SIGCONT", c.pid, c.inst);
     } else {
         const ch_cmd *cc = cmd_by_pid(c.pid);
         if (cc != NULL && cc->end >= 0)
-            note_max(&G.obs.resume_stop_max, cc->end > cont ? cc->end - cont : 0);
+            note_max(&CH.obs.resume_stop_max, cc->end > cont ? cc->end - cont : 0);
     }
 }
 
@@ -723,28 +693,28 @@ static void fault_pause(long h)
  * the freeze) plus the guard's slack. */
 static void fault_freeze(long h)
 {
-    ch_cmd c = G.obs.cmds[h];
+    ch_cmd c = CH.obs.cmds[h];
     char d[160];
-    pid_t pid = G.inst[c.inst].pid;
+    pid_t pid = CH.inst[c.inst].pid;
     int64_t t, bound;
     size_t fi;
 
     describe(d, sizeof d, h);
     fault_begin(F_FREEZE, c.inst, d);
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     t = ch_mono_ms();
     kill(pid, SIGSTOP);
-    bound = t + G.rd + G.slack + 500;
+    bound = t + CH.rd + CH.slack + 500;
     if (!await_gone(c.pid, bound)) {
-        ch_violation(&G.obs, "freeze-sqlease: CMD pid %ld of instance %d still running %lld ms "
+        ch_violation(&CH.obs, "freeze-sqlease: CMD pid %ld of instance %d still running %lld ms "
                      "after its sqlease was frozen (renew deadline %lld ms)", c.pid, c.inst,
-                     (long long)(ch_mono_ms() - t), (long long)G.rd);
+                     (long long)(ch_mono_ms() - t), (long long)CH.rd);
     } else {
         const ch_cmd *cc = cmd_by_pid(c.pid);
         if (cc != NULL && cc->end >= 0)
-            note_max(&G.obs.freeze_stop_max, cc->end - t);
+            note_max(&CH.obs.freeze_stop_max, cc->end - t);
     }
-    sleep_mon(t + G.ttl + 1000 - ch_mono_ms());
+    sleep_mon(t + CH.ttl + 1000 - ch_mono_ms());
     kill(pid, SIGCONT);
     fault_heal(fi);
 }
@@ -754,22 +724,24 @@ static void fault_freeze(long h)
  * write through the partition and need the SIGKILL). */
 static void fault_partition(long h)
 {
-    ch_cmd c = G.obs.cmds[h];
+    ch_cmd c = CH.obs.cmds[h];
     char d[160];
     int64_t t, bound;
     size_t fi;
 
     describe(d, sizeof d, h);
     fault_begin(F_PARTITION, c.inst, d);
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     t = ch_mono_ms();
-    ch_proxy_blackhole(G.proxy, c.inst, 1);
-    bound = t + G.rd + G.slack + G.grace + 500;
+    ch_proxy_blackhole(CH.proxy, c.inst, 1);
+    ch_proxy_blackhole(CH.proxy, CH.ninst + c.inst, 1);
+    bound = t + CH.rd + CH.slack + CH.grace + 500;
     if (!await_gone(c.pid, bound))
-        ch_violation(&G.obs, "partition: CMD pid %ld of instance %d still running %lld ms after "
+        ch_violation(&CH.obs, "partition: CMD pid %ld of instance %d still running %lld ms after "
                      "the partition began", c.pid, c.inst, (long long)(ch_mono_ms() - t));
-    sleep_mon(t + G.ttl + 2000 - ch_mono_ms());
-    ch_proxy_blackhole(G.proxy, c.inst, 0);
+    sleep_mon(t + CH.ttl + 2000 - ch_mono_ms());
+    ch_proxy_blackhole(CH.proxy, c.inst, 0);
+    ch_proxy_blackhole(CH.proxy, CH.ninst + c.inst, 0);
     fault_heal(fi);
 }
 
@@ -781,18 +753,18 @@ static void check_db_outage(const char *what, int64_t t_down, int64_t t_start, i
 {
     int64_t back;
 
-    for (size_t i = 0; i < G.obs.ncmds; i++)
-        if (G.obs.cmds[i].start > t_down && G.obs.cmds[i].start < t_start)
-            ch_violation(&G.obs, "%s: instance %d started CMD (token %lld) while the database "
-                         "was down", what, G.obs.cmds[i].inst, (long long)G.obs.cmds[i].token);
-    back = await_successor(t_start, t_up - t_start + G.retry + 5000);
+    for (size_t i = 0; i < CH.obs.ncmds; i++)
+        if (CH.obs.cmds[i].start > t_down && CH.obs.cmds[i].start < t_start)
+            ch_violation(&CH.obs, "%s: instance %d started CMD (token %lld) while the database "
+                         "was down", what, CH.obs.cmds[i].inst, (long long)CH.obs.cmds[i].token);
+    back = await_successor(t_start, t_up - t_start + CH.retry + 5000);
     if (back >= 0)
         back = back > t_up - t_start ? back - (t_up - t_start) : 0;
-    if (back < 0 || back > G.retry + 1000)
-        ch_violation(&G.obs, "%s: no holder within one retry (+1 s) of the database coming "
+    if (back < 0 || back > CH.retry + 1000)
+        ch_violation(&CH.obs, "%s: no holder within one retry (+1 s) of the database coming "
                      "back (%lld ms)", what, (long long)back);
     if (back >= 0)
-        note_max(&G.obs.db_back_holder_max, back);
+        note_max(&CH.obs.db_back_holder_max, back);
 }
 
 static void fault_restart_short(void)
@@ -800,18 +772,18 @@ static void fault_restart_short(void)
     size_t fi;
 
     fault_begin(F_RESTART_SHORT, -1, "(database restart)");
-    fi = G.obs.nfaults - 1;
-    if (G.restart_cmd != NULL) {
-        G.db_down = 1;
-        if (run_cmd("database restart", G.restart_cmd) == 0)
-            G.db_down = 0;
+    fi = CH.obs.nfaults - 1;
+    if (CH.restart_cmd != NULL) {
+        CH.db_down = 1;
+        if (run_cmd("database restart", CH.restart_cmd) == 0)
+            CH.db_down = 0;
     } else {
         db_stop();
         db_start();
     }
     fault_heal(fi);
-    if (G.db_down)
-        ch_violation(&G.obs, "restart-short: the database did not come back");
+    if (CH.db_down)
+        ch_violation(&CH.obs, "restart-short: the database did not come back");
 }
 
 /* Down past the renew deadline: every CMD must be stopped by then, none
@@ -823,19 +795,19 @@ static void fault_restart_long(void)
     size_t fi;
 
     fault_begin(F_RESTART_LONG, -1, "(database down past the renew deadline)");
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     db_stop();
     t_down = ch_mono_ms();
-    sleep_mon(G.rd + G.slack + G.grace + 700);
-    for (size_t i = 0; i < G.obs.ncmds; i++)
-        if (G.obs.cmds[i].end < 0)
-            ch_violation(&G.obs, "restart-long: instance %d's CMD pid %ld still running %lld ms "
-                         "after the database went away", G.obs.cmds[i].inst, G.obs.cmds[i].pid,
+    sleep_mon(CH.rd + CH.slack + CH.grace + 700);
+    for (size_t i = 0; i < CH.obs.ncmds; i++)
+        if (CH.obs.cmds[i].end < 0)
+            ch_violation(&CH.obs, "restart-long: instance %d's CMD pid %ld still running %lld ms "
+                         "after the database went away", CH.obs.cmds[i].inst, CH.obs.cmds[i].pid,
                          (long long)(ch_mono_ms() - t_down));
     sleep_mon(ch_rng_range(0, 1500));
     t_start = ch_mono_ms();
     if (db_start() != 0) {
-        ch_violation(&G.obs, "restart-long: the database did not come back");
+        ch_violation(&CH.obs, "restart-long: the database did not come back");
         return;
     }
     t_up = ch_mono_ms();
@@ -848,10 +820,10 @@ static void fault_restart_long(void)
  * the lock, up to the query timeout) and must stop by its deadline. */
 static void fault_hung(long h)
 {
-    ch_cmd c = G.obs.cmds[h];
-    const char *begin = strcmp(G.dialect, "sqlite") == 0 ? "BEGIN IMMEDIATE"
-                        : strcmp(G.dialect, "mysql") == 0 ? "START TRANSACTION"
-                        : strcmp(G.dialect, "sqlserver") == 0 ? "BEGIN TRANSACTION"
+    ch_cmd c = CH.obs.cmds[h];
+    const char *begin = strcmp(CH.dialect, "sqlite") == 0 ? "BEGIN IMMEDIATE"
+                        : strcmp(CH.dialect, "mysql") == 0 ? "START TRANSACTION"
+                        : strcmp(CH.dialect, "sqlserver") == 0 ? "BEGIN TRANSACTION"
                         : "BEGIN";
     char q[256], d[160];
     int64_t t, bound;
@@ -863,7 +835,7 @@ static void fault_hung(long h)
         say("hung-statement: cannot open a transaction; skipped");
         return;
     }
-    snprintf(q, sizeof q, "UPDATE %s SET version = version WHERE name = '%s'", G.lease_table,
+    snprintf(q, sizeof q, "UPDATE %s SET version = version WHERE name = '%s'", CH.lease_table,
              LEASE_NAME);
     if (sql(q, NULL) != SQLEASE_OK) {
         (void)sql("ROLLBACK", NULL);
@@ -872,69 +844,99 @@ static void fault_hung(long h)
     }
     describe(d, sizeof d, h);
     fault_begin(F_HUNG, c.inst, d);
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     t = ch_mono_ms();
-    bound = t + G.rd + G.slack + G.grace + 500;
+    bound = t + CH.rd + CH.slack + CH.grace + 500;
     if (!await_gone(c.pid, bound))
-        ch_violation(&G.obs, "hung-statement: CMD pid %ld of instance %d still running %lld ms "
+        ch_violation(&CH.obs, "hung-statement: CMD pid %ld of instance %d still running %lld ms "
                      "after the lease row was locked", c.pid, c.inst,
                      (long long)(ch_mono_ms() - t));
-    sleep_mon(t + G.ttl + 1000 - ch_mono_ms());
+    sleep_mon(t + CH.ttl + 1000 - ch_mono_ms());
     if (sql("ROLLBACK", NULL) != SQLEASE_OK)
         say("hung-statement: ROLLBACK failed; the connection is dropped instead");
     fault_heal(fi);
-    for (size_t i = 0; i < G.obs.ncmds; i++)
-        if (G.obs.cmds[i].start > t && G.obs.cmds[i].start < G.obs.faults[fi].healed)
+    for (size_t i = 0; i < CH.obs.ncmds; i++)
+        if (CH.obs.cmds[i].start > t && CH.obs.cmds[i].start < CH.obs.faults[fi].healed)
             say("note: instance %d took the lease while its row was locked",
-                G.obs.cmds[i].inst);
+                CH.obs.cmds[i].inst);
 }
 
 /* ------------------------------------------------------------------ */
 /* Scenarios                                                           */
 /* ------------------------------------------------------------------ */
 
-static int kind_applies(int k)
+int kind_applies(int k)
 {
-    int server = strcmp(G.dialect, "sqlite") != 0;
+    int server = strcmp(CH.dialect, "sqlite") != 0;
 
     switch (k) {
     case F_PARTITION:
-        return server && G.proxy != NULL;
+        return server && CH.proxy != NULL;
     case F_RESTART_SHORT:
-        return server && (G.restart_cmd != NULL || (G.stop_cmd != NULL && G.start_cmd != NULL));
+        return server && (CH.restart_cmd != NULL || (CH.stop_cmd != NULL && CH.start_cmd != NULL));
     case F_RESTART_LONG:
-        return server && G.stop_cmd != NULL && G.start_cmd != NULL;
+        return server && CH.stop_cmd != NULL && CH.start_cmd != NULL;
+    case F_RESET:
+        return 0;
     default:
-        return 1;
+        return k < F_FIRST_KERNEL ? 1 : kernel_kind_applies(k);
     }
+}
+
+void run_fault(int kind, long h)
+{
+    switch (kind) {
+    case F_KILL: fault_kill(h); break;
+    case F_PAUSE: fault_pause(h); break;
+    case F_FREEZE: fault_freeze(h); break;
+    case F_GRACEFUL: fault_graceful(h); break;
+    case F_PARTITION: fault_partition(h); break;
+    case F_RESTART_SHORT: fault_restart_short(); break;
+    case F_RESTART_LONG: fault_restart_long(); break;
+    case F_HUNG: fault_hung(h); break;
+    default: run_kernel_fault(kind, h); break;
+    }
+}
+
+/* When the last fault ended (the start of the run before the first). */
+int64_t last_fault_end(void)
+{
+    const ch_fault *f;
+
+    if (CH.obs.nfaults == 0)
+        return CH.t0;
+    f = &CH.obs.faults[CH.obs.nfaults - 1];
+    return f->healed > 0 ? f->healed : f->at;
 }
 
 /* Faults one at a time from a shuffled bag of the kinds that apply, so a
  * run of a couple of minutes sees every kind; each followed by a wait for
- * a single holder again. */
+ * the fleet to settle on a single holder again.  The kernel, server and
+ * job-control kinds join the bag with --kinds all (the long soak). */
 static void scenario_chaos(void)
 {
     int bag[F_NKINDS], nbag = 0, next = 0;
-    int64_t end = G.t0 + G.seconds * 1000;
+    int last = CH.kinds_all ? F_NKINDS : F_FIRST_KERNEL;
+    int64_t end = CH.t0 + CH.seconds * 1000;
 
-    for (int k = 0; k < F_NKINDS; k++)
-        if (!kind_applies(k))
+    for (int k = 0; k < last; k++)
+        if (k != F_RESET && !kind_applies(k))
             say("fault %s does not apply here; skipped", ch_fault_names[k]);
-    while (!interrupted) {
+    while (!ch_interrupted) {
         long h;
-        int kind;
 
-        h = await_single_holder(500, 20000);
+        h = settle(last_fault_end(), 0);
         if (h < 0) {
-            ch_violation(&G.obs, "no single holder within 20 s%s",
-                         G.obs.nfaults ? " after the last fault" : " of the start");
+            ch_violation(&CH.obs, "no single holder within %lld s%s",
+                         (long long)(CH.give_up / 1000),
+                         CH.obs.nfaults ? " after the last fault" : " of the start");
             return;
         }
         if (ch_mono_ms() + 5000 > end)
             break;
         if (next == nbag) {
             nbag = 0;
-            for (int k = 0; k < F_NKINDS; k++)
+            for (int k = 0; k < last; k++)
                 if (kind_applies(k))
                     bag[nbag++] = k;
             for (int i = nbag - 1; i > 0; i--) {
@@ -944,20 +946,10 @@ static void scenario_chaos(void)
             }
             next = 0;
         }
-        kind = bag[next++];
-        switch (kind) {
-        case F_KILL: fault_kill(h); break;
-        case F_PAUSE: fault_pause(h); break;
-        case F_FREEZE: fault_freeze(h); break;
-        case F_GRACEFUL: fault_graceful(h); break;
-        case F_PARTITION: fault_partition(h); break;
-        case F_RESTART_SHORT: fault_restart_short(); break;
-        case F_RESTART_LONG: fault_restart_long(); break;
-        case F_HUNG: fault_hung(h); break;
-        }
+        run_fault(bag[next++], h);
         sleep_mon(ch_rng_range(200, 1000));
     }
-    if (!interrupted && ch_mono_ms() < end)
+    if (!ch_interrupted && ch_mono_ms() < end)
         sleep_mon(end - ch_mono_ms());
 }
 
@@ -971,17 +963,17 @@ static void scenario_reconnect_short(void)
     size_t fi;
 
     if (h < 0) {
-        ch_violation(&G.obs, "reconnect-short: no single holder within 30 s of the start");
+        ch_violation(&CH.obs, "reconnect-short: no single holder within 30 s of the start");
         return;
     }
-    c = G.obs.cmds[h];
+    c = CH.obs.cmds[h];
     fault_begin(F_RESTART_SHORT, c.inst, "(database restart under a holder)");
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     t0 = ch_mono_ms();
-    if (G.restart_cmd != NULL) {
-        G.db_down = 1;
-        if (run_cmd("database restart", G.restart_cmd) == 0)
-            G.db_down = 0;
+    if (CH.restart_cmd != NULL) {
+        CH.db_down = 1;
+        if (run_cmd("database restart", CH.restart_cmd) == 0)
+            CH.db_down = 0;
     } else {
         db_stop();
         db_start();
@@ -989,29 +981,29 @@ static void scenario_reconnect_short(void)
     t1 = ch_mono_ms();
     fault_heal(fi);
     say("database was away for at most %lld ms (renew deadline - heartbeat: %lld ms)",
-        (long long)(t1 - t0), (long long)(G.rd - G.hb));
-    if (G.db_down) {
-        ch_violation(&G.obs, "reconnect-short: the database did not come back");
+        (long long)(t1 - t0), (long long)(CH.rd - CH.hb));
+    if (CH.db_down) {
+        ch_violation(&CH.obs, "reconnect-short: the database did not come back");
         return;
     }
-    if (t1 - t0 >= G.rd - G.hb)
-        ch_violation(&G.obs, "reconnect-short: the restart took %lld ms, not less than renew "
+    if (t1 - t0 >= CH.rd - CH.hb)
+        ch_violation(&CH.obs, "reconnect-short: the restart took %lld ms, not less than renew "
                      "deadline - heartbeat (%lld ms): the scenario cannot show anything",
-                     (long long)(t1 - t0), (long long)(G.rd - G.hb));
+                     (long long)(t1 - t0), (long long)(CH.rd - CH.hb));
     /* Past the deadline the holder had at the restart: it must have
      * renewed through a new connection to be still running. */
-    sleep_mon(t0 + G.rd + 2000 - ch_mono_ms());
-    for (size_t i = 0; i < G.obs.ncmds; i++) {
-        const ch_cmd *x = &G.obs.cmds[i];
+    sleep_mon(t0 + CH.rd + 2000 - ch_mono_ms());
+    for (size_t i = 0; i < CH.obs.ncmds; i++) {
+        const ch_cmd *x = &CH.obs.cmds[i];
         if (x->pid == c.pid && x->end >= 0)
-            ch_violation(&G.obs, "reconnect-short: the holder's CMD stopped at +%lld ms",
+            ch_violation(&CH.obs, "reconnect-short: the holder's CMD stopped at +%lld ms",
                          (long long)(x->end - t0));
         if (x->start > t0)
-            ch_violation(&G.obs, "reconnect-short: instance %d started CMD (token %lld) at "
+            ch_violation(&CH.obs, "reconnect-short: instance %d started CMD (token %lld) at "
                          "+%lld ms: a handover or a restart", x->inst, (long long)x->token,
                          (long long)(x->start - t0));
     }
-    if (G.obs.nviolations == 0)
+    if (CH.obs.nviolations == 0)
         say("reconnect-short: the holder (instance %d, token %lld) kept working throughout",
             c.inst, (long long)c.token);
 }
@@ -1027,31 +1019,31 @@ static void scenario_reconnect_long(void)
     size_t fi;
 
     if (h < 0) {
-        ch_violation(&G.obs, "reconnect-long: no single holder within 30 s of the start");
+        ch_violation(&CH.obs, "reconnect-long: no single holder within 30 s of the start");
         return;
     }
-    c = G.obs.cmds[h];
+    c = CH.obs.cmds[h];
     fault_begin(F_RESTART_LONG, c.inst, "(database down past the renew deadline)");
-    fi = G.obs.nfaults - 1;
+    fi = CH.obs.nfaults - 1;
     db_stop();
     t_down = ch_mono_ms();
-    sleep_mon(G.rd + 3000);
-    for (size_t i = 0; i < G.obs.ncmds; i++) {
-        const ch_cmd *x = &G.obs.cmds[i];
+    sleep_mon(CH.rd + 3000);
+    for (size_t i = 0; i < CH.obs.ncmds; i++) {
+        const ch_cmd *x = &CH.obs.cmds[i];
         if (x->pid == c.pid)
             stopped_at = x->end;
-        if (x->end < 0 || x->end > t_down + G.rd + G.slack + 500)
-            ch_violation(&G.obs, "reconnect-long: instance %d's CMD (token %lld) %s",
+        if (x->end < 0 || x->end > t_down + CH.rd + CH.slack + 500)
+            ch_violation(&CH.obs, "reconnect-long: instance %d's CMD (token %lld) %s",
                          x->inst, (long long)x->token,
                          x->end < 0 ? "still running with the database down"
                                     : "stopped after its renew deadline");
     }
     if (stopped_at >= 0)
         say("the holder stopped %lld ms after the database went away (renew deadline %lld ms)",
-            (long long)(stopped_at - t_down), (long long)G.rd);
+            (long long)(stopped_at - t_down), (long long)CH.rd);
     t_start = ch_mono_ms();
     if (db_start() != 0) {
-        ch_violation(&G.obs, "reconnect-long: the database did not come back");
+        ch_violation(&CH.obs, "reconnect-long: the database did not come back");
         return;
     }
     t_up = ch_mono_ms();
@@ -1059,7 +1051,7 @@ static void scenario_reconnect_long(void)
     check_db_outage("reconnect-long", t_down, t_start, t_up);
     sleep_mon(3000);
     if (open_cmds() != 1)
-        ch_violation(&G.obs, "reconnect-long: %d CMDs running 3 s after the first start, "
+        ch_violation(&CH.obs, "reconnect-long: %d CMDs running 3 s after the first start, "
                      "expected exactly 1", open_cmds());
 }
 
@@ -1077,23 +1069,24 @@ static void scenario_partition_shutdown(void)
     size_t fi;
     pid_t pid;
 
-    if (h < 0 || G.proxy == NULL) {
-        ch_violation(&G.obs, "partition-shutdown: %s", G.proxy == NULL
+    if (h < 0 || CH.proxy == NULL) {
+        ch_violation(&CH.obs, "partition-shutdown: %s", CH.proxy == NULL
                      ? "needs a server database and its port" : "no single holder");
         return;
     }
-    c = G.obs.cmds[h];
-    pid = G.inst[c.inst].pid;
+    c = CH.obs.cmds[h];
+    pid = CH.inst[c.inst].pid;
     fault_begin(F_PARTITION, c.inst, "(then SIGTERM to its sqlease)");
-    fi = G.obs.nfaults - 1;
-    ch_proxy_blackhole(G.proxy, c.inst, 1);
-    sleep_mon(G.hb + 500); /* a renew is now in flight, unanswered */
+    fi = CH.obs.nfaults - 1;
+    ch_proxy_blackhole(CH.proxy, c.inst, 1);
+    ch_proxy_blackhole(CH.proxy, CH.ninst + c.inst, 1);
+    sleep_mon(CH.hb + 500); /* a renew is now in flight, unanswered */
     t = ch_mono_ms();
-    G.inst[c.inst].expect_exit = 1;
+    CH.inst[c.inst].expect_exit = 1;
     kill(pid, SIGTERM);
-    bound = t + 3 * G.qtimeout + G.grace + 1000;
+    bound = t + 3 * CH.qtimeout + CH.grace + 1000;
     heal_at = t + 30000;
-    while (ch_mono_ms() < heal_at && !interrupted) {
+    while (ch_mono_ms() < heal_at && !ch_interrupted) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             exited = 1;
             break;
@@ -1103,20 +1096,25 @@ static void scenario_partition_shutdown(void)
     }
     if (exited) {
         say("partitioned sqlease exited %lld ms after SIGTERM", (long long)(ch_mono_ms() - t));
-        G.inst[c.inst].pid = 0;
+        CH.inst[c.inst].pid = 0;
     }
     if (!exited || ch_mono_ms() > bound)
-        ch_violation(&G.obs, "partition-shutdown: sqlease (pid %d) %s %lld ms after SIGTERM "
+        ch_violation(&CH.obs, "partition-shutdown: sqlease (pid %d) %s %lld ms after SIGTERM "
                      "(query timeout %lld ms): stopping waits on a statement the network "
                      "never answers", (int)pid, exited ? "exited only" : "still running",
-                     (long long)(ch_mono_ms() - t), (long long)G.qtimeout);
-    ch_proxy_blackhole(G.proxy, c.inst, 0);
+                     (long long)(ch_mono_ms() - t), (long long)CH.qtimeout);
+    ch_proxy_blackhole(CH.proxy, c.inst, 0);
+    ch_proxy_blackhole(CH.proxy, CH.ninst + c.inst, 0);
     fault_heal(fi);
     if (!exited) {
         int64_t healed = ch_mono_ms();
         reap_instance(c.inst, 20000);
         say("after the heal it exited in %lld ms", (long long)(ch_mono_ms() - healed));
     }
+    /* The others take over once the released (or expired) row allows:
+     * that is this fault's recovery, so the run ends only after it. */
+    restart_instance(c.inst);
+    (void)settle(CH.obs.faults[fi].healed, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1129,64 +1127,69 @@ static void scenario_partition_shutdown(void)
  * and counted as orphaned. */
 static void teardown(void)
 {
-    G.obs.t_end = ch_mono_ms();
+    CH.obs.t_end = ch_mono_ms();
     say("shutting down");
-    for (int i = 0; i < G.ninst; i++)
-        ch_proxy_blackhole(G.proxy, i, 0);
-    if (G.db_down && G.start_cmd != NULL)
+    scenarios_teardown(); /* kernel rules gone, server resumed, every leg forwarding */
+    if (CH.db_down && CH.start_cmd != NULL)
         db_start();
-    for (int i = 0; i < G.ninst; i++)
-        if (G.inst[i].pid > 0) {
-            kill(-G.inst[i].pid, SIGCONT);
-            G.inst[i].expect_exit = 1;
+    for (int i = 0; i < CH.ninst; i++)
+        if (CH.inst[i].pid > 0) {
+            kill(-CH.inst[i].pid, SIGCONT);
+            CH.inst[i].expect_exit = 1;
         }
-    for (size_t i = 0; i < G.obs.ncmds; i++)
-        if (G.obs.cmds[i].end < 0)
-            kill(-(pid_t)G.obs.cmds[i].pid, SIGCONT);
-    for (int i = 0; i < G.ninst; i++)
-        if (G.inst[i].pid > 0)
-            kill(G.inst[i].pid, SIGTERM);
-    for (int i = 0; i < G.ninst; i++) {
-        pid_t pg = G.inst[i].pid;
+    for (size_t i = 0; i < CH.obs.ncmds; i++)
+        if (CH.obs.cmds[i].end < 0)
+            kill(-(pid_t)CH.obs.cmds[i].pid, SIGCONT);
+    for (int i = 0; i < CH.ninst; i++)
+        if (CH.inst[i].pid > 0)
+            kill(CH.inst[i].pid, SIGTERM);
+    for (int i = 0; i < CH.ninst; i++) {
+        pid_t pg = CH.inst[i].pid;
         int st;
 
         if (pg <= 0)
             continue;
         st = reap_instance(i, 15000);
-        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-            ch_violation(&G.obs, "instance %d did not exit 0 on SIGTERM (wait status %d)", i,
+        /* supervise exits 0 on SIGTERM; run 143 (128 + SIGTERM) */
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == (CH.inst[i].mode == MODE_RUN ? 143 : 0)))
+            ch_violation(&CH.obs, "instance %d did not exit 0 on SIGTERM (wait status %d)", i,
                          st);
         if (ch_group_members(pg) > 0) {
-            G.obs.orphans++;
-            ch_violation(&G.obs, "instance %d left processes in its group %d", i, (int)pg);
+            CH.obs.orphans++;
+            ch_violation(&CH.obs, "instance %d left processes in its group %d", i, (int)pg);
             kill(-pg, SIGKILL);
         }
     }
     ch_nap_ms(200);
     monitor();
-    for (size_t i = 0; i < G.obs.ncmds; i++) {
-        long pid = G.obs.cmds[i].pid;
+    for (size_t i = 0; i < CH.obs.ncmds; i++) {
+        long pid = CH.obs.cmds[i].pid;
         if (!ch_pid_gone(pid) || ch_group_members(pid) > 0) {
-            G.obs.orphans++;
-            ch_violation(&G.obs, "orphaned CMD pid %ld (instance %d) still running", pid,
-                         G.obs.cmds[i].inst);
+            CH.obs.orphans++;
+            ch_violation(&CH.obs, "orphaned CMD pid %ld (instance %d) still running", pid,
+                         CH.obs.cmds[i].inst);
             kill(-(pid_t)pid, SIGKILL);
             kill((pid_t)pid, SIGKILL);
         }
     }
-    ch_proxy_stop(G.proxy);
-    G.proxy = NULL;
+    ch_proxy_stop(CH.proxy);
+    CH.proxy = NULL;
 }
 
 static void usage(void)
 {
-    printf("usage: sqlease-chaos [--seconds N] [--seed S] [--scenario chaos|reconnect-short|"
-           "reconnect-long|partition-shutdown]\n"
-           "                     [--sqlease PATH] [--dsn CONN] [--db-host H] [--db-port P]\n"
-           "                     [--stop-cmd CMD] [--start-cmd CMD] [--restart-cmd CMD]\n"
-           "                     [--instances N] [--keep]\n"
-           "Environment: SQLEASE_BIN, SQLEASE_TEST_DSN, SQLEASE_DB_PORT, SQLEASE_DB_STOP,\n"
-           "SQLEASE_DB_START, SQLEASE_DB_RESTART.  Exit 0 when no rule was violated.\n");
+    printf("usage: sqlease-chaos [--seconds N] [--seed S]\n"
+           "                     [--scenario chaos|kernel|reconnect-short|reconnect-long|"
+           "partition-shutdown]\n"
+           "                     [--kinds base|all] [--faults KIND,...] [--short-fault D]\n"
+           "                     [--long-fault D]\n"
+           "                     [--give-up D] [--sqlease PATH] [--dsn CONN] [--db-host H]\n"
+           "                     [--db-port P] [--stop-cmd CMD] [--start-cmd CMD]\n"
+           "                     [--restart-cmd CMD] [--pids-cmd CMD] [--instances N] [--keep]\n"
+           "Durations take a unit (500ms, 2s).  Environment: SQLEASE_BIN, SQLEASE_TEST_DSN,\n"
+           "SQLEASE_DB_PORT, SQLEASE_DB_STOP, SQLEASE_DB_START, SQLEASE_DB_RESTART,\n"
+           "SQLEASE_DB_PIDS_CMD.  Kernel faults (nftables) need root and nft; without them\n"
+           "they are skipped, and said so.  Exit 0 when no rule was violated.\n");
 }
 
 static const char *env_or(const char *name, const char *dflt)
@@ -1196,19 +1199,73 @@ static const char *env_or(const char *name, const char *dflt)
     return v != NULL && v[0] != '\0' ? v : dflt;
 }
 
+/* A duration flag's value through the library's own parser (a unit is
+ * required), so the harness takes exactly what the CLI takes. */
+static int parse_ms(const char *flag, const char *text, int64_t *ms)
+{
+    sqlease_error err;
+
+    memset(&err, 0, sizeof err);
+    if (sqlease_parse_duration(text, ms, &err) != SQLEASE_OK || *ms <= 0) {
+        fprintf(stderr, "chaos: %s: %s\n", flag, err.message[0] ? err.message
+                                                                 : "must be more than 0");
+        return -1;
+    }
+    return 0;
+}
+
+static int scenario_known(const char *s)
+{
+    static const char *const known[] = {"chaos", "kernel", "reconnect-short",
+                                        "reconnect-long", "partition-shutdown"};
+
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(s, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* --faults names kinds of the kernel list (or silent-login); a name that
+ * is none of them would silently run nothing. */
+static int faults_known(const char *list)
+{
+    for (const char *p = list; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        int ok = len == strlen("silent-login") && strncmp(p, "silent-login", len) == 0;
+
+        for (int k = F_FIRST_KERNEL; k < F_RESET && !ok; k++)
+            ok = strlen(ch_fault_names[k]) == len && strncmp(p, ch_fault_names[k], len) == 0;
+        if (!ok) {
+            fprintf(stderr, "chaos: --faults: unknown fault '%.*s' (silent-login", (int)len, p);
+            for (int k = F_FIRST_KERNEL; k < F_RESET; k++)
+                fprintf(stderr, ", %s", ch_fault_names[k]);
+            fprintf(stderr, ")\n");
+            return 0;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 1;
+}
+
 static int parse_args(int argc, char **argv)
 {
-    G.seconds = 120;
-    G.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    G.scenario = "chaos";
-    G.bin = env_or("SQLEASE_BIN", "build/bin/sqlease");
-    G.dsn_arg = env_or("SQLEASE_TEST_DSN", NULL);
-    G.db_host = "127.0.0.1";
-    G.db_port = atoi(env_or("SQLEASE_DB_PORT", "0"));
-    G.stop_cmd = env_or("SQLEASE_DB_STOP", NULL);
-    G.start_cmd = env_or("SQLEASE_DB_START", NULL);
-    G.restart_cmd = env_or("SQLEASE_DB_RESTART", NULL);
-    G.ninst = 5;
+    const char *kinds = "base";
+
+    CH.seconds = 120;
+    CH.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    CH.scenario = "chaos";
+    CH.bin = env_or("SQLEASE_BIN", "build/bin/sqlease");
+    CH.dsn_arg = env_or("SQLEASE_TEST_DSN", NULL);
+    CH.db_host = "127.0.0.1";
+    CH.db_port = atoi(env_or("SQLEASE_DB_PORT", "0"));
+    CH.stop_cmd = env_or("SQLEASE_DB_STOP", NULL);
+    CH.start_cmd = env_or("SQLEASE_DB_START", NULL);
+    CH.restart_cmd = env_or("SQLEASE_DB_RESTART", NULL);
+    CH.pids_cmd = env_or("SQLEASE_DB_PIDS_CMD", NULL);
+    CH.ninst = 5;
+    CH.give_up = 20000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -1216,7 +1273,7 @@ static int parse_args(int argc, char **argv)
             usage();
             return 0;
         } else if (strcmp(a, "--keep") == 0) {
-            G.keep = 1;
+            CH.keep = 1;
             continue;
         }
         if (v == NULL) {
@@ -1225,88 +1282,156 @@ static int parse_args(int argc, char **argv)
         }
         i++;
         if (strcmp(a, "--seconds") == 0)
-            G.seconds = atoll(v);
+            CH.seconds = atoll(v);
         else if (strcmp(a, "--seed") == 0)
-            G.seed = strtoull(v, NULL, 0);
+            CH.seed = strtoull(v, NULL, 0);
         else if (strcmp(a, "--scenario") == 0)
-            G.scenario = v;
-        else if (strcmp(a, "--sqlease") == 0)
-            G.bin = v;
+            CH.scenario = v;
+        else if (strcmp(a, "--kinds") == 0)
+            kinds = v;
+        else if (strcmp(a, "--faults") == 0)
+            CH.faults = v;
+        else if (strcmp(a, "--short-fault") == 0) {
+            if (parse_ms(a, v, &CH.short_fault) != 0)
+                return 64;
+        } else if (strcmp(a, "--long-fault") == 0) {
+            if (parse_ms(a, v, &CH.long_fault) != 0)
+                return 64;
+        } else if (strcmp(a, "--give-up") == 0) {
+            if (parse_ms(a, v, &CH.give_up) != 0)
+                return 64;
+        } else if (strcmp(a, "--sqlease") == 0)
+            CH.bin = v;
         else if (strcmp(a, "--dsn") == 0)
-            G.dsn_arg = v;
+            CH.dsn_arg = v;
         else if (strcmp(a, "--db-host") == 0)
-            G.db_host = v;
+            CH.db_host = v;
         else if (strcmp(a, "--db-port") == 0)
-            G.db_port = atoi(v);
+            CH.db_port = atoi(v);
         else if (strcmp(a, "--stop-cmd") == 0)
-            G.stop_cmd = v;
+            CH.stop_cmd = v;
         else if (strcmp(a, "--start-cmd") == 0)
-            G.start_cmd = v;
+            CH.start_cmd = v;
         else if (strcmp(a, "--restart-cmd") == 0)
-            G.restart_cmd = v;
+            CH.restart_cmd = v;
+        else if (strcmp(a, "--pids-cmd") == 0)
+            CH.pids_cmd = v;
         else if (strcmp(a, "--instances") == 0)
-            G.ninst = atoi(v);
+            CH.ninst = atoi(v);
         else {
             fprintf(stderr, "chaos: unknown flag '%s'\n", a);
             usage();
             return 64;
         }
     }
-    if (G.seconds < 10 || G.ninst < 2 || G.ninst > MAX_INST ||
-        (strcmp(G.scenario, "chaos") != 0 && strcmp(G.scenario, "reconnect-short") != 0 &&
-         strcmp(G.scenario, "reconnect-long") != 0 &&
-         strcmp(G.scenario, "partition-shutdown") != 0)) {
-        fprintf(stderr, "chaos: --seconds >= 10, --instances 2..%d, --scenario chaos, "
-                        "reconnect-short, reconnect-long or partition-shutdown\n", MAX_INST);
+    if (CH.seconds < 10 || CH.ninst < 2 || CH.ninst > MAX_INST || !scenario_known(CH.scenario) ||
+        (strcmp(kinds, "base") != 0 && strcmp(kinds, "all") != 0)) {
+        fprintf(stderr, "chaos: --seconds >= 10, --instances 2..%d, --kinds base or all, "
+                        "--scenario chaos, kernel, reconnect-short, reconnect-long or "
+                        "partition-shutdown\n", MAX_INST);
         return 64;
     }
-    if (access(G.bin, X_OK) != 0) {
+    CH.kinds_all = strcmp(kinds, "all") == 0;
+    if (CH.faults != NULL && !faults_known(CH.faults))
+        return 64;
+    if (access(CH.bin, X_OK) != 0) {
         fprintf(stderr, "chaos: sqlease binary '%s' not found (--sqlease or SQLEASE_BIN)\n",
-                G.bin);
+                CH.bin);
         return 64;
     }
     return -1;
 }
 
-/* Timings.  The chaos run uses short ones so that a couple of minutes see
- * many faults; the reconnect scenarios need a renew deadline long enough
- * for a real server restart to fit inside renew_deadline - heartbeat. */
-static void set_timings(void)
+/* Timings.  The chaos and kernel runs use short ones so that a couple of
+ * minutes see many faults; the reconnect scenarios need a renew deadline
+ * long enough for a real server restart to fit inside renew_deadline -
+ * heartbeat.  Fault lengths default to one second less than the ttl,
+ * two and a half ttls (fleet cuts) and the ttl + 1.5 s (the rest).  Returns 0, or 64 when a fault length given is on the
+ * wrong side of the ttl. */
+static int set_timings(void)
 {
-    if (strcmp(G.scenario, "chaos") == 0 || strcmp(G.scenario, "partition-shutdown") == 0) {
-        G.ttl = 3000;
-        G.hb = 500;
-        G.rd = 1500;
-        G.retry = 250;
+    if (strcmp(CH.scenario, "reconnect-short") != 0 &&
+        strcmp(CH.scenario, "reconnect-long") != 0) {
+        CH.ttl = 3000;
+        CH.hb = 500;
+        CH.rd = 1500;
+        CH.retry = 250;
     } else {
-        G.ttl = 16000;
-        G.hb = 2000;
-        G.rd = 10000;
-        G.retry = 1000;
+        CH.ttl = 16000;
+        CH.hb = 2000;
+        CH.rd = 10000;
+        CH.retry = 1000;
     }
-    G.grace = 500;
-    G.qtimeout = 1000;
+    CH.grace = 500;
+    CH.qtimeout = 1000;
+    CH.login_timeout = 1000;
     /* The guard's slack, computed as the CLI does. */
-    G.slack = (G.ttl - G.rd - G.grace) / 2;
-    if (G.slack > 100)
-        G.slack = 100;
+    CH.slack = (CH.ttl - CH.rd - CH.grace) / 2;
+    if (CH.slack > 100)
+        CH.slack = 100;
+    if (CH.short_fault == 0)
+        CH.short_fault = CH.ttl - 1000;
+    /* Where a cut of the fleet ends in TCP's retransmission schedule
+     * decides how long a client that only waits on its socket stays cut
+     * off after it: on loopback a segment is resent about 0.21 x 2^k s
+     * after it was first sent (0.2, 0.4, 0.8, 1.7, 3.4, 6.8, 13.4, 26.8 s).
+     * The long fault, 2.5 x ttl = 7.5 s, ends just after the 6.8 s resend
+     * of a statement sent in the first half second of the cut, so the
+     * next one is ~6 s away: the backoff shows, as it does in real
+     * partitions of any length.  (A 6 or 7 s cut ends within a second of
+     * a resend.) */
+    /* A fault on the holder alone, a frozen server and a silent server
+     * need only outlast the ttl for a successor to have to take over:
+     * ttl + 1.5 s, unless --long-fault says otherwise. */
+    CH.over_ttl = CH.long_fault != 0 ? CH.long_fault : CH.ttl + 1500;
+    if (CH.long_fault == 0)
+        CH.long_fault = CH.ttl * 5 / 2;
+    if (CH.short_fault >= CH.ttl || CH.long_fault <= CH.ttl) {
+        fprintf(stderr, "chaos: --short-fault must be shorter than the ttl (%lld ms) and "
+                        "--long-fault longer\n", (long long)CH.ttl);
+        return 64;
+    }
+    /* From the end of a fault to the next holder's CMD start: the row may
+     * need a whole ttl to expire, a follower polls every retry, and its
+     * statement (or connect) may need one timeout to fail first; plus 1 s
+     * for a loaded 2-core machine. */
+    CH.obs.recovery_bound = CH.ttl + CH.retry + CH.qtimeout + 1000;
+    return 0;
 }
 
-/* Per-instance connection: the DSN plus the proxy's port for servers. */
+/* One connection string per proxy leg: the DSN with the server's address
+ * replaced by the leg's port (sqlease of instance i on leg i, its CMD on
+ * leg n + i), or the DSN itself when there is no proxy. */
+static void conn_for_leg(char *buf, size_t cap, int leg)
+{
+    const char *sep = CH.dsn[0] != '\0' && CH.dsn[strlen(CH.dsn) - 1] != ';' ? ";" : "";
+
+    if (CH.proxy != NULL && strcmp(CH.dialect, "postgres") == 0)
+        snprintf(buf, cap, "%s%sServername=127.0.0.1;Port=%d", CH.dsn, sep,
+                 ch_proxy_port(CH.proxy, leg));
+    else if (CH.proxy != NULL && strcmp(CH.dialect, "mysql") == 0)
+        snprintf(buf, cap, "%s%sServer=127.0.0.1;Port=%d", CH.dsn, sep,
+                 ch_proxy_port(CH.proxy, leg));
+    else
+        snprintf(buf, cap, "%s", CH.dsn);
+}
+
 static void set_conns(void)
 {
-    for (int i = 0; i < G.ninst; i++) {
-        const char *sep = G.dsn[0] != '\0' && G.dsn[strlen(G.dsn) - 1] != ';' ? ";" : "";
-
-        if (G.proxy != NULL && strcmp(G.dialect, "postgres") == 0)
-            snprintf(G.inst[i].conn, sizeof G.inst[i].conn, "%s%sServername=127.0.0.1;Port=%d",
-                     G.dsn, sep, ch_proxy_port(G.proxy, i));
-        else if (G.proxy != NULL && strcmp(G.dialect, "mysql") == 0)
-            snprintf(G.inst[i].conn, sizeof G.inst[i].conn, "%s%sServer=127.0.0.1;Port=%d",
-                     G.dsn, sep, ch_proxy_port(G.proxy, i));
-        else
-            snprintf(G.inst[i].conn, sizeof G.inst[i].conn, "%s", G.dsn);
+    for (int i = 0; i < CH.ninst; i++) {
+        conn_for_leg(CH.inst[i].conn, sizeof CH.inst[i].conn, i);
+        conn_for_leg(CH.inst[i].jconn, sizeof CH.inst[i].jconn, CH.ninst + i);
     }
+}
+
+/* The connection string of the harness's silent listener (a listener that
+ * accepts and never answers), or "" when there is none. */
+void silent_conn(char *buf, size_t cap)
+{
+    if (CH.proxy == NULL || CH.silent_leg < 0)
+        buf[0] = '\0';
+    else
+        conn_for_leg(buf, cap, CH.silent_leg);
 }
 
 static void log_quiet(void *ud, int level, const char *line)
@@ -1331,25 +1456,27 @@ int main(int argc, char **argv)
     rc = parse_args(argc, argv);
     if (rc >= 0)
         return rc;
-    set_timings();
-    ch_rng_seed(G.seed);
-    n = readlink("/proc/self/exe", G.self, sizeof G.self - 1);
+    ch_obs_init(&CH.obs);
+    if (set_timings() != 0)
+        return 64;
+    ch_rng_seed(CH.seed);
+    n = readlink("/proc/self/exe", CH.self, sizeof CH.self - 1);
     if (n <= 0) {
         fprintf(stderr, "chaos: cannot find its own executable\n");
         return 71;
     }
-    G.self[n] = '\0';
-    snprintf(G.dir, sizeof G.dir, "%s/sqlease-chaos-XXXXXX", env_or("TMPDIR", "/tmp"));
-    if (mkdtemp(G.dir) == NULL) {
+    CH.self[n] = '\0';
+    snprintf(CH.dir, sizeof CH.dir, "%s/sqlease-chaos-XXXXXX", env_or("TMPDIR", "/tmp"));
+    if (mkdtemp(CH.dir) == NULL) {
         perror("chaos: mkdtemp");
         return 71;
     }
-    snprintf(G.events, sizeof G.events, "%s/events.log", G.dir);
-    if (G.dsn_arg != NULL)
-        snprintf(G.dsn, sizeof G.dsn, "%s", G.dsn_arg);
+    snprintf(CH.events, sizeof CH.events, "%s/events.log", CH.dir);
+    if (CH.dsn_arg != NULL)
+        snprintf(CH.dsn, sizeof CH.dsn, "%s", CH.dsn_arg);
     else
-        snprintf(G.dsn, sizeof G.dsn, "Driver=SQLite3;Database=%s/chaos.db;Timeout=1000",
-                 G.dir);
+        snprintf(CH.dsn, sizeof CH.dsn, "Driver=SQLite3;Database=%s/chaos.db;Timeout=1000",
+                 CH.dir);
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -1358,70 +1485,96 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    ch_obs_init(&G.obs);
     sqlease_db_options_init(&o);
-    o.conn = G.dsn;
+    o.conn = CH.dsn;
     o.login_timeout_ms = 5000;
     o.query_timeout_ms = 5000;
     o.log = log_quiet;
     o.log_level = SQLEASE_LOG_WARN;
-    if (sqlease_db_open(&G.db, &o, &err) != SQLEASE_OK) {
+    if (sqlease_db_open(&CH.db, &o, &err) != SQLEASE_OK) {
         fprintf(stderr, "chaos: cannot open the database: %s\n", err.message);
         return 69;
     }
-    G.dialect = sqlease_db_dialect(G.db);
+    CH.dialect = sqlease_db_dialect(CH.db);
     if (setup_tables() != 0) {
-        sqlease_db_close(G.db);
+        sqlease_db_close(CH.db);
         return 69;
     }
-    if (strcmp(G.dialect, "sqlite") != 0 && G.db_port > 0) {
-        G.proxy = ch_proxy_start(G.db_host, G.db_port, G.ninst);
-        if (G.proxy == NULL)
-            say("no proxy: partitions skipped");
+    CH.silent_leg = -1;
+    if (strcmp(CH.dialect, "sqlite") != 0 && CH.db_port > 0) {
+        /* The kernel faults' table first: its keeper must exist before
+         * any rule does. */
+        CH.net_ok = ch_nft_open(CH.net_why, sizeof CH.net_why) == 0;
+        CH.proxy = ch_proxy_start(CH.db_host, CH.db_port, 2 * CH.ninst + 1);
+        if (CH.proxy == NULL) {
+            say("no proxy: partitions and kernel faults skipped");
+        } else {
+            CH.silent_leg = 2 * CH.ninst;
+            ch_proxy_set_mode(CH.proxy, CH.silent_leg, CH_LEG_SILENT);
+        }
+    } else {
+        snprintf(CH.net_why, sizeof CH.net_why, "%s",
+                 strcmp(CH.dialect, "sqlite") == 0 ? "no server to cut off (sqlite)"
+                                                   : "no server port (--db-port)");
     }
     set_conns();
-    if (strcmp(G.scenario, "chaos") != 0)
-        G.seconds = 0; /* the reconnect scenarios take the time they take */
+    if (strcmp(CH.scenario, "chaos") != 0)
+        CH.seconds = 0; /* the reconnect scenarios take the time they take */
     printf("sqlease-chaos: dialect %s, scenario %s, seed %llu, %lld s, %d instances, "
            "ttl %lld ms, heartbeat %lld ms, renew deadline %lld ms, retry %lld ms, kill grace "
-           "%lld ms, query timeout %lld ms\n  work dir %s\n  sqlease %s\n",
-           G.dialect, G.scenario, (unsigned long long)G.seed, (long long)G.seconds, G.ninst,
-           (long long)G.ttl, (long long)G.hb, (long long)G.rd, (long long)G.retry,
-           (long long)G.grace, (long long)G.qtimeout, G.dir, G.bin);
+           "%lld ms, query timeout %lld ms, login timeout %lld ms\n"
+           "  faults %lld ms (short), %lld ms (long: fleet cuts) and %lld ms (past the ttl); "
+           "recovery bound %lld ms\n"
+           "  work dir %s\n  sqlease %s\n",
+           CH.dialect, CH.scenario, (unsigned long long)CH.seed, (long long)CH.seconds, CH.ninst,
+           (long long)CH.ttl, (long long)CH.hb, (long long)CH.rd, (long long)CH.retry,
+           (long long)CH.grace, (long long)CH.qtimeout, (long long)CH.login_timeout,
+           (long long)CH.short_fault, (long long)CH.long_fault, (long long)CH.over_ttl,
+           (long long)CH.obs.recovery_bound, CH.dir, CH.bin);
+    if (CH.net_ok)
+        printf("  kernel faults: nftables table inet %s (removed on every exit)\n",
+               ch_nft_table());
+    else
+        printf("  kernel faults: SKIPPED: %s\n", CH.net_why);
+    if (strcmp(CH.dialect, "sqlite") != 0 && CH.pids_cmd == NULL)
+        printf("  frozen-server faults: SKIPPED: no --pids-cmd / SQLEASE_DB_PIDS_CMD\n");
     fflush(stdout);
 
-    G.t0 = ch_mono_ms();
-    G.obs.t_begin = G.t0;
-    for (int i = 0; i < G.ninst && !interrupted; i++)
+    CH.t0 = ch_mono_ms();
+    CH.obs.t_begin = CH.t0;
+    for (int i = 0; i < CH.ninst && !ch_interrupted; i++)
         if (start_instance(i) != 0)
-            interrupted = 1;
-    if (!interrupted) {
-        if (strcmp(G.scenario, "chaos") == 0)
+            ch_interrupted = 1;
+    if (!ch_interrupted) {
+        if (strcmp(CH.scenario, "chaos") == 0)
             scenario_chaos();
-        else if (strcmp(G.scenario, "reconnect-short") == 0)
+        else if (strcmp(CH.scenario, "reconnect-short") == 0)
             scenario_reconnect_short();
-        else if (strcmp(G.scenario, "partition-shutdown") == 0)
+        else if (strcmp(CH.scenario, "partition-shutdown") == 0)
             scenario_partition_shutdown();
+        else if (strcmp(CH.scenario, "kernel") == 0)
+            scenario_kernel();
         else
             scenario_reconnect_long();
     }
-    if (interrupted)
-        ch_violation(&G.obs, "interrupted before the end");
+    if (ch_interrupted)
+        ch_violation(&CH.obs, "interrupted before the end");
     teardown();
+    ch_nft_close();
     check_guarded_row();
-    violations = ch_analyze(&G.obs, &v);
-    ch_print_verdict(&G.obs, &v, G.dialect, G.scenario, G.seed,
-                     (G.obs.t_end - G.t0 + 500) / 1000);
+    violations = ch_analyze(&CH.obs, &v);
+    ch_print_verdict(&CH.obs, &v, CH.dialect, CH.scenario, CH.seed,
+                     (CH.obs.t_end - CH.t0 + 500) / 1000);
     drop_tables();
-    sqlease_db_close(G.db);
-    if (violations == 0 && !G.keep) {
+    sqlease_db_close(CH.db);
+    if (violations == 0 && !CH.keep) {
         char cmd[700];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", G.dir);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", CH.dir);
         if (system(cmd) != 0)
-            fprintf(stderr, "chaos: could not remove %s\n", G.dir);
+            fprintf(stderr, "chaos: could not remove %s\n", CH.dir);
     } else {
-        printf("events and instance logs kept in %s\n", G.dir);
+        printf("events and instance logs kept in %s\n", CH.dir);
     }
-    ch_obs_free(&G.obs);
+    ch_obs_free(&CH.obs);
     return violations == 0 ? 0 : 1;
 }
