@@ -30,14 +30,15 @@
  *  - No call waits on the network past its bound, whatever the network or
  *    the server does (packets dropped, a frozen server, a half-open
  *    connection): a call that sends statements returns within the
- *    handle's query timeout + 750 ms (plus the login timeout when the
- *    connection is down and must be made again first), and
- *    sqlease_db_open within the login timeout + 750 ms.  Past its bound a
+ *    handle's query timeout + 500 ms (plus the login timeout when the
+ *    connection is down and must be made again first; the connect itself
+ *    is given up at the login timeout + 500 ms), and sqlease_db_open
+ *    within the login timeout + 500 ms.  Past its bound a
  *    call returns SQLEASE_ETIMEOUT; a statement still inside the driver
  *    then is abandoned with its connection (closed when the driver gives
  *    the call back; at most 4 such connections per handle at once, past
  *    which statements fail at once instead of opening more) and the next
- *    statement runs on a fresh connection.  The 750 ms let the driver's
+ *    statement runs on a fresh connection.  The 500 ms let the driver's
  *    own timeout, which is in whole seconds rounded up, fire first.
  *
  * Status numbers are part of the ABI: they are never renumbered, only
@@ -177,11 +178,11 @@ typedef struct sqlease_db_options {
      * SQL_DBMS_NAME at connect (and from the DSN's SqleaseDialect key). */
     const char *dialect;
     /* SQL_ATTR_LOGIN_TIMEOUT, rounded up to whole seconds; 0: 5000.  Also
-     * the bound on a connect (+ 750 ms) and the drivers' connect-timeout
+     * the bound on a connect (+ 500 ms) and the drivers' connect-timeout
      * settings (see sqlease_db_open). */
     int64_t login_timeout_ms;
     /* SQL_ATTR_QUERY_TIMEOUT for every statement, rounded up to whole
-     * seconds; 0: 5000.  Also the bound on every call (+ 750 ms) and the
+     * seconds; 0: 5000.  Also the bound on every call (+ 500 ms) and the
      * drivers' socket read/write timeouts. */
     int64_t query_timeout_ms;
     /* Log sink and level for this handle; NULL sink: stderr. */
@@ -578,7 +579,7 @@ SQLEASE_API int sqlease_lease_status(sqlease_lease *lease, sqlease_lease_info *i
  * SQLEASE_ENOROW, SQLEASE_ENOTABLE and the other statuses no retry can
  * change.  Blocks the calling thread: no try starts after the timeout,
  * but one that started before it runs to its own bound, so the call
- * returns within timeout_ms + the handle's query timeout + 750 ms.  Not
+ * returns within timeout_ms + the handle's query timeout + 500 ms.  Not
  * thread-safe for one handle. */
 SQLEASE_API int sqlease_lease_acquire_wait(sqlease_lease *lease, int64_t timeout_ms,
                                            sqlease_lease_info *info, sqlease_error *err);
@@ -741,7 +742,7 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
  * while a statement is in flight, once a callback running on another
  * thread has returned), then release the lease so a successor can take
  * it within one retry.  The whole call returns within the handle's query
- * timeout + 750 ms (plus what a callback running on another thread takes
+ * timeout + 500 ms (plus what a callback running on another thread takes
  * to return): a statement in flight answers or is abandoned by its own
  * bound, and the release gets what is left.  When the database does not
  * answer in that time (a frozen server, a network that drops every

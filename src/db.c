@@ -58,6 +58,8 @@ enum req_state { REQ_QUEUED, REQ_RUNNING, REQ_DONE, REQ_ORPHANED };
 struct db_req {
     db_req *next;           /* in the queue */
     int64_t deadline;       /* mono ms: the caller has its answer by then */
+    int64_t connect_by;     /* while the worker connects for it: the connect
+                               is abandoned at this mono ms; 0 otherwise */
     int state;
     int connect_only;       /* connect, run nothing */
     char *sql;
@@ -274,8 +276,23 @@ static void worker_main(void *arg)
         w->current = r;
         sqlease_mutex_unlock(&db->m);
 
-        if (r->connect_only) {
+        /* A connect has a bound of its own, the login timeout, also when
+         * it is made for a statement: a server that accepts and never
+         * answers must not keep the caller for the statement's bound on
+         * top of it. */
+        rc = SQLEASE_OK;
+        if (r->connect_only || !db->ops->connected(w->port)) {
+            sqlease_mutex_lock(&db->m);
+            r->connect_by = sqlease_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
+            sqlease_cond_signal(&r->done); /* its waiter takes the earlier bound */
+            sqlease_mutex_unlock(&db->m);
             rc = db->ops->connect(w->port, &r->err);
+            sqlease_mutex_lock(&db->m);
+            r->connect_by = 0;
+            sqlease_mutex_unlock(&db->m);
+        }
+        if (rc != SQLEASE_OK || r->connect_only) {
+            /* the connect's answer is the request's */
         } else if (r->max_rows > 0) {
             sqlease_atomic_add(&db->statements, 1);
             rc = db->ops->exec_rows != NULL
@@ -415,11 +432,15 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
     queue_insert(db, r);
     sqlease_cond_signal(&db->work_cv);
     while (r->state != REQ_DONE) {
-        if (sqlease_mono_ms() >= r->deadline) {
+        int64_t until = r->deadline;
+        if (r->connect_by > 0 && r->connect_by < until)
+            until = r->connect_by;
+        if (sqlease_mono_ms() >= until) {
             gave_up = 1;
+            connecting = connecting || r->connect_by > 0;
             break;
         }
-        sqlease_cond_wait_until(&r->done, &db->m, r->deadline);
+        sqlease_cond_wait_until(&r->done, &db->m, until);
     }
     if (!gave_up) {
         sqlease_mutex_unlock(&db->m);

@@ -116,7 +116,7 @@ struct sqlease_db {
 /* How long past its timeout a statement or connect may keep its caller
  * waiting before it is abandoned: the driver's own timeout (whole seconds,
  * rounded up) fires before this when the driver honours it. */
-#define DB_SLACK_MS 750
+#define DB_SLACK_MS 500
 
 /* Abandoned workers (connections stuck in the driver) one handle keeps at
  * once.  Past this, nothing is abandoned any more: requests wait in the

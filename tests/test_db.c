@@ -239,6 +239,39 @@ static void test_close_does_not_wait(void)
     tu_faulty_free(f);
 }
 
+/* A statement that has to reconnect first, to a server that accepts and
+ * never answers, is given up at the connect's own bound (login timeout +
+ * DB_SLACK_MS), not at the statement's bound with the login timeout on
+ * top. */
+static void test_reconnect_bounded_by_login(void)
+{
+    const int64_t qt = 1000;
+    sqlease_db *db = NULL;
+    tu_faulty *f = tu_faulty_open_qt(&db, qt);
+    sqlease_error err;
+    int64_t t0, took, v = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(select_one(db, &v, &err), SQLEASE_OK);
+    /* The connection drops... */
+    tu_fault_set(f, TU_FAULT_CONNECT, 0);
+    CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ECONNECT);
+    /* ...and the server it reconnects to never answers. */
+    tu_fault_set(f, TU_FAULT_HANG_CONNECT, 0);
+    t0 = sqlease_mono_ms();
+    CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
+    took = sqlease_mono_ms() - t0;
+    CU_ASSERT(took >= qt);
+    CU_ASSERT(took <= qt + DB_SLACK_MS + LATE_MS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "connecting"));
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    v = 0;
+    CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 42);
+    sqlease_db_close(db);
+    tu_faulty_free(f);
+}
+
 /* ---- connecting to a server that never answers ------------------- */
 
 /* A listener that completes TCP handshakes (the kernel does, from the
@@ -443,6 +476,8 @@ static void add(void)
     CU_add_test(s, "a statement behind a stuck one runs on a new connection",
                 test_queued_behind_stuck);
     CU_add_test(s, "closing does not wait for a stuck worker", test_close_does_not_wait);
+    CU_add_test(s, "a reconnect inside a statement is bounded by the login timeout",
+                test_reconnect_bounded_by_login);
     CU_add_test(s, "connecting to a server that never answers is bounded",
                 test_connect_to_silent_server_bounded);
     CU_add_test(s, "driver socket settings are added unless set",

@@ -285,6 +285,15 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
 static int faulty_connect(void *self, sqlease_error *err)
 {
     faulty_port *p = self;
+    faulty_ctl *f = p->ctl;
+
+    sqlease_mutex_lock(&f->m);
+    while (f->mode == TU_FAULT_HANG_CONNECT) {
+        f->hung++;
+        sqlease_cond_wait_until(&f->cv, &f->m, -1);
+        f->hung--;
+    }
+    sqlease_mutex_unlock(&f->m);
     return odbc_ops.connect(p->inner, err);
 }
 
@@ -297,7 +306,8 @@ static int faulty_connected(void *self)
     sqlease_mutex_lock(&p->ctl->m);
     mode = p->ctl->mode;
     sqlease_mutex_unlock(&p->ctl->m);
-    return mode != TU_FAULT_CONNECT && odbc_ops.connected(p->inner);
+    return mode != TU_FAULT_CONNECT && mode != TU_FAULT_HANG_CONNECT &&
+           odbc_ops.connected(p->inner);
 }
 
 static const sqlease_dialect *faulty_dialect(void *self)

@@ -55,8 +55,11 @@ enum tu_fault {
     TU_FAULT_CONNECT,     /* every exec fails with SQLEASE_ECONNECT */
     TU_FAULT_ZERO_CLOCK,  /* statements run, int64 results read as 0 */
     TU_FAULT_DELAY,       /* every exec sleeps delay_ms first */
-    TU_FAULT_HANG_ONCE    /* the next exec blocks until the mode changes;
+    TU_FAULT_HANG_ONCE,   /* the next exec blocks until the mode changes;
                              every other one runs normally */
+    TU_FAULT_HANG_CONNECT /* connections read as dropped, and every
+                             connect blocks until the mode changes (a
+                             server that accepts and never answers) */
 };
 
 typedef struct tu_faulty tu_faulty;
