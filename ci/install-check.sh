@@ -3,9 +3,12 @@
 # packager and a user of the library would: the files and the soname
 # links, that the shared library exports only sqlease_* symbols, that the
 # version agrees everywhere, and that the example builds with pkg-config
-# against the installed copy and runs (two instances: one holds).
+# against the installed copy and runs (two instances: one holds).  Its
+# counts go to $SQLEASE_RESULT_DIR (ci/results.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=ci/results.sh
+. ci/results.sh
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -69,4 +72,5 @@ check "example A ticks while it holds (token 1)" grep -q 'tick (token 1)' "$tmp/
 check "example B only waits while A holds"       sh -c "grep -q waiting '$tmp/b.out' && ! grep -q tick '$tmp/b.out'"
 
 echo "$passed passed, $fail failed"
+results_write install-check "$passed" "$fail"
 [ "$fail" -eq 0 ]

@@ -16,8 +16,9 @@
 #
 # Installs nothing (ci/packages-full.txt lists gcc-mingw-w64-x86-64, wine,
 # wine64).  Prints one PASS or FAIL line per check and exits non-zero if
-# any failed.  Stops the prefix's wineserver (and with it every Windows
-# process it ran) and removes the prefix on exit.  Runs in about a minute.
+# any failed; the counts go to $SQLEASE_RESULT_DIR (ci/results.sh).  Stops
+# the prefix's wineserver (and with it every Windows process it ran) and
+# removes the prefix on exit.  Runs in about a minute.
 #
 # Knobs (environment):
 #   JOBS            parallel compile jobs (default: number of CPUs)
@@ -25,6 +26,8 @@
 #   WINE_TIMEOUT    seconds one Windows program may run (default 60)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+# shellcheck source=ci/results.sh
+. ci/results.sh
 
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 ALLOW_WARNINGS=${ALLOW_WARNINGS:-0}
@@ -64,6 +67,7 @@ show() {
 finish() {
     section "Windows result"
     echo "$passed passed, $failed failed ($((SECONDS - t_start)) s)"
+    results_write windows "$passed" "$failed"
     [ "$failed" -eq 0 ]
     exit
 }
