@@ -4,14 +4,15 @@ they report.  `scons test` calls it with the suites of a build; ci/windows.sh
 calls it with the Windows test programs, under Wine.
 
     run_tests.py [--timeout S] [--only "NAME ..."] [--work DIR] [--label L]
-                 [--wrapper CMD] PROGRAM...
+                 [--wrapper CMD] [--drain S] PROGRAM...
 
 Each PROGRAM (a `.py` file runs with this Python, anything else as it is,
 or behind --wrapper, e.g. `wine`) runs in its own process group and in a
 fresh work directory DIR/NAME, NAME being its file name without extension;
 its output is echoed as it comes.  A program still running after the
 timeout is killed, and so is whatever a program leaves running in its
-group when it ends.
+group when it ends.  Output that a process outside the group still writes
+after the program ended is read for --drain seconds more (default 5).
 
 Result files.  Every test program reports its counts in a result file,
 NAME.PID.result, holding one line "PASSED FAILED" (two decimal numbers),
@@ -48,7 +49,7 @@ RESULT_LINE = re.compile(r'(\d+) (\d+)\n*')
 
 # After a program ends, how long to go on reading output that a process
 # outside its group (which the kill cannot reach) still writes to it.
-DRAIN_SECONDS = 5
+DRAIN_SECONDS = 5.0
 # How often a silent program is checked for its end and its timeout.
 POLL_SECONDS = 0.05
 
@@ -113,7 +114,7 @@ def kill_group(pgid):
         pass
 
 
-def run_program(argv, cwd, env, timeout):
+def run_program(argv, cwd, env, timeout, drain=DRAIN_SECONDS):
     """Run argv in its own process group, echoing its output as it comes.
     Returns (exit status, note): the status is negative for a signal; the
     note says why the runner killed it, if it did."""
@@ -144,7 +145,7 @@ def run_program(argv, cwd, env, timeout):
                 kill_group(proc.pid)
                 proc.wait()
                 exited_at = now
-        elif now - exited_at > DRAIN_SECONDS:
+        elif now - exited_at > drain:
             break  # a process outside the group still holds the pipe
     sys.stdout.write(decoder.decode(b'', final=True))
     sys.stdout.flush()
@@ -166,7 +167,7 @@ def command(path, wrapper):
     return wrapper + [path]
 
 
-def run_one(name, argv, work, env, timeout):
+def run_one(name, argv, work, env, timeout, drain=DRAIN_SECONDS):
     """Run one test program and count it.  Returns (passed, failed, line)."""
     cwd = os.path.join(work, name)
     results = os.path.join(work, name + '.results')
@@ -176,7 +177,7 @@ def run_one(name, argv, work, env, timeout):
     child_env[RESULT_DIR_VAR] = results
     print('==== %s ====' % name, flush=True)
     t0 = time.monotonic()
-    rc, note = run_program(argv, cwd, child_env, timeout)
+    rc, note = run_program(argv, cwd, child_env, timeout, drain)
     passed, failed, files = read_results(results)
     notes = [note] if note else []
     if files == 0:
@@ -202,6 +203,8 @@ def main(args=None, env=None):
     p.add_argument('--label', default='', help='what the summary heading names')
     p.add_argument('--wrapper', default='',
                    help='command put in front of every program that is not a .py file')
+    p.add_argument('--drain', type=float, default=DRAIN_SECONDS,
+                   help='seconds to go on reading output once a program has ended (default 5)')
     p.add_argument('programs', nargs='+', metavar='PROGRAM')
     a = p.parse_args(args)
     env = dict(os.environ if env is None else env)
@@ -225,7 +228,7 @@ def main(args=None, env=None):
     lines = []
     total_passed = total_failed = 0
     for name, argv in programs:
-        passed, failed, line = run_one(name, argv, work, env, a.timeout)
+        passed, failed, line = run_one(name, argv, work, env, a.timeout, a.drain)
         total_passed += passed
         total_failed += failed
         lines.append(line)

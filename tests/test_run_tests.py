@@ -41,14 +41,15 @@ class RunnerCase(unittest.TestCase):
         self.work = tempfile.mkdtemp(prefix='sqlease-runner-test-')
         self.addCleanup(shutil.rmtree, self.work, True)
 
-    def run_one(self, name, timeout=30):
+    def run_one(self, name, timeout=30, drain=run_tests.DRAIN_SECONDS):
         """run_tests.run_one on a fake; returns (passed, failed, line,
         output, seconds)."""
         out = io.StringIO()
         t0 = time.monotonic()
         with contextlib.redirect_stdout(out):
             passed, failed, line = run_tests.run_one(
-                name, run_tests.command(fake(name), []), self.work, dict(os.environ), timeout)
+                name, run_tests.command(fake(name), []), self.work, dict(os.environ), timeout,
+                drain)
         return passed, failed, line, out.getvalue(), time.monotonic() - t0
 
 
@@ -115,11 +116,11 @@ class Programs(RunnerCase):
         self.assertTrue(line.startswith('FAIL fake_garbled (0 passed, 1 failed, exit 0, '), line)
 
     def test_timeout_kills_the_program_and_its_group(self):
-        passed, failed, line, out, took = self.run_one('fake_hang', timeout=0.3)
+        passed, failed, line, out, took = self.run_one('fake_hang', timeout=0.2)
         self.assertEqual((passed, failed), (0, 1))
-        self.assertIn('exit -9, timed out after 0.3s, killed, no result file', line)
+        self.assertIn('exit -9, timed out after 0.2s, killed, no result file', line)
         self.assertIn('fake_hang: hanging', out)
-        self.assertLess(took, 0.3 + run_tests.DRAIN_SECONDS)
+        self.assertLess(took, 0.2 + run_tests.DRAIN_SECONDS)
         with open(os.path.join(self.work, 'fake_hang', 'hang.pid')) as f:
             pid = int(f.read())
         end = time.monotonic() + 5
@@ -139,6 +140,17 @@ class Programs(RunnerCase):
         while not gone(pid) and time.monotonic() < end:
             time.sleep(0.05)
         self.assertTrue(gone(pid), 'the process fake_leave left behind survived')
+
+
+    def test_output_held_outside_the_group_is_read_for_the_drain_time(self):
+        passed, failed, line, _, took = self.run_one('fake_escape', drain=0.2)
+        with open(os.path.join(self.work, 'fake_escape', 'escape.pid')) as f:
+            pid = int(f.read())
+        os.kill(pid, 9)  # out of the runner's reach: ours to stop
+        self.assertEqual((passed, failed), (1, 0))
+        self.assertTrue(line.startswith('PASS fake_escape (1 passed, 0 failed, exit 0, '), line)
+        self.assertGreaterEqual(took, 0.2)
+        self.assertLess(took, run_tests.DRAIN_SECONDS)
 
 
 class Main(RunnerCase):
