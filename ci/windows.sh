@@ -42,6 +42,7 @@ passed=0
 failed=0
 t_start=$SECONDS
 tmp=
+boot_pid=
 
 section() {
     printf '\n==================== %s ====================\n' "$*"
@@ -75,10 +76,15 @@ finish() {
     exit
 }
 
-# Whatever happens: stop the prefix's wineserver with every process it
-# still runs, then remove the prefix.
+# Whatever happens: stop wineboot if it still runs (timeout passes the
+# signal on), the prefix's wineserver with every process it still runs,
+# then remove the prefix.
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
+    if [ -n "$boot_pid" ]; then
+        kill "$boot_pid" 2>/dev/null || true
+        wait "$boot_pid" 2>/dev/null || true
+    fi
     if [ -n "$tmp" ] && [ -d "$tmp" ]; then
         if [ -n "${WINEPREFIX:-}" ] && [ -d "$WINEPREFIX" ]; then
             wineserver -k 2>/dev/null || true
@@ -111,6 +117,29 @@ else
     fail "host ODBC has no driver SQLite3: install libsqliteodbc"
     finish
 fi
+
+# ------------------------------------------------------------------ Wine prefix
+
+# A new prefix takes seconds to create and needs nothing from the build:
+# wineboot runs in the background while the cross-build runs.  One
+# wineserver serves the whole run, persistent until cleanup stops it: one
+# that a later wine command started would inherit that command's output
+# and hold it open after the command ended.
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-wine.XXXXXX")
+mkdir -p "$tmp/home" "$tmp/bin" "$tmp/results"
+export WINEPREFIX="$tmp/prefix"
+export WINEDEBUG=-all
+# No Mono/Gecko install prompts, no menu entries or file associations;
+# HOME and XDG dirs inside the temporary directory so nothing is left in
+# the real home; no display.
+export WINEDLLOVERRIDES='mscoree,mshtml=;winemenubuilder.exe=d'
+export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" XDG_DATA_HOME="$tmp/home/.local/share"
+export XDG_CACHE_HOME="$tmp/home/.cache"
+unset DISPLAY WAYLAND_DISPLAY
+mkdir -p "$WINEPREFIX"
+wineserver -p </dev/null >"$tmp/wineserver.out" 2>&1
+timeout 180 wine wineboot -i >"$tmp/wineboot.out" 2>&1 &
+boot_pid=$!
 
 # ------------------------------------------------------------------ build
 
@@ -180,34 +209,27 @@ done
 # ------------------------------------------------------------------ Wine
 
 section "Wine prefix"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-wine.XXXXXX")
-mkdir -p "$tmp/home" "$tmp/bin" "$tmp/results"
+t0=$SECONDS
+boot_rc=0
+wait "$boot_pid" || boot_rc=$?
+boot_pid=
+if [ "$boot_rc" -eq 0 ]; then
+    pass "new WINEPREFIX ready (made during the build, then $((SECONDS - t0)) s more)"
+else
+    fail "wineboot -i in a new WINEPREFIX (exit $boot_rc)"
+    sed -e 's/^/    /' "$tmp/wineboot.out" | tail -n 20
+    finish
+fi
 # sqlease.exe alone in its directory (no DLL beside it), with the test
 # programs and the CMD they give it; Windows looks for a program in the
 # caller's own directory first.
 cp "$OUT/bin/sqlease.exe" "$OUT/tests/lease_child.exe" "${win_tests[@]}" "$tmp/bin/"
-export WINEPREFIX="$tmp/prefix"
-export WINEDEBUG=-all
-# No Mono/Gecko install prompts, no menu entries or file associations;
-# HOME and XDG dirs inside the temporary directory so nothing is left in
-# the real home; no display.
-export WINEDLLOVERRIDES='mscoree,mshtml=;winemenubuilder.exe=d'
-export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" XDG_DATA_HOME="$tmp/home/.local/share"
-export XDG_CACHE_HOME="$tmp/home/.cache"
-unset DISPLAY WAYLAND_DISPLAY
-
-t0=$SECONDS
-if timeout 180 wine wineboot -i >"$tmp/wineboot.out" 2>&1; then
-    pass "new WINEPREFIX ready ($((SECONDS - t0)) s)"
-else
-    fail "wineboot -i in a new WINEPREFIX"
-    sed -e 's/^/    /' "$tmp/wineboot.out" | tail -n 20
-    finish
-fi
 
 # The test programs, each checked by its own assertions.  Under Wine a
 # DSN is defined for the host's unixODBC: test_cli_win.exe writes the one
-# it uses to the odbc.ini ODBCINI names.
+# it uses to the odbc.ini ODBCINI names.  The console host and desktop
+# process Wine starts for test_cli_win.exe's console outlive it by
+# seconds, holding its stderr: --drain 1 reads on for a second only.
 section "Windows test programs under Wine (tests/win/test_*.c)"
 progs=()
 for t in "${win_tests[@]}"; do
@@ -215,8 +237,8 @@ for t in "${win_tests[@]}"; do
 done
 rc=0
 SQLEASE_RESULT_DIR=$tmp/results ODBCINI=$tmp/odbc.ini \
-    python3 tests/run_tests.py --wrapper wine --timeout "$WINE_TIMEOUT" --work "$tmp/work" \
-        --label "Windows test programs" "${progs[@]}" || rc=$?
+    python3 tests/run_tests.py --wrapper wine --timeout "$WINE_TIMEOUT" --drain 1 \
+        --work "$tmp/work" --label "Windows test programs" "${progs[@]}" || rc=$?
 read -r p f n < <(results_sum "$tmp/results")
 if [ "$n" = 0 ]; then
     fail "Windows test programs: tests/run_tests.py exited $rc without a result"
