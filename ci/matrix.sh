@@ -12,7 +12,10 @@
 #
 # A failing dialect does not stop the others.  At the end a table gives
 # each dialect's result, test counts and seconds; the exit status is 0
-# only if none failed (a skipped SQL Server is not a failure).
+# only if none failed (a skipped SQL Server is not a failure).  The counts
+# come from the result files the command leaves (ci/results.sh; a dialect
+# that leaves none counts as one failed test), and their total goes to
+# $SQLEASE_RESULT_DIR.
 #
 # Environment: SQLEASE_MATRIX (dialects to run, space separated; default
 # "sqlite postgres mariadb sqlserver"), JOBS (parallel compile jobs).
@@ -25,37 +28,44 @@ DIALECTS=${SQLEASE_MATRIX:-sqlite postgres mariadb sqlserver}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ $# -gt 0 ] || set -- scons -j"$JOBS" test
 
-LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-matrix-XXXXXX")
-trap 'rm -rf "$LOGDIR"' EXIT
+RESULTS=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-matrix-XXXXXX")
+trap 'rm -rf "$RESULTS"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 cd "$TOP" || exit 2
+# shellcheck source=ci/results.sh
+. "$HERE/results.sh"
 
 rows=()
 any_failed=0
+total_passed=0
+total_failed=0
 
-# Sum the "N passed, M failed" lines `scons test` prints at its end (the
-# MariaDB step prints two, one per OPTION).
-counts() {
-    awk '/^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3; n++ }
-         END { if (n) printf "%d passed, %d failed", p, f; else printf "-" }' "$1"
-}
-
+# run_dialect NAME COMMAND...: the command leaves its test counts in a
+# directory of its own (`scons test` one result file, the MariaDB step
+# two: one per OPTION).
 run_dialect() {
-    local name=$1 log=$LOGDIR/$1.log start rc result
+    local name=$1 dir=$RESULTS/$1 start rc=0 result p f n
     shift
     printf '\n==================== matrix: %s ====================\n' "$name"
+    mkdir -p "$dir"
     start=$(date +%s)
-    "$@" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
+    SQLEASE_RESULT_DIR=$dir "$@" 2>&1 || rc=$?
     if [ "$rc" = 0 ]; then
         result=PASS
     else
         result="FAIL($rc)"
         any_failed=1
     fi
-    rows+=("$(printf '%-10s %-9s %-26s %5d' "$name" "$result" "$(counts "$log")" \
+    read -r p f n < <(results_sum "$dir")
+    if [ "$n" = 0 ]; then
+        echo "---- matrix: $name left no test counts: counted as one failed test"
+        f=1
+    fi
+    total_passed=$((total_passed + p))
+    total_failed=$((total_failed + f))
+    rows+=("$(printf '%-10s %-9s %-26s %5d' "$name" "$result" "$p passed, $f failed" \
               $(( $(date +%s) - start )))")
 }
 
@@ -92,6 +102,8 @@ printf '%-10s %-9s %-26s %5s\n' dialect result tests seconds
 for r in "${rows[@]}"; do
     printf '%s\n' "$r"
 done
+echo "matrix: $total_passed passed, $total_failed failed"
+results_write matrix "$total_passed" "$total_failed"
 if [ "$any_failed" = 0 ]; then
     echo "matrix: all dialects passed"
 else

@@ -15,6 +15,8 @@
 #   ALLOW_WARNINGS=1   do not fail the build step on compiler warnings
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=ci/results.sh
+. ci/results.sh
 
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 # Under TSan, every test program except test_guard: the guard is a child
@@ -37,28 +39,34 @@ section() {
 }
 
 # step NAME COMMAND...: run it, remember a failure, never stop the script.
-# Every "N passed, N failed" line a step prints at the start of a line (a
-# suite run, a matrix leg, the Windows checks) is added to the totals, so
-# the last line of this script counts everything that ran.
+# The command runs with SQLEASE_RESULT_DIR set to a directory of its own;
+# the test counts left there (ci/results.sh: by `scons test`, the install
+# check, the matrix, the Windows checks) are added to the totals, so the
+# last line of this script counts everything that ran.
 step() {
-    local name=$1 rc=0 out p f
+    local name=$1 rc=0 results p f
     shift
     section "$name"
-    out=$(mktemp)
-    set +e
-    "$@" 2>&1 | tee "$out"
-    rc=${PIPESTATUS[0]}
-    set -e
-    while read -r p f; do
-        total_passed=$((total_passed + p))
-        total_failed=$((total_failed + f))
-    done < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$out")
-    rm -f "$out"
+    results=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-results-XXXXXX")
+    SQLEASE_RESULT_DIR=$results "$@" 2>&1 || rc=$?
+    read -r p f _ < <(results_sum "$results")
+    rm -rf "$results"
+    total_passed=$((total_passed + p))
+    total_failed=$((total_failed + f))
     if [ "$rc" -ne 0 ]; then
         failed_steps+=("$name (exit $rc)")
         echo "---- step failed: $name (exit $rc)"
     fi
     return 0
+}
+
+# reported COMMAND...: a command that runs tests and reports their counts;
+# if it stops before it does, that counts as one failed test.
+reported() {
+    local rc=0
+    "$@" || rc=$?
+    results_ensure "$*"
+    return "$rc"
 }
 
 # Library code other than the ODBC and platform files includes no vendor
@@ -90,14 +98,9 @@ build() {
     return "$rc"
 }
 
-# run_tests DIR [ARGS...]: scons test; counted by step() from its output.
+# run_tests [ARGS...]: scons test, which leaves its counts for step().
 run_tests() {
-    local dir=$1 rc=0
-    shift
-    rm -f "$dir/tests/summary.txt"
-    scons -j"$JOBS" test "$@" || rc=$?
-    [ -f "$dir/tests/summary.txt" ] || echo "0 passed, 1 failed (the tests did not run)"
-    return "$rc"
+    reported scons -j"$JOBS" test "$@"
 }
 
 section "environment"
@@ -109,18 +112,18 @@ odbcinst -j 2>/dev/null | head -n 3 || true
 
 step "vendor header check" check_headers
 step "build" build
-step "test (default build)" run_tests build
-step "install, symbols, pkg-config and CMake examples, uninstall" bash ci/install-check.sh
-step "dialect matrix (postgres, mariadb, sqlserver)" env SQLEASE_MATRIX="postgres mariadb sqlserver" bash ci/matrix.sh
-step "Windows: MinGW cross-build, run under Wine" bash ci/windows.sh
+step "test (default build)" run_tests
+step "install, symbols, pkg-config and CMake examples, uninstall" reported bash ci/install-check.sh
+step "dialect matrix (postgres, mariadb, sqlserver)" reported env SQLEASE_MATRIX="postgres mariadb sqlserver" bash ci/matrix.sh
+step "Windows: MinGW cross-build, run under Wine" reported bash ci/windows.sh
 step "valgrind: run and supervise" bash ci/valgrind.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 step "benchmark (short: sqlite, postgres, mariadb)" bash ci/bench.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address
-    step "test (ASan+UBSan)" run_tests build/asan SANITIZE=address
+    step "test (ASan+UBSan)" run_tests SANITIZE=address
     step "build (TSan)" build SANITIZE=thread
-    step "test (TSan${TSAN_TESTS:+: $TSAN_TESTS})" run_tests build/tsan SANITIZE=thread TESTS="$TSAN_TESTS"
+    step "test (TSan${TSAN_TESTS:+: $TSAN_TESTS})" run_tests SANITIZE=thread TESTS="$TSAN_TESTS"
 fi
 
 section "result"

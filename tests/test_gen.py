@@ -679,4 +679,6 @@ class Malformed(GenCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=1)
+    import run_tests  # tests/run_tests.py: unittest.main() that leaves a result file
+
+    run_tests.unittest_main()

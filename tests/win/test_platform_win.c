@@ -8,7 +8,8 @@
  *
  * Child processes are this same program, started with "--child MODE ...".
  * Prints one PASS or FAIL line per test (INFO for behaviour that is
- * reported, not asserted) and exits 0 only if every test passed.
+ * reported, not asserted) and leaves its counts in a result file
+ * (tests/win/wintest.h); exits 0 only if every test passed.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -19,31 +20,9 @@
 #include <windows.h>
 
 #include "platform.h"
+#include "wintest.h"
 
-static int g_failed;
-static int g_test_failed;
 static char g_self[MAX_PATH];
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            printf("  check failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);      \
-            g_test_failed = 1;                                                      \
-        }                                                                           \
-    } while (0)
-
-static void run_test(const char *name, void (*fn)(void))
-{
-    int64_t t0 = sqlease_mono_ms();
-
-    g_test_failed = 0;
-    fn();
-    printf("%s %s (%" PRId64 " ms)\n", g_test_failed ? "FAIL" : "PASS", name,
-           sqlease_mono_ms() - t0);
-    fflush(stdout);
-    if (g_test_failed)
-        g_failed++;
-}
 
 /* ---- child modes ---------------------------------------------------- */
 
@@ -192,10 +171,10 @@ static void test_cond_timeout(void)
     int64_t t0, deadline, waited;
     int r = 0;
 
-    CHECK(sqlease_mutex_init(&m) == 0);
-    CHECK(sqlease_cond_init(&c) == 0);
+    WT_CHECK(sqlease_mutex_init(&m) == 0);
+    WT_CHECK(sqlease_cond_init(&c) == 0);
     sqlease_mutex_lock(&m);
-    CHECK(sqlease_cond_wait_until(&c, &m, sqlease_mono_ms() - 1) == 1);
+    WT_CHECK(sqlease_cond_wait_until(&c, &m, sqlease_mono_ms() - 1) == 1);
     t0 = sqlease_mono_ms();
     deadline = t0 + 200;
     /* Spurious wakeups are allowed: loop as the callers do. */
@@ -204,9 +183,9 @@ static void test_cond_timeout(void)
     waited = sqlease_mono_ms() - t0;
     sqlease_mutex_unlock(&m);
     printf("  200 ms timed wait took %" PRId64 " ms\n", waited);
-    CHECK(r == 1);
-    CHECK(waited >= 200);
-    CHECK(waited < 1200);
+    WT_CHECK(r == 1);
+    WT_CHECK(waited >= 200);
+    WT_CHECK(waited < 1200);
     sqlease_cond_destroy(&c);
     sqlease_mutex_destroy(&m);
 }
@@ -235,18 +214,18 @@ static void test_cond_signal(void)
     int64_t t0, took;
 
     memset(&w, 0, sizeof w);
-    CHECK(sqlease_mutex_init(&w.m) == 0 && sqlease_cond_init(&w.c) == 0);
+    WT_CHECK(sqlease_mutex_init(&w.m) == 0 && sqlease_cond_init(&w.c) == 0);
     t0 = sqlease_mono_ms();
-    CHECK(sqlease_thread_start(&t, waker, &w) == 0);
+    WT_CHECK(sqlease_thread_start(&t, waker, &w) == 0);
     sqlease_mutex_lock(&w.m);
     while (!w.flag && sqlease_mono_ms() < t0 + 5000)
         (void)sqlease_cond_wait_until(&w.c, &w.m, t0 + 5000);
     took = sqlease_mono_ms() - t0;
     sqlease_mutex_unlock(&w.m);
     sqlease_thread_join(&t);
-    CHECK(w.flag == 1);
-    CHECK(took >= 100);
-    CHECK(took < 2000);
+    WT_CHECK(w.flag == 1);
+    WT_CHECK(took >= 100);
+    WT_CHECK(took < 2000);
     sqlease_cond_destroy(&w.c);
     sqlease_mutex_destroy(&w.m);
 }
@@ -285,19 +264,19 @@ static void test_threads(void)
     int i, j, started = 0;
 
     memset(&k, 0, sizeof k);
-    CHECK(sqlease_mutex_init(&k.m) == 0);
+    WT_CHECK(sqlease_mutex_init(&k.m) == 0);
     for (i = 0; i < NTHREADS; i++)
         if (sqlease_thread_start(&t[i], counter, &k) == 0)
             started++;
-    CHECK(started == NTHREADS);
+    WT_CHECK(started == NTHREADS);
     for (i = 0; i < started; i++)
         sqlease_thread_join(&t[i]);
-    CHECK(k.plain == (uint64_t)started * NINCR);
-    CHECK(sqlease_atomic_load(&k.atomic) == (uint64_t)started * NINCR);
+    WT_CHECK(k.plain == (uint64_t)started * NINCR);
+    WT_CHECK(sqlease_atomic_load(&k.atomic) == (uint64_t)started * NINCR);
     for (i = 0; i < started; i++) {
-        CHECK(k.thread_ids[i] != sqlease_thread_self());
+        WT_CHECK(k.thread_ids[i] != sqlease_thread_self());
         for (j = i + 1; j < started; j++)
-            CHECK(k.thread_ids[i] != k.thread_ids[j]);
+            WT_CHECK(k.thread_ids[i] != k.thread_ids[j]);
     }
     sqlease_mutex_destroy(&k.m);
 }
@@ -321,8 +300,8 @@ static void test_many_threads(void)
             started++;
     for (i = 0; i < started; i++)
         sqlease_thread_join(&t[i]);
-    CHECK(started == N);
-    CHECK(sqlease_atomic_load(&ran) == (uint64_t)N);
+    WT_CHECK(started == N);
+    WT_CHECK(sqlease_atomic_load(&ran) == (uint64_t)N);
 }
 
 static void test_clocks(void)
@@ -336,28 +315,28 @@ static void test_clocks(void)
             backwards++;
         prev = now;
     }
-    CHECK(backwards == 0);
+    WT_CHECK(backwards == 0);
     t0 = sqlease_mono_ms();
     sqlease_sleep_ms(150);
     slept = sqlease_mono_ms() - t0;
-    CHECK(slept >= 150);
-    CHECK(slept < 1150);
+    WT_CHECK(slept >= 150);
+    WT_CHECK(slept < 1150);
     wall = sqlease_wall_ms();
     /* After 2020-01-01 and before 2100-01-01. */
-    CHECK(wall > INT64_C(1577836800000));
-    CHECK(wall < INT64_C(4102444800000));
+    WT_CHECK(wall > INT64_C(1577836800000));
+    WT_CHECK(wall < INT64_C(4102444800000));
 }
 
 static void test_uuid(void)
 {
     unsigned char a[16], b[16];
 
-    CHECK(sqlease_uuid_random(a) == 0);
-    CHECK(sqlease_uuid_random(b) == 0);
-    CHECK(memcmp(a, b, 16) != 0);
-    CHECK((a[6] >> 4) == 4);        /* version 4 */
-    CHECK((a[8] & 0xC0) == 0x80);   /* RFC 4122 variant */
-    CHECK((b[6] >> 4) == 4);
+    WT_CHECK(sqlease_uuid_random(a) == 0);
+    WT_CHECK(sqlease_uuid_random(b) == 0);
+    WT_CHECK(memcmp(a, b, 16) != 0);
+    WT_CHECK((a[6] >> 4) == 4);        /* version 4 */
+    WT_CHECK((a[8] & 0xC0) == 0x80);   /* RFC 4122 variant */
+    WT_CHECK((b[6] >> 4) == 4);
 }
 
 static void test_host_pid_env(void)
@@ -366,21 +345,21 @@ static void test_host_pid_env(void)
 
     sqlease_hostname(host, sizeof host);
     printf("  host '%s', pid %ld\n", host, sqlease_pid());
-    CHECK(host[0] != '\0');
-    CHECK(sqlease_pid() == (long)GetCurrentProcessId());
-    CHECK(_putenv("SQLEASE_WIN_TEST=x1") == 0);
-    CHECK(sqlease_getenv("SQLEASE_WIN_TEST") != NULL
+    WT_CHECK(host[0] != '\0');
+    WT_CHECK(sqlease_pid() == (long)GetCurrentProcessId());
+    WT_CHECK(_putenv("SQLEASE_WIN_TEST=x1") == 0);
+    WT_CHECK(sqlease_getenv("SQLEASE_WIN_TEST") != NULL
           && strcmp(sqlease_getenv("SQLEASE_WIN_TEST"), "x1") == 0);
-    CHECK(sqlease_getenv("SQLEASE_WIN_TEST_UNSET") == NULL);
+    WT_CHECK(sqlease_getenv("SQLEASE_WIN_TEST_UNSET") == NULL);
 }
 
 static void test_child_exit_codes(void)
 {
     const char *a0[] = {"exit", "0"}, *a7[] = {"exit", "7"}, *a300[] = {"exit", "300"};
 
-    CHECK(run_self(a0, 2, NULL, 0) == 0);
-    CHECK(run_self(a7, 2, NULL, 0) == 7);
-    CHECK(run_self(a300, 2, NULL, 0) == 300);
+    WT_CHECK(run_self(a0, 2, NULL, 0) == 0);
+    WT_CHECK(run_self(a7, 2, NULL, 0) == 7);
+    WT_CHECK(run_self(a300, 2, NULL, 0) == 300);
 }
 
 /* The extras reach the child, override what we have (names compare
@@ -392,14 +371,14 @@ static void test_child_env(void)
     const char *env1[] = {"SQLEASE_NAME=n", "SQLEASE_TOKEN=41", "SQLEASE_TOKEN=42"};
     const char *env2[] = {"sqlease_win_override=new"};
 
-    CHECK(_putenv("SQLEASE_WIN_OVERRIDE=old") == 0);
-    CHECK(SetEnvironmentVariableA("SQLEASE_WIN_OVERRIDE", "old"));
-    CHECK(run_self(args1, 3, env1, 3) == 0);
-    CHECK(run_self(args2, 3, env2, 1) == 0);
+    WT_CHECK(_putenv("SQLEASE_WIN_OVERRIDE=old") == 0);
+    WT_CHECK(SetEnvironmentVariableA("SQLEASE_WIN_OVERRIDE", "old"));
+    WT_CHECK(run_self(args1, 3, env1, 3) == 0);
+    WT_CHECK(run_self(args2, 3, env2, 1) == 0);
     /* Without extras the child sees our environment unchanged. */
     {
         const char *args3[] = {"env", "SQLEASE_WIN_OVERRIDE", "old"};
-        CHECK(run_self(args3, 3, NULL, 0) == 0);
+        WT_CHECK(run_self(args3, 3, NULL, 0) == 0);
     }
 }
 
@@ -416,21 +395,21 @@ static void test_child_inherits_no_handle(void)
     memset(&sa, 0, sizeof sa);
     sa.nLength = sizeof sa;
     sa.bInheritHandle = TRUE;
-    CHECK(CreatePipe(&r, &w, &sa, 0));
-    CHECK(SetHandleInformation(r, HANDLE_FLAG_INHERIT, 0));
+    WT_CHECK(CreatePipe(&r, &w, &sa, 0));
+    WT_CHECK(SetHandleInformation(r, HANDLE_FLAG_INHERIT, 0));
     snprintf(value, sizeof value, "%llx", (unsigned long long)(uintptr_t)w);
-    CHECK(run_self(args, 2, NULL, 0) == 0);
+    WT_CHECK(run_self(args, 2, NULL, 0) == 0);
     CloseHandle(w);
     /* With every write end closed and nothing written, the pipe is
      * broken and empty. */
     if (!PeekNamedPipe(r, NULL, 0, NULL, &avail, NULL)) {
-        CHECK(GetLastError() == ERROR_BROKEN_PIPE);
+        WT_CHECK(GetLastError() == ERROR_BROKEN_PIPE);
         avail = 0;
     }
     if (avail != 0)
         printf("  the child wrote %lu byte(s) to a handle it should not have\n",
                (unsigned long)avail);
-    CHECK(avail == 0);
+    WT_CHECK(avail == 0);
     CloseHandle(r);
 }
 
@@ -442,7 +421,7 @@ static void test_child_args(void)
     args[0] = "args";
     for (i = 0; i < NTRICKY; i++)
         args[1 + i] = tricky_args[i];
-    CHECK(run_self(args, 1 + NTRICKY, NULL, 0) == 0);
+    WT_CHECK(run_self(args, 1 + NTRICKY, NULL, 0) == 0);
 }
 
 static void test_child_not_found(void)
@@ -451,10 +430,10 @@ static void test_child_not_found(void)
     sqlease_child c;
     char err[256];
 
-    CHECK(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == -1);
+    WT_CHECK(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == -1);
     printf("  message: %s\n", err);
-    CHECK(strstr(err, "no-such-program-sqlease.exe") != NULL);
-    CHECK(strstr(err, "No such file or directory") != NULL);
+    WT_CHECK(strstr(err, "no-such-program-sqlease.exe") != NULL);
+    WT_CHECK(strstr(err, "No such file or directory") != NULL);
 }
 
 static void test_child_kill(void)
@@ -465,20 +444,20 @@ static void test_child_kill(void)
     long pid;
 
     if (spawn_self(&c, args, 2, NULL, 0) != 0) {
-        CHECK(!"spawn");
+        WT_CHECK(!"spawn");
         return;
     }
     pid = sqlease_child_pid(&c);
-    CHECK(pid > 0 && pid != sqlease_pid());
-    CHECK(sqlease_child_wait(&c, 200, &code) == 0);
+    WT_CHECK(pid > 0 && pid != sqlease_pid());
+    WT_CHECK(sqlease_child_wait(&c, 200, &code) == 0);
     sqlease_child_kill(&c);
-    CHECK(sqlease_child_wait(&c, 5000, &code) == 1);
-    CHECK(code == 137);
+    WT_CHECK(sqlease_child_wait(&c, 5000, &code) == 1);
+    WT_CHECK(code == 137);
     /* Waited for already: an error, not a second exit. */
-    CHECK(sqlease_child_wait(&c, 0, &code) == -1);
+    WT_CHECK(sqlease_child_wait(&c, 0, &code) == -1);
     sqlease_child_close(&c);
-    CHECK(sqlease_child_pid(&c) == 0);
-    CHECK(pid_gone_within(pid, 1000));
+    WT_CHECK(sqlease_child_pid(&c) == 0);
+    WT_CHECK(pid_gone_within(pid, 1000));
 }
 
 /* Closing the handles of a child still running (what happens when
@@ -490,13 +469,13 @@ static void test_child_close_kills(void)
     long pid;
 
     if (spawn_self(&c, args, 2, NULL, 0) != 0) {
-        CHECK(!"spawn");
+        WT_CHECK(!"spawn");
         return;
     }
     pid = sqlease_child_pid(&c);
     sqlease_sleep_ms(100);
     sqlease_child_close(&c);
-    CHECK(pid_gone_within(pid, 5000));
+    WT_CHECK(pid_gone_within(pid, 5000));
 }
 
 /* The design's promise: CMD must not outlive sqlease.  The child starts
@@ -517,7 +496,7 @@ static void test_child_dies_with_parent(void)
              (unsigned long)GetCurrentProcessId());
     remove(pidfile);
     if (spawn_self(&c, args, 2, NULL, 0) != 0) {
-        CHECK(!"spawn");
+        WT_CHECK(!"spawn");
         return;
     }
     end = sqlease_mono_ms() + 10000;
@@ -531,15 +510,15 @@ static void test_child_dies_with_parent(void)
         if (gpid == 0)
             sqlease_sleep_ms(20);
     }
-    CHECK(gpid > 0);
+    WT_CHECK(gpid > 0);
     if (gpid > 0) {
-        CHECK(!pid_gone_within(gpid, 0));
+        WT_CHECK(!pid_gone_within(gpid, 0));
         /* Kill the child process alone, not its job (which would take
          * the grandchild by another route). */
-        CHECK(sqlease_process_signal(sqlease_child_pid(&c), 9) == 0);
-        CHECK(sqlease_child_wait(&c, 5000, &code) == 1);
-        CHECK(code == 137);
-        CHECK(pid_gone_within(gpid, 5000));
+        WT_CHECK(sqlease_process_signal(sqlease_child_pid(&c), 9) == 0);
+        WT_CHECK(sqlease_child_wait(&c, 5000, &code) == 1);
+        WT_CHECK(code == 137);
+        WT_CHECK(pid_gone_within(gpid, 5000));
     }
     sqlease_child_kill(&c);
     (void)sqlease_child_wait(&c, 5000, &code);
@@ -558,7 +537,7 @@ static void test_child_terminate(void)
     int code = -1, r;
 
     if (spawn_self(&c, args, 2, NULL, 0) != 0) {
-        CHECK(!"spawn");
+        WT_CHECK(!"spawn");
         return;
     }
     sqlease_sleep_ms(300); /* let it install its handler */
@@ -572,17 +551,17 @@ static void test_child_terminate(void)
     if (r == 0) {
         sqlease_child_kill(&c);
         r = sqlease_child_wait(&c, 5000, &code);
-        CHECK(r == 1 && code == 137);
+        WT_CHECK(r == 1 && code == 137);
     } else {
-        CHECK(r == 1 && code == 43);
+        WT_CHECK(r == 1 && code == 43);
     }
     sqlease_child_close(&c);
 }
 
 static void test_signal_setup(void)
 {
-    CHECK(sqlease_signal_setup() == 0);
-    CHECK(sqlease_signal_received() == 0);
+    WT_CHECK(sqlease_signal_setup() == 0);
+    WT_CHECK(sqlease_signal_received() == 0);
 }
 
 int main(int argc, char **argv)
@@ -594,23 +573,22 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--child") == 0)
         return child_main(argc, argv);
 
-    run_test("cond wait times out at the deadline", test_cond_timeout);
-    run_test("cond wait wakes on signal", test_cond_signal);
-    run_test("threads, mutex and atomic counter", test_threads);
-    run_test("300 small-stack threads", test_many_threads);
-    run_test("monotonic clock, sleep, wall clock", test_clocks);
-    run_test("uuid v4", test_uuid);
-    run_test("hostname, pid, getenv", test_host_pid_env);
-    run_test("signal setup", test_signal_setup);
-    run_test("child exit codes", test_child_exit_codes);
-    run_test("child environment", test_child_env);
-    run_test("child inherits no handle but stdio", test_child_inherits_no_handle);
-    run_test("child argument quoting", test_child_args);
-    run_test("child command not found", test_child_not_found);
-    run_test("child kill", test_child_kill);
-    run_test("child killed when its handles close", test_child_close_kills);
-    run_test("grandchild dies with the child (job kill-on-close)", test_child_dies_with_parent);
-    run_test("child terminate, then kill", test_child_terminate);
-    printf("%d test(s) failed\n", g_failed);
-    return g_failed ? 1 : 0;
+    wt_run("cond wait times out at the deadline", test_cond_timeout);
+    wt_run("cond wait wakes on signal", test_cond_signal);
+    wt_run("threads, mutex and atomic counter", test_threads);
+    wt_run("300 small-stack threads", test_many_threads);
+    wt_run("monotonic clock, sleep, wall clock", test_clocks);
+    wt_run("uuid v4", test_uuid);
+    wt_run("hostname, pid, getenv", test_host_pid_env);
+    wt_run("signal setup", test_signal_setup);
+    wt_run("child exit codes", test_child_exit_codes);
+    wt_run("child environment", test_child_env);
+    wt_run("child inherits no handle but stdio", test_child_inherits_no_handle);
+    wt_run("child argument quoting", test_child_args);
+    wt_run("child command not found", test_child_not_found);
+    wt_run("child kill", test_child_kill);
+    wt_run("child killed when its handles close", test_child_close_kills);
+    wt_run("grandchild dies with the child (job kill-on-close)", test_child_dies_with_parent);
+    wt_run("child terminate, then kill", test_child_terminate);
+    return wt_finish("test_platform_win");
 }
