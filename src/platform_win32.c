@@ -326,6 +326,10 @@ void sqlease_cwd(char *buf, size_t cap)
 /* ---- signals ------------------------------------------------------- */
 
 static volatile LONG g_signal_received;
+/* Signals so far: a wait that began after the last one is not ended by
+ * the event that one left set (POSIX's EINTR ends only a wait that is
+ * under way when the signal comes). */
+static volatile LONG g_signal_count;
 /* Auto-reset event set by the control handler so that an unbounded child
  * wait can end when a signal comes (the handler runs on its own thread
  * and interrupts nothing). */
@@ -354,6 +358,7 @@ static BOOL WINAPI ctrl_handler(DWORD type)
         return FALSE;
     }
     InterlockedExchange(&g_signal_received, sig);
+    InterlockedIncrement(&g_signal_count);
     if (g_signal_event != NULL)
         SetEvent(g_signal_event);
     if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT)
@@ -832,7 +837,26 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
     hs[0] = (HANDLE)c->process;
     if (g_signal_event != NULL && timeout_ms != 0)
         hs[n++] = g_signal_event;
-    r = WaitForMultipleObjects(n, hs, FALSE, ms);
+    {
+        LONG seen = InterlockedCompareExchange(&g_signal_count, 0, 0);
+        int64_t until = timeout_ms >= 0 ? sqlease_mono_ms() + timeout_ms : -1;
+
+        for (;;) {
+            r = WaitForMultipleObjects(n, hs, FALSE, ms);
+            if (!(n == 2 && r == WAIT_OBJECT_0 + 1) ||
+                InterlockedCompareExchange(&g_signal_count, 0, 0) != seen)
+                break;
+            /* The event a signal before this wait left set: wait on. */
+            if (until >= 0) {
+                int64_t left = until - sqlease_mono_ms();
+                if (left <= 0) {
+                    r = WAIT_TIMEOUT;
+                    break;
+                }
+                ms = (DWORD)left;
+            }
+        }
+    }
     if (r == WAIT_OBJECT_0) {
         if (!GetExitCodeProcess((HANDLE)c->process, &code))
             return -1;
