@@ -654,90 +654,16 @@ typedef struct sqlease_dialect {{
     int string_literal; /* sqlease_literal_style */
 }} sqlease_dialect;
 
+/* Every dialect, sorted by key.  src/dialect.c finds one by key or
+ * alias, or by the DBMS name a connection reports. */
 extern const sqlease_dialect sqlease_dialects[];
 extern const size_t sqlease_dialect_count;
 
-/* The dialect with this key or alias; NULL if unknown. */
-const sqlease_dialect *sqlease_dialect_find(const char *key);
-/* The first dialect one of whose dbms_names is a case-insensitive
- * substring of dbms_name; NULL if none or dbms_name is NULL. */
-const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name);
-/* The known keys, sorted, separated by ", ". */
-const char *sqlease_dialect_keys(void);
+/* The keys, sorted, separated by ", " (for messages). */
+extern const char sqlease_dialect_key_list[];
 
 #endif /* SQLEASE_DIALECTS_H */
 """
-
-FUNCTIONS = """\
-static int ci_char(int c)
-{
-    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
-
-/* 1 if needle occurs in hay, ignoring ASCII case. */
-static int ci_contains(const char *hay, const char *needle)
-{
-    size_t i, j;
-    if (!needle[0])
-        return 0;
-    for (i = 0; hay[i]; i++) {
-        for (j = 0; needle[j] && hay[i + j]; j++) {
-            if (ci_char((unsigned char)hay[i + j]) != ci_char((unsigned char)needle[j]))
-                break;
-        }
-        if (!needle[j])
-            return 1;
-    }
-    return 0;
-}
-
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
-const sqlease_dialect *sqlease_dialect_find(const char *key)
-{
-    size_t i, j;
-    if (!key)
-        return NULL;
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
-        if (same(d->key, key))
-            return d;
-        for (j = 0; j < d->naliases; j++) {
-            if (same(d->aliases[j], key))
-                return d;
-        }
-    }
-    return NULL;
-}
-
-const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name)
-{
-    size_t i, j;
-    if (!dbms_name)
-        return NULL;
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
-        for (j = 0; j < d->ndbms_names; j++) {
-            if (ci_contains(dbms_name, d->dbms_names[j]))
-                return d;
-        }
-    }
-    return NULL;
-}
-
-const char *sqlease_dialect_keys(void)
-{
-    return %s;
-}
-"""
-
 
 def render_h():
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
@@ -833,8 +759,8 @@ def render_c(dialects, h_name):
     w("const size_t sqlease_dialect_count = sizeof sqlease_dialects / sizeof sqlease_dialects[0];")
     w("")
     keys = ", ".join(d["key"] for d in dialects)
-    lines.append(FUNCTIONS % c_string(keys, "           "))
-    return "\n".join(lines)
+    w("const char sqlease_dialect_key_list[] = %s;" % c_string(keys, "    "))
+    return "\n".join(lines) + "\n"
 
 
 def write_file(path, text):

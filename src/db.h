@@ -20,7 +20,7 @@
 
 #include "sqlease.h"
 #include "platform.h"
-#include "dialects.h" /* generated: build/gen/dialects.h */
+#include "dialect.h"  /* the dialect table (generated) and its lookup */
 #include "options.h"
 
 enum db_type { DB_INT64 = 1, DB_TEXT = 2 };

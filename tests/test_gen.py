@@ -16,6 +16,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN = os.path.join(ROOT, "gen", "gen_dialects.py")
 TEMPLATE = os.path.join(ROOT, "templates", "dialects.toml")
+DIALECT_C = os.path.join(ROOT, "src", "dialect.c")
+SRC = os.path.join(ROOT, "src")
 CC = os.environ.get("HOST_CC") or shutil.which("gcc") or shutil.which("cc") or "cc"
 CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
@@ -31,7 +33,7 @@ FRAGMENTS = ["fence"]
 PROBE_C = r"""
 #include <stdio.h>
 #include <string.h>
-#include "dialects.h"
+#include "dialect.h"
 
 static void stmt(const char *key, const char *name, const sqlease_stmt *s)
 {
@@ -155,8 +157,8 @@ class GenCase(unittest.TestCase):
         with open(os.path.join(out, "probe.c"), "w") as f:
             f.write(PROBE_C)
         exe = os.path.join(out, "probe")
-        cc = subprocess.run([CC] + CFLAGS + ["-I", out, "-o", exe,
-                                             os.path.join(out, "dialects.c"),
+        cc = subprocess.run([CC] + CFLAGS + ["-I", out, "-I", SRC, "-o", exe,
+                                             os.path.join(out, "dialects.c"), DIALECT_C,
                                              os.path.join(out, "probe.c")],
                             capture_output=True, text=True)
         self.assertEqual(cc.returncode, 0, "compile failed:\n" + cc.stderr)
