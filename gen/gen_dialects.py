@@ -17,15 +17,24 @@ import tomllib
 TEMPLATE_NAME = "templates/dialects.toml"
 GENERATOR_NAME = "gen/gen_dialects.py"
 
-# Bound parameters: TOML name -> (enum constant, value).
-PARAMS = {
-    "name": ("SQLEASE_P_NAME", 0),
-    "owner": ("SQLEASE_P_OWNER", 1),
-    "ttl_ms": ("SQLEASE_P_TTL_MS", 2),
-    "token": ("SQLEASE_P_TOKEN", 3),
-    "min_hold_ms": ("SQLEASE_P_MIN_HOLD_MS", 4),
-    "data": ("SQLEASE_P_DATA", 5),
-}
+# The bound parameters, in enum order: (TOML name, type, field of db_params
+# in src/db.h that holds its value, what it is).  This is the only list of
+# them: the generator emits the enum sqlease_param and the binding table
+# SQLEASE_PARAM_LIST from it, and db.c binds every statement through that
+# table.  A new parameter is a line here, a field of db_params, and the
+# statements (below and in the template) that use it.
+PARAM_LIST = (
+    ("name", "text", "name", "lease name"),
+    ("owner", "text", "owner", "owner id"),
+    ("ttl_ms", "int64", "ttl_ms", "lease TTL in ms"),
+    ("token", "int64", "token", "fencing token of the hold (the take: the token its read saw)"),
+    ("min_hold_ms", "int64", "min_hold_ms", "minimum hold from acquired_at_ms; 0: none"),
+    ("data", "text", "data", "the holder's published value; NULL: SQL NULL"),
+)
+PARAM_TYPES = {"text": "SQLEASE_PARAM_TEXT", "int64": "SQLEASE_PARAM_INT64"}
+
+# TOML name -> (enum constant, value).
+PARAMS = {name: ("SQLEASE_P_" + name.upper(), i) for i, (name, _, _, _) in enumerate(PARAM_LIST)}
 
 # Statements, in struct order: name -> (required params, allowed params,
 # whether {table} is required).
@@ -589,14 +598,24 @@ HEADER = """\
 
 #include <stddef.h>
 
+/* The bound parameters, as statements name them (:name, ...). */
 typedef enum sqlease_param {{
-    SQLEASE_P_NAME = 0,
-    SQLEASE_P_OWNER = 1,
-    SQLEASE_P_TTL_MS = 2,
-    SQLEASE_P_TOKEN = 3,
-    SQLEASE_P_MIN_HOLD_MS = 4,
-    SQLEASE_P_DATA = 5
+{param_enum}
 }} sqlease_param;
+
+#define SQLEASE_PARAM_COUNT {param_count}
+
+/* The C type of a parameter's value. */
+enum {{
+    SQLEASE_PARAM_TEXT = 1,  /* const char *, NULL for SQL NULL */
+    SQLEASE_PARAM_INT64 = 2  /* int64_t */
+}};
+
+/* The binding table, one X(constant, "name", type, field) per parameter
+ * in enum order: `field` is the member of db_params (src/db.h) its value
+ * is bound from.  db.c expands it where db_params is known. */
+#define SQLEASE_PARAM_LIST(X) \\
+{param_list}
 
 /* How a value is written as a string literal of the dialect, for a
  * predicate handed to a program that cannot bind parameters. */
@@ -666,8 +685,15 @@ extern const char sqlease_dialect_key_list[];
 """
 
 def render_h():
+    enum = "\n".join("    %s = %d%s /* :%s, %s: %s */"
+                     % (PARAMS[n][0], PARAMS[n][1], "," if i + 1 < len(PARAM_LIST) else "",
+                        n, t, what)
+                     for i, (n, t, _, what) in enumerate(PARAM_LIST))
+    xs = " \\\n".join("    X(%s, \"%s\", %s, %s)" % (PARAMS[n][0], n, PARAM_TYPES[t], f)
+                       for n, t, f, _ in PARAM_LIST)
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
-                         stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS))
+                         stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS),
+                         param_enum=enum, param_count=len(PARAM_LIST), param_list=xs)
 
 
 def render_c(dialects, h_name):

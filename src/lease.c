@@ -524,6 +524,7 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
 int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err)
 {
     const sqlease_stmt *st = &l->d->fence;
+    db_params p;
     size_t i;
 
     if (f->size < FENCE_MIN_SIZE)
@@ -536,24 +537,22 @@ int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error
     f->sql = l->sql_fence;
     f->nvalues = st->nparams;
     memset(f->values, 0, sizeof f->values);
+    memset(&p, 0, sizeof p);
+    p.name = l->name;
+    p.owner = l->owner;
+    p.token = token;
     for (i = 0; i < st->nparams; i++) {
         sqlease_value *v = &f->values[i];
-        switch (st->params[i]) {
-        case SQLEASE_P_NAME:
-            v->type = SQLEASE_VALUE_TEXT;
-            v->text = l->name;
-            break;
-        case SQLEASE_P_OWNER:
-            v->type = SQLEASE_VALUE_TEXT;
-            v->text = l->owner;
-            break;
-        case SQLEASE_P_TOKEN:
+        db_bind b;
+        if (db_param_bind(&p, st->params[i], &b) != 0)
+            return sqlease_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which "
+                                "the table does not have", (int)st->params[i]);
+        if (b.type == DB_INT64) {
             v->type = SQLEASE_VALUE_INT64;
-            v->int64 = token;
-            break;
-        default:
-            return sqlease_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which has "
-                                "no value here", (int)st->params[i]);
+            v->int64 = b.i;
+        } else {
+            v->type = SQLEASE_VALUE_TEXT;
+            v->text = b.s;
         }
     }
     f->name = l->name;

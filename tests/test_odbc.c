@@ -858,6 +858,46 @@ static void test_dialect_lookup(void)
     }
 }
 
+/* The generated binding table takes each parameter from its own field of
+ * db_params, with its own type; a parameter outside it is refused. */
+static void test_param_binding(void)
+{
+    db_params p;
+    db_bind b;
+
+    memset(&p, 0, sizeof p);
+    p.name = "job";
+    p.owner = "me";
+    p.ttl_ms = 30000;
+    p.token = INT64_C(9007199254740993);
+    p.min_hold_ms = 1500;
+    p.data = NULL;
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_NAME, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.name);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_OWNER, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.owner);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_TTL_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, 30000);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_TOKEN, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, INT64_C(9007199254740993));
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_MIN_HOLD_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, 1500);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_NULL(b.s);
+    p.data = "host:8080";
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
+    CU_ASSERT_PTR_EQUAL(b.s, p.data);
+    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 6);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
+    CU_ASSERT_EQUAL(b.type, 0);
+}
+
 int main(void)
 {
     const char *dsn = getenv("SQLEASE_TEST_DSN");
@@ -910,7 +950,8 @@ int main(void)
         CU_add_test(util, "error filling", test_err_fill) == NULL ||
         CU_add_test(util, "logging", test_log) == NULL ||
         CU_add_test(util, "dialect lookup by key, alias and DBMS name",
-                    test_dialect_lookup) == NULL) {
+                    test_dialect_lookup) == NULL ||
+        CU_add_test(util, "parameter binding table", test_param_binding) == NULL) {
         fprintf(stderr, "test_odbc: %s\n", CU_get_error_msg());
         CU_cleanup_registry();
         scratch_remove();
