@@ -3,6 +3,11 @@
 
 Usage: gen_dialects.py TEMPLATE.toml OUT.c OUT.h
 
+The table has one row of defaults, [common], and one row per dialect that
+gives its identity (now_ms, dbms_names, aliases) and only the fields in
+which it differs from [common]; every other field is [common]'s, with the
+row's own clock pasted in for {now}.
+
 Standard library only.  The output is deterministic: dialects sorted by
 key, no timestamps, no absolute paths.  A malformed table is rejected with
 one message per problem on stderr, each naming the row and the field, and
@@ -91,6 +96,25 @@ STRING_FIELDS = ("now_ms", "missing_table_message", "string_literal")
 LIST_FIELDS = ("aliases", "dbms_names", "session_setup", "missing_table_sqlstates")
 FIELDS = (("now_ms",) + LIST_FIELDS + ("missing_table_message", "drivers") + tuple(STATEMENTS)
           + tuple(FRAGMENTS) + ("string_literal",))
+
+# The row of defaults: every other row inherits each field it does not
+# give from it.
+COMMON = "common"
+
+# A row's identity, never inherited: its clock, the SQL_DBMS_NAME
+# substrings that detect it and the other names --dialect accepts.  In
+# [common] each would be wrong for all rows but one (or make every row
+# match every DBMS); aliases may be left out of a row (no other name).
+ROW_ONLY = {
+    "now_ms": "each dialect reads its own clock",
+    "aliases": "an alias names one row",
+    "dbms_names": "a DBMS name detects one row",
+}
+OPTIONAL_FIELDS = {"aliases": []}
+
+# What {now} stands for while [common]'s statements are checked on their
+# own; each dialect's clock is pasted in when it inherits them.
+COMMON_NOW = "0"
 
 # What a driver setting's value may refer to: the handle's timeouts,
 # filled in at run time (odbc.c).  {{ and }} are literal braces.
@@ -284,8 +308,135 @@ def check_fragment(field, value, now_ms):
     return sql, params
 
 
-def check_row(key, row, errors, where):
-    """Validate one row; return the processed dialect or None."""
+def check_types(field, value):
+    """The TOML type of one field's value."""
+    if field in LIST_FIELDS:
+        if not isinstance(value, list):
+            raise FieldError("expected a list of strings, got %s" % type_name(value))
+        for idx, item in enumerate(value):
+            if not isinstance(item, str):
+                raise FieldError("expected a list of strings, item %d is %s"
+                                 % (idx + 1, type_name(item)))
+    elif field == "drivers":
+        if not isinstance(value, list):
+            raise FieldError("expected a list of tables, got %s" % type_name(value))
+    elif not isinstance(value, str):
+        raise FieldError("expected a string, got %s" % type_name(value))
+
+
+def do_now_ms(v):
+    text = v.strip()
+    if not text:
+        raise FieldError("empty expression")
+    if "{" in text:
+        raise FieldError("placeholders are not allowed in now_ms")
+    sql, _ = lex_sql(text, allow_params=False)
+    return sql
+
+
+def do_names(v):
+    for idx, s in enumerate(v):
+        if not s.strip():
+            raise FieldError("item %d is empty (it would match every DBMS)" % (idx + 1))
+    return list(v)
+
+
+def do_aliases(v, key):
+    for idx, s in enumerate(v):
+        if not ROW_KEY_RE.fullmatch(s):
+            raise FieldError("item %d: '%s' must match [a-z][a-z0-9_]*" % (idx + 1, s))
+        if s == key:
+            raise FieldError("item %d: '%s' is the row's own key" % (idx + 1, s))
+        if s == COMMON:
+            raise FieldError("item %d: '%s' names the row of defaults" % (idx + 1, s))
+    return list(v)
+
+
+def do_setup(v, now_ms):
+    res = []
+    for idx, s in enumerate(v):
+        try:
+            text = s.strip()
+            if not text:
+                raise FieldError("empty statement")
+            text, _ = substitute_placeholders(text, now_ms, allow_table=False)
+            sql, _ = lex_sql(text, allow_params=False)
+        except FieldError as e:
+            raise FieldError("item %d: %s" % (idx + 1, e)) from None
+        res.append(sql)
+    return res
+
+
+def do_states(v):
+    for idx, s in enumerate(v):
+        if not SQLSTATE_RE.fullmatch(s):
+            raise FieldError("item %d: '%s' is not a five-character SQLSTATE" % (idx + 1, s))
+    return list(v)
+
+
+def do_literal(v):
+    if v not in LITERAL_STYLES:
+        raise FieldError("'%s' is not a known style (known: %s)"
+                         % (v, ", ".join(sorted(LITERAL_STYLES))))
+    return v
+
+
+def check_field(field, value, key, now_ms):
+    """Check one field's value as row `key` (whose clock is now_ms) has
+    it; return it as the C output needs it.  Raises FieldError."""
+    check_types(field, value)
+    if field == "now_ms":
+        return do_now_ms(value)
+    if field == "dbms_names":
+        return do_names(value)
+    if field == "aliases":
+        return do_aliases(value, key)
+    if field == "session_setup":
+        return do_setup(value, now_ms)
+    if field == "missing_table_sqlstates":
+        return do_states(value)
+    if field == "missing_table_message":
+        return value
+    if field == "drivers":
+        return check_drivers(value)
+    if field in STATEMENTS:
+        return check_statement(field, value, now_ms)
+    if field in FRAGMENTS:
+        return check_fragment(field, value, now_ms)
+    if field == "string_literal":
+        return do_literal(value)
+    raise AssertionError(field)
+
+
+def check_common(row, errors, where):
+    """Check [common] on its own (its statements with a stand-in clock),
+    so that a mistake in a default is reported once, as [common]'s.
+    Returns the fields that passed, as written."""
+    if not isinstance(row, dict):
+        errors.append("%s: expected a table of fields, got %s"
+                      % (where(COMMON, None), type_name(row)))
+        return {}
+    good = {}
+    for field, value in row.items():
+        if field not in FIELDS:
+            errors.append("%s: unknown field" % where(COMMON, field))
+        elif field in ROW_ONLY:
+            errors.append("%s: not allowed in [common]: %s (give it in each row)"
+                          % (where(COMMON, field), ROW_ONLY[field]))
+        else:
+            try:
+                check_field(field, value, COMMON, COMMON_NOW)
+                good[field] = value
+            except FieldError as e:
+                errors.append("%s: %s" % (where(COMMON, field), e))
+    return good
+
+
+def check_row(key, row, common, common_fields, errors, where):
+    """Validate one dialect row, with the fields it does not give taken
+    from [common] (`common`: those of its fields that passed;
+    `common_fields`: every field [common] gives, passed or not).  Returns
+    the processed dialect or None."""
     if not ROW_KEY_RE.fullmatch(key):
         errors.append("%s: row key must match [a-z][a-z0-9_]*" % where(key, None))
         return None
@@ -297,113 +448,48 @@ def check_row(key, row, errors, where):
         if field not in FIELDS:
             errors.append("%s: unknown field" % where(key, field))
             ok = False
-    for field in FIELDS:
-        if field not in row:
-            errors.append("%s: missing required field" % where(key, field))
+    out = {"key": key}
+    now_ms = None
+    if "now_ms" in row:
+        try:
+            now_ms = out["now_ms"] = check_field("now_ms", row["now_ms"], key, None)
+        except FieldError as e:
+            errors.append("%s: %s" % (where(key, "now_ms"), e))
             ok = False
-            continue
-        value = row[field]
-        if field in LIST_FIELDS:
-            if not isinstance(value, list):
-                errors.append("%s: expected a list of strings, got %s"
-                              % (where(key, field), type_name(value)))
+    for field in FIELDS:
+        if field in row:
+            value, inherited = row[field], False
+        elif field in ROW_ONLY:
+            if field not in OPTIONAL_FIELDS:
+                errors.append("%s: missing required field (a row's own: %s)"
+                              % (where(key, field), ROW_ONLY[field]))
                 ok = False
                 continue
-            for idx, item in enumerate(value):
-                if not isinstance(item, str):
-                    errors.append("%s: expected a list of strings, item %d is %s"
-                                  % (where(key, field), idx + 1, type_name(item)))
-                    ok = False
-                    break
-        elif field == "drivers":
-            if not isinstance(value, list):
-                errors.append("%s: expected a list of tables, got %s"
-                              % (where(key, field), type_name(value)))
-                ok = False
-        elif not isinstance(value, str):
-            errors.append("%s: expected a string, got %s" % (where(key, field), type_name(value)))
+            value, inherited = OPTIONAL_FIELDS[field], False
+        elif field in common:
+            value, inherited = common[field], True
+        elif field in common_fields:
+            ok = False  # [common]'s value is wrong, and said so once
+            continue
+        else:
+            errors.append("%s: missing required field (not in the row, and [common] has no "
+                          "default)" % where(key, field))
             ok = False
-    if not ok:
-        return None
-
-    out = {"key": key}
-
-    def attempt(field, fn):
-        nonlocal ok
+            continue
+        if field == "now_ms":
+            continue
+        if now_ms is None and (field in STATEMENTS or field in FRAGMENTS
+                               or field == "session_setup"):
+            ok = False  # the clock is wrong or missing, and said so
+            continue
         try:
-            out[field] = fn(row[field])
+            out[field] = check_field(field, value, key, now_ms)
         except FieldError as e:
-            errors.append("%s: %s" % (where(key, field), e))
+            # An inherited value checked out in [common]: what fails now
+            # is this row's clock pasted into it.
+            errors.append("%s%s: %s" % (where(key, field),
+                                        " (inherited from [common])" if inherited else "", e))
             ok = False
-
-    def do_now_ms(v):
-        text = v.strip()
-        if not text:
-            raise FieldError("empty expression")
-        if "{" in text:
-            raise FieldError("placeholders are not allowed in now_ms")
-        sql, _ = lex_sql(text, allow_params=False)
-        return sql
-
-    attempt("now_ms", do_now_ms)
-
-    def do_names(v):
-        for idx, s in enumerate(v):
-            if not s.strip():
-                raise FieldError("item %d is empty (it would match every DBMS)" % (idx + 1))
-        return list(v)
-
-    attempt("dbms_names", do_names)
-
-    def do_aliases(v):
-        for idx, s in enumerate(v):
-            if not ROW_KEY_RE.fullmatch(s):
-                raise FieldError("item %d: '%s' must match [a-z][a-z0-9_]*" % (idx + 1, s))
-            if s == key:
-                raise FieldError("item %d: '%s' is the row's own key" % (idx + 1, s))
-        return list(v)
-
-    attempt("aliases", do_aliases)
-
-    def do_setup(v):
-        res = []
-        for idx, s in enumerate(v):
-            try:
-                text = s.strip()
-                if not text:
-                    raise FieldError("empty statement")
-                text, _ = substitute_placeholders(text, out.get("now_ms"), allow_table=False)
-                sql, _ = lex_sql(text, allow_params=False)
-            except FieldError as e:
-                raise FieldError("item %d: %s" % (idx + 1, e)) from None
-            res.append(sql)
-        return res
-
-    attempt("session_setup", do_setup)
-
-    def do_states(v):
-        for idx, s in enumerate(v):
-            if not SQLSTATE_RE.fullmatch(s):
-                raise FieldError("item %d: '%s' is not a five-character SQLSTATE" % (idx + 1, s))
-        return list(v)
-
-    attempt("missing_table_sqlstates", do_states)
-    out["missing_table_message"] = row["missing_table_message"]
-    attempt("drivers", check_drivers)
-
-    if "now_ms" in out:
-        for field in STATEMENTS:
-            attempt(field, lambda v, f=field: check_statement(f, v, out["now_ms"]))
-        for field in FRAGMENTS:
-            attempt(field, lambda v, f=field: check_fragment(f, v, out["now_ms"]))
-
-    def do_literal(v):
-        if v not in LITERAL_STYLES:
-            raise FieldError("'%s' is not a known style (known: %s)"
-                             % (v, ", ".join(sorted(LITERAL_STYLES))))
-        return v
-
-    attempt("string_literal", do_literal)
     return out if ok else None
 
 
@@ -505,6 +591,10 @@ def toml_error_location(lines, lineno):
             row = m.group(1).strip("\"'")
             if idx == lineno - 1:
                 field = None
+            if "." in row:
+                # [row.table]: the field is the sub-table's key.
+                row, sub = row.split(".", 1)
+                field = sub if field is None else "%s.%s" % (sub, field)
             break
         if field is None:
             m = keyline.match(line)
@@ -677,7 +767,6 @@ typedef struct sqlease_dialect {{
  * alias, or by the DBMS name a connection reports. */
 extern const sqlease_dialect sqlease_dialects[];
 extern const size_t sqlease_dialect_count;
-
 /* The keys, sorted, separated by ", " (for messages). */
 extern const char sqlease_dialect_key_list[];
 
@@ -810,11 +899,16 @@ def main(argv):
     where = where_fn(path)
     errors = []
     dialects = []
+    common_row = data.get(COMMON, {})
+    common = check_common(common_row, errors, where)
+    common_fields = set(common_row) if isinstance(common_row, dict) else set()
     for key, row in data.items():
-        d = check_row(key, row, errors, where)
+        if key == COMMON:
+            continue
+        d = check_row(key, row, common, common_fields, errors, where)
         if d is not None:
             dialects.append(d)
-    if not data:
+    if not [k for k in data if k != COMMON]:
         errors.append("%s: no dialect rows" % path)
     # A name --dialect accepts must pick one row.
     taken = {d["key"]: d["key"] for d in dialects}

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of gen/gen_dialects.py: the real table, malformed tables,
-escaping and determinism.  Writes only under its own temporary
-directories.  Run: python3 tests/test_gen.py
+"""Tests of gen/gen_dialects.py: the real table, inheritance from
+[common], malformed tables, escaping and determinism; and of
+src/dialect.c, the lookup over the generated table, compiled with it.
+Writes only under its own temporary directories.
+Run: python3 tests/test_gen.py
 """
 
 import json
@@ -383,6 +385,124 @@ class Escaping(GenCase):
         self.assertIn("Q detect:SQLite => NULL", out)
 
 
+def own(rows, key, field):
+    """The value row `key` has for `field`, its own or [common]'s."""
+    return rows[key].get(field, rows["common"].get(field))
+
+
+class Inheritance(GenCase):
+    # A DBMS whose SQL is the common one: its clock, its name and how it
+    # is detected are all it says (the README's example).
+    EXAMPLE = {"now_ms": "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
+               "aliases": ["exdb"], "dbms_names": ["ExampleDB"]}
+
+    def test_minimal_row_inherits_everything_else(self):
+        rows = real_rows()
+        rows["exampledb"] = dict(self.EXAMPLE)
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = self.probe(queries=["detect:ExampleDB 4.2", "find:exampledb", "find:exdb",
+                                  "detect:SQLite"])
+        stmts = self.statements(out)
+        now = self.EXAMPLE["now_ms"]
+        sqlite_now = rows["sqlite"]["now_ms"]
+        for st in STATEMENTS + FRAGMENTS:
+            q, params, sql = stmts[("exampledb", st)]
+            self.assertEqual(q, len(params), st)
+            self.assertNotIn("{now}", sql, st)
+            if st not in rows["sqlite"]:
+                # SQLite inherits it too: the same text with its own clock.
+                _, sp, ssql = stmts[("sqlite", st)]
+                self.assertEqual(sql, ssql.replace(sqlite_now, now), st)
+                self.assertEqual(params, sp, st)
+        self.assertIn(now, stmts[("exampledb", "acquire")][2])
+        self.assertIn("ON CONFLICT (name) DO NOTHING", stmts[("exampledb", "seed")][2])
+        self.assertIn("D exampledb msg=(null) setup=0 states=1 literal=0", out)
+        self.assertIn("K exampledb, mysql, postgres, sqlite, sqlserver", out.splitlines())
+        self.assertIn("Q detect:ExampleDB 4.2 => exampledb", out)
+        self.assertIn("Q find:exampledb => exampledb", out)
+        self.assertIn("Q find:exdb => exampledb", out)
+        self.assertIn("Q detect:SQLite => sqlite", out)
+
+    def test_row_field_replaces_common(self):
+        rows = real_rows()
+        rows["exampledb"] = dict(self.EXAMPLE, status="SELECT owner, token, acquired_at_ms, "
+                                 "expires_at_ms, {now}, data FROM {table} WHERE name = :name "
+                                 "AND 1 = 1")
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stmts = self.statements(self.probe())
+        self.assertTrue(stmts[("exampledb", "status")][2].endswith("AND 1 = 1"))
+        self.assertFalse(stmts[("sqlite", "status")][2].endswith("AND 1 = 1"))
+
+    def test_identity_is_required_not_inherited(self):
+        rows = real_rows()
+        rows["exampledb"] = {"now_ms": self.EXAMPLE["now_ms"]}
+        self.assertRejected(dump_toml(rows), REL + ": row 'exampledb', field 'dbms_names': "
+                            "missing required field")
+        rows["exampledb"] = {"dbms_names": ["ExampleDB"]}
+        self.assertRejected(dump_toml(rows), REL + ": row 'exampledb', field 'now_ms': "
+                            "missing required field")
+
+    def test_identity_not_allowed_in_common(self):
+        for field, value in (("now_ms", "1"), ("aliases", ["x"]), ("dbms_names", ["x"])):
+            rows = real_rows()
+            rows["common"][field] = value
+            self.assertRejected(dump_toml(rows), REL + ": row 'common', field '%s': not allowed "
+                                "in [common]" % field)
+
+    def test_unknown_field_in_common(self):
+        rows = real_rows()
+        rows["common"]["relase"] = "SELECT 1"
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'relase': unknown field")
+
+    def test_common_error_said_once_as_commons(self):
+        # Two rows inherit `list`: the mistake is [common]'s, said once.
+        rows = real_rows()
+        rows["common"]["list"] = rows["common"]["list"].replace(":name", ":nam")
+        err = self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'list': "
+                                  "unknown parameter ':nam'")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_common_placeholder_and_parameter_checked(self):
+        rows = real_rows()
+        rows["common"]["status"] = rows["common"]["status"].replace("{table}", "{tabel}")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'status': "
+                            "unknown placeholder '{tabel}'")
+        rows = real_rows()
+        rows["common"]["renew"] = rows["common"]["renew"].replace(" AND token = :token", "")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'renew': "
+                            "missing parameter :token")
+
+    def test_missing_after_inheritance(self):
+        # Without a default, each row that does not give the field says so.
+        rows = real_rows()
+        del rows["common"]["status"]
+        err = self.assertRejected(dump_toml(rows),
+                                  REL + ": row 'postgres', field 'status': missing required field",
+                                  REL + ": row 'sqlite', field 'status': missing required field")
+        self.assertNotIn("row 'mysql'", err)
+        self.assertNotIn("row 'sqlserver'", err)
+
+    def test_inherited_field_checked_with_the_rows_clock(self):
+        # [common]'s fence is fine on its own; this row's clock pasted in
+        # makes it end the caller's statement.
+        rows = real_rows()
+        rows["exampledb"] = dict(self.EXAMPLE, now_ms="1; DELETE FROM x")
+        self.assertRejected(dump_toml(rows), REL + ": row 'exampledb', field 'fence' (inherited "
+                            "from [common]): ';' in a predicate")
+
+    def test_alias_common_refused(self):
+        rows = real_rows()
+        rows["sqlite"]["aliases"] = ["common"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'sqlite', field 'aliases': item 1: "
+                            "'common' names the row of defaults")
+
+    def test_only_common(self):
+        rows = real_rows()
+        self.assertRejected(dump_toml({"common": rows["common"]}), REL + ": no dialect rows")
+
+
 class Malformed(GenCase):
     def rows(self):
         return real_rows()
@@ -402,14 +522,15 @@ class Malformed(GenCase):
 
     def test_duplicate_field(self):
         rows = self.rows()
-        text = dump_toml(rows).replace('[sqlite]\n', '[sqlite]\nnow = "SELECT 1"\n', 1)
-        self.assertRejected(text, REL + ": row 'sqlite', field 'now': duplicate field")
+        text = dump_toml(rows).replace('[sqlite]\n', '[sqlite]\nseed = "SELECT 1"\n', 1)
+        self.assertRejected(text, REL + ": row 'sqlite', field 'seed': duplicate field")
 
     def test_missing_field(self):
         rows = self.rows()
-        del rows["sqlite"]["status"]
+        del rows["sqlite"]["seed"]
+        del rows["common"]["seed"]
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'status': missing required field")
+                            REL + ": row 'sqlite', field 'seed': missing required field")
 
     def test_unknown_field(self):
         rows = self.rows()
@@ -467,7 +588,7 @@ class Malformed(GenCase):
 
     def test_unknown_placeholder(self):
         rows = self.rows()
-        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace("{table}", "{tabel}")
+        rows["sqlite"]["acquire"] = own(rows, "sqlite", "acquire").replace("{table}", "{tabel}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': "
                             "unknown placeholder '{tabel}'")
@@ -480,7 +601,7 @@ class Malformed(GenCase):
 
     def test_unknown_parameter(self):
         rows = self.rows()
-        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace(":ttl_ms", ":ttl")
+        rows["sqlite"]["acquire"] = own(rows, "sqlite", "acquire").replace(":ttl_ms", ":ttl")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': "
                             "unknown parameter ':ttl'")
@@ -518,25 +639,27 @@ class Malformed(GenCase):
         # A take is bound to the token the follower's read saw, so that one
         # affected row says which token it made.
         rows = self.rows()
-        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace(" AND token = :token", "")
+        rows["sqlite"]["acquire"] = own(rows, "sqlite", "acquire").replace(" AND token = :token",
+                                                                        "")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': missing parameter :token")
 
     def test_missing_fence(self):
         rows = self.rows()
         del rows["postgres"]["fence"]
+        del rows["common"]["fence"]
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'postgres', field 'fence': missing required field")
 
     def test_fence_unknown_parameter(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(":token", ":tokn")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(":token", ":tokn")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': unknown parameter ':tokn'")
 
     def test_fence_unexpected_parameter(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(
             "AND token = :token", "AND token = :token AND :ttl_ms > 0")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': unexpected parameter :ttl_ms")
@@ -550,36 +673,36 @@ class Malformed(GenCase):
 
     def test_fence_unknown_placeholder(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace("{now}", "{today}")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace("{now}", "{today}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': unknown placeholder '{today}'")
 
     def test_fence_without_table(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace("{table}", "sys_job_lease")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace("{table}", "sys_job_lease")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': statement does not use {table}")
 
     def test_fence_semicolon(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] += "; DELETE FROM {table}"
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence") + "; DELETE FROM {table}"
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': ';' in a predicate")
 
     def test_fence_semicolon_in_literal_is_text(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(
             "AND token = :token", "AND token = :token AND ';)' <> ''")
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_fence_unbalanced(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].rstrip(")")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").rstrip(")")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': 1 '(' not closed")
         rows = self.rows()
-        rows["sqlite"]["fence"] += ") OR (1 = 1"
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence") + ") OR (1 = 1"
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': ')' at offset")
 
@@ -592,7 +715,7 @@ class Malformed(GenCase):
 
     def test_fence_too_many_markers(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(
             "AND token = :token", "AND token = :token" + " AND name = :name" * 14)
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': 17 markers; at most 16")
@@ -669,10 +792,11 @@ class Malformed(GenCase):
 
     def test_every_error_reported(self):
         rows = self.rows()
-        del rows["sqlite"]["status"]
+        del rows["sqlite"]["dbms_names"]
         rows["mysql"]["acquire"] = ""
         err = self.assertRejected(dump_toml(rows),
-                                  REL + ": row 'sqlite', field 'status': missing required field",
+                                  REL + ": row 'sqlite', field 'dbms_names': missing required "
+                                  "field",
                                   REL + ": row 'mysql', field 'acquire': empty statement")
         self.assertEqual(len(err.strip().splitlines()), 2, err)
 
