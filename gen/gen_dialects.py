@@ -6,7 +6,8 @@ Usage: gen_dialects.py TEMPLATE.toml OUT.c OUT.h
 The table has one row of defaults, [common], and one row per dialect that
 gives its identity (now_ms, dbms_names, aliases) and only the fields in
 which it differs from [common]; every other field is [common]'s, with the
-row's own clock pasted in for {now}.
+row's own clock pasted in for {now}.  The failure rules ([row.failures])
+are the exception: a row's lists add to [common]'s.
 
 Standard library only.  The output is deterministic: dialects sorted by
 key, no timestamps, no absolute paths.  A malformed table is rejected with
@@ -92,10 +93,29 @@ LITERAL_STYLES = {
     "mysql": "SQLEASE_LIT_MYSQL",
 }
 
-STRING_FIELDS = ("now_ms", "missing_table_message", "string_literal")
-LIST_FIELDS = ("aliases", "dbms_names", "session_setup", "missing_table_sqlstates")
-FIELDS = (("now_ms",) + LIST_FIELDS + ("missing_table_message", "drivers") + tuple(STATEMENTS)
-          + tuple(FRAGMENTS) + ("string_literal",))
+STRING_FIELDS = ("now_ms", "string_literal")
+LIST_FIELDS = ("aliases", "dbms_names", "session_setup")
+FIELDS = (("now_ms",) + LIST_FIELDS + ("drivers",) + tuple(STATEMENTS)
+          + tuple(FRAGMENTS) + ("string_literal", "failures"))
+
+# How a failure is recognised (src/classify.c), in struct order: the
+# sub-table `failures` of a row, each a list of SQLSTATEs (five
+# characters, or two for a whole class) or of message phrases
+# (case-insensitive substrings).  A row's lists add to [common]'s: the
+# classifier reads both, and [common]'s alone while the dialect is not
+# known yet (at the first connect).
+FAILURE_FIELDS = (
+    ("timeout_sqlstates", "sqlstates"),
+    ("connection_lost_sqlstates", "sqlstates"),
+    ("connection_lost_messages", "messages"),
+    ("missing_table_sqlstates", "sqlstates"),
+    ("missing_table_messages", "messages"),
+    ("generic_sqlstates", "sqlstates"),
+    ("serialization_sqlstates", "sqlstates"),
+    ("locked_messages", "messages"),
+    ("config_sqlstates", "sqlstates"),
+    ("config_messages", "messages"),
+)
 
 # The row of defaults: every other row inherits each field it does not
 # give from it.
@@ -122,7 +142,7 @@ DRIVER_PLACEHOLDERS = ("login_s", "query_s", "query_ms", "query_half_ms")
 SETTING_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
-SQLSTATE_RE = re.compile(r"[0-9A-Z]{5}")
+SQLSTATE_RE = re.compile(r"[0-9A-Z]{2}(?:[0-9A-Z]{3})?")
 PLACEHOLDER_RE = re.compile(r"\{([^{}]*)\}")
 
 
@@ -320,6 +340,9 @@ def check_types(field, value):
     elif field == "drivers":
         if not isinstance(value, list):
             raise FieldError("expected a list of tables, got %s" % type_name(value))
+    elif field == "failures":
+        if not isinstance(value, dict):
+            raise FieldError("expected a table of lists, got %s" % type_name(value))
     elif not isinstance(value, str):
         raise FieldError("expected a string, got %s" % type_name(value))
 
@@ -367,11 +390,34 @@ def do_setup(v, now_ms):
     return res
 
 
-def do_states(v):
-    for idx, s in enumerate(v):
-        if not SQLSTATE_RE.fullmatch(s):
-            raise FieldError("item %d: '%s' is not a five-character SQLSTATE" % (idx + 1, s))
-    return list(v)
+def check_failures(value, errors, where_field):
+    """The sub-table `failures`: each key a known list, each item a
+    SQLSTATE (or a two-character class) or a non-empty phrase.  Errors go
+    to `errors`, named by where_field(sub-field); returns the lists that
+    passed, every known one present (empty when not given)."""
+    known = dict(FAILURE_FIELDS)
+    out = {name: [] for name, _ in FAILURE_FIELDS}
+    for sub, items in value.items():
+        try:
+            if sub not in known:
+                raise FieldError("unknown field (known: %s)"
+                                 % ", ".join(name for name, _ in FAILURE_FIELDS))
+            if not isinstance(items, list):
+                raise FieldError("expected a list of strings, got %s" % type_name(items))
+            for idx, item in enumerate(items):
+                if not isinstance(item, str):
+                    raise FieldError("expected a list of strings, item %d is %s"
+                                     % (idx + 1, type_name(item)))
+                if known[sub] == "sqlstates" and not SQLSTATE_RE.fullmatch(item):
+                    raise FieldError("item %d: '%s' is not a SQLSTATE (five characters) or a "
+                                     "SQLSTATE class (two)" % (idx + 1, item))
+                if known[sub] == "messages" and not item.strip():
+                    raise FieldError("item %d is empty (it would match every message)"
+                                     % (idx + 1))
+            out[sub] = list(items)
+        except FieldError as e:
+            errors.append("%s: %s" % (where_field("failures." + sub), e))
+    return out
 
 
 def do_literal(v):
@@ -393,10 +439,6 @@ def check_field(field, value, key, now_ms):
         return do_aliases(value, key)
     if field == "session_setup":
         return do_setup(value, now_ms)
-    if field == "missing_table_sqlstates":
-        return do_states(value)
-    if field == "missing_table_message":
-        return value
     if field == "drivers":
         return check_drivers(value)
     if field in STATEMENTS:
@@ -420,6 +462,12 @@ def check_common(row, errors, where):
     for field, value in row.items():
         if field not in FIELDS:
             errors.append("%s: unknown field" % where(COMMON, field))
+        elif field == "failures":
+            try:
+                check_types(field, value)
+                good[field] = check_failures(value, errors, lambda f: where(COMMON, f))
+            except FieldError as e:
+                errors.append("%s: %s" % (where(COMMON, field), e))
         elif field in ROW_ONLY:
             errors.append("%s: not allowed in [common]: %s (give it in each row)"
                           % (where(COMMON, field), ROW_ONLY[field]))
@@ -457,6 +505,18 @@ def check_row(key, row, common, common_fields, errors, where):
             errors.append("%s: %s" % (where(key, "now_ms"), e))
             ok = False
     for field in FIELDS:
+        if field == "failures":
+            # Not inherited: the row's lists add to [common]'s.
+            try:
+                check_types(field, row.get(field, {}))
+                n = len(errors)
+                out[field] = check_failures(row.get(field, {}), errors,
+                                            lambda f: where(key, f))
+                ok = ok and len(errors) == n
+            except FieldError as e:
+                errors.append("%s: %s" % (where(key, field), e))
+                ok = False
+            continue
         if field in row:
             value, inherited = row[field], False
         elif field in ROW_ONLY:
@@ -743,6 +803,20 @@ typedef struct sqlease_stmt {{
     size_t nparams;
 }} sqlease_stmt;
 
+/* A list of strings. */
+typedef struct sqlease_strings {{
+    const char *const *items;
+    size_t n;
+}} sqlease_strings;
+
+/* How the drivers of a dialect report a failure, for the classifier
+ * (src/classify.c): SQLSTATEs (five characters, or two for a class) and
+ * case-insensitive phrases of the driver's message.  A dialect's rules add
+ * to sqlease_common_failures. */
+typedef struct sqlease_failure_rules {{
+{failure_fields}
+}} sqlease_failure_rules;
+
 typedef struct sqlease_dialect {{
     const char *key;
     const char *const *aliases; /* other names --dialect accepts */
@@ -752,16 +826,18 @@ typedef struct sqlease_dialect {{
     size_t ndbms_names;
     const char *const *session_setup;
     size_t nsession_setup;
-    const char *const *missing_table_sqlstates;
-    size_t nmissing_table_sqlstates;
-    const char *missing_table_message; /* NULL if "" */
     const sqlease_driver *drivers;
     size_t ndrivers;
     sqlease_stmt {stmts};
     /* Predicates for the caller's own statements (same shape). */
     sqlease_stmt {frags};
     int string_literal; /* sqlease_literal_style */
+    sqlease_failure_rules failures; /* its own; [common]'s apply too */
 }} sqlease_dialect;
+
+/* The rules of [common]: they apply to every dialect, and alone while
+ * the dialect is not known yet. */
+extern const sqlease_failure_rules sqlease_common_failures;
 
 /* Every dialect, sorted by key.  src/dialect.c finds one by key or
  * alias, or by the DBMS name a connection reports. */
@@ -782,10 +858,12 @@ def render_h():
                        for n, t, f, _ in PARAM_LIST)
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
                          stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS),
-                         param_enum=enum, param_count=len(PARAM_LIST), param_list=xs)
+                         param_enum=enum, param_count=len(PARAM_LIST), param_list=xs,
+                         failure_fields="\n".join("    sqlease_strings %s;" % name
+                                                  for name, _ in FAILURE_FIELDS))
 
 
-def render_c(dialects, h_name):
+def render_c(dialects, common_failures, h_name):
     lines = []
     w = lines.append
     w("/* Generated by %s from %s.  Do not edit. */" % (GENERATOR_NAME, TEMPLATE_NAME))
@@ -803,6 +881,21 @@ def render_c(dialects, h_name):
         w("};")
         return "%s, %d" % (name, len(items))
 
+    def failure_rules(prefix, rules, indent):
+        parts = []
+        for name, _ in FAILURE_FIELDS:
+            ref = str_array("%s_%s" % (prefix, name), rules[name])
+            parts.append("{ %s }" % ref)
+        return "{\n%s%s\n%s}" % (indent + "    ", (",\n" + indent + "    ").join(parts),
+                                  indent)
+
+    w("/* ---- [common] ---- */")
+    w("")
+    rules = failure_rules("common", common_failures, "")
+    w("")
+    w("const sqlease_failure_rules sqlease_common_failures = %s;" % rules)
+    w("")
+
     bodies = []
     for d in dialects:
         k = d["key"]
@@ -812,8 +905,7 @@ def render_c(dialects, h_name):
         refs["aliases"] = str_array("%s_aliases" % k, d["aliases"])
         refs["dbms_names"] = str_array("%s_dbms_names" % k, d["dbms_names"])
         refs["session_setup"] = str_array("%s_session_setup" % k, d["session_setup"])
-        refs["missing_table_sqlstates"] = str_array("%s_missing_table_sqlstates" % k,
-                                                    d["missing_table_sqlstates"])
+        refs["failures"] = failure_rules(k, d["failures"], "        ")
         drv = []
         for idx, dr in enumerate(d["drivers"]):
             m = str_array("%s_driver%d_match" % (k, idx), dr["match"]).split(",")[0]
@@ -855,15 +947,14 @@ def render_c(dialects, h_name):
         b.append("        %s," % c_string(d["now_ms"], "        "))
         b.append("        %s," % refs["dbms_names"])
         b.append("        %s," % refs["session_setup"])
-        b.append("        %s," % refs["missing_table_sqlstates"])
-        msg = d["missing_table_message"]
-        b.append("        %s," % (c_string(msg, "        ") if msg else "NULL"))
         b.append("        %s," % refs["drivers"])
         for field in list(STATEMENTS) + list(FRAGMENTS):
             sql, pref = refs[field]
             b.append("        /* %s */" % field)
             b.append("        { %s,\n          %s }," % (c_string(sql, "          "), pref))
-        b.append("        %s" % LITERAL_STYLES[d["string_literal"]])
+        b.append("        %s," % LITERAL_STYLES[d["string_literal"]])
+        b.append("        /* failures */")
+        b.append("        %s" % refs["failures"])
         b.append("    }")
         bodies.append("\n".join(b))
 
@@ -901,6 +992,7 @@ def main(argv):
     dialects = []
     common_row = data.get(COMMON, {})
     common = check_common(common_row, errors, where)
+    common_failures = common.pop("failures", check_failures({}, errors, None))
     common_fields = set(common_row) if isinstance(common_row, dict) else set()
     for key, row in data.items():
         if key == COMMON:
@@ -925,7 +1017,7 @@ def main(argv):
         return 1
     dialects.sort(key=lambda d: d["key"])
     write_file(out_h, render_h())
-    write_file(out_c, render_c(dialects, os.path.basename(out_h)))
+    write_file(out_c, render_c(dialects, common_failures, os.path.basename(out_h)))
     return 0
 
 

@@ -37,6 +37,25 @@ PROBE_C = r"""
 #include <string.h>
 #include "dialect.h"
 
+static void list(const char *key, const char *name, const sqlease_strings *l)
+{
+    size_t i;
+    for (i = 0; i < l->n; i++)
+        printf("F %s %s %s\n", key, name, l->items[i]);
+}
+
+#define RULES(key, r) \
+    list(key, "timeout_sqlstates", &(r)->timeout_sqlstates); \
+    list(key, "connection_lost_sqlstates", &(r)->connection_lost_sqlstates); \
+    list(key, "connection_lost_messages", &(r)->connection_lost_messages); \
+    list(key, "missing_table_sqlstates", &(r)->missing_table_sqlstates); \
+    list(key, "missing_table_messages", &(r)->missing_table_messages); \
+    list(key, "generic_sqlstates", &(r)->generic_sqlstates); \
+    list(key, "serialization_sqlstates", &(r)->serialization_sqlstates); \
+    list(key, "locked_messages", &(r)->locked_messages); \
+    list(key, "config_sqlstates", &(r)->config_sqlstates); \
+    list(key, "config_messages", &(r)->config_messages)
+
 static void stmt(const char *key, const char *name, const sqlease_stmt *s)
 {
     size_t i, q = 0;
@@ -56,11 +75,11 @@ int main(int argc, char **argv)
     int a;
     printf("K %s\n", sqlease_dialect_keys());
     printf("N %zu\n", sqlease_dialect_count);
+    RULES("[common]", &sqlease_common_failures);
     for (i = 0; i < sqlease_dialect_count; i++) {
         const sqlease_dialect *d = &sqlease_dialects[i];
-        printf("D %s msg=%s setup=%zu states=%zu literal=%d\n", d->key,
-               d->missing_table_message ? d->missing_table_message : "(null)",
-               d->nsession_setup, d->nmissing_table_sqlstates, d->string_literal);
+        printf("D %s setup=%zu literal=%d\n", d->key, d->nsession_setup, d->string_literal);
+        RULES(d->key, &d->failures);
         stmt(d->key, "now", &d->now);
         stmt(d->key, "create_table", &d->create_table);
         stmt(d->key, "probe_token", &d->probe_token);
@@ -168,6 +187,14 @@ class GenCase(unittest.TestCase):
         run = subprocess.run([exe] + list(queries), capture_output=True, text=True)
         self.assertEqual(run.returncode, 0, run.stderr)
         return run.stdout
+
+    def failures(self, probe_out):
+        res = {}
+        for line in probe_out.splitlines():
+            if line.startswith("F "):
+                _, key, name, item = line.split(" ", 3)
+                res.setdefault((key, name), []).append(item)
+        return res
 
     def statements(self, probe_out):
         res = {}
@@ -300,10 +327,23 @@ class RealTemplate(GenCase):
         self.assertIn("DATALENGTH(owner) = DATALENGTH(?)", stmts[("sqlserver", "release")][2])
         self.assertIn("utf8mb4_bin", stmts[("mysql", "create_table")][2])
         self.assertIn("_BIN2", stmts[("sqlserver", "create_table")][2])
-        self.assertIn("D sqlserver msg=Invalid object name setup=1 states=1 literal=0", out)
-        self.assertIn("D postgres msg=does not exist setup=0 states=1 literal=1", out)
-        self.assertIn("D mysql msg=doesn't exist setup=0 states=1 literal=2", out)
-        self.assertIn("D sqlite msg=no such table setup=0 states=1 literal=0", out)
+        self.assertIn("D sqlserver setup=1 literal=0", out)
+        self.assertIn("D postgres setup=0 literal=1", out)
+        self.assertIn("D mysql setup=0 literal=2", out)
+        self.assertIn("D sqlite setup=0 literal=0", out)
+        # The classifier's rules: [common]'s, and each dialect's own on top.
+        rules = self.failures(out)
+        self.assertEqual(rules[("[common]", "missing_table_sqlstates")], ["42S02"])
+        self.assertEqual(rules[("[common]", "connection_lost_sqlstates")], ["08"])
+        self.assertEqual(rules[("[common]", "timeout_sqlstates")], ["HYT00", "HYT01"])
+        self.assertEqual(rules[("postgres", "missing_table_sqlstates")], ["42P01"])
+        self.assertEqual(rules[("postgres", "timeout_sqlstates")], ["57014"])
+        self.assertEqual(rules[("postgres", "missing_table_messages")], ["does not exist"])
+        self.assertEqual(rules[("mysql", "missing_table_messages")], ["doesn't exist"])
+        self.assertEqual(rules[("sqlite", "missing_table_messages")], ["no such table"])
+        self.assertEqual(rules[("sqlite", "locked_messages")], ["database is locked"])
+        self.assertEqual(rules[("sqlserver", "missing_table_messages")], ["Invalid object name"])
+        self.assertNotIn(("mysql", "missing_table_sqlstates"), rules)
         # The fence: exact where `=` pads (each value and its length), the
         # clock read once on PostgreSQL (in FROM, like the take).
         self.assertEqual(stmts[("mysql", "fence")][1], [name, name, owner, owner, token])
@@ -373,15 +413,16 @@ class Escaping(GenCase):
         self.assertIn("token::bigint", sql)
         self.assertTrue(sql.endswith("name = ?::varchar"), sql)
 
-    def test_empty_lists_and_message(self):
+    def test_empty_lists_and_no_failures(self):
         rows = real_rows()
         rows["sqlite"]["dbms_names"] = []
-        rows["sqlite"]["missing_table_message"] = ""
-        rows["sqlite"]["missing_table_sqlstates"] = []
+        del rows["sqlite"]["failures"]
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
         out = self.probe(queries=["detect:SQLite"])
-        self.assertIn("D sqlite msg=(null) setup=0 states=0", out)
+        self.assertIn("D sqlite setup=0 literal=0", out)
+        self.assertNotIn("F sqlite ", out)
+        self.assertIn("F [common] missing_table_sqlstates 42S02", out)
         self.assertIn("Q detect:SQLite => NULL", out)
 
 
@@ -417,7 +458,8 @@ class Inheritance(GenCase):
                 self.assertEqual(params, sp, st)
         self.assertIn(now, stmts[("exampledb", "acquire")][2])
         self.assertIn("ON CONFLICT (name) DO NOTHING", stmts[("exampledb", "seed")][2])
-        self.assertIn("D exampledb msg=(null) setup=0 states=1 literal=0", out)
+        self.assertIn("D exampledb setup=0 literal=0", out)
+        self.assertNotIn("F exampledb ", out)  # [common]'s rules only
         self.assertIn("K exampledb, mysql, postgres, sqlite, sqlserver", out.splitlines())
         self.assertIn("Q detect:ExampleDB 4.2 => exampledb", out)
         self.assertIn("Q find:exampledb => exampledb", out)
@@ -767,9 +809,38 @@ class Malformed(GenCase):
 
     def test_bad_sqlstate(self):
         rows = self.rows()
-        rows["sqlite"]["missing_table_sqlstates"] = ["42S0"]
+        rows["sqlite"]["failures"]["missing_table_sqlstates"] = ["42S0"]
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'missing_table_sqlstates': item 1")
+                            REL + ": row 'sqlite', field 'failures.missing_table_sqlstates': "
+                            "item 1: '42S0' is not a SQLSTATE")
+        rows = self.rows()
+        rows["common"]["failures"]["connection_lost_sqlstates"] = ["8"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'common', field 'failures.connection_lost_sqlstates': "
+                            "item 1: '8' is not a SQLSTATE")
+
+    def test_bad_failures(self):
+        rows = self.rows()
+        rows["postgres"]["failures"]["timeout_states"] = ["57014"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'postgres', field "
+                            "'failures.timeout_states': unknown field (known: timeout_sqlstates")
+        rows = self.rows()
+        rows["mysql"]["failures"]["connection_lost_messages"] = ["server has gone away", " "]
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field "
+                            "'failures.connection_lost_messages': item 2 is empty")
+        rows = self.rows()
+        rows["mysql"]["failures"]["locked_messages"] = "database is locked"
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field "
+                            "'failures.locked_messages': expected a list of strings, got a string")
+        rows = self.rows()
+        rows["mysql"]["failures"] = ["x"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field 'failures': "
+                            "expected a table of lists, got a list")
+
+    def test_failures_syntax_error_names_row(self):
+        text = template_text().replace('[sqlite.failures]\n', '[sqlite.failures]\nlocked_messages = \n', 1)
+        self.assertRejected(text, REL + ": row 'sqlite', field 'failures.locked_messages': "
+                            "TOML syntax error")
 
     def test_empty_dbms_name(self):
         rows = self.rows()
