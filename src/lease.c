@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "db.h"
 #include "internal.h"
 #include "lease.h"
@@ -299,16 +300,18 @@ int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_err
 
 /*
  * Whether a failed statement lost a race rather than met an outage: a
- * serialization failure or a deadlock (SQLSTATE 40001, PostgreSQL's
- * 40P01).  The connection runs at read committed, where two takes of one
- * row do not fail this way; a server or pooler that imposes a stricter
- * level anyway makes the slower of two concurrent takes fail instead of
- * matching 0 rows, and that is the same answer: someone else took it.
+ * serialization failure or a deadlock (the classifier's rules: SQLSTATE
+ * 40001, PostgreSQL's 40P01).  The connection runs at read committed,
+ * where two takes of one row do not fail this way; a server or pooler
+ * that imposes a stricter level anyway makes the slower of two concurrent
+ * takes fail instead of matching 0 rows, and that is the same answer:
+ * someone else took it.
  */
-static int lost_race(int rc, const sqlease_error *err)
+static int lost_race(const sqlease_lease *l, int rc, const sqlease_error *err)
 {
     return rc == SQLEASE_EDB &&
-           (strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0);
+           sqlease_classify_error(err, l->d, SQLEASE_AT_STATEMENT) ==
+               SQLEASE_FAIL_SERIALIZATION;
 }
 
 /* Send the holder's renew of the hold with `token`, or (is_take) the
@@ -360,7 +363,7 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
         return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
                             l->name, row.owner, (long long)row.token);
     rc = send_acquire(l, 1, row.token, &held, err);
-    if (lost_race(rc, err)) {
+    if (lost_race(l, rc, err)) {
         /* Whoever won holds it now; the next read says who. */
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
