@@ -3,6 +3,12 @@
 
 Usage: gen_dialects.py TEMPLATE.toml OUT.c OUT.h
 
+The table has one row of defaults, [common], and one row per dialect that
+gives its identity (now_ms, dbms_names, aliases) and only the fields in
+which it differs from [common]; every other field is [common]'s, with the
+row's own clock pasted in for {now}.  The failure rules ([row.failures])
+are the exception: a row's lists add to [common]'s.
+
 Standard library only.  The output is deterministic: dialects sorted by
 key, no timestamps, no absolute paths.  A malformed table is rejected with
 one message per problem on stderr, each naming the row and the field, and
@@ -17,15 +23,24 @@ import tomllib
 TEMPLATE_NAME = "templates/dialects.toml"
 GENERATOR_NAME = "gen/gen_dialects.py"
 
-# Bound parameters: TOML name -> (enum constant, value).
-PARAMS = {
-    "name": ("SQLEASE_P_NAME", 0),
-    "owner": ("SQLEASE_P_OWNER", 1),
-    "ttl_ms": ("SQLEASE_P_TTL_MS", 2),
-    "token": ("SQLEASE_P_TOKEN", 3),
-    "min_hold_ms": ("SQLEASE_P_MIN_HOLD_MS", 4),
-    "data": ("SQLEASE_P_DATA", 5),
-}
+# The bound parameters, in enum order: (TOML name, type, field of db_params
+# in src/db.h that holds its value, what it is).  This is the only list of
+# them: the generator emits the enum sqlease_param and the binding table
+# SQLEASE_PARAM_LIST from it, and db.c binds every statement through that
+# table.  A new parameter is a line here, a field of db_params, and the
+# statements (below and in the template) that use it.
+PARAM_LIST = (
+    ("name", "text", "name", "lease name"),
+    ("owner", "text", "owner", "owner id"),
+    ("ttl_ms", "int64", "ttl_ms", "lease TTL in ms"),
+    ("token", "int64", "token", "fencing token of the hold (the take: the token its read saw)"),
+    ("min_hold_ms", "int64", "min_hold_ms", "minimum hold from acquired_at_ms; 0: none"),
+    ("data", "text", "data", "the holder's published value; NULL: SQL NULL"),
+)
+PARAM_TYPES = {"text": "SQLEASE_PARAM_TEXT", "int64": "SQLEASE_PARAM_INT64"}
+
+# TOML name -> (enum constant, value).
+PARAMS = {name: ("SQLEASE_P_" + name.upper(), i) for i, (name, _, _, _) in enumerate(PARAM_LIST)}
 
 # Statements, in struct order: name -> (required params, allowed params,
 # whether {table} is required).
@@ -78,10 +93,48 @@ LITERAL_STYLES = {
     "mysql": "SQLEASE_LIT_MYSQL",
 }
 
-STRING_FIELDS = ("now_ms", "missing_table_message", "string_literal")
-LIST_FIELDS = ("aliases", "dbms_names", "session_setup", "missing_table_sqlstates")
-FIELDS = (("now_ms",) + LIST_FIELDS + ("missing_table_message", "drivers") + tuple(STATEMENTS)
-          + tuple(FRAGMENTS) + ("string_literal",))
+STRING_FIELDS = ("now_ms", "string_literal")
+LIST_FIELDS = ("aliases", "dbms_names", "session_setup")
+FIELDS = (("now_ms",) + LIST_FIELDS + ("drivers",) + tuple(STATEMENTS)
+          + tuple(FRAGMENTS) + ("string_literal", "failures"))
+
+# How a failure is recognised (src/classify.c), in struct order: the
+# sub-table `failures` of a row, each a list of SQLSTATEs (five
+# characters, or two for a whole class) or of message phrases
+# (case-insensitive substrings).  A row's lists add to [common]'s: the
+# classifier reads both, and [common]'s alone while the dialect is not
+# known yet (at the first connect).
+FAILURE_FIELDS = (
+    ("timeout_sqlstates", "sqlstates"),
+    ("connection_lost_sqlstates", "sqlstates"),
+    ("connection_lost_messages", "messages"),
+    ("missing_table_sqlstates", "sqlstates"),
+    ("missing_table_messages", "messages"),
+    ("generic_sqlstates", "sqlstates"),
+    ("serialization_sqlstates", "sqlstates"),
+    ("locked_messages", "messages"),
+    ("config_sqlstates", "sqlstates"),
+    ("config_messages", "messages"),
+)
+
+# The row of defaults: every other row inherits each field it does not
+# give from it.
+COMMON = "common"
+
+# A row's identity, never inherited: its clock, the SQL_DBMS_NAME
+# substrings that detect it and the other names --dialect accepts.  In
+# [common] each would be wrong for all rows but one (or make every row
+# match every DBMS); aliases may be left out of a row (no other name).
+ROW_ONLY = {
+    "now_ms": "each dialect reads its own clock",
+    "aliases": "an alias names one row",
+    "dbms_names": "a DBMS name detects one row",
+}
+OPTIONAL_FIELDS = {"aliases": []}
+
+# What {now} stands for while [common]'s statements are checked on their
+# own; each dialect's clock is pasted in when it inherits them.
+COMMON_NOW = "0"
 
 # What a driver setting's value may refer to: the handle's timeouts,
 # filled in at run time (odbc.c).  {{ and }} are literal braces.
@@ -89,7 +142,7 @@ DRIVER_PLACEHOLDERS = ("login_s", "query_s", "query_ms", "query_half_ms")
 SETTING_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
-SQLSTATE_RE = re.compile(r"[0-9A-Z]{5}")
+SQLSTATE_RE = re.compile(r"[0-9A-Z]{2}(?:[0-9A-Z]{3})?")
 PLACEHOLDER_RE = re.compile(r"\{([^{}]*)\}")
 
 
@@ -275,8 +328,163 @@ def check_fragment(field, value, now_ms):
     return sql, params
 
 
-def check_row(key, row, errors, where):
-    """Validate one row; return the processed dialect or None."""
+def check_types(field, value):
+    """The TOML type of one field's value."""
+    if field in LIST_FIELDS:
+        if not isinstance(value, list):
+            raise FieldError("expected a list of strings, got %s" % type_name(value))
+        for idx, item in enumerate(value):
+            if not isinstance(item, str):
+                raise FieldError("expected a list of strings, item %d is %s"
+                                 % (idx + 1, type_name(item)))
+    elif field == "drivers":
+        if not isinstance(value, list):
+            raise FieldError("expected a list of tables, got %s" % type_name(value))
+    elif field == "failures":
+        if not isinstance(value, dict):
+            raise FieldError("expected a table of lists, got %s" % type_name(value))
+    elif not isinstance(value, str):
+        raise FieldError("expected a string, got %s" % type_name(value))
+
+
+def do_now_ms(v):
+    text = v.strip()
+    if not text:
+        raise FieldError("empty expression")
+    if "{" in text:
+        raise FieldError("placeholders are not allowed in now_ms")
+    sql, _ = lex_sql(text, allow_params=False)
+    return sql
+
+
+def do_names(v):
+    for idx, s in enumerate(v):
+        if not s.strip():
+            raise FieldError("item %d is empty (it would match every DBMS)" % (idx + 1))
+    return list(v)
+
+
+def do_aliases(v, key):
+    for idx, s in enumerate(v):
+        if not ROW_KEY_RE.fullmatch(s):
+            raise FieldError("item %d: '%s' must match [a-z][a-z0-9_]*" % (idx + 1, s))
+        if s == key:
+            raise FieldError("item %d: '%s' is the row's own key" % (idx + 1, s))
+        if s == COMMON:
+            raise FieldError("item %d: '%s' names the row of defaults" % (idx + 1, s))
+    return list(v)
+
+
+def do_setup(v, now_ms):
+    res = []
+    for idx, s in enumerate(v):
+        try:
+            text = s.strip()
+            if not text:
+                raise FieldError("empty statement")
+            text, _ = substitute_placeholders(text, now_ms, allow_table=False)
+            sql, _ = lex_sql(text, allow_params=False)
+        except FieldError as e:
+            raise FieldError("item %d: %s" % (idx + 1, e)) from None
+        res.append(sql)
+    return res
+
+
+def check_failures(value, errors, where_field):
+    """The sub-table `failures`: each key a known list, each item a
+    SQLSTATE (or a two-character class) or a non-empty phrase.  Errors go
+    to `errors`, named by where_field(sub-field); returns the lists that
+    passed, every known one present (empty when not given)."""
+    known = dict(FAILURE_FIELDS)
+    out = {name: [] for name, _ in FAILURE_FIELDS}
+    for sub, items in value.items():
+        try:
+            if sub not in known:
+                raise FieldError("unknown field (known: %s)"
+                                 % ", ".join(name for name, _ in FAILURE_FIELDS))
+            if not isinstance(items, list):
+                raise FieldError("expected a list of strings, got %s" % type_name(items))
+            for idx, item in enumerate(items):
+                if not isinstance(item, str):
+                    raise FieldError("expected a list of strings, item %d is %s"
+                                     % (idx + 1, type_name(item)))
+                if known[sub] == "sqlstates" and not SQLSTATE_RE.fullmatch(item):
+                    raise FieldError("item %d: '%s' is not a SQLSTATE (five characters) or a "
+                                     "SQLSTATE class (two)" % (idx + 1, item))
+                if known[sub] == "messages" and not item.strip():
+                    raise FieldError("item %d is empty (it would match every message)"
+                                     % (idx + 1))
+            out[sub] = list(items)
+        except FieldError as e:
+            errors.append("%s: %s" % (where_field("failures." + sub), e))
+    return out
+
+
+def do_literal(v):
+    if v not in LITERAL_STYLES:
+        raise FieldError("'%s' is not a known style (known: %s)"
+                         % (v, ", ".join(sorted(LITERAL_STYLES))))
+    return v
+
+
+def check_field(field, value, key, now_ms):
+    """Check one field's value as row `key` (whose clock is now_ms) has
+    it; return it as the C output needs it.  Raises FieldError."""
+    check_types(field, value)
+    if field == "now_ms":
+        return do_now_ms(value)
+    if field == "dbms_names":
+        return do_names(value)
+    if field == "aliases":
+        return do_aliases(value, key)
+    if field == "session_setup":
+        return do_setup(value, now_ms)
+    if field == "drivers":
+        return check_drivers(value)
+    if field in STATEMENTS:
+        return check_statement(field, value, now_ms)
+    if field in FRAGMENTS:
+        return check_fragment(field, value, now_ms)
+    if field == "string_literal":
+        return do_literal(value)
+    raise AssertionError(field)
+
+
+def check_common(row, errors, where):
+    """Check [common] on its own (its statements with a stand-in clock),
+    so that a mistake in a default is reported once, as [common]'s.
+    Returns the fields that passed, as written."""
+    if not isinstance(row, dict):
+        errors.append("%s: expected a table of fields, got %s"
+                      % (where(COMMON, None), type_name(row)))
+        return {}
+    good = {}
+    for field, value in row.items():
+        if field not in FIELDS:
+            errors.append("%s: unknown field" % where(COMMON, field))
+        elif field == "failures":
+            try:
+                check_types(field, value)
+                good[field] = check_failures(value, errors, lambda f: where(COMMON, f))
+            except FieldError as e:
+                errors.append("%s: %s" % (where(COMMON, field), e))
+        elif field in ROW_ONLY:
+            errors.append("%s: not allowed in [common]: %s (give it in each row)"
+                          % (where(COMMON, field), ROW_ONLY[field]))
+        else:
+            try:
+                check_field(field, value, COMMON, COMMON_NOW)
+                good[field] = value
+            except FieldError as e:
+                errors.append("%s: %s" % (where(COMMON, field), e))
+    return good
+
+
+def check_row(key, row, common, common_fields, errors, where):
+    """Validate one dialect row, with the fields it does not give taken
+    from [common] (`common`: those of its fields that passed;
+    `common_fields`: every field [common] gives, passed or not).  Returns
+    the processed dialect or None."""
     if not ROW_KEY_RE.fullmatch(key):
         errors.append("%s: row key must match [a-z][a-z0-9_]*" % where(key, None))
         return None
@@ -288,113 +496,60 @@ def check_row(key, row, errors, where):
         if field not in FIELDS:
             errors.append("%s: unknown field" % where(key, field))
             ok = False
-    for field in FIELDS:
-        if field not in row:
-            errors.append("%s: missing required field" % where(key, field))
+    out = {"key": key}
+    now_ms = None
+    if "now_ms" in row:
+        try:
+            now_ms = out["now_ms"] = check_field("now_ms", row["now_ms"], key, None)
+        except FieldError as e:
+            errors.append("%s: %s" % (where(key, "now_ms"), e))
             ok = False
+    for field in FIELDS:
+        if field == "failures":
+            # Not inherited: the row's lists add to [common]'s.
+            try:
+                check_types(field, row.get(field, {}))
+                n = len(errors)
+                out[field] = check_failures(row.get(field, {}), errors,
+                                            lambda f: where(key, f))
+                ok = ok and len(errors) == n
+            except FieldError as e:
+                errors.append("%s: %s" % (where(key, field), e))
+                ok = False
             continue
-        value = row[field]
-        if field in LIST_FIELDS:
-            if not isinstance(value, list):
-                errors.append("%s: expected a list of strings, got %s"
-                              % (where(key, field), type_name(value)))
+        if field in row:
+            value, inherited = row[field], False
+        elif field in ROW_ONLY:
+            if field not in OPTIONAL_FIELDS:
+                errors.append("%s: missing required field (a row's own: %s)"
+                              % (where(key, field), ROW_ONLY[field]))
                 ok = False
                 continue
-            for idx, item in enumerate(value):
-                if not isinstance(item, str):
-                    errors.append("%s: expected a list of strings, item %d is %s"
-                                  % (where(key, field), idx + 1, type_name(item)))
-                    ok = False
-                    break
-        elif field == "drivers":
-            if not isinstance(value, list):
-                errors.append("%s: expected a list of tables, got %s"
-                              % (where(key, field), type_name(value)))
-                ok = False
-        elif not isinstance(value, str):
-            errors.append("%s: expected a string, got %s" % (where(key, field), type_name(value)))
+            value, inherited = OPTIONAL_FIELDS[field], False
+        elif field in common:
+            value, inherited = common[field], True
+        elif field in common_fields:
+            ok = False  # [common]'s value is wrong, and said so once
+            continue
+        else:
+            errors.append("%s: missing required field (not in the row, and [common] has no "
+                          "default)" % where(key, field))
             ok = False
-    if not ok:
-        return None
-
-    out = {"key": key}
-
-    def attempt(field, fn):
-        nonlocal ok
+            continue
+        if field == "now_ms":
+            continue
+        if now_ms is None and (field in STATEMENTS or field in FRAGMENTS
+                               or field == "session_setup"):
+            ok = False  # the clock is wrong or missing, and said so
+            continue
         try:
-            out[field] = fn(row[field])
+            out[field] = check_field(field, value, key, now_ms)
         except FieldError as e:
-            errors.append("%s: %s" % (where(key, field), e))
+            # An inherited value checked out in [common]: what fails now
+            # is this row's clock pasted into it.
+            errors.append("%s%s: %s" % (where(key, field),
+                                        " (inherited from [common])" if inherited else "", e))
             ok = False
-
-    def do_now_ms(v):
-        text = v.strip()
-        if not text:
-            raise FieldError("empty expression")
-        if "{" in text:
-            raise FieldError("placeholders are not allowed in now_ms")
-        sql, _ = lex_sql(text, allow_params=False)
-        return sql
-
-    attempt("now_ms", do_now_ms)
-
-    def do_names(v):
-        for idx, s in enumerate(v):
-            if not s.strip():
-                raise FieldError("item %d is empty (it would match every DBMS)" % (idx + 1))
-        return list(v)
-
-    attempt("dbms_names", do_names)
-
-    def do_aliases(v):
-        for idx, s in enumerate(v):
-            if not ROW_KEY_RE.fullmatch(s):
-                raise FieldError("item %d: '%s' must match [a-z][a-z0-9_]*" % (idx + 1, s))
-            if s == key:
-                raise FieldError("item %d: '%s' is the row's own key" % (idx + 1, s))
-        return list(v)
-
-    attempt("aliases", do_aliases)
-
-    def do_setup(v):
-        res = []
-        for idx, s in enumerate(v):
-            try:
-                text = s.strip()
-                if not text:
-                    raise FieldError("empty statement")
-                text, _ = substitute_placeholders(text, out.get("now_ms"), allow_table=False)
-                sql, _ = lex_sql(text, allow_params=False)
-            except FieldError as e:
-                raise FieldError("item %d: %s" % (idx + 1, e)) from None
-            res.append(sql)
-        return res
-
-    attempt("session_setup", do_setup)
-
-    def do_states(v):
-        for idx, s in enumerate(v):
-            if not SQLSTATE_RE.fullmatch(s):
-                raise FieldError("item %d: '%s' is not a five-character SQLSTATE" % (idx + 1, s))
-        return list(v)
-
-    attempt("missing_table_sqlstates", do_states)
-    out["missing_table_message"] = row["missing_table_message"]
-    attempt("drivers", check_drivers)
-
-    if "now_ms" in out:
-        for field in STATEMENTS:
-            attempt(field, lambda v, f=field: check_statement(f, v, out["now_ms"]))
-        for field in FRAGMENTS:
-            attempt(field, lambda v, f=field: check_fragment(f, v, out["now_ms"]))
-
-    def do_literal(v):
-        if v not in LITERAL_STYLES:
-            raise FieldError("'%s' is not a known style (known: %s)"
-                             % (v, ", ".join(sorted(LITERAL_STYLES))))
-        return v
-
-    attempt("string_literal", do_literal)
     return out if ok else None
 
 
@@ -496,6 +651,10 @@ def toml_error_location(lines, lineno):
             row = m.group(1).strip("\"'")
             if idx == lineno - 1:
                 field = None
+            if "." in row:
+                # [row.table]: the field is the sub-table's key.
+                row, sub = row.split(".", 1)
+                field = sub if field is None else "%s.%s" % (sub, field)
             break
         if field is None:
             m = keyline.match(line)
@@ -589,14 +748,24 @@ HEADER = """\
 
 #include <stddef.h>
 
+/* The bound parameters, as statements name them (:name, ...). */
 typedef enum sqlease_param {{
-    SQLEASE_P_NAME = 0,
-    SQLEASE_P_OWNER = 1,
-    SQLEASE_P_TTL_MS = 2,
-    SQLEASE_P_TOKEN = 3,
-    SQLEASE_P_MIN_HOLD_MS = 4,
-    SQLEASE_P_DATA = 5
+{param_enum}
 }} sqlease_param;
+
+#define SQLEASE_PARAM_COUNT {param_count}
+
+/* The C type of a parameter's value. */
+enum {{
+    SQLEASE_PARAM_TEXT = 1,  /* const char *, NULL for SQL NULL */
+    SQLEASE_PARAM_INT64 = 2  /* int64_t */
+}};
+
+/* The binding table, one X(constant, "name", type, field) per parameter
+ * in enum order: `field` is the member of db_params (src/db.h) its value
+ * is bound from.  db.c expands it where db_params is known. */
+#define SQLEASE_PARAM_LIST(X) \\
+{param_list}
 
 /* How a value is written as a string literal of the dialect, for a
  * predicate handed to a program that cannot bind parameters. */
@@ -634,6 +803,20 @@ typedef struct sqlease_stmt {{
     size_t nparams;
 }} sqlease_stmt;
 
+/* A list of strings. */
+typedef struct sqlease_strings {{
+    const char *const *items;
+    size_t n;
+}} sqlease_strings;
+
+/* How the drivers of a dialect report a failure, for the classifier
+ * (src/classify.c): SQLSTATEs (five characters, or two for a class) and
+ * case-insensitive phrases of the driver's message.  A dialect's rules add
+ * to sqlease_common_failures. */
+typedef struct sqlease_failure_rules {{
+{failure_fields}
+}} sqlease_failure_rules;
+
 typedef struct sqlease_dialect {{
     const char *key;
     const char *const *aliases; /* other names --dialect accepts */
@@ -643,108 +826,44 @@ typedef struct sqlease_dialect {{
     size_t ndbms_names;
     const char *const *session_setup;
     size_t nsession_setup;
-    const char *const *missing_table_sqlstates;
-    size_t nmissing_table_sqlstates;
-    const char *missing_table_message; /* NULL if "" */
     const sqlease_driver *drivers;
     size_t ndrivers;
     sqlease_stmt {stmts};
     /* Predicates for the caller's own statements (same shape). */
     sqlease_stmt {frags};
     int string_literal; /* sqlease_literal_style */
+    sqlease_failure_rules failures; /* its own; [common]'s apply too */
 }} sqlease_dialect;
 
+/* The rules of [common]: they apply to every dialect, and alone while
+ * the dialect is not known yet. */
+extern const sqlease_failure_rules sqlease_common_failures;
+
+/* Every dialect, sorted by key.  src/dialect.c finds one by key or
+ * alias, or by the DBMS name a connection reports. */
 extern const sqlease_dialect sqlease_dialects[];
 extern const size_t sqlease_dialect_count;
-
-/* The dialect with this key or alias; NULL if unknown. */
-const sqlease_dialect *sqlease_dialect_find(const char *key);
-/* The first dialect one of whose dbms_names is a case-insensitive
- * substring of dbms_name; NULL if none or dbms_name is NULL. */
-const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name);
-/* The known keys, sorted, separated by ", ". */
-const char *sqlease_dialect_keys(void);
+/* The keys, sorted, separated by ", " (for messages). */
+extern const char sqlease_dialect_key_list[];
 
 #endif /* SQLEASE_DIALECTS_H */
 """
 
-FUNCTIONS = """\
-static int ci_char(int c)
-{
-    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
-
-/* 1 if needle occurs in hay, ignoring ASCII case. */
-static int ci_contains(const char *hay, const char *needle)
-{
-    size_t i, j;
-    if (!needle[0])
-        return 0;
-    for (i = 0; hay[i]; i++) {
-        for (j = 0; needle[j] && hay[i + j]; j++) {
-            if (ci_char((unsigned char)hay[i + j]) != ci_char((unsigned char)needle[j]))
-                break;
-        }
-        if (!needle[j])
-            return 1;
-    }
-    return 0;
-}
-
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
-const sqlease_dialect *sqlease_dialect_find(const char *key)
-{
-    size_t i, j;
-    if (!key)
-        return NULL;
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
-        if (same(d->key, key))
-            return d;
-        for (j = 0; j < d->naliases; j++) {
-            if (same(d->aliases[j], key))
-                return d;
-        }
-    }
-    return NULL;
-}
-
-const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name)
-{
-    size_t i, j;
-    if (!dbms_name)
-        return NULL;
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
-        for (j = 0; j < d->ndbms_names; j++) {
-            if (ci_contains(dbms_name, d->dbms_names[j]))
-                return d;
-        }
-    }
-    return NULL;
-}
-
-const char *sqlease_dialect_keys(void)
-{
-    return %s;
-}
-"""
-
-
 def render_h():
+    enum = "\n".join("    %s = %d%s /* :%s, %s: %s */"
+                     % (PARAMS[n][0], PARAMS[n][1], "," if i + 1 < len(PARAM_LIST) else "",
+                        n, t, what)
+                     for i, (n, t, _, what) in enumerate(PARAM_LIST))
+    xs = " \\\n".join("    X(%s, \"%s\", %s, %s)" % (PARAMS[n][0], n, PARAM_TYPES[t], f)
+                       for n, t, f, _ in PARAM_LIST)
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
-                         stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS))
+                         stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS),
+                         param_enum=enum, param_count=len(PARAM_LIST), param_list=xs,
+                         failure_fields="\n".join("    sqlease_strings %s;" % name
+                                                  for name, _ in FAILURE_FIELDS))
 
 
-def render_c(dialects, h_name):
+def render_c(dialects, common_failures, h_name):
     lines = []
     w = lines.append
     w("/* Generated by %s from %s.  Do not edit. */" % (GENERATOR_NAME, TEMPLATE_NAME))
@@ -762,6 +881,21 @@ def render_c(dialects, h_name):
         w("};")
         return "%s, %d" % (name, len(items))
 
+    def failure_rules(prefix, rules, indent):
+        parts = []
+        for name, _ in FAILURE_FIELDS:
+            ref = str_array("%s_%s" % (prefix, name), rules[name])
+            parts.append("{ %s }" % ref)
+        return "{\n%s%s\n%s}" % (indent + "    ", (",\n" + indent + "    ").join(parts),
+                                  indent)
+
+    w("/* ---- [common] ---- */")
+    w("")
+    rules = failure_rules("common", common_failures, "")
+    w("")
+    w("const sqlease_failure_rules sqlease_common_failures = %s;" % rules)
+    w("")
+
     bodies = []
     for d in dialects:
         k = d["key"]
@@ -771,8 +905,7 @@ def render_c(dialects, h_name):
         refs["aliases"] = str_array("%s_aliases" % k, d["aliases"])
         refs["dbms_names"] = str_array("%s_dbms_names" % k, d["dbms_names"])
         refs["session_setup"] = str_array("%s_session_setup" % k, d["session_setup"])
-        refs["missing_table_sqlstates"] = str_array("%s_missing_table_sqlstates" % k,
-                                                    d["missing_table_sqlstates"])
+        refs["failures"] = failure_rules(k, d["failures"], "        ")
         drv = []
         for idx, dr in enumerate(d["drivers"]):
             m = str_array("%s_driver%d_match" % (k, idx), dr["match"]).split(",")[0]
@@ -814,15 +947,14 @@ def render_c(dialects, h_name):
         b.append("        %s," % c_string(d["now_ms"], "        "))
         b.append("        %s," % refs["dbms_names"])
         b.append("        %s," % refs["session_setup"])
-        b.append("        %s," % refs["missing_table_sqlstates"])
-        msg = d["missing_table_message"]
-        b.append("        %s," % (c_string(msg, "        ") if msg else "NULL"))
         b.append("        %s," % refs["drivers"])
         for field in list(STATEMENTS) + list(FRAGMENTS):
             sql, pref = refs[field]
             b.append("        /* %s */" % field)
             b.append("        { %s,\n          %s }," % (c_string(sql, "          "), pref))
-        b.append("        %s" % LITERAL_STYLES[d["string_literal"]])
+        b.append("        %s," % LITERAL_STYLES[d["string_literal"]])
+        b.append("        /* failures */")
+        b.append("        %s" % refs["failures"])
         b.append("    }")
         bodies.append("\n".join(b))
 
@@ -833,8 +965,8 @@ def render_c(dialects, h_name):
     w("const size_t sqlease_dialect_count = sizeof sqlease_dialects / sizeof sqlease_dialects[0];")
     w("")
     keys = ", ".join(d["key"] for d in dialects)
-    lines.append(FUNCTIONS % c_string(keys, "           "))
-    return "\n".join(lines)
+    w("const char sqlease_dialect_key_list[] = %s;" % c_string(keys, "    "))
+    return "\n".join(lines) + "\n"
 
 
 def write_file(path, text):
@@ -858,11 +990,17 @@ def main(argv):
     where = where_fn(path)
     errors = []
     dialects = []
+    common_row = data.get(COMMON, {})
+    common = check_common(common_row, errors, where)
+    common_failures = common.pop("failures", check_failures({}, errors, None))
+    common_fields = set(common_row) if isinstance(common_row, dict) else set()
     for key, row in data.items():
-        d = check_row(key, row, errors, where)
+        if key == COMMON:
+            continue
+        d = check_row(key, row, common, common_fields, errors, where)
         if d is not None:
             dialects.append(d)
-    if not data:
+    if not [k for k in data if k != COMMON]:
         errors.append("%s: no dialect rows" % path)
     # A name --dialect accepts must pick one row.
     taken = {d["key"]: d["key"] for d in dialects}
@@ -879,7 +1017,7 @@ def main(argv):
         return 1
     dialects.sort(key=lambda d: d["key"])
     write_file(out_h, render_h())
-    write_file(out_c, render_c(dialects, os.path.basename(out_h)))
+    write_file(out_c, render_c(dialects, common_failures, os.path.basename(out_h)))
     return 0
 
 

@@ -870,6 +870,51 @@ int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_par
     return db_run_by(db, 0, st, sql, p, out, nout, has_row, rows, err);
 }
 
+/*
+ * Where each bound parameter's value lives in db_params, from the
+ * generated parameter list: binding is a table lookup, so a new parameter
+ * needs no code here.  Each entry also checks, at compile time, that the
+ * db_params field has the C type the list gives the parameter.
+ */
+typedef struct param_binding {
+    int type;       /* SQLEASE_PARAM_TEXT or SQLEASE_PARAM_INT64 */
+    size_t offset;  /* of its field in db_params */
+} param_binding;
+
+#define PARAM_FIELD_TYPE_OK(type, field)                                               \
+    _Generic(((db_params *)0)->field, const char *: (type) == SQLEASE_PARAM_TEXT,      \
+             int64_t: (type) == SQLEASE_PARAM_INT64, default: 0)
+#define PARAM_CHECK(constant, pname, type, field)                                      \
+    _Static_assert(PARAM_FIELD_TYPE_OK(type, field),                                   \
+                   "db_params." #field " does not have the type of :" pname);
+#define PARAM_BINDING(constant, pname, type, field) [constant] = { type, offsetof(db_params, field) },
+
+SQLEASE_PARAM_LIST(PARAM_CHECK)
+
+static const param_binding param_bindings[SQLEASE_PARAM_COUNT] = {
+    SQLEASE_PARAM_LIST(PARAM_BINDING)
+};
+
+int db_param_bind(const db_params *p, unsigned param, db_bind *b)
+{
+    const param_binding *pb;
+    const char *field;
+
+    memset(b, 0, sizeof *b);
+    if (param >= SQLEASE_PARAM_COUNT)
+        return -1;
+    pb = &param_bindings[param];
+    field = (const char *)p + pb->offset;
+    if (pb->type == SQLEASE_PARAM_TEXT) {
+        b->type = DB_TEXT;
+        memcpy(&b->s, field, sizeof b->s);
+    } else {
+        b->type = DB_INT64;
+        memcpy(&b->i, field, sizeof b->i);
+    }
+    return 0;
+}
+
 /* The bound values of a generated statement, in its markers' order.
  * binds has room for 16. */
 static int bind_params(const sqlease_stmt *st, const db_params *p, db_bind *binds,
@@ -881,36 +926,9 @@ static int bind_params(const sqlease_stmt *st, const db_params *p, db_bind *bind
         return sqlease_fail(err, SQLEASE_EINVAL, "statement has %zu parameters; at most 16",
                             st->nparams);
     for (i = 0; i < st->nparams; i++) {
-        memset(&binds[i], 0, sizeof binds[i]);
-        switch (st->params[i]) {
-        case SQLEASE_P_NAME:
-            binds[i].type = DB_TEXT;
-            binds[i].s = p->name;
-            break;
-        case SQLEASE_P_OWNER:
-            binds[i].type = DB_TEXT;
-            binds[i].s = p->owner;
-            break;
-        case SQLEASE_P_TTL_MS:
-            binds[i].type = DB_INT64;
-            binds[i].i = p->ttl_ms;
-            break;
-        case SQLEASE_P_TOKEN:
-            binds[i].type = DB_INT64;
-            binds[i].i = p->token;
-            break;
-        case SQLEASE_P_MIN_HOLD_MS:
-            binds[i].type = DB_INT64;
-            binds[i].i = p->min_hold_ms;
-            break;
-        case SQLEASE_P_DATA:
-            binds[i].type = DB_TEXT;
-            binds[i].s = p->data;
-            break;
-        default:
+        if (db_param_bind(p, st->params[i], &binds[i]) != 0)
             return sqlease_fail(err, SQLEASE_EINVAL, "unknown statement parameter %d",
                                 (int)st->params[i]);
-        }
     }
     return SQLEASE_OK;
 }

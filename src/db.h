@@ -20,7 +20,7 @@
 
 #include "sqlease.h"
 #include "platform.h"
-#include "dialects.h" /* generated: build/gen/dialects.h */
+#include "dialect.h"  /* the dialect table (generated) and its lookup */
 #include "options.h"
 
 enum db_type { DB_INT64 = 1, DB_TEXT = 2 };
@@ -154,7 +154,10 @@ int db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_
 
 const sqlease_dialect *db_dialect(sqlease_db *db);
 
-/* The values a template statement's named parameters take. */
+/* The values a template statement's named parameters take: one field
+ * per entry of the generator's parameter list (gen/gen_dialects.py,
+ * PARAM_LIST), of the type it gives there (checked at compile time in
+ * db.c). */
 typedef struct db_params {
     const char *name;
     const char *owner;
@@ -163,6 +166,12 @@ typedef struct db_params {
     int64_t min_hold_ms;
     const char *data;   /* NULL: SQL NULL */
 } db_params;
+
+/* The value parameter `param` (a sqlease_param) takes from `p`, as a
+ * bind: through the generated binding table, so every parameter the
+ * dialect table knows is bound the same way.  Returns 0, or -1 for a
+ * parameter the table does not have (b is then zeroed). */
+int db_param_bind(const db_params *p, unsigned param, db_bind *b);
 
 /* Run a generated statement: `sql` is st->sql with {table} substituted;
  * its `?` markers are bound from `p` in the order st->params lists.

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "db.h"
 #include "internal.h"
 #include "lease.h"
@@ -299,16 +300,18 @@ int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_err
 
 /*
  * Whether a failed statement lost a race rather than met an outage: a
- * serialization failure or a deadlock (SQLSTATE 40001, PostgreSQL's
- * 40P01).  The connection runs at read committed, where two takes of one
- * row do not fail this way; a server or pooler that imposes a stricter
- * level anyway makes the slower of two concurrent takes fail instead of
- * matching 0 rows, and that is the same answer: someone else took it.
+ * serialization failure or a deadlock (the classifier's rules: SQLSTATE
+ * 40001, PostgreSQL's 40P01).  The connection runs at read committed,
+ * where two takes of one row do not fail this way; a server or pooler
+ * that imposes a stricter level anyway makes the slower of two concurrent
+ * takes fail instead of matching 0 rows, and that is the same answer:
+ * someone else took it.
  */
-static int lost_race(int rc, const sqlease_error *err)
+static int lost_race(const sqlease_lease *l, int rc, const sqlease_error *err)
 {
     return rc == SQLEASE_EDB &&
-           (strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0);
+           sqlease_classify_error(err, l->d, SQLEASE_AT_STATEMENT) ==
+               SQLEASE_FAIL_SERIALIZATION;
 }
 
 /* Send the holder's renew of the hold with `token`, or (is_take) the
@@ -360,7 +363,7 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
         return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
                             l->name, row.owner, (long long)row.token);
     rc = send_acquire(l, 1, row.token, &held, err);
-    if (lost_race(rc, err)) {
+    if (lost_race(l, rc, err)) {
         /* Whoever won holds it now; the next read says who. */
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
@@ -524,6 +527,7 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
 int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err)
 {
     const sqlease_stmt *st = &l->d->fence;
+    db_params p;
     size_t i;
 
     if (f->size < FENCE_MIN_SIZE)
@@ -536,24 +540,22 @@ int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error
     f->sql = l->sql_fence;
     f->nvalues = st->nparams;
     memset(f->values, 0, sizeof f->values);
+    memset(&p, 0, sizeof p);
+    p.name = l->name;
+    p.owner = l->owner;
+    p.token = token;
     for (i = 0; i < st->nparams; i++) {
         sqlease_value *v = &f->values[i];
-        switch (st->params[i]) {
-        case SQLEASE_P_NAME:
-            v->type = SQLEASE_VALUE_TEXT;
-            v->text = l->name;
-            break;
-        case SQLEASE_P_OWNER:
-            v->type = SQLEASE_VALUE_TEXT;
-            v->text = l->owner;
-            break;
-        case SQLEASE_P_TOKEN:
+        db_bind b;
+        if (db_param_bind(&p, st->params[i], &b) != 0)
+            return sqlease_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which "
+                                "the table does not have", (int)st->params[i]);
+        if (b.type == DB_INT64) {
             v->type = SQLEASE_VALUE_INT64;
-            v->int64 = token;
-            break;
-        default:
-            return sqlease_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which has "
-                                "no value here", (int)st->params[i]);
+            v->int64 = b.i;
+        } else {
+            v->type = SQLEASE_VALUE_TEXT;
+            v->text = b.s;
         }
     }
     f->name = l->name;

@@ -6,7 +6,8 @@
  * prepares each distinct SQL text once per connection and keeps it,
  * binds int64 and text parameters, reads the rows-affected count and the
  * first row of a result (or the first rows, for a listing), and turns ODBC
- * diagnostics into sqlease statuses.
+ * diagnostics into sqlease statuses (what a diagnostic means is decided by
+ * classify.c from the dialect table; what to do with the connection, here).
  *
  * A connection-class failure or a timeout drops the connection and every
  * prepared statement with it; the next exec reconnects with the same
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "db.h"
 #include "internal.h"
 
@@ -165,6 +167,18 @@ static void diag_get(SQLSMALLINT type, SQLHANDLE h, diag *d)
     sqlease_redact_inplace(d->msg);
 }
 
+/* What a diagnostic record reports (classify.c decides; the caller acts
+ * on it). */
+static sqlease_failure classify(const diag *d, const sqlease_dialect *dl, int stage)
+{
+    sqlease_diag in;
+
+    in.sqlstate = d->state;
+    in.native = d->native;
+    in.message = d->msg;
+    return sqlease_classify(&in, dl, stage);
+}
+
 /* Case-insensitive substring search. */
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -183,74 +197,6 @@ static int contains_ci(const char *hay, const char *needle)
             return 1;
     }
     return 0;
-}
-
-/*
- * Whether a failure means the connection itself is gone.  SQLSTATE class
- * 08 says so in standard terms; some drivers report a dead server under a
- * generic SQLSTATE, so a few exact phrases from their messages count too
- * (MySQL/MariaDB "server has gone away" / "Lost connection", PostgreSQL
- * "terminating connection" and "server closed the connection").  The
- * phrases are kept specific so that an ordinary error is never taken for
- * a broken link.
- */
-static int is_connection_failure(const diag *d)
-{
-    static const char *const phrases[] = {
-        "server has gone away", "lost connection", "terminating connection",
-        "server closed the connection", "connection is closed", "connection was closed",
-        "connection has been closed", "no connection to the server",
-        "communication link failure", "connection was killed",
-        /* libpq, through psqlODBC, when a socket read or write fails (a
-         * tcp_user_timeout or keepalive that fired, a reset). */
-        "could not receive data from server", "could not send data to server",
-    };
-    size_t i;
-
-    if (d->state[0] == '0' && d->state[1] == '8')
-        return 1;
-    /* PostgreSQL admin/crash shutdown and "cannot connect now". */
-    if (strcmp(d->state, "57P01") == 0 || strcmp(d->state, "57P02") == 0 ||
-        strcmp(d->state, "57P03") == 0)
-        return 1;
-    for (i = 0; i < sizeof phrases / sizeof phrases[0]; i++) {
-        if (contains_ci(d->msg, phrases[i]))
-            return 1;
-    }
-    return 0;
-}
-
-/* HYT00/HYT01 are ODBC's timeouts; 57014 is PostgreSQL's "canceling
- * statement due to statement timeout", which is how psqlODBC reports an
- * expired query timeout. */
-static int is_timeout(const diag *d)
-{
-    return strcmp(d->state, "HYT00") == 0 || strcmp(d->state, "HYT01") == 0 ||
-           strcmp(d->state, "57014") == 0;
-}
-
-/*
- * Whether a failure means the table is missing.  The dialect's SQLSTATEs
- * decide first.  Its message text is only consulted when the driver gave
- * a generic SQLSTATE (HY000, 42000, none): PostgreSQL's "does not exist"
- * also ends "column ... does not exist" (42703), which is not a missing
- * table, and a specific SQLSTATE tells the two apart.
- */
-static int is_missing_table(const sqlease_dialect *dl, const diag *d)
-{
-    size_t i;
-    if (dl == NULL)
-        return 0;
-    for (i = 0; i < dl->nmissing_table_sqlstates; i++) {
-        if (strcmp(d->state, dl->missing_table_sqlstates[i]) == 0)
-            return 1;
-    }
-    if (dl->missing_table_message == NULL || dl->missing_table_message[0] == '\0')
-        return 0;
-    if (d->state[0] != '\0' && strcmp(d->state, "HY000") != 0 &&
-        strcmp(d->state, "42000") != 0 && strcmp(d->state, "S1000") != 0)
-        return 0;
-    return contains_ci(d->msg, dl->missing_table_message);
 }
 
 /* ------------------------------------------------------------------ */
@@ -368,12 +314,12 @@ static void disconnect(odbc_conn *c)
 }
 
 /*
- * Classify a failed statement call, fill err, and drop the connection
- * when the failure says it can no longer be trusted: a broken link, or a
- * timeout (the server may still be running the statement, and the
- * driver's state after a cancel differs from driver to driver).  With
- * free_h, `h` is an uncached statement that is freed once its diagnostics
- * have been read.
+ * Read a failed statement call's diagnostic, have it classified
+ * (classify.c), fill err, and drop the connection when the status says it
+ * can no longer be trusted: a broken link, or a timeout (the server may
+ * still be running the statement, and the driver's state after a cancel
+ * differs from driver to driver).  With free_h, `h` is an uncached
+ * statement that is freed once its diagnostics have been read.
  */
 static int stmt_failure(odbc_conn *c, SQLHSTMT h, int free_h, const char *what,
                         SQLRETURN r, sqlease_error *err)
@@ -389,14 +335,7 @@ static int stmt_failure(odbc_conn *c, SQLHSTMT h, int free_h, const char *what,
     if (d.state[0] == '\0' && d.msg[0] == '\0')
         snprintf(d.msg, sizeof d.msg, "%s returned %d with no diagnostic record", what,
                  (int)r);
-    if (is_timeout(&d))
-        status = SQLEASE_ETIMEOUT;
-    else if (is_connection_failure(&d))
-        status = SQLEASE_ECONNECT;
-    else if (is_missing_table(c->dialect, &d))
-        status = SQLEASE_ENOTABLE;
-    else
-        status = SQLEASE_EDB;
+    status = sqlease_failure_status(classify(&d, c->dialect, SQLEASE_AT_STATEMENT));
     if (status == SQLEASE_ETIMEOUT || status == SQLEASE_ECONNECT)
         disconnect(c);
     return sqlease_err(err, status, d.state, d.native, "[%s] %s",
@@ -483,6 +422,7 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
                            sqlease_error *err)
 {
     diag d;
+    sqlease_failure kind;
     int status;
     const char *hint = "";
     char missing[512];
@@ -491,9 +431,9 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
     diag_get(type, h, &d);
     if (d.state[0] == '\0' && d.msg[0] == '\0')
         snprintf(d.msg, sizeof d.msg, "%s failed with no diagnostic record", what);
-    status = is_timeout(&d) ? SQLEASE_ETIMEOUT : SQLEASE_ECONNECT;
-    if (strcmp(d.state, "IM002") == 0 || strcmp(d.state, "IM003") == 0 ||
-        contains_ci(d.msg, "can't open lib"))
+    kind = classify(&d, c->dialect, SQLEASE_AT_CONNECT);
+    status = sqlease_failure_status(kind);
+    if (kind == SQLEASE_FAIL_CONFIG)
         hint = " (is the ODBC driver installed and the DSN defined in odbc.ini?)";
     else if (status == SQLEASE_ECONNECT && (file_state = missing_file(c, missing,
                                                                      sizeof missing)) != 0)

@@ -2178,6 +2178,7 @@ static void test_messages_said_once(void)
     run_db(&r, "--query-timeout", "1s", "run", "--no-wait", "--", "true", NULL);
     ASSERT_CODE(r, 69);
     ASSERT_CONTAINS(r.err, "database is locked");
+    ASSERT_CONTAINS(r.err, "holds the SQLite file's write lock");
     CU_ASSERT_PTR_NULL(strstr(r.err, "did not answer"));
     CU_ASSERT_PTR_NULL(strstr(r.err, "release failed"));
     CU_ASSERT_PTR_NULL(strstr(r.err, "expires by itself"));

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of gen/gen_dialects.py: the real table, malformed tables,
-escaping and determinism.  Writes only under its own temporary
-directories.  Run: python3 tests/test_gen.py
+"""Tests of gen/gen_dialects.py: the real table, inheritance from
+[common], malformed tables, escaping and determinism; and of
+src/dialect.c, the lookup over the generated table, compiled with it.
+Writes only under its own temporary directories.
+Run: python3 tests/test_gen.py
 """
 
 import json
@@ -16,6 +18,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN = os.path.join(ROOT, "gen", "gen_dialects.py")
 TEMPLATE = os.path.join(ROOT, "templates", "dialects.toml")
+DIALECT_C = os.path.join(ROOT, "src", "dialect.c")
+SRC = os.path.join(ROOT, "src")
 CC = os.environ.get("HOST_CC") or shutil.which("gcc") or shutil.which("cc") or "cc"
 CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
@@ -31,7 +35,26 @@ FRAGMENTS = ["fence"]
 PROBE_C = r"""
 #include <stdio.h>
 #include <string.h>
-#include "dialects.h"
+#include "dialect.h"
+
+static void list(const char *key, const char *name, const sqlease_strings *l)
+{
+    size_t i;
+    for (i = 0; i < l->n; i++)
+        printf("F %s %s %s\n", key, name, l->items[i]);
+}
+
+#define RULES(key, r) \
+    list(key, "timeout_sqlstates", &(r)->timeout_sqlstates); \
+    list(key, "connection_lost_sqlstates", &(r)->connection_lost_sqlstates); \
+    list(key, "connection_lost_messages", &(r)->connection_lost_messages); \
+    list(key, "missing_table_sqlstates", &(r)->missing_table_sqlstates); \
+    list(key, "missing_table_messages", &(r)->missing_table_messages); \
+    list(key, "generic_sqlstates", &(r)->generic_sqlstates); \
+    list(key, "serialization_sqlstates", &(r)->serialization_sqlstates); \
+    list(key, "locked_messages", &(r)->locked_messages); \
+    list(key, "config_sqlstates", &(r)->config_sqlstates); \
+    list(key, "config_messages", &(r)->config_messages)
 
 static void stmt(const char *key, const char *name, const sqlease_stmt *s)
 {
@@ -52,11 +75,11 @@ int main(int argc, char **argv)
     int a;
     printf("K %s\n", sqlease_dialect_keys());
     printf("N %zu\n", sqlease_dialect_count);
+    RULES("[common]", &sqlease_common_failures);
     for (i = 0; i < sqlease_dialect_count; i++) {
         const sqlease_dialect *d = &sqlease_dialects[i];
-        printf("D %s msg=%s setup=%zu states=%zu literal=%d\n", d->key,
-               d->missing_table_message ? d->missing_table_message : "(null)",
-               d->nsession_setup, d->nmissing_table_sqlstates, d->string_literal);
+        printf("D %s setup=%zu literal=%d\n", d->key, d->nsession_setup, d->string_literal);
+        RULES(d->key, &d->failures);
         stmt(d->key, "now", &d->now);
         stmt(d->key, "create_table", &d->create_table);
         stmt(d->key, "probe_token", &d->probe_token);
@@ -155,8 +178,8 @@ class GenCase(unittest.TestCase):
         with open(os.path.join(out, "probe.c"), "w") as f:
             f.write(PROBE_C)
         exe = os.path.join(out, "probe")
-        cc = subprocess.run([CC] + CFLAGS + ["-I", out, "-o", exe,
-                                             os.path.join(out, "dialects.c"),
+        cc = subprocess.run([CC] + CFLAGS + ["-I", out, "-I", SRC, "-o", exe,
+                                             os.path.join(out, "dialects.c"), DIALECT_C,
                                              os.path.join(out, "probe.c")],
                             capture_output=True, text=True)
         self.assertEqual(cc.returncode, 0, "compile failed:\n" + cc.stderr)
@@ -164,6 +187,14 @@ class GenCase(unittest.TestCase):
         run = subprocess.run([exe] + list(queries), capture_output=True, text=True)
         self.assertEqual(run.returncode, 0, run.stderr)
         return run.stdout
+
+    def failures(self, probe_out):
+        res = {}
+        for line in probe_out.splitlines():
+            if line.startswith("F "):
+                _, key, name, item = line.split(" ", 3)
+                res.setdefault((key, name), []).append(item)
+        return res
 
     def statements(self, probe_out):
         res = {}
@@ -296,10 +327,23 @@ class RealTemplate(GenCase):
         self.assertIn("DATALENGTH(owner) = DATALENGTH(?)", stmts[("sqlserver", "release")][2])
         self.assertIn("utf8mb4_bin", stmts[("mysql", "create_table")][2])
         self.assertIn("_BIN2", stmts[("sqlserver", "create_table")][2])
-        self.assertIn("D sqlserver msg=Invalid object name setup=1 states=1 literal=0", out)
-        self.assertIn("D postgres msg=does not exist setup=0 states=1 literal=1", out)
-        self.assertIn("D mysql msg=doesn't exist setup=0 states=1 literal=2", out)
-        self.assertIn("D sqlite msg=no such table setup=0 states=1 literal=0", out)
+        self.assertIn("D sqlserver setup=1 literal=0", out)
+        self.assertIn("D postgres setup=0 literal=1", out)
+        self.assertIn("D mysql setup=0 literal=2", out)
+        self.assertIn("D sqlite setup=0 literal=0", out)
+        # The classifier's rules: [common]'s, and each dialect's own on top.
+        rules = self.failures(out)
+        self.assertEqual(rules[("[common]", "missing_table_sqlstates")], ["42S02"])
+        self.assertEqual(rules[("[common]", "connection_lost_sqlstates")], ["08"])
+        self.assertEqual(rules[("[common]", "timeout_sqlstates")], ["HYT00", "HYT01"])
+        self.assertEqual(rules[("postgres", "missing_table_sqlstates")], ["42P01"])
+        self.assertEqual(rules[("postgres", "timeout_sqlstates")], ["57014"])
+        self.assertEqual(rules[("postgres", "missing_table_messages")], ["does not exist"])
+        self.assertEqual(rules[("mysql", "missing_table_messages")], ["doesn't exist"])
+        self.assertEqual(rules[("sqlite", "missing_table_messages")], ["no such table"])
+        self.assertEqual(rules[("sqlite", "locked_messages")], ["database is locked"])
+        self.assertEqual(rules[("sqlserver", "missing_table_messages")], ["Invalid object name"])
+        self.assertNotIn(("mysql", "missing_table_sqlstates"), rules)
         # The fence: exact where `=` pads (each value and its length), the
         # clock read once on PostgreSQL (in FROM, like the take).
         self.assertEqual(stmts[("mysql", "fence")][1], [name, name, owner, owner, token])
@@ -369,16 +413,136 @@ class Escaping(GenCase):
         self.assertIn("token::bigint", sql)
         self.assertTrue(sql.endswith("name = ?::varchar"), sql)
 
-    def test_empty_lists_and_message(self):
+    def test_empty_lists_and_no_failures(self):
         rows = real_rows()
         rows["sqlite"]["dbms_names"] = []
-        rows["sqlite"]["missing_table_message"] = ""
-        rows["sqlite"]["missing_table_sqlstates"] = []
+        del rows["sqlite"]["failures"]
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
         out = self.probe(queries=["detect:SQLite"])
-        self.assertIn("D sqlite msg=(null) setup=0 states=0", out)
+        self.assertIn("D sqlite setup=0 literal=0", out)
+        self.assertNotIn("F sqlite ", out)
+        self.assertIn("F [common] missing_table_sqlstates 42S02", out)
         self.assertIn("Q detect:SQLite => NULL", out)
+
+
+def own(rows, key, field):
+    """The value row `key` has for `field`, its own or [common]'s."""
+    return rows[key].get(field, rows["common"].get(field))
+
+
+class Inheritance(GenCase):
+    # A DBMS whose SQL is the common one: its clock, its name and how it
+    # is detected are all it says (the README's example).
+    EXAMPLE = {"now_ms": "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
+               "aliases": ["exdb"], "dbms_names": ["ExampleDB"]}
+
+    def test_minimal_row_inherits_everything_else(self):
+        rows = real_rows()
+        rows["exampledb"] = dict(self.EXAMPLE)
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = self.probe(queries=["detect:ExampleDB 4.2", "find:exampledb", "find:exdb",
+                                  "detect:SQLite"])
+        stmts = self.statements(out)
+        now = self.EXAMPLE["now_ms"]
+        sqlite_now = rows["sqlite"]["now_ms"]
+        for st in STATEMENTS + FRAGMENTS:
+            q, params, sql = stmts[("exampledb", st)]
+            self.assertEqual(q, len(params), st)
+            self.assertNotIn("{now}", sql, st)
+            if st not in rows["sqlite"]:
+                # SQLite inherits it too: the same text with its own clock.
+                _, sp, ssql = stmts[("sqlite", st)]
+                self.assertEqual(sql, ssql.replace(sqlite_now, now), st)
+                self.assertEqual(params, sp, st)
+        self.assertIn(now, stmts[("exampledb", "acquire")][2])
+        self.assertIn("ON CONFLICT (name) DO NOTHING", stmts[("exampledb", "seed")][2])
+        self.assertIn("D exampledb setup=0 literal=0", out)
+        self.assertNotIn("F exampledb ", out)  # [common]'s rules only
+        self.assertIn("K exampledb, mysql, postgres, sqlite, sqlserver", out.splitlines())
+        self.assertIn("Q detect:ExampleDB 4.2 => exampledb", out)
+        self.assertIn("Q find:exampledb => exampledb", out)
+        self.assertIn("Q find:exdb => exampledb", out)
+        self.assertIn("Q detect:SQLite => sqlite", out)
+
+    def test_row_field_replaces_common(self):
+        rows = real_rows()
+        rows["exampledb"] = dict(self.EXAMPLE, status="SELECT owner, token, acquired_at_ms, "
+                                 "expires_at_ms, {now}, data FROM {table} WHERE name = :name "
+                                 "AND 1 = 1")
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stmts = self.statements(self.probe())
+        self.assertTrue(stmts[("exampledb", "status")][2].endswith("AND 1 = 1"))
+        self.assertFalse(stmts[("sqlite", "status")][2].endswith("AND 1 = 1"))
+
+    def test_identity_is_required_not_inherited(self):
+        rows = real_rows()
+        rows["exampledb"] = {"now_ms": self.EXAMPLE["now_ms"]}
+        self.assertRejected(dump_toml(rows), REL + ": row 'exampledb', field 'dbms_names': "
+                            "missing required field")
+        rows["exampledb"] = {"dbms_names": ["ExampleDB"]}
+        self.assertRejected(dump_toml(rows), REL + ": row 'exampledb', field 'now_ms': "
+                            "missing required field")
+
+    def test_identity_not_allowed_in_common(self):
+        for field, value in (("now_ms", "1"), ("aliases", ["x"]), ("dbms_names", ["x"])):
+            rows = real_rows()
+            rows["common"][field] = value
+            self.assertRejected(dump_toml(rows), REL + ": row 'common', field '%s': not allowed "
+                                "in [common]" % field)
+
+    def test_unknown_field_in_common(self):
+        rows = real_rows()
+        rows["common"]["relase"] = "SELECT 1"
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'relase': unknown field")
+
+    def test_common_error_said_once_as_commons(self):
+        # Two rows inherit `list`: the mistake is [common]'s, said once.
+        rows = real_rows()
+        rows["common"]["list"] = rows["common"]["list"].replace(":name", ":nam")
+        err = self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'list': "
+                                  "unknown parameter ':nam'")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_common_placeholder_and_parameter_checked(self):
+        rows = real_rows()
+        rows["common"]["status"] = rows["common"]["status"].replace("{table}", "{tabel}")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'status': "
+                            "unknown placeholder '{tabel}'")
+        rows = real_rows()
+        rows["common"]["renew"] = rows["common"]["renew"].replace(" AND token = :token", "")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'renew': "
+                            "missing parameter :token")
+
+    def test_missing_after_inheritance(self):
+        # Without a default, each row that does not give the field says so.
+        rows = real_rows()
+        del rows["common"]["status"]
+        err = self.assertRejected(dump_toml(rows),
+                                  REL + ": row 'postgres', field 'status': missing required field",
+                                  REL + ": row 'sqlite', field 'status': missing required field")
+        self.assertNotIn("row 'mysql'", err)
+        self.assertNotIn("row 'sqlserver'", err)
+
+    def test_inherited_field_checked_with_the_rows_clock(self):
+        # [common]'s fence is fine on its own; this row's clock pasted in
+        # makes it end the caller's statement.
+        rows = real_rows()
+        rows["exampledb"] = dict(self.EXAMPLE, now_ms="1; DELETE FROM x")
+        self.assertRejected(dump_toml(rows), REL + ": row 'exampledb', field 'fence' (inherited "
+                            "from [common]): ';' in a predicate")
+
+    def test_alias_common_refused(self):
+        rows = real_rows()
+        rows["sqlite"]["aliases"] = ["common"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'sqlite', field 'aliases': item 1: "
+                            "'common' names the row of defaults")
+
+    def test_only_common(self):
+        rows = real_rows()
+        self.assertRejected(dump_toml({"common": rows["common"]}), REL + ": no dialect rows")
 
 
 class Malformed(GenCase):
@@ -400,14 +564,15 @@ class Malformed(GenCase):
 
     def test_duplicate_field(self):
         rows = self.rows()
-        text = dump_toml(rows).replace('[sqlite]\n', '[sqlite]\nnow = "SELECT 1"\n', 1)
-        self.assertRejected(text, REL + ": row 'sqlite', field 'now': duplicate field")
+        text = dump_toml(rows).replace('[sqlite]\n', '[sqlite]\nseed = "SELECT 1"\n', 1)
+        self.assertRejected(text, REL + ": row 'sqlite', field 'seed': duplicate field")
 
     def test_missing_field(self):
         rows = self.rows()
-        del rows["sqlite"]["status"]
+        del rows["sqlite"]["seed"]
+        del rows["common"]["seed"]
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'status': missing required field")
+                            REL + ": row 'sqlite', field 'seed': missing required field")
 
     def test_unknown_field(self):
         rows = self.rows()
@@ -465,7 +630,7 @@ class Malformed(GenCase):
 
     def test_unknown_placeholder(self):
         rows = self.rows()
-        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace("{table}", "{tabel}")
+        rows["sqlite"]["acquire"] = own(rows, "sqlite", "acquire").replace("{table}", "{tabel}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': "
                             "unknown placeholder '{tabel}'")
@@ -478,7 +643,7 @@ class Malformed(GenCase):
 
     def test_unknown_parameter(self):
         rows = self.rows()
-        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace(":ttl_ms", ":ttl")
+        rows["sqlite"]["acquire"] = own(rows, "sqlite", "acquire").replace(":ttl_ms", ":ttl")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': "
                             "unknown parameter ':ttl'")
@@ -516,25 +681,27 @@ class Malformed(GenCase):
         # A take is bound to the token the follower's read saw, so that one
         # affected row says which token it made.
         rows = self.rows()
-        rows["sqlite"]["acquire"] = rows["sqlite"]["acquire"].replace(" AND token = :token", "")
+        rows["sqlite"]["acquire"] = own(rows, "sqlite", "acquire").replace(" AND token = :token",
+                                                                        "")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'acquire': missing parameter :token")
 
     def test_missing_fence(self):
         rows = self.rows()
         del rows["postgres"]["fence"]
+        del rows["common"]["fence"]
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'postgres', field 'fence': missing required field")
 
     def test_fence_unknown_parameter(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(":token", ":tokn")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(":token", ":tokn")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': unknown parameter ':tokn'")
 
     def test_fence_unexpected_parameter(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(
             "AND token = :token", "AND token = :token AND :ttl_ms > 0")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': unexpected parameter :ttl_ms")
@@ -548,36 +715,36 @@ class Malformed(GenCase):
 
     def test_fence_unknown_placeholder(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace("{now}", "{today}")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace("{now}", "{today}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': unknown placeholder '{today}'")
 
     def test_fence_without_table(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace("{table}", "sys_job_lease")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace("{table}", "sys_job_lease")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': statement does not use {table}")
 
     def test_fence_semicolon(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] += "; DELETE FROM {table}"
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence") + "; DELETE FROM {table}"
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': ';' in a predicate")
 
     def test_fence_semicolon_in_literal_is_text(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(
             "AND token = :token", "AND token = :token AND ';)' <> ''")
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_fence_unbalanced(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].rstrip(")")
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").rstrip(")")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': 1 '(' not closed")
         rows = self.rows()
-        rows["sqlite"]["fence"] += ") OR (1 = 1"
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence") + ") OR (1 = 1"
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': ')' at offset")
 
@@ -590,7 +757,7 @@ class Malformed(GenCase):
 
     def test_fence_too_many_markers(self):
         rows = self.rows()
-        rows["sqlite"]["fence"] = rows["sqlite"]["fence"].replace(
+        rows["sqlite"]["fence"] = own(rows, "sqlite", "fence").replace(
             "AND token = :token", "AND token = :token" + " AND name = :name" * 14)
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'fence': 17 markers; at most 16")
@@ -642,9 +809,38 @@ class Malformed(GenCase):
 
     def test_bad_sqlstate(self):
         rows = self.rows()
-        rows["sqlite"]["missing_table_sqlstates"] = ["42S0"]
+        rows["sqlite"]["failures"]["missing_table_sqlstates"] = ["42S0"]
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'missing_table_sqlstates': item 1")
+                            REL + ": row 'sqlite', field 'failures.missing_table_sqlstates': "
+                            "item 1: '42S0' is not a SQLSTATE")
+        rows = self.rows()
+        rows["common"]["failures"]["connection_lost_sqlstates"] = ["8"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'common', field 'failures.connection_lost_sqlstates': "
+                            "item 1: '8' is not a SQLSTATE")
+
+    def test_bad_failures(self):
+        rows = self.rows()
+        rows["postgres"]["failures"]["timeout_states"] = ["57014"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'postgres', field "
+                            "'failures.timeout_states': unknown field (known: timeout_sqlstates")
+        rows = self.rows()
+        rows["mysql"]["failures"]["connection_lost_messages"] = ["server has gone away", " "]
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field "
+                            "'failures.connection_lost_messages': item 2 is empty")
+        rows = self.rows()
+        rows["mysql"]["failures"]["locked_messages"] = "database is locked"
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field "
+                            "'failures.locked_messages': expected a list of strings, got a string")
+        rows = self.rows()
+        rows["mysql"]["failures"] = ["x"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field 'failures': "
+                            "expected a table of lists, got a list")
+
+    def test_failures_syntax_error_names_row(self):
+        text = template_text().replace('[sqlite.failures]\n', '[sqlite.failures]\nlocked_messages = \n', 1)
+        self.assertRejected(text, REL + ": row 'sqlite', field 'failures.locked_messages': "
+                            "TOML syntax error")
 
     def test_empty_dbms_name(self):
         rows = self.rows()
@@ -667,10 +863,11 @@ class Malformed(GenCase):
 
     def test_every_error_reported(self):
         rows = self.rows()
-        del rows["sqlite"]["status"]
+        del rows["sqlite"]["dbms_names"]
         rows["mysql"]["acquire"] = ""
         err = self.assertRejected(dump_toml(rows),
-                                  REL + ": row 'sqlite', field 'status': missing required field",
+                                  REL + ": row 'sqlite', field 'dbms_names': missing required "
+                                  "field",
                                   REL + ": row 'mysql', field 'acquire': empty statement")
         self.assertEqual(len(err.strip().splitlines()), 2, err)
 

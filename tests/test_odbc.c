@@ -804,6 +804,100 @@ static int write_odbc_ini(void)
 #endif
 }
 
+/* src/dialect.c over the real table: keys and aliases exactly, DBMS
+ * names as case-insensitive substrings, nothing for what is not there. */
+static void test_dialect_lookup(void)
+{
+    static const struct { const char *q; const char *key; } finds[] = {
+        { "sqlite", "sqlite" }, { "postgres", "postgres" }, { "postgresql", "postgres" },
+        { "mysql", "mysql" }, { "mariadb", "mysql" }, { "sqlserver", "sqlserver" },
+        { "mssql", "sqlserver" }, { "SQLite", NULL }, { "sqlit", NULL }, { "", NULL },
+        { "common", NULL },
+    };
+    static const struct { const char *q; const char *key; } detects[] = {
+        { "PostgreSQL 15.4", "postgres" }, { "MariaDB", "mysql" }, { "MySQL", "mysql" },
+        { "mysql 8.0", "mysql" }, { "SQLite", "sqlite" },
+        { "Microsoft SQL Server", "sqlserver" }, { "microsoft sql server 2019", "sqlserver" },
+        { "Oracle", NULL }, { "", NULL },
+    };
+    size_t i, j;
+
+    for (i = 0; i < sizeof finds / sizeof finds[0]; i++) {
+        const sqlease_dialect *d = sqlease_dialect_find(finds[i].q);
+        if (finds[i].key == NULL) {
+            CU_ASSERT_PTR_NULL(d);
+        } else if (d == NULL) {
+            CU_FAIL("a dialect not found by key or alias");
+        } else {
+            CU_ASSERT_STRING_EQUAL(d->key, finds[i].key);
+        }
+    }
+    for (i = 0; i < sizeof detects / sizeof detects[0]; i++) {
+        const sqlease_dialect *d = sqlease_dialect_detect(detects[i].q);
+        if (detects[i].key == NULL) {
+            CU_ASSERT_PTR_NULL(d);
+        } else if (d == NULL) {
+            CU_FAIL("a dialect not detected by its DBMS name");
+        } else {
+            CU_ASSERT_STRING_EQUAL(d->key, detects[i].key);
+        }
+    }
+    CU_ASSERT_PTR_NULL(sqlease_dialect_find(NULL));
+    CU_ASSERT_PTR_NULL(sqlease_dialect_detect(NULL));
+    CU_ASSERT_STRING_EQUAL(sqlease_dialect_keys(), "mysql, postgres, sqlite, sqlserver");
+    /* Every row is found by its key and each alias, and detected by each
+     * of its DBMS names. */
+    CU_ASSERT_EQUAL(sqlease_dialect_count, 4);
+    for (i = 0; i < sqlease_dialect_count; i++) {
+        const sqlease_dialect *d = &sqlease_dialects[i];
+        CU_ASSERT_PTR_EQUAL(sqlease_dialect_find(d->key), d);
+        for (j = 0; j < d->naliases; j++)
+            CU_ASSERT_PTR_EQUAL(sqlease_dialect_find(d->aliases[j]), d);
+        for (j = 0; j < d->ndbms_names; j++)
+            CU_ASSERT_PTR_EQUAL(sqlease_dialect_detect(d->dbms_names[j]), d);
+    }
+}
+
+/* The generated binding table takes each parameter from its own field of
+ * db_params, with its own type; a parameter outside it is refused. */
+static void test_param_binding(void)
+{
+    db_params p;
+    db_bind b;
+
+    memset(&p, 0, sizeof p);
+    p.name = "job";
+    p.owner = "me";
+    p.ttl_ms = 30000;
+    p.token = INT64_C(9007199254740993);
+    p.min_hold_ms = 1500;
+    p.data = NULL;
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_NAME, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.name);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_OWNER, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.owner);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_TTL_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, 30000);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_TOKEN, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, INT64_C(9007199254740993));
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_MIN_HOLD_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, 1500);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_NULL(b.s);
+    p.data = "host:8080";
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
+    CU_ASSERT_PTR_EQUAL(b.s, p.data);
+    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 6);
+    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
+    CU_ASSERT_EQUAL(b.type, 0);
+}
+
 int main(void)
 {
     const char *dsn = getenv("SQLEASE_TEST_DSN");
@@ -854,7 +948,10 @@ int main(void)
         CU_add_test(util, "sql for table", test_sql_for_table) == NULL ||
         CU_add_test(util, "strerror and version", test_strerror_version) == NULL ||
         CU_add_test(util, "error filling", test_err_fill) == NULL ||
-        CU_add_test(util, "logging", test_log) == NULL) {
+        CU_add_test(util, "logging", test_log) == NULL ||
+        CU_add_test(util, "dialect lookup by key, alias and DBMS name",
+                    test_dialect_lookup) == NULL ||
+        CU_add_test(util, "parameter binding table", test_param_binding) == NULL) {
         fprintf(stderr, "test_odbc: %s\n", CU_get_error_msg());
         CU_cleanup_registry();
         scratch_remove();

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "child.h"
+#include "classify.h"
 #include "session.h"
 
 /* The main thread looks at the signal flag and at CMD this often; the
@@ -60,10 +61,17 @@ static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int6
 }
 
 /* A phrase for an error line about SQLite's busy timeout, which is not
- * the database failing to answer: another connection is writing. */
-static const char *error_hint(const char *reason)
+ * the database failing to answer: another connection is writing (the
+ * classifier's "locked", by the dialect of the session's database). */
+static const char *error_hint(const cli_session *s, const char *reason)
 {
-    if (strstr(reason, "database is locked") != NULL)
+    sqlease_diag d;
+
+    d.sqlstate = NULL;
+    d.native = 0;
+    d.message = reason;
+    if (sqlease_classify(&d, sqlease_dialect_find(sqlease_db_dialect(s->db)),
+                         SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_LOCKED)
         return " (another connection holds the SQLite file's write lock; the DSN's"
                " Timeout= is how long to wait for it)";
     return "";
@@ -89,7 +97,7 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
             cli_error("lease '%s': gave up after %" PRId64 " ms; the database is failing"
                       " (the error is logged above)", s->name, waited);
         else
-            cli_error("lease '%s': acquire failed: %s%s", s->name, reason, error_hint(reason));
+            cli_error("lease '%s': acquire failed: %s%s", s->name, reason, error_hint(s, reason));
         return CLI_EXIT_UNAVAILABLE;
     }
     if (a->verbosity < 0)

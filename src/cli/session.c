@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "child.h"
+#include "classify.h"
 #include "notify.h"
 #include "platform.h"
 #include "session.h"
@@ -428,15 +429,14 @@ static void session_lease_options(cli_session *s, sqlease_options *o)
 }
 
 /* A failed connect worth trying again: the server is down or out of
- * reach.  The driver manager's own refusals (IM...: no such DSN; a driver
- * library that is not installed) are configuration, and fail at once. */
+ * reach.  The driver manager's own refusals (no such DSN; a driver
+ * library that is not installed: the classifier's "config") are
+ * configuration, and fail at once. */
 static int open_retryable(int st, const sqlease_error *err)
 {
     if (st != SQLEASE_ECONNECT && st != SQLEASE_ETIMEOUT)
         return 0;
-    if (err->sqlstate[0] == 'I' && err->sqlstate[1] == 'M')
-        return 0;
-    return strstr(err->message, "Can't open lib") == NULL;
+    return sqlease_classify_error(err, NULL, SQLEASE_AT_CONNECT) != SQLEASE_FAIL_CONFIG;
 }
 
 /*
