@@ -69,19 +69,20 @@ reported() {
     return "$rc"
 }
 
-# Library code other than the ODBC and platform files includes no vendor
-# header (ODBC, Windows, libuuid).
+# Only the ODBC file and the OS files (the library's platform layer,
+# src/platform/<os>/, and the tool's, src/cli/os/) include a vendor header
+# (ODBC, Windows, libuuid).
 check_headers() {
     local bad
     bad=$(grep -nE '^\s*#\s*include\s*[<"](sql|sqlext|sqltypes|sqlucode|odbcinst|odbcinstext|windows|rpc|uuid/uuid)\.h[>"]' \
-              src/*.[ch] src/cli/*.[ch] 2>/dev/null \
-          | grep -vE '^src/(odbc|platform_posix|platform_win32)\.c:' || true)
+              $(find src -name '*.[ch]' | sort) 2>/dev/null \
+          | grep -vE '^src/(odbc\.c|platform/(posix|win32)/[^/]+\.[ch]|cli/os/(posix|win32)/[^/]+\.[ch]):' || true)
     if [ -n "$bad" ]; then
-        echo "vendor headers outside src/odbc.c and src/platform_*.c:"
+        echo "vendor headers outside src/odbc.c, src/platform/<os>/ and src/cli/os/<os>/:"
         echo "$bad"
         return 1
     fi
-    echo "ok: only src/odbc.c and src/platform_*.c include vendor headers"
+    echo "ok: only src/odbc.c, src/platform/<os>/ and src/cli/os/<os>/ include vendor headers"
 }
 
 # build [ARGS...]: build the library and the CLI, failing on warnings.

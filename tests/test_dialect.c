@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "platform.h"
+#include "cli/os.h"
 #include "testutil.h"
 
 static sqlease_db *db;

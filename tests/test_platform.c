@@ -1,8 +1,10 @@
 /*
- * test_platform.c -- CUnit tests for the POSIX side of platform.h:
- * condition-variable deadlines on the monotonic clock, threads and
- * atomics, clocks, host identity, and child processes (exit codes,
- * process groups, environment, exec failures, death signal).
+ * test_platform.c -- CUnit tests for the POSIX side of the library's
+ * platform layer (platform.h: condition-variable deadlines on the
+ * monotonic clock, threads and atomics, clocks, host identity) and of the
+ * tool's OS layer (cli/os.h: child processes -- exit codes, process
+ * groups, environment, exec failures, death signal --, signals, the wall
+ * clock).
  *
  * Temporary files live in one mkdtemp directory removed at the end.
  * Processes are watched with bounded polls; a process that is a zombie
@@ -11,6 +13,7 @@
 #define _GNU_SOURCE
 
 #include "platform.h"
+#include "cli/os.h"
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>

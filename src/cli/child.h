@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "platform.h"
+#include "os.h"
 #include "sqlease.h"
 
 /* Start argv with SQLEASE_NAME, SQLEASE_OWNER, SQLEASE_TOKEN and (unless

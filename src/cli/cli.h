@@ -1,8 +1,10 @@
 /*
  * cli.h -- what the sqlease tool's source files share: the exit codes,
  * the parsed command line, diagnostics and logging, and the entry point
- * of every command.  The tool sees the library only through sqlease.h
- * (and platform.h for processes, signals and clocks).
+ * of every command.  The tool sees the library only through sqlease.h;
+ * the operating system through os.h (processes, signals, the terminal,
+ * files), which also gives it the library's platform.h (threads, locks,
+ * the monotonic clock).
  */
 #ifndef SQLEASE_CLI_H
 #define SQLEASE_CLI_H

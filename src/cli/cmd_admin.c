@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "json.h"
-#include "platform.h"
+#include "os.h"
 
 /* The row's data, or NULL when it has none (a NULL column). */
 static const char *data_of(const sqlease_lease_info *in)

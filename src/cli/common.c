@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "platform.h"
-#include "sys.h"
+#include "os.h"
 
 static int log_level = SQLEASE_LOG_WARN;
 /* stderr is the systemd journal's stream: it stamps each line itself, and

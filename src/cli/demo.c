@@ -25,8 +25,7 @@
 
 #include "child.h"
 #include "cli.h"
-#include "platform.h"
-#include "sys.h"
+#include "os.h"
 
 #define DEMO_PROCS 3
 #define DEMO_NAME "demo"

@@ -10,8 +10,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "platform.h"
-#include "sys.h"
+#include "os.h"
 
 static int record(const char *path, const char *what, const char *owner, const char *token)
 {

@@ -23,23 +23,23 @@
  * so through a second pipe, so that sqlease reports the lease as lost
  * rather than the status the guard's SIGTERM gave CMD.  All times are
  * sqlease_mono_ms() values (CLOCK_MONOTONIC, shared by every process of
- * the host).  POSIX only: on Windows these calls do nothing and the job
- * object that CMD runs in is what ties it to sqlease.
+ * the host).  POSIX only (the process is the OS layer's, os.h): on Windows
+ * these calls do nothing and the job object that CMD runs in is what ties
+ * it to sqlease.
  */
 #ifndef SQLEASE_CLI_GUARD_H
 #define SQLEASE_CLI_GUARD_H
 
 #include <stdint.h>
 
+#include "os.h"
+
 typedef struct cli_guard {
-    long pid;              /* the guard process, 0 when there is none */
-    int fd;                /* write end of its pipe, -1 when none */
-    int report_fd;         /* read end of its report pipe, -1 when none */
+    cli_os_guard os;       /* the process and its pipes (os.h) */
     int acted;             /* it reported a deadline stop of CMD */
     int64_t deadline;      /* the last deadline told */
     int64_t slack_ms;      /* the guard acts this long after the deadline */
     int64_t grace_ms;      /* SIGTERM to SIGKILL */
-    int broken;            /* a write failed: the guard is gone */
 } cli_guard;
 
 /* A guard that is not running (safe to pass to every call below). */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "platform.h"
+#include "os.h"
 
 typedef struct command {
     const char *name;

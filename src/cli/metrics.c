@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "metrics.h"
-#include "platform.h"
+#include "os.h"
 
 static char *dup_str(const char *s)
 {

@@ -10,7 +10,7 @@
 #include "child.h"
 #include "classify.h"
 #include "notify.h"
-#include "platform.h"
+#include "os.h"
 #include "session.h"
 
 /* ---- flags --------------------------------------------------------- */

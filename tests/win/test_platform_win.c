@@ -1,9 +1,10 @@
 /*
- * test_platform_win.c -- the platform layer (src/platform_win32.c) on
- * Windows, without CUnit (which is not packaged for MinGW): condition
- * variable timeouts, threads, the monotonic clock, UUIDs, and child
- * processes (exit codes, environment, argument quoting, kill, and the job
- * object that kills CMD when its parent dies).  ci/windows.sh runs it
+ * test_platform_win.c -- the library's platform layer (src/platform/win32/)
+ * and the tool's OS layer (src/cli/os/win32/) on Windows, without CUnit
+ * (which is not packaged for MinGW): condition variable timeouts, threads,
+ * the monotonic clock, UUIDs, and child processes (exit codes,
+ * environment, argument quoting, kill, and the job object that kills CMD
+ * when its parent dies).  ci/windows.sh runs it
  * under Wine.
  *
  * Child processes are this same program, started with "--child MODE ...".
@@ -20,6 +21,7 @@
 #include <windows.h>
 
 #include "platform.h"
+#include "cli/os.h"
 #include "wintest.h"
 
 static char g_self[MAX_PATH];

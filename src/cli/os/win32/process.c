@@ -1,422 +1,18 @@
 /*
- * platform_win32.c -- the Win32 implementation of platform.h.
+ * process.c -- child processes on Win32 (see os.h).
  *
- * OS contract relied on (Windows 8 / Server 2012 or later):
- *  - SRWLOCK and CONDITION_VARIABLE, each one pointer in size, stored in
- *    the opaque storage of platform.h; a timed wait is computed from the
- *    monotonic clock, so the wall clock never moves a deadline;
- *  - QueryPerformanceCounter is one clock for the whole host, so
- *    readings from different processes compare;
- *  - UuidCreate (rpcrt4) for random UUIDs;
- *  - children run in a new process group (so CTRL_BREAK reaches them and
- *    not us) and in a job object with KILL_ON_JOB_CLOSE: when this
- *    process dies, for any reason, the system closes the job handle and
- *    kills everything in the job.  Nested jobs need Windows 8.
- *  - console control events stand in for signals.
- *
- * Link with rpcrt4 (UuidCreate).
+ * OS contract relied on (Windows 8 / Server 2012 or later): children run
+ * in a new process group (so CTRL_BREAK reaches them and not us) and in a
+ * job object with KILL_ON_JOB_CLOSE: when this process dies, for any
+ * reason, the system closes the job handle and kills everything in the
+ * job.  Nested jobs need Windows 8.  Inheritance is narrowed to the
+ * standard handles with PROC_THREAD_ATTRIBUTE_HANDLE_LIST.
  */
-#ifndef _WIN32_WINNT
-#define _WIN32_WINNT 0x0602
-#endif
-#ifndef _CRT_SECURE_NO_WARNINGS
-#define _CRT_SECURE_NO_WARNINGS
-#endif
-#define WIN32_LEAN_AND_MEAN
+#include "os_win32.h"
 
-#include "platform.h"
-
-#include <windows.h>
-#include <process.h>
-#include <rpc.h>
-
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-_Static_assert(sizeof(SRWLOCK) == sizeof(void *), "SRWLOCK must fit sqlease_mutex");
-_Static_assert(sizeof(CONDITION_VARIABLE) == sizeof(void *),
-               "CONDITION_VARIABLE must fit sqlease_cond");
-
-#define SRW(m) ((PSRWLOCK)(void *)&(m)->p)
-#define CV(c) ((PCONDITION_VARIABLE)(void *)&(c)->p)
-
-/* ---- mutexes and condition variables ------------------------------- */
-
-int sqlease_mutex_init(sqlease_mutex *m)
-{
-    InitializeSRWLock(SRW(m));
-    return 0;
-}
-
-void sqlease_mutex_destroy(sqlease_mutex *m)
-{
-    (void)m; /* an SRWLOCK holds no resources */
-}
-
-void sqlease_mutex_lock(sqlease_mutex *m)
-{
-    AcquireSRWLockExclusive(SRW(m));
-}
-
-void sqlease_mutex_unlock(sqlease_mutex *m)
-{
-    ReleaseSRWLockExclusive(SRW(m));
-}
-
-int sqlease_cond_init(sqlease_cond *c)
-{
-    InitializeConditionVariable(CV(c));
-    return 0;
-}
-
-void sqlease_cond_destroy(sqlease_cond *c)
-{
-    (void)c;
-}
-
-void sqlease_cond_signal(sqlease_cond *c)
-{
-    WakeConditionVariable(CV(c));
-}
-
-void sqlease_cond_broadcast(sqlease_cond *c)
-{
-    WakeAllConditionVariable(CV(c));
-}
-
-/* Windows waits take a relative timeout and may end up to a timer tick
- * early, so a timeout is reported only once the monotonic clock has
- * really reached the deadline; an early one counts as spurious (0) and
- * the caller's loop waits again for the rest. */
-int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms)
-{
-    int64_t left;
-    DWORD ms;
-
-    if (deadline_mono_ms < 0) {
-        SleepConditionVariableSRW(CV(c), SRW(m), INFINITE, 0);
-        return 0;
-    }
-    left = deadline_mono_ms - sqlease_mono_ms();
-    if (left <= 0)
-        return 1;
-    ms = left > 0x7FFFFFFF ? (DWORD)0x7FFFFFFF : (DWORD)left;
-    if (!SleepConditionVariableSRW(CV(c), SRW(m), ms, 0) && GetLastError() == ERROR_TIMEOUT)
-        return sqlease_mono_ms() >= deadline_mono_ms ? 1 : 0;
-    return 0;
-}
-
-/* ---- threads ------------------------------------------------------- */
-
-/* A lease costs up to two threads and a process may hold a thousand
- * leases: reserve a small stack instead of the 1 MiB default. */
-#define SQLEASE_STACK_SIZE (256u * 1024u)
-
-typedef struct {
-    void (*fn)(void *);
-    void *arg;
-} thread_start_ctx;
-
-static unsigned __stdcall thread_trampoline(void *p)
-{
-    thread_start_ctx ctx = *(thread_start_ctx *)p;
-
-    free(p);
-    ctx.fn(ctx.arg);
-    return 0;
-}
-
-int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
-{
-    thread_start_ctx *ctx = malloc(sizeof *ctx);
-    uintptr_t h;
-
-    if (ctx == NULL)
-        return -1;
-    ctx->fn = fn;
-    ctx->arg = arg;
-    h = _beginthreadex(NULL, SQLEASE_STACK_SIZE, thread_trampoline, ctx,
-                       STACK_SIZE_PARAM_IS_A_RESERVATION, NULL);
-    if (h == 0) {
-        free(ctx);
-        return -1;
-    }
-    t->handle = (void *)h;
-    return 0;
-}
-
-void sqlease_thread_join(sqlease_thread *t)
-{
-    WaitForSingleObject((HANDLE)t->handle, INFINITE);
-    CloseHandle((HANDLE)t->handle);
-    t->handle = NULL;
-}
-
-/* The thread runs on and its resources go when it ends: closing the
- * handle does not stop it. */
-void sqlease_thread_detach(sqlease_thread *t)
-{
-    if (t->handle != NULL)
-        CloseHandle((HANDLE)t->handle);
-    t->handle = NULL;
-}
-
-uint64_t sqlease_thread_self(void)
-{
-    return (uint64_t)GetCurrentThreadId();
-}
-
-/* ---- atomics ------------------------------------------------------- */
-
-uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_load_n(&a->v, __ATOMIC_SEQ_CST);
-#else
-    /* A compare-exchange that never changes the value is a full-barrier
-     * 64-bit read, also on 32-bit x86. */
-    return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)&a->v, 0, 0);
-#endif
-}
-
-void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    (void)__atomic_fetch_add(&a->v, n, __ATOMIC_SEQ_CST);
-#else
-    (void)InterlockedExchangeAdd64((volatile LONG64 *)&a->v, (LONG64)n);
-#endif
-}
-
-/* ---- clocks -------------------------------------------------------- */
-
-/* counter * 1000 would overflow 63 bits after about a month of uptime
- * where the frequency is in the GHz range (some systems expose the TSC),
- * so whole seconds and the remainder are scaled separately. */
-int64_t sqlease_mono_ms(void)
-{
-    LARGE_INTEGER f, c;
-
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (int64_t)((c.QuadPart / f.QuadPart) * 1000
-                     + (c.QuadPart % f.QuadPart) * 1000 / f.QuadPart);
-}
-
-typedef VOID(WINAPI *precise_time_fn)(LPFILETIME);
-
-/* GetSystemTimePreciseAsFileTime is looked up at run time so the file
- * also builds (and runs, less precisely) with an older _WIN32_WINNT. */
-int64_t sqlease_wall_ms(void)
-{
-    FILETIME ft;
-    ULARGE_INTEGER u;
-    HMODULE k32 = GetModuleHandleA("kernel32.dll");
-    precise_time_fn precise = NULL;
-    FARPROC proc = k32 != NULL ? GetProcAddress(k32, "GetSystemTimePreciseAsFileTime") : NULL;
-
-    if (proc != NULL)
-        memcpy(&precise, &proc, sizeof precise);
-    if (precise != NULL)
-        precise(&ft);
-    else
-        GetSystemTimeAsFileTime(&ft);
-    u.LowPart = ft.dwLowDateTime;
-    u.HighPart = ft.dwHighDateTime;
-    /* 100 ns ticks since 1601-01-01 to ms since 1970-01-01. */
-    return (int64_t)((u.QuadPart - 116444736000000000ULL) / 10000ULL);
-}
-
-/* Sleep() may end a tick early; sleeping again for the rest keeps the
- * promise of "at least ms". */
-void sqlease_sleep_ms(int64_t ms)
-{
-    int64_t end, left;
-
-    if (ms <= 0)
-        return;
-    end = sqlease_mono_ms() + ms;
-    while ((left = end - sqlease_mono_ms()) > 0)
-        Sleep(left > 0x7FFFFFFF ? (DWORD)0x7FFFFFFF : (DWORD)left);
-}
-
-/* ---- host, process, identity --------------------------------------- */
-
-/* The DNS host name, like gethostname() on POSIX; the NetBIOS name if
- * that is not available. */
-void sqlease_hostname(char *buf, size_t cap)
-{
-    char name[256];
-    DWORD n = (DWORD)sizeof name;
-    size_t len;
-
-    if (buf == NULL || cap == 0)
-        return;
-    memset(name, 0, sizeof name);
-    if (!GetComputerNameExA(ComputerNameDnsHostname, name, &n) || name[0] == '\0') {
-        n = (DWORD)sizeof name;
-        memset(name, 0, sizeof name);
-        if (!GetComputerNameA(name, &n) || name[0] == '\0')
-            strcpy(name, "unknown");
-    }
-    name[sizeof name - 1] = '\0';
-    len = strlen(name);
-    if (len >= cap)
-        len = cap - 1;
-    memcpy(buf, name, len);
-    buf[len] = '\0';
-}
-
-long sqlease_pid(void)
-{
-    return (long)GetCurrentProcessId();
-}
-
-/* UUID's first three fields are little-endian integers in memory; they
- * are written big-endian so the bytes read like the RFC 4122 text form
- * (version nibble in the high half of byte 6), as libuuid gives them. */
-int sqlease_uuid_random(unsigned char out[16])
-{
-    UUID u;
-    RPC_STATUS st = UuidCreate(&u);
-
-    if (st != RPC_S_OK && st != RPC_S_UUID_LOCAL_ONLY)
-        return -1;
-    out[0] = (unsigned char)(u.Data1 >> 24);
-    out[1] = (unsigned char)(u.Data1 >> 16);
-    out[2] = (unsigned char)(u.Data1 >> 8);
-    out[3] = (unsigned char)u.Data1;
-    out[4] = (unsigned char)(u.Data2 >> 8);
-    out[5] = (unsigned char)u.Data2;
-    out[6] = (unsigned char)(u.Data3 >> 8);
-    out[7] = (unsigned char)u.Data3;
-    memcpy(out + 8, u.Data4, 8);
-    return 0;
-}
-
-const char *sqlease_getenv(const char *name)
-{
-    return getenv(name);
-}
-
-/* rename() on Windows refuses an existing target. */
-int sqlease_file_replace(const char *from, const char *to)
-{
-    return MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING) ? 0 : -1;
-}
-
-int sqlease_path_exists(const char *path)
-{
-    return path != NULL && GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
-}
-
-void sqlease_cwd(char *buf, size_t cap)
-{
-    DWORD n;
-
-    if (cap == 0)
-        return;
-    n = GetCurrentDirectoryA((DWORD)cap, buf);
-    if (n == 0 || n >= cap)
-        buf[0] = '\0';
-}
-
-/* ---- signals ------------------------------------------------------- */
-
-static volatile LONG g_signal_received;
-/* Signals so far: a wait that began after the last one is not ended by
- * the event that one left set (POSIX's EINTR ends only a wait that is
- * under way when the signal comes). */
-static volatile LONG g_signal_count;
-/* Auto-reset event set by the control handler so that an unbounded child
- * wait can end when a signal comes (the handler runs on its own thread
- * and interrupts nothing). */
-static HANDLE g_signal_event;
-
-/* Runs on a thread the system creates.  For close, logoff and shutdown
- * the system ends the process as soon as the handler returns, so the
- * handler blocks instead: the main thread gets until the system's own
- * timeout (about 5 s) to stop the command and release the lease, and
- * its exit ends this thread too. */
-static BOOL WINAPI ctrl_handler(DWORD type)
-{
-    LONG sig;
-
-    switch (type) {
-    case CTRL_C_EVENT:
-        sig = SIGINT;
-        break;
-    case CTRL_BREAK_EVENT:
-    case CTRL_CLOSE_EVENT:
-    case CTRL_LOGOFF_EVENT:
-    case CTRL_SHUTDOWN_EVENT:
-        sig = SIGTERM;
-        break;
-    default:
-        return FALSE;
-    }
-    InterlockedExchange(&g_signal_received, sig);
-    InterlockedIncrement(&g_signal_count);
-    if (g_signal_event != NULL)
-        SetEvent(g_signal_event);
-    if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT)
-        Sleep(INFINITE);
-    return TRUE;
-}
-
-void sqlease_stdio_ensure(void)
-{
-}
-
-/* The C runtime's handlers are per process and start at their defaults;
- * what a parent can leave us is the console's "ignore Ctrl-C" flag (set
- * for a process created in a new process group), which would keep
- * Ctrl-C from reaching sqlease_signal_setup's handler. */
-void sqlease_signal_defaults(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGFPE, SIGILL, SIGSEGV, SIGBREAK};
-    size_t i;
-
-    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        (void)signal(sigs[i], SIG_DFL);
-    (void)SetConsoleCtrlHandler(NULL, FALSE);
-}
-
-int sqlease_signal_setup(void)
-{
-    if (g_signal_event == NULL) {
-        g_signal_event = CreateEventA(NULL, FALSE, FALSE, NULL);
-        if (g_signal_event == NULL)
-            return -1;
-    }
-    return SetConsoleCtrlHandler(ctrl_handler, TRUE) ? 0 : -1;
-}
-
-int sqlease_signal_received(void)
-{
-    return (int)g_signal_received;
-}
-
-/* Windows has no signals to send: both stop the process at once, with
- * the exit code a POSIX shell would show for that signal. */
-int sqlease_process_signal(long pid, int sig)
-{
-    HANDLE h;
-    BOOL ok;
-
-    if (pid <= 0 || (sig != 9 && sig != 15))
-        return -1;
-    h = OpenProcess(PROCESS_TERMINATE, FALSE, (DWORD)pid);
-    if (h == NULL)
-        return -1;
-    ok = TerminateProcess(h, (UINT)(128 + sig));
-    CloseHandle(h);
-    return ok ? 0 : -1;
-}
-
-/* ---- child processes ----------------------------------------------- */
 
 /* A growable string. */
 typedef struct {
@@ -835,16 +431,15 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
     else
         ms = timeout_ms >= (int64_t)INFINITE ? INFINITE - 1 : (DWORD)timeout_ms;
     hs[0] = (HANDLE)c->process;
-    if (g_signal_event != NULL && timeout_ms != 0)
-        hs[n++] = g_signal_event;
+    if (cli_os_signal_event() != NULL && timeout_ms != 0)
+        hs[n++] = cli_os_signal_event();
     {
-        LONG seen = InterlockedCompareExchange(&g_signal_count, 0, 0);
+        LONG seen = cli_os_signal_count();
         int64_t until = timeout_ms >= 0 ? sqlease_mono_ms() + timeout_ms : -1;
 
         for (;;) {
             r = WaitForMultipleObjects(n, hs, FALSE, ms);
-            if (!(n == 2 && r == WAIT_OBJECT_0 + 1) ||
-                InterlockedCompareExchange(&g_signal_count, 0, 0) != seen)
+            if (!(n == 2 && r == WAIT_OBJECT_0 + 1) || cli_os_signal_count() != seen)
                 break;
             /* The event a signal before this wait left set: wait on. */
             if (until >= 0) {
@@ -884,37 +479,11 @@ void sqlease_child_terminate(sqlease_child *c)
         GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid);
 }
 
-/* No job control on Windows: nothing is ever stopped, and the console
- * is shared rather than handed over. */
-int sqlease_child_stopped(sqlease_child *c, int *sig)
-{
-    (void)c;
-    (void)sig;
-    return 0;
-}
 
+/* No job control: nothing here is ever stopped, so nothing to continue. */
 void sqlease_child_continue(sqlease_child *c)
 {
     (void)c;
-}
-
-int sqlease_child_terminal(sqlease_child *c, int to_child)
-{
-    (void)c;
-    (void)to_child;
-    return 0;
-}
-
-void sqlease_job_suspend(int sig)
-{
-    (void)sig;
-}
-
-int sqlease_child_resume(sqlease_child *c, int sig)
-{
-    (void)c;
-    (void)sig;
-    return 1;
 }
 
 void sqlease_child_kill(sqlease_child *c)
@@ -957,4 +526,14 @@ long sqlease_child_pid(const sqlease_child *c)
     if (c == NULL || c->process == NULL)
         return 0;
     return (long)GetProcessId((HANDLE)c->process);
+}
+
+int cli_os_unsetenv(const char *name)
+{
+    char entry[256];
+    int n = snprintf(entry, sizeof entry, "%s=", name);
+
+    if (n < 0 || (size_t)n >= sizeof entry)
+        return -1;
+    return _putenv(entry) == 0 ? 0 : -1;
 }

@@ -1,26 +1,22 @@
 /*
- * platform_posix.c -- the POSIX (Linux first) implementation of
- * platform.h.
+ * process.c -- child processes on POSIX (see os.h): CMD started with
+ * fork and execve in a process group of its own, waited for without
+ * SIGCHLD, and stopped group-wide.
  *
- * OS contract relied on:
- *  - pthreads with pthread_condattr_setclock, so condition variables time
- *    out on CLOCK_MONOTONIC like sqlease_mono_ms();
- *  - CLOCK_MONOTONIC is one clock for the whole host, so readings taken
- *    in different processes compare;
- *  - libuuid for random UUIDs;
- *  - fork/execve for children; on Linux PR_SET_PDEATHSIG so a child gets
- *    SIGKILL when the thread that spawned it dies, and pidfd_open (5.3+)
- *    to wait for a child without polling, with a polling fallback.
+ * OS contract relied on: fork/execve; on Linux PR_SET_PDEATHSIG so a
+ * child gets SIGKILL when the thread that spawned it dies, pidfd_open
+ * (5.3+) to wait for a child without polling (else a polling fallback),
+ * and close_range (5.11+) or /proc/self/fd to mark descriptors
+ * close-on-exec.
  *
  * Nothing in here allocates or calls a non-async-signal-safe function
- * between fork() and execve(): the library may have other threads (the
- * heartbeat, the watchdog, a driver's) when the CLI spawns a command.
+ * between fork() and execve(): the process has other threads (the
+ * heartbeat, the watchdog, a driver's) when the tool spawns a command.
  */
 #define _GNU_SOURCE
 
-#include "platform.h"
+#include "os_posix.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,15 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <uuid/uuid.h>
 
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -49,359 +41,6 @@
 #endif
 
 extern char **environ;
-
-/* ---- mutexes and condition variables ------------------------------- */
-
-int sqlease_mutex_init(sqlease_mutex *m)
-{
-    return pthread_mutex_init(&m->m, NULL) == 0 ? 0 : -1;
-}
-
-void sqlease_mutex_destroy(sqlease_mutex *m)
-{
-    pthread_mutex_destroy(&m->m);
-}
-
-void sqlease_mutex_lock(sqlease_mutex *m)
-{
-    pthread_mutex_lock(&m->m);
-}
-
-void sqlease_mutex_unlock(sqlease_mutex *m)
-{
-    pthread_mutex_unlock(&m->m);
-}
-
-/* The condition variable runs on CLOCK_MONOTONIC: with the default
- * (CLOCK_REALTIME) a wall-clock step would move every lease deadline. */
-int sqlease_cond_init(sqlease_cond *c)
-{
-    pthread_condattr_t attr;
-    int rc;
-
-    if (pthread_condattr_init(&attr) != 0)
-        return -1;
-#if !defined(__APPLE__)
-    if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0) {
-        pthread_condattr_destroy(&attr);
-        return -1;
-    }
-#endif
-    rc = pthread_cond_init(&c->c, &attr);
-    pthread_condattr_destroy(&attr);
-    return rc == 0 ? 0 : -1;
-}
-
-void sqlease_cond_destroy(sqlease_cond *c)
-{
-    pthread_cond_destroy(&c->c);
-}
-
-void sqlease_cond_signal(sqlease_cond *c)
-{
-    pthread_cond_signal(&c->c);
-}
-
-void sqlease_cond_broadcast(sqlease_cond *c)
-{
-    pthread_cond_broadcast(&c->c);
-}
-
-/* The absolute deadline is the same number sqlease_mono_ms() returns, so
- * when the wait times out, sqlease_mono_ms() >= deadline already holds:
- * a caller re-reading the clock never sees a timeout "early". */
-int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms)
-{
-    struct timespec ts;
-    int rc;
-
-    if (deadline_mono_ms < 0) {
-        pthread_cond_wait(&c->c, &m->m);
-        return 0;
-    }
-    ts.tv_sec = (time_t)(deadline_mono_ms / 1000);
-    ts.tv_nsec = (long)(deadline_mono_ms % 1000) * 1000000L;
-    rc = pthread_cond_timedwait(&c->c, &m->m, &ts);
-    if (rc == ETIMEDOUT)
-        return 1;
-    return 0;
-}
-
-/* ---- threads ------------------------------------------------------- */
-
-/* A lease costs up to two threads and a process may hold a thousand
- * leases, so threads get a small stack instead of the default 8 MiB.
- * Sanitizers inflate frames, so builds with one get more. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SQLEASE_STACK_SIZE ((size_t)2 * 1024 * 1024)
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SQLEASE_STACK_SIZE ((size_t)2 * 1024 * 1024)
-#endif
-#endif
-#ifndef SQLEASE_STACK_SIZE
-#define SQLEASE_STACK_SIZE ((size_t)256 * 1024)
-#endif
-
-typedef struct {
-    void (*fn)(void *);
-    void *arg;
-} thread_start_ctx;
-
-static void *thread_trampoline(void *p)
-{
-    thread_start_ctx ctx = *(thread_start_ctx *)p;
-
-    free(p);
-    ctx.fn(ctx.arg);
-    return NULL;
-}
-
-int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
-{
-    pthread_attr_t attr;
-    thread_start_ctx *ctx;
-    size_t stack = SQLEASE_STACK_SIZE;
-    int rc;
-
-    ctx = malloc(sizeof *ctx);
-    if (ctx == NULL)
-        return -1;
-    ctx->fn = fn;
-    ctx->arg = arg;
-    if (pthread_attr_init(&attr) != 0) {
-        free(ctx);
-        return -1;
-    }
-#ifdef PTHREAD_STACK_MIN
-    if (stack < (size_t)PTHREAD_STACK_MIN)
-        stack = (size_t)PTHREAD_STACK_MIN;
-#endif
-    /* A refused size is not fatal: the default stack works, only bigger. */
-    (void)pthread_attr_setstacksize(&attr, stack);
-    rc = pthread_create(&t->t, &attr, thread_trampoline, ctx);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        free(ctx);
-        return -1;
-    }
-    return 0;
-}
-
-void sqlease_thread_join(sqlease_thread *t)
-{
-    pthread_join(t->t, NULL);
-}
-
-void sqlease_thread_detach(sqlease_thread *t)
-{
-    pthread_detach(t->t);
-}
-
-/* pthread_t is an integer on Linux and a pointer elsewhere; its bytes are
- * stable for the thread's life, which is all an equality test needs. */
-uint64_t sqlease_thread_self(void)
-{
-    pthread_t self = pthread_self();
-    uint64_t id = 0;
-
-    memcpy(&id, &self, sizeof self < sizeof id ? sizeof self : sizeof id);
-    return id;
-}
-
-/* ---- atomics ------------------------------------------------------- */
-
-uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
-{
-    return __atomic_load_n(&a->v, __ATOMIC_SEQ_CST);
-}
-
-void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n)
-{
-    (void)__atomic_fetch_add(&a->v, n, __ATOMIC_SEQ_CST);
-}
-
-/* ---- clocks -------------------------------------------------------- */
-
-static int64_t clock_ms(clockid_t id)
-{
-    struct timespec ts;
-
-    if (clock_gettime(id, &ts) != 0)
-        return 0;
-    return (int64_t)ts.tv_sec * 1000 + (int64_t)(ts.tv_nsec / 1000000L);
-}
-
-int64_t sqlease_mono_ms(void)
-{
-    return clock_ms(CLOCK_MONOTONIC);
-}
-
-int64_t sqlease_wall_ms(void)
-{
-    return clock_ms(CLOCK_REALTIME);
-}
-
-/* nanosleep stops early when a signal handler runs (sqlease installs them
- * without SA_RESTART); the remainder is slept so the call lasts as long
- * as asked. */
-void sqlease_sleep_ms(int64_t ms)
-{
-    struct timespec req, rem;
-
-    if (ms <= 0)
-        return;
-    req.tv_sec = (time_t)(ms / 1000);
-    req.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
-        req = rem;
-}
-
-/* ---- host, process, identity --------------------------------------- */
-
-void sqlease_hostname(char *buf, size_t cap)
-{
-    char name[256];
-    size_t n;
-
-    if (buf == NULL || cap == 0)
-        return;
-    memset(name, 0, sizeof name);
-    if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0')
-        strcpy(name, "unknown");
-    name[sizeof name - 1] = '\0';
-    n = strlen(name);
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, name, n);
-    buf[n] = '\0';
-}
-
-long sqlease_pid(void)
-{
-    return (long)getpid();
-}
-
-int sqlease_uuid_random(unsigned char out[16])
-{
-    uuid_t u;
-
-    uuid_generate_random(u);
-    memcpy(out, u, 16);
-    return 0;
-}
-
-const char *sqlease_getenv(const char *name)
-{
-    return getenv(name);
-}
-
-int sqlease_file_replace(const char *from, const char *to)
-{
-    return rename(from, to) == 0 ? 0 : -1;
-}
-
-int sqlease_path_exists(const char *path)
-{
-    struct stat st;
-    return path != NULL && stat(path, &st) == 0;
-}
-
-void sqlease_cwd(char *buf, size_t cap)
-{
-    if (cap > 0 && getcwd(buf, cap) == NULL)
-        buf[0] = '\0';
-}
-
-/* ---- signals ------------------------------------------------------- */
-
-/* open() returns the lowest free number, so each closed one of 0..2 is
- * filled in turn. */
-void sqlease_stdio_ensure(void)
-{
-    int fd;
-
-    for (fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
-            int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-
-            if (n > 2)
-                (void)close(n); /* cannot happen: fd was free */
-        }
-    }
-}
-
-/* Only an ignored signal survives exec, so that is all a parent can have
- * left us; a handler present now was installed by this process (a
- * sanitizer's runtime, before main) and stays. */
-void sqlease_signal_defaults(void)
-{
-    struct sigaction old, dfl;
-    sigset_t none;
-    int sig;
-
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (sig = 1; sig < NSIG; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP)
-            continue;
-        /* Fails for the C library's own real-time signals: fine. */
-        if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-            old.sa_handler == SIG_IGN)
-            (void)sigaction(sig, &dfl, NULL);
-    }
-    sigemptyset(&none);
-    (void)pthread_sigmask(SIG_SETMASK, &none, NULL);
-}
-
-/* The handler runs on whichever thread the kernel picks (a database
- * worker, the heartbeat), not only on the thread that reads the flag: a
- * volatile sig_atomic_t is only promised to the handler's own thread, so
- * the flag is an atomic (lock-free for int, so safe in a handler). */
-static int g_signal_received;
-
-static void on_signal(int sig)
-{
-    __atomic_store_n(&g_signal_received, sig, __ATOMIC_SEQ_CST);
-}
-
-/* No SA_RESTART: a blocking call returns EINTR, so a loop waiting on it
- * gets the chance to look at the flag. */
-int sqlease_signal_setup(void)
-{
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    struct sigaction sa;
-    size_t i;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;
-    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        if (sigaction(sigs[i], &sa, NULL) != 0)
-            return -1;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_IGN;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGPIPE, &sa, NULL) != 0)
-        return -1;
-    return 0;
-}
-
-int sqlease_signal_received(void)
-{
-    return __atomic_load_n(&g_signal_received, __ATOMIC_SEQ_CST);
-}
-
-int sqlease_process_signal(long pid, int sig)
-{
-    if (pid <= 0)
-        return -1;
-    return kill((pid_t)pid, sig) == 0 ? 0 : -1;
-}
-
-/* ---- child processes ----------------------------------------------- */
 
 /* Everything the child needs after fork, prepared by the parent because
  * the child may only call async-signal-safe functions. */
@@ -645,20 +284,6 @@ static void cloexec_above_stderr(void)
         (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }
 
-/* tcsetpgrp with SIGTTOU blocked: from a background group the call would
- * otherwise stop the caller.  (Between fork and exec every signal is
- * blocked already.) */
-static void set_foreground(int tty, pid_t pgrp)
-{
-    sigset_t ttou, old;
-
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    (void)pthread_sigmask(SIG_BLOCK, &ttou, &old);
-    (void)tcsetpgrp(tty, pgrp);
-    (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* The child between fork and exec: own process group (the terminal's
  * foreground when asked and the parent has it), every descriptor above
  * stderr close-on-exec, default signal dispositions (an ignored SIGPIPE
@@ -728,13 +353,6 @@ int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const 
     return sqlease_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
 }
 
-/* The terminal a foreground child may use: standard input, if it is this
- * session's controlling terminal (tcgetpgrp answers only for that). */
-static int controlling_tty(void)
-{
-    return isatty(0) && tcgetpgrp(0) > 0 ? 0 : -1;
-}
-
 int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
                            size_t nenv, int flags, char *errbuf, size_t errcap)
 {
@@ -772,7 +390,7 @@ int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *con
     }
     parent = getpid();
     if (flags & SQLEASE_CHILD_FOREGROUND) {
-        tty = controlling_tty();
+        tty = cli_os_controlling_tty();
         give = tty >= 0 && tcgetpgrp(tty) == getpgrp();
         /* While the child has the terminal we are a background group: with
          * the terminal's `tostop` set, our own log lines would stop us. */
@@ -800,7 +418,7 @@ int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *con
      * (EACCES: it already exec'd). */
     (void)setpgid(pid, pid);
     if (give)
-        set_foreground(tty, pid);
+        cli_os_set_foreground(tty, pid);
     do
         r = read(fds[0], &err, sizeof err);
     while (r < 0 && errno == EINTR);
@@ -811,7 +429,7 @@ int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *con
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
         if (give)
-            set_foreground(tty, getpgrp());
+            cli_os_set_foreground(tty, getpgrp());
         snprintf(errbuf, errcap, "cannot run '%s': %s", argv[0], strerror(err));
         return -1;
     }
@@ -970,65 +588,6 @@ void sqlease_child_continue(sqlease_child *c)
         (void)kill(-(pid_t)pid, SIGCONT);
 }
 
-int sqlease_child_stopped(sqlease_child *c, int *sig)
-{
-    int s = c != NULL && c->tty >= 0 ? c->stop_sig : 0;
-
-    if (s == 0)
-        return 0;
-    c->stop_sig = 0;
-    if (sig != NULL)
-        *sig = s;
-    return 1;
-}
-
-/* The terminal moves only between our group and the child's: never away
- * from a group the shell made foreground in the meantime (after `bg`, or
- * when another job runs in the foreground). */
-int sqlease_child_terminal(sqlease_child *c, int to_child)
-{
-    pid_t fg;
-
-    if (c == NULL || c->tty < 0 || c->pid <= 0)
-        return 0;
-    fg = tcgetpgrp(c->tty);
-    if (to_child && fg == getpgrp())
-        set_foreground(c->tty, (pid_t)c->pid);
-    else if (!to_child && fg == (pid_t)c->pid)
-        set_foreground(c->tty, getpgrp());
-    return tcgetpgrp(c->tty) == (pid_t)c->pid;
-}
-
-/* kill(0, ...) stops every thread of this process and the rest of its
- * process group (the job, as the shell sees it), exactly as the
- * terminal's Ctrl-Z would have if the child had not had the terminal.
- * A stop signal sent to oneself is acted on before kill returns, so the
- * call returns once the job is continued.  The kernel discards SIGTSTP,
- * SIGTTIN and SIGTTOU aimed at an orphaned group: then this returns at
- * once. */
-void sqlease_job_suspend(int sig)
-{
-    /* SIGTTOU is ignored while a child has the terminal (see spawn). */
-    if (sig == SIGTTOU)
-        sig = SIGTSTP;
-    else if (sig != SIGTSTP && sig != SIGTTIN)
-        sig = SIGSTOP;
-    (void)kill(0, sig);
-}
-
-/* After a stop for terminal access (SIGTTIN, SIGTTOU) the child would stop
- * again at once unless it has the terminal: it stays stopped until our
- * group is the foreground again (the shell's `fg`). */
-int sqlease_child_resume(sqlease_child *c, int sig)
-{
-    if (c == NULL || c->pid <= 0)
-        return 0;
-    if (!sqlease_child_terminal(c, 1) && (sig == SIGTTIN || sig == SIGTTOU))
-        return 0;
-    sqlease_child_continue(c);
-    return 1;
-}
-
 void sqlease_child_kill(sqlease_child *c)
 {
     long pid = c != NULL ? c->pid : 0;
@@ -1050,55 +609,26 @@ void sqlease_child_close(sqlease_child *c)
 /*
  * Whether any process of the group still runs.  A zombie does not: it
  * does no work, and where PID 1 does not reap orphans (a bare container)
- * it never goes away.  kill(-pgid, 0) counts zombies, so on Linux the
- * group is looked for in /proc.
+ * it never goes away.  kill(-pgid, 0) counts zombies, so the group is
+ * looked for in the process table where there is one.
  */
 int sqlease_child_group_alive(const sqlease_child *c)
 {
     long pgid = c != NULL ? c->pid : 0;
-#ifdef __linux__
-    DIR *d;
-    struct dirent *e;
-    int alive = 0;
-#endif
+    int n;
 
     if (pgid <= 0 || kill(-(pid_t)pgid, 0) != 0)
         return 0;
-#ifdef __linux__
-    d = opendir("/proc");
-    if (d == NULL)
-        return 1;
-    while (!alive && (e = readdir(d)) != NULL) {
-        char path[300], buf[512];
-        const char *rp;
-        char state;
-        long ppid, pgrp;
-        FILE *f;
-        size_t n;
-
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        f = fopen(path, "r");
-        if (f == NULL)
-            continue;
-        n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        /* pid (comm) state ppid pgrp ...; comm may hold spaces and ')'. */
-        rp = strrchr(buf, ')');
-        if (rp != NULL && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
-            pgrp == pgid && state != 'Z' && state != 'X')
-            alive = 1;
-    }
-    closedir(d);
-    return alive;
-#else
-    return 1;
-#endif
+    n = cli_os_group_members(pgid);
+    return n != 0; /* -1: no table to look in; kill() found the group */
 }
 
 long sqlease_child_pid(const sqlease_child *c)
 {
     return c != NULL ? c->pid : 0;
+}
+
+int cli_os_unsetenv(const char *name)
+{
+    return unsetenv(name) == 0 ? 0 : -1;
 }

@@ -1,75 +1,25 @@
 /*
- * sys.c -- POSIX implementations of the demo's operating-system helpers
- * (see sys.h).  Kept apart so that everything else in the tool needs
- * only the C library and platform.h.
+ * file.c -- files and directories the tool writes, on POSIX (see os.h):
+ * the metrics file replaced in one step, and the demo's private
+ * directory, its event file and its own executable.
  */
-#if !defined(_WIN32)
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
-#ifndef _DEFAULT_SOURCE
-#define _DEFAULT_SOURCE
-#endif
-#endif
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "sys.h"
-
-#if defined(_WIN32)
-
-int cli_sys_make_temp_dir(const char *prefix, char *buf, size_t cap)
-{
-    (void)prefix; (void)buf; (void)cap;
-    return -1;
-}
-
-int cli_sys_remove_dir(const char *dir)
-{
-    (void)dir;
-    return -1;
-}
-
-int cli_sys_append_line(const char *path, const char *line)
-{
-    (void)path; (void)line;
-    return -1;
-}
-
-char *cli_sys_read_file(const char *path)
-{
-    (void)path;
-    return NULL;
-}
-
-int cli_sys_self_exe(const char *argv0, char *buf, size_t cap)
-{
-    (void)argv0; (void)buf; (void)cap;
-    return -1;
-}
-
-int cli_sys_pid_alive(long pid)
-{
-    (void)pid;
-    return 0;
-}
-
-int cli_sys_stderr_is_journal(void)
-{
-    return 0;
-}
-
-#else
+#include "os_posix.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+int sqlease_file_replace(const char *from, const char *to)
+{
+    return rename(from, to) == 0 ? 0 : -1;
+}
 
 int cli_sys_make_temp_dir(const char *prefix, char *buf, size_t cap)
 {
@@ -172,53 +122,3 @@ int cli_sys_self_exe(const char *argv0, char *buf, size_t cap)
     snprintf(buf, cap, "%s", argv0);
     return 0;
 }
-
-int cli_sys_pid_alive(long pid)
-{
-    char path[64], stat[512];
-    FILE *f;
-    size_t n;
-    const char *paren;
-
-    if (pid <= 0)
-        return 0;
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        return 0;
-    /* A zombie still answers kill(); on Linux its state letter says so.
-     * (A killed job's parent died too, so it waits for init to reap it.) */
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return (errno == ENOENT && access("/proc/self/stat", F_OK) == 0) ? 0 : 1;
-    n = fread(stat, 1, sizeof stat - 1, f);
-    fclose(f);
-    stat[n] = '\0';
-    paren = strrchr(stat, ')');
-    if (paren != NULL && (paren[2] == 'Z' || paren[2] == 'X'))
-        return 0;
-    return 1;
-}
-
-int cli_sys_stderr_is_journal(void)
-{
-    const char *v = getenv("JOURNAL_STREAM");
-    unsigned long long dev, ino;
-    struct stat st;
-    char *end;
-
-    if (v == NULL || v[0] == '\0')
-        return 0;
-    errno = 0;
-    dev = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != ':')
-        return 0;
-    v = end + 1;
-    ino = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0')
-        return 0;
-    if (fstat(2, &st) != 0)
-        return 0;
-    return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
-}
-
-#endif

@@ -1,0 +1,32 @@
+/*
+ * term.c -- the terminal and job control on Win32 (see os.h): there is
+ * none.  CMD shares sqlease's console, so nothing is handed over and
+ * nothing is ever reported stopped.
+ */
+#include "os_win32.h"
+
+int sqlease_child_stopped(sqlease_child *c, int *sig)
+{
+    (void)c;
+    (void)sig;
+    return 0;
+}
+
+int sqlease_child_terminal(sqlease_child *c, int to_child)
+{
+    (void)c;
+    (void)to_child;
+    return 0;
+}
+
+void sqlease_job_suspend(int sig)
+{
+    (void)sig;
+}
+
+int sqlease_child_resume(sqlease_child *c, int sig)
+{
+    (void)c;
+    (void)sig;
+    return 1;
+}

@@ -1,0 +1,105 @@
+/*
+ * sync.c -- mutexes, condition variables and atomic counters on Win32
+ * (see platform.h).
+ *
+ * OS contract relied on: SRWLOCK and CONDITION_VARIABLE, each one pointer
+ * in size, stored in the opaque storage of platform.h; a timed wait is
+ * computed from the monotonic clock (clock.c), so the wall clock never
+ * moves a deadline.
+ */
+#include "win32.h"
+
+_Static_assert(sizeof(SRWLOCK) == sizeof(void *), "SRWLOCK must fit sqlease_mutex");
+_Static_assert(sizeof(CONDITION_VARIABLE) == sizeof(void *),
+               "CONDITION_VARIABLE must fit sqlease_cond");
+
+#define SRW(m) ((PSRWLOCK)(void *)&(m)->p)
+#define CV(c) ((PCONDITION_VARIABLE)(void *)&(c)->p)
+
+/* ---- mutexes and condition variables ------------------------------- */
+
+int sqlease_mutex_init(sqlease_mutex *m)
+{
+    InitializeSRWLock(SRW(m));
+    return 0;
+}
+
+void sqlease_mutex_destroy(sqlease_mutex *m)
+{
+    (void)m; /* an SRWLOCK holds no resources */
+}
+
+void sqlease_mutex_lock(sqlease_mutex *m)
+{
+    AcquireSRWLockExclusive(SRW(m));
+}
+
+void sqlease_mutex_unlock(sqlease_mutex *m)
+{
+    ReleaseSRWLockExclusive(SRW(m));
+}
+
+int sqlease_cond_init(sqlease_cond *c)
+{
+    InitializeConditionVariable(CV(c));
+    return 0;
+}
+
+void sqlease_cond_destroy(sqlease_cond *c)
+{
+    (void)c;
+}
+
+void sqlease_cond_signal(sqlease_cond *c)
+{
+    WakeConditionVariable(CV(c));
+}
+
+void sqlease_cond_broadcast(sqlease_cond *c)
+{
+    WakeAllConditionVariable(CV(c));
+}
+
+/* Windows waits take a relative timeout and may end up to a timer tick
+ * early, so a timeout is reported only once the monotonic clock has
+ * really reached the deadline; an early one counts as spurious (0) and
+ * the caller's loop waits again for the rest. */
+int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms)
+{
+    int64_t left;
+    DWORD ms;
+
+    if (deadline_mono_ms < 0) {
+        SleepConditionVariableSRW(CV(c), SRW(m), INFINITE, 0);
+        return 0;
+    }
+    left = deadline_mono_ms - sqlease_mono_ms();
+    if (left <= 0)
+        return 1;
+    ms = left > 0x7FFFFFFF ? (DWORD)0x7FFFFFFF : (DWORD)left;
+    if (!SleepConditionVariableSRW(CV(c), SRW(m), ms, 0) && GetLastError() == ERROR_TIMEOUT)
+        return sqlease_mono_ms() >= deadline_mono_ms ? 1 : 0;
+    return 0;
+}
+
+/* ---- atomics ------------------------------------------------------- */
+
+uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(&a->v, __ATOMIC_SEQ_CST);
+#else
+    /* A compare-exchange that never changes the value is a full-barrier
+     * 64-bit read, also on 32-bit x86. */
+    return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)&a->v, 0, 0);
+#endif
+}
+
+void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    (void)__atomic_fetch_add(&a->v, n, __ATOMIC_SEQ_CST);
+#else
+    (void)InterlockedExchangeAdd64((volatile LONG64 *)&a->v, (LONG64)n);
+#endif
+}
