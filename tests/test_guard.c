@@ -20,11 +20,11 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "platform.h"
+#include "cli/os.h"
 #include "testutil.h"
 
 /* Short timings: the deadline is at most RD_MS after the last proof, and
@@ -54,36 +54,24 @@ static int await_gone(long pid, int64_t until)
 /* Live (non-zombie) processes whose process group is pgid. */
 static int group_members(long pgid)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
+    int n = cli_os_group_members(pgid);
 
-    if (d == NULL)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        char path[300], buf[512];
-        FILE *f;
-        size_t len;
-        const char *p;
-        char state;
-        long ppid, grp;
+    return n < 0 ? 0 : n;
+}
 
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        f = fopen(path, "r");
-        if (f == NULL)
-            continue;
-        len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        p = strrchr(buf, ')');
-        if (p != NULL && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &grp) == 3 &&
-            grp == pgid && state != 'Z' && state != 'X')
-            n++;
-    }
-    closedir(d);
-    return n;
+typedef struct guard_search {
+    long parent;
+    long found;
+} guard_search;
+
+static int is_guard(void *ud, const cli_os_proc *p)
+{
+    guard_search *g = ud;
+
+    if (strcmp(p->comm, "sqlease") == 0 && p->ppid == g->parent && p->pgrp == p->pid &&
+        p->state != 'Z')
+        g->found = p->pid;
+    return g->found != 0;
 }
 
 /* The guard of the sqlease process `parent`: its child that runs the
@@ -94,40 +82,11 @@ static long guard_of(long parent, int64_t timeout_ms)
     int64_t until = sqlease_mono_ms() + timeout_ms;
 
     do {
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        long found = 0;
+        guard_search g = {parent, 0};
 
-        while (d != NULL && found == 0 && (e = readdir(d)) != NULL) {
-            char path[300], buf[512];
-            FILE *f;
-            size_t len;
-            const char *open_paren, *p;
-            char state;
-            long pid, ppid, grp;
-
-            if (e->d_name[0] < '1' || e->d_name[0] > '9')
-                continue;
-            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-            f = fopen(path, "r");
-            if (f == NULL)
-                continue;
-            len = fread(buf, 1, sizeof buf - 1, f);
-            fclose(f);
-            buf[len] = '\0';
-            pid = atol(buf);
-            open_paren = strchr(buf, '(');
-            p = strrchr(buf, ')');
-            if (open_paren != NULL && p != NULL &&
-                strncmp(open_paren, "(sqlease)", 9) == 0 &&
-                sscanf(p + 1, " %c %ld %ld", &state, &ppid, &grp) == 3 && ppid == parent &&
-                grp == pid && state != 'Z')
-                found = pid;
-        }
-        if (d != NULL)
-            closedir(d);
-        if (found != 0)
-            return found;
+        (void)cli_os_proc_scan(is_guard, &g);
+        if (g.found != 0)
+            return g.found;
         sqlease_sleep_ms(5);
     } while (sqlease_mono_ms() < until);
     return 0;
@@ -559,37 +518,18 @@ static void tty_type(tty_session *t, const char *keys)
         CU_FAIL("cannot type into script(1)");
 }
 
+static int kill_in_session(void *ud, const cli_os_proc *p)
+{
+    if (p->session == *(const long *)ud)
+        kill((pid_t)p->pid, SIGKILL);
+    return 0;
+}
+
 /* Everything in the terminal's session (the shell, sqlease, CMD, the
  * guard is in the session too), by pid. */
 static void kill_session(long sid)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        char path[300], buf[512];
-        FILE *f;
-        size_t len;
-        const char *p;
-        char state;
-        long ppid, grp, sess;
-
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        f = fopen(path, "r");
-        if (f == NULL)
-            continue;
-        len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        p = strrchr(buf, ')');
-        if (p != NULL && sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &grp, &sess) == 4 &&
-            sess == sid)
-            kill((pid_t)atol(e->d_name), SIGKILL);
-    }
-    if (d != NULL)
-        closedir(d);
+    (void)cli_os_proc_scan(kill_in_session, &sid);
 }
 
 /* In a shell with job control on a terminal, `run` hands CMD the

@@ -106,22 +106,7 @@ static long wait_pid_file(const char *path, int64_t timeout_ms)
  * whoever inherited it). */
 static int pid_gone(long pid)
 {
-    char p[64], buf[512];
-    FILE *f;
-    size_t n;
-    char *rp;
-
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
-    f = fopen(p, "r");
-    if (f == NULL)
-        return 1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    rp = strrchr(buf, ')');
-    return rp != NULL && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+    return !cli_sys_pid_alive(pid);
 }
 
 static int wait_pid_gone(long pid, int64_t timeout_ms)
@@ -860,6 +845,56 @@ static void on_usr1(int sig)
     (void)sig;
 }
 
+/* The one /proc/PID/stat parser: a command name may hold spaces and
+ * parentheses, so it ends at the last ')'; then our own entry, and a
+ * child's process group counted while it lives and after it is gone. */
+static void test_proc_table(void)
+{
+    char *sleeper[] = {"sleep", "30", NULL};
+    cli_os_proc p;
+    sqlease_child c;
+    char err[256];
+    long pid;
+    int code = -1;
+
+    CU_ASSERT_EQUAL(cli_os_proc_parse("4242 (a) b (c)) S 1 4240 77 34816 4240 0", &p), 0);
+    CU_ASSERT_EQUAL(p.pid, 4242);
+    CU_ASSERT(str_is(p.comm, "a) b (c)"));
+    CU_ASSERT_EQUAL(p.state, 'S');
+    CU_ASSERT_EQUAL(p.ppid, 1);
+    CU_ASSERT_EQUAL(p.pgrp, 4240);
+    CU_ASSERT_EQUAL(p.session, 77);
+    CU_ASSERT_EQUAL(cli_os_proc_parse("4242 (x) Z 1 2", &p), -1);
+    CU_ASSERT_EQUAL(cli_os_proc_parse("4242 x S 1 2 3", &p), -1);
+    CU_ASSERT_EQUAL(cli_os_proc_parse("(x) S 1 2 3", &p), -1);
+    CU_ASSERT_EQUAL(cli_os_proc_parse("", &p), -1);
+    CU_ASSERT_EQUAL(p.pid, 0);
+
+    CU_ASSERT_EQUAL_FATAL(cli_os_proc_stat(sqlease_pid(), &p), 0);
+    CU_ASSERT_EQUAL(p.pid, (long)getpid());
+    CU_ASSERT_EQUAL(p.ppid, (long)getppid());
+    CU_ASSERT_EQUAL(p.pgrp, (long)getpgrp());
+    CU_ASSERT_EQUAL(p.session, (long)getsid(0));
+    CU_ASSERT_EQUAL(p.state, 'R'); /* running: it is reading its own entry */
+    CU_ASSERT(str_is(p.comm, "test_platform"));
+    CU_ASSERT(cli_sys_pid_alive(sqlease_pid()));
+
+    CU_ASSERT_FATAL(sqlease_child_spawn(&c, sleeper, NULL, 0, err, sizeof err) == 0);
+    pid = sqlease_child_pid(&c);
+    CU_ASSERT_EQUAL(cli_os_group_members(pid), 1);
+    CU_ASSERT(cli_sys_pid_alive(pid));
+    CU_ASSERT_EQUAL(cli_os_proc_stat(pid, &p), 0);
+    CU_ASSERT_EQUAL(p.ppid, (long)getpid());
+    CU_ASSERT_EQUAL(p.pgrp, pid);
+    sqlease_child_kill(&c);
+    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
+    CU_ASSERT_EQUAL(code, 137);
+    sqlease_child_close(&c);
+    CU_ASSERT_EQUAL(cli_os_group_members(pid), 0);
+    CU_ASSERT(!cli_sys_pid_alive(pid));
+    CU_ASSERT_EQUAL(cli_os_proc_stat(pid, &p), -1);
+}
+
 /* What a parent leaves across exec: ignored signals go back to their
  * default and the mask is emptied; a handler of our own stays. */
 static void test_signal_defaults(void)
@@ -938,7 +973,9 @@ int main(void)
                         test_child_no_inherited_fds)
         || !CU_add_test(s, "terminate reaches a stopped child group",
                         test_child_terminate_stopped)
-        || !CU_add_test(s, "signal state left by a parent is reset", test_signal_defaults)) {
+        || !CU_add_test(s, "signal state left by a parent is reset", test_signal_defaults)
+        || !CU_add_test(s, "process table: /proc/PID/stat, groups, liveness",
+                        test_proc_table)) {
         CU_cleanup_registry();
         return 2;
     }

@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "platform.h"
+#include "cli/os.h"
 #include "testresult.h"
 #include "testutil.h"
 
@@ -469,24 +470,10 @@ void tu_faulty_free(tu_faulty *f)
     free(f);
 }
 
+/* The tool's OS layer reads the process table (one parser for it). */
 int tu_pid_gone(long pid)
 {
-    char path[64], buf[512];
-    FILE *f;
-    size_t n;
-    const char *p;
-
-    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-        return 1;
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
+    return !cli_sys_pid_alive(pid);
 }
 
 /* ---- runner --------------------------------------------------------- */

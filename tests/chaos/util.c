@@ -1,13 +1,12 @@
 /*
  * util.c -- small utilities of the chaos harness: the monotonic clock every
  * process of the host shares (event times from different processes
- * compare), process liveness from /proc, the append-only event file and a
- * seeded random generator.
+ * compare), process liveness (the tool's OS layer reads the process
+ * table), the append-only event file and a seeded random generator.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "chaos.h"
+#include "cli/os.h"
 
 int64_t ch_mono_ms(void)
 {
@@ -39,63 +39,18 @@ void ch_nap_ms(int64_t ms)
         ;
 }
 
-/* Reads the state letter from /proc/PID/stat: a zombie still answers
- * kill(pid, 0) but does no work. */
+/* The tool's OS layer reads the process table (one parser for it): a
+ * zombie still answers kill(pid, 0) but does no work. */
 int ch_pid_gone(long pid)
 {
-    char path[64], buf[512];
-    FILE *f;
-    size_t n;
-    const char *p;
-
-    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-        return 1;
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    return p != NULL && (p[2] == 'Z' || p[2] == 'X');
+    return !cli_sys_pid_alive(pid);
 }
 
 int ch_group_members(long pgid)
 {
-    DIR *d;
-    struct dirent *e;
-    int n = 0;
+    int n = cli_os_group_members(pgid);
 
-    if (pgid <= 0)
-        return 0;
-    d = opendir("/proc");
-    if (d == NULL)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        char path[300], buf[512];
-        FILE *f;
-        size_t len;
-        const char *p;
-        char state;
-        long ppid, grp;
-
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        f = fopen(path, "r");
-        if (f == NULL)
-            continue;
-        len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        p = strrchr(buf, ')');
-        if (p != NULL && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &grp) == 3 &&
-            grp == pgid && state != 'Z' && state != 'X')
-            n++;
-    }
-    closedir(d);
-    return n;
+    return n < 0 ? 0 : n;
 }
 
 int ch_append(const char *path, const char *fmt, ...)
