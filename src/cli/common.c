@@ -16,25 +16,30 @@ static int log_level = SQLEASE_LOG_WARN;
  * a "<N>" prefix gives the line its priority (sd-daemon(3)). */
 static int log_journal;
 
+/* The switches over the library's enums here have no default: a level or
+ * status added to sqlease.h without an answer here fails the build under
+ * -Wswitch.  A number outside the enum gets the answer after the switch. */
 static const char *level_name(int level)
 {
-    switch (level) {
+    switch ((sqlease_log_level)level) {
     case SQLEASE_LOG_ERROR: return "error";
     case SQLEASE_LOG_WARN: return "warn";
     case SQLEASE_LOG_INFO: return "info";
-    default: return "debug";
+    case SQLEASE_LOG_DEBUG: return "debug";
     }
+    return "debug";
 }
 
 /* syslog priorities: err, warning, info, debug. */
 static int journal_priority(int level)
 {
-    switch (level) {
+    switch ((sqlease_log_level)level) {
     case SQLEASE_LOG_ERROR: return 3;
     case SQLEASE_LOG_WARN: return 4;
     case SQLEASE_LOG_INFO: return 6;
-    default: return 7;
+    case SQLEASE_LOG_DEBUG: return 7;
     }
+    return 7;
 }
 
 void cli_log_detect(void)
@@ -172,7 +177,7 @@ void cli_log(int level, const char *fmt, ...)
  * lease cannot be decided, whatever the reason. */
 int cli_exit_for_status(int status)
 {
-    switch (status) {
+    switch ((sqlease_status)status) {
     case SQLEASE_OK:
         return CLI_EXIT_OK;
     case SQLEASE_NOT_HELD:
@@ -183,9 +188,17 @@ int cli_exit_for_status(int status)
     case SQLEASE_EPLATFORM:
     case SQLEASE_ESTATE:
         return CLI_EXIT_OSERR;
-    default:
+    case SQLEASE_ECONNECT:
+    case SQLEASE_ETIMEOUT:
+    case SQLEASE_EDB:
+    case SQLEASE_ENOTABLE:
+    case SQLEASE_ENOROW:
+    case SQLEASE_ECLOCK:
+    case SQLEASE_EDIALECT:
+    case SQLEASE_EROWCOUNT:
         return CLI_EXIT_UNAVAILABLE;
     }
+    return CLI_EXIT_UNAVAILABLE;
 }
 
 int cli_fail(const sqlease_error *err, int status)
