@@ -43,6 +43,40 @@
  *
  * Status numbers are part of the ABI: they are never renumbered, only
  * added to.
+ *
+ * Structs that grow.  sqlease_db_options, sqlease_options,
+ * sqlease_lease_info, sqlease_state and sqlease_fence are allocated by
+ * the caller, and later versions add fields to them.  Each starts with
+ * `size_t size`, the struct's size as the caller's copy of this header
+ * has it, so that a program keeps working, unchanged and not rebuilt,
+ * with a later library of the same soname, and the library never reads or
+ * writes a byte the program did not allocate:
+ *
+ *  - Fields are only ever appended: never removed, reordered, resized or
+ *    given another meaning.  A field added later means its default when
+ *    it is zero (NULL, 0), so the zeroes an older program's init left in
+ *    what was its struct's tail padding read as that default.
+ *  - sqlease_db_options and sqlease_options: initialising with the macro
+ *    (sqlease_db_options_init, sqlease_options_init) is mandatory.  It
+ *    records sizeof the struct and sets every default; the library reads
+ *    only the fields that size covers and takes the default for every
+ *    field past it.  A struct never initialised (size 0, or an absurd
+ *    size) is refused with SQLEASE_EINVAL.  Copying an initialised struct
+ *    copies its size too.
+ *  - sqlease_lease_info and sqlease_state are filled by the library.  The
+ *    functions that fill one are macros that pass sizeof the struct as
+ *    this header has it; the library writes no byte past that size and
+ *    sets `size` to the bytes it filled (at most that much: a program
+ *    built against a later header, run with an earlier library, sees the
+ *    later fields were not filled).  The list callback's info has `size`
+ *    too.
+ *  - sqlease_fence: SQLEASE_FENCE_INIT (see there).
+ *  - sqlease_error never grows.
+ *
+ * Each macro stands for an exported function of the same name with a
+ * trailing '_' and an explicit size; use that function where a function
+ * pointer or another language's binding needs one, passing the size of
+ * the struct as the caller allocated it.
  */
 #ifndef SQLEASE_H
 #define SQLEASE_H
@@ -170,6 +204,9 @@ typedef void (*sqlease_log_fn)(void *userdata, int level, const char *line);
 typedef struct sqlease_db sqlease_db;
 
 typedef struct sqlease_db_options {
+    /* sizeof this struct as the caller's header has it: set by
+     * sqlease_db_options_init, never by hand (see "Structs that grow"). */
+    size_t size;
     /* A DSN name ("prod-pg") or a full connection string
      * ("Driver=SQLite3;Database=x.db").  NULL or "" means $SQLEASE_DSN,
      * else SQLEASE_DEFAULT_CONN. */
@@ -211,9 +248,10 @@ typedef struct sqlease_db_options {
  * than the query timeout. */
 #define SQLEASE_DEFAULT_CONN "Driver=SQLite3;Database=sqlease.db"
 
-/* Fill `opt` with the defaults above.  Always call it before setting
- * fields, so that fields added later get their defaults. */
-SQLEASE_API void sqlease_db_options_init(sqlease_db_options *opt);
+/* Fill `opt` with the defaults above and record its size.  Mandatory
+ * before setting fields (see "Structs that grow").  Use the macro. */
+SQLEASE_API void sqlease_db_options_init_(sqlease_db_options *opt, size_t size);
+#define sqlease_db_options_init(opt) sqlease_db_options_init_((opt), sizeof *(opt))
 
 /* Connect.  On success *out is a new handle owned by the caller (free it
  * with sqlease_db_close).  The connection runs in autocommit mode at read
@@ -303,6 +341,9 @@ SQLEASE_API const char *sqlease_stop_reason_str(int reason);
 SQLEASE_API const char *sqlease_stop_reason_name(int reason);
 
 typedef struct sqlease_options {
+    /* sizeof this struct as the caller's header has it: set by
+     * sqlease_options_init, never by hand (see "Structs that grow"). */
+    size_t size;
     /* Table name: an identifier or schema.identifier, letters, digits and
      * '_' only, not starting with a digit, and no part of it a word that
      * SQL-92, PostgreSQL, MySQL/MariaDB, SQLite or T-SQL reserves
@@ -429,8 +470,11 @@ typedef struct sqlease_options {
 #define SQLEASE_DEFAULT_RENEW_DEADLINE_MS 20000
 #define SQLEASE_DEFAULT_RETRY_MS 2000
 
-/* Zero `opt` (so every field takes its default). */
-SQLEASE_API void sqlease_options_init(sqlease_options *opt);
+/* Zero `opt` (so every field takes its default) and record its size.
+ * Mandatory before setting fields (see "Structs that grow").  Use the
+ * macro. */
+SQLEASE_API void sqlease_options_init_(sqlease_options *opt, size_t size);
+#define sqlease_options_init(opt) sqlease_options_init_((opt), sizeof *(opt))
 
 /* Check an options struct without connecting: identifiers, lengths,
  * timing rules, with the built-in defaults (and the timing derived from
@@ -447,11 +491,16 @@ SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error 
  * from the ttl in force (which may itself come from odbc.ini), else the
  * built-in default; then the result is checked as sqlease_options_check
  * does.  `out` gets a copy of `in` with those fields
- * filled; its strings point into `in` or into `db` (valid while db is
- * open).  owner stays NULL when unset.  Returns SQLEASE_OK or
- * SQLEASE_EINVAL.  Thread-safe. */
-SQLEASE_API int sqlease_options_effective(const sqlease_db *db, const sqlease_options *in,
-                                          sqlease_options *out, sqlease_error *err);
+ * filled (as far as the caller's struct reaches, with out->size set: see
+ * "Structs that grow"; `out` need not be initialised); its strings point
+ * into `in` or into `db` (valid while db is open).  owner stays NULL when
+ * unset.  Returns SQLEASE_OK or SQLEASE_EINVAL.  Thread-safe.  A macro:
+ * the function takes the size of `out`. */
+SQLEASE_API int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
+                                           sqlease_options *out, size_t out_size,
+                                           sqlease_error *err);
+#define sqlease_options_effective(db, in, out, err) \
+    sqlease_options_effective_((db), (in), (out), sizeof(sqlease_options), (err))
 
 /* Parse a duration with a unit ("500ms", "30s", "2m", "1h") into
  * milliseconds.  A bare number, a negative, an unknown unit or more than
@@ -492,8 +541,11 @@ SQLEASE_API int sqlease_migrate(sqlease_db *db, const char *table,
 
 typedef struct sqlease_lease sqlease_lease;
 
-/* What the row says, as of one statement. */
+/* What the row says, as of one statement.  Filled by the library (see
+ * "Structs that grow"): the functions that fill one are macros passing
+ * its size, and need nothing initialised. */
 typedef struct sqlease_lease_info {
+    size_t size;             /* the bytes the library filled */
     char owner[SQLEASE_MAX_OWNER + 1]; /* "" when free */
     int64_t token;           /* fencing token */
     int64_t acquired_at_ms;  /* DB clock, epoch ms */
@@ -542,9 +594,12 @@ SQLEASE_API const char *sqlease_lease_name(const sqlease_lease *lease);
  * why), SQLEASE_ENOROW, SQLEASE_ENOTABLE, SQLEASE_EROWCOUNT,
  * SQLEASE_ECLOCK, or a connection or statement status (for a holder: the
  * renew's answer is unknown, which is not a loss).  Not thread-safe for
- * one handle (use one handle per thread, or a supervisor). */
-SQLEASE_API int sqlease_lease_acquire(sqlease_lease *lease, sqlease_lease_info *info,
-                                      sqlease_error *err);
+ * one handle (use one handle per thread, or a supervisor).  A macro
+ * (see "Structs that grow"): the function takes info's size. */
+SQLEASE_API int sqlease_lease_acquire_(sqlease_lease *lease, sqlease_lease_info *info,
+                                       size_t info_size, sqlease_error *err);
+#define sqlease_lease_acquire(lease, info, err) \
+    sqlease_lease_acquire_((lease), (info), sizeof(sqlease_lease_info), (err))
 
 /* Give up the hold this handle last proved, so a successor can take it
  * at once, or, with min_hold_ms in the handle's options, once
@@ -566,9 +621,12 @@ SQLEASE_API int sqlease_lease_release_force(sqlease_lease *lease, int *released,
 
 /* Read the row and the DB clock (one SELECT).  Returns SQLEASE_OK,
  * SQLEASE_ENOROW, SQLEASE_ENOTABLE, SQLEASE_ECLOCK, or a connection or
- * statement status. */
-SQLEASE_API int sqlease_lease_status(sqlease_lease *lease, sqlease_lease_info *info,
-                                     sqlease_error *err);
+ * statement status.  A macro (see "Structs that grow"): the function
+ * takes info's size. */
+SQLEASE_API int sqlease_lease_status_(sqlease_lease *lease, sqlease_lease_info *info,
+                                      size_t info_size, sqlease_error *err);
+#define sqlease_lease_status(lease, info, err) \
+    sqlease_lease_status_((lease), (info), sizeof(sqlease_lease_info), (err))
 
 /* Acquire, waiting at most timeout_ms (0..SQLEASE_MAX_DURATION_MS) for
  * the lease: tries at once, then every `retry` of the options the handle
@@ -580,9 +638,13 @@ SQLEASE_API int sqlease_lease_status(sqlease_lease *lease, sqlease_lease_info *i
  * change.  Blocks the calling thread: no try starts after the timeout,
  * but one that started before it runs to its own bound, so the call
  * returns within timeout_ms + the handle's query timeout + 500 ms.  Not
- * thread-safe for one handle. */
-SQLEASE_API int sqlease_lease_acquire_wait(sqlease_lease *lease, int64_t timeout_ms,
-                                           sqlease_lease_info *info, sqlease_error *err);
+ * thread-safe for one handle.  A macro (see "Structs that grow"): the
+ * function takes info's size. */
+SQLEASE_API int sqlease_lease_acquire_wait_(sqlease_lease *lease, int64_t timeout_ms,
+                                            sqlease_lease_info *info, size_t info_size,
+                                            sqlease_error *err);
+#define sqlease_lease_acquire_wait(lease, timeout_ms, info, err) \
+    sqlease_lease_acquire_wait_((lease), (timeout_ms), (info), sizeof(sqlease_lease_info), (err))
 
 /* ------------------------------------------------------------------ */
 /* The fence: prove the hold inside your own statement                  */
@@ -684,7 +746,9 @@ SQLEASE_API int sqlease_fence_literal(const sqlease_fence *f, char *buf, size_t 
 /* Called once per row by sqlease_list, in name order, on the caller's
  * thread, with no statement in flight (so it may use the library, the
  * same db included).  name and info are valid only during the call;
- * info->mine is 0.  Return 0 to go on, anything else to stop. */
+ * info->mine is 0, and info->size the library's own sizeof (a callback
+ * built against a later header reads a field past it as unset).  Return
+ * 0 to go on, anything else to stop. */
 typedef int (*sqlease_list_fn)(void *userdata, const char *name,
                                const sqlease_lease_info *info);
 
@@ -707,7 +771,10 @@ SQLEASE_API int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn 
 
 typedef struct sqlease_supervisor sqlease_supervisor;
 
+/* A supervisor's state, filled by sqlease_supervisor_state (see "Structs
+ * that grow": nothing needs initialising). */
 struct sqlease_state {
+    size_t size;              /* the bytes the library filled */
     int holding;              /* 1 while the work is running */
     int64_t token;            /* token of the current or last hold, 0 none */
     int64_t deadline_in_ms;   /* ms until the work is stopped unless renewed;
@@ -760,8 +827,14 @@ SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *
  * more, so it may take up to twice the stop's bound. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
-/* A snapshot of the supervisor's state.  Thread-safe. */
-SQLEASE_API int sqlease_supervisor_state(sqlease_supervisor *sup, sqlease_state *st);
+/* A snapshot of the supervisor's state.  Returns SQLEASE_OK, or
+ * SQLEASE_EINVAL (NULL, or a size too small for `size` itself).
+ * Thread-safe.  A macro (see "Structs that grow"): the function takes the
+ * size of *st. */
+SQLEASE_API int sqlease_supervisor_state_(sqlease_supervisor *sup, sqlease_state *st,
+                                          size_t size);
+#define sqlease_supervisor_state(sup, st) \
+    sqlease_supervisor_state_((sup), (st), sizeof(sqlease_state))
 
 /* Wait until the supervisor holds the lease and its on_started has
  * returned, at most timeout_ms (0..SQLEASE_MAX_DURATION_MS; 0 only

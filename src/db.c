@@ -39,14 +39,23 @@
 #include "db.h"
 #include "internal.h"
 
-void sqlease_db_options_init(sqlease_db_options *opt)
+/* The defaults are written into a full struct of the library's own and
+ * copied out as far as the caller's struct reaches: a field past its
+ * size is not the caller's memory.  Bytes past the library's struct (a
+ * caller whose header is newer) are zeroed. */
+void sqlease_db_options_init_(sqlease_db_options *opt, size_t size)
 {
-    if (opt == NULL)
+    sqlease_db_options d;
+
+    if (opt == NULL || size < sizeof(size_t))
         return;
-    memset(opt, 0, sizeof *opt);
-    opt->login_timeout_ms = 5000;
-    opt->query_timeout_ms = 5000;
-    opt->log_level = SQLEASE_LOG_INFO;
+    memset(&d, 0, sizeof d);
+    d.login_timeout_ms = 5000;
+    d.query_timeout_ms = 5000;
+    d.log_level = SQLEASE_LOG_INFO;
+    memset(opt, 0, size);
+    memcpy(opt, &d, size < sizeof d ? size : sizeof d);
+    opt->size = size;
 }
 
 /* ------------------------------------------------------------------ */
@@ -644,9 +653,10 @@ static void free_ini(sqlease_ini *ini)
  * dialect fall back to $SQLEASE_DSN and the DSN's SqleaseDialect key, in
  * the design's precedence (API > environment > odbc.ini > default).
  */
-int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_error *err)
+int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt_in, sqlease_error *err)
 {
-    sqlease_db_options defaults;
+    sqlease_db_options full;
+    const sqlease_db_options *opt = &full;
     const char *conn;
     const char *dialect;
     char ini_dialect[64];
@@ -659,9 +669,12 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt, sqlease_err
     if (out == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_db_open: out is NULL");
     *out = NULL;
-    if (opt == NULL) {
-        sqlease_db_options_init(&defaults);
-        opt = &defaults;
+    sqlease_db_options_init(&full);
+    if (opt_in != NULL) {
+        rc = sqlease_struct_in(&full, sizeof full, opt_in, "sqlease_db_options",
+                               "sqlease_db_options_init", err);
+        if (rc != SQLEASE_OK)
+            return rc;
     }
     conn = opt->conn;
     if (conn == NULL || conn[0] == '\0')
@@ -750,28 +763,31 @@ const char *sqlease_db_conn_redacted(const sqlease_db *db)
     return db != NULL ? db->conn_redacted : NULL;
 }
 
-int sqlease_options_effective(const sqlease_db *db, const sqlease_options *in,
-                              sqlease_options *out, sqlease_error *err)
+/* Resolved on the library's own full copy of `in`, then copied out as
+ * far as the caller's `out` reaches (see "Structs that grow"). */
+int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
+                               sqlease_options *out, size_t out_size, sqlease_error *err)
 {
+    sqlease_options full;
     sqlease_resolved r;
     int rc;
 
     sqlease_err_clear(err);
-    if (db == NULL || out == NULL)
+    if (db == NULL || out == NULL || out_size < sizeof(size_t))
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_options_effective: NULL argument");
-    rc = sqlease_options_resolve(in, &db->ini, 0, &r, err);
+    rc = sqlease_options_import(in, &full, err);
     if (rc != SQLEASE_OK)
         return rc;
-    if (in != NULL)
-        *out = *in;
-    else
-        sqlease_options_init(out);
-    out->table = r.table;
-    out->name = r.name;
-    out->ttl_ms = r.ttl_ms;
-    out->heartbeat_ms = r.heartbeat_ms;
-    out->renew_deadline_ms = r.renew_deadline_ms;
-    out->retry_ms = r.retry_ms;
+    rc = sqlease_options_resolve(&full, &db->ini, 0, &r, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    full.table = r.table;
+    full.name = r.name;
+    full.ttl_ms = r.ttl_ms;
+    full.heartbeat_ms = r.heartbeat_ms;
+    full.renew_deadline_ms = r.renew_deadline_ms;
+    full.retry_ms = r.retry_ms;
+    sqlease_struct_out(out, out_size, &full, sizeof full);
     return SQLEASE_OK;
 }
 

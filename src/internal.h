@@ -76,4 +76,29 @@ void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level,
 /* A copy of tmpl with every "{table}" replaced by table (malloc'd). */
 char *sqlease_sql_for_table(const char *tmpl, const char *table);
 
+/* ---- structs that grow (sqlease.h; abi.c) ------------------------- */
+
+/* More than this in a caller's `size` member means it was never set: no
+ * struct of the API comes near it. */
+#define SQLEASE_SIZE_MAX ((size_t)65536)
+
+/* Read the caller's struct `in` (whose first member is its size) into
+ * `full`, the library's own struct of full_size bytes, which already
+ * holds every default: the bytes the caller's size covers replace them,
+ * and full's size becomes full_size.  `what` and `init` name the struct
+ * and its init macro for the message.  Returns SQLEASE_OK, or
+ * SQLEASE_EINVAL for a size no init macro set. */
+int sqlease_struct_in(void *full, size_t full_size, const void *in, const char *what,
+                      const char *init, sqlease_error *err);
+
+/* Write the library's struct `full` (full_size bytes) into the caller's
+ * `out` of out_size bytes (at least a size_t): no byte past out_size, and
+ * the size member written is the number of bytes filled. */
+void sqlease_struct_out(void *out, size_t out_size, void *full, size_t full_size);
+
+/* The options as the library reads them: `in` (NULL: every default)
+ * imported into `full` (see sqlease_struct_in). */
+int sqlease_options_import(const sqlease_options *in, sqlease_options *full,
+                           sqlease_error *err);
+
 #endif

@@ -128,6 +128,7 @@ int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolv
 int sqlease_lease_new(sqlease_lease **out, sqlease_db *db, const sqlease_options *opt,
                       sqlease_error *err)
 {
+    sqlease_options full;
     sqlease_resolved r;
     int rc;
 
@@ -135,7 +136,10 @@ int sqlease_lease_new(sqlease_lease **out, sqlease_db *db, const sqlease_options
     if (out == NULL || db == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_new: out and db must not be NULL");
     *out = NULL;
-    rc = sqlease_options_resolve(opt, &db->ini, 1, &r, err);
+    rc = sqlease_options_import(opt, &full, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = sqlease_options_resolve(&full, &db->ini, 1, &r, err);
     if (rc != SQLEASE_OK)
         return rc;
     return lease_new_resolved(out, db, &r, err);
@@ -288,14 +292,35 @@ static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *e
     return SQLEASE_OK;
 }
 
-int sqlease_lease_status(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+/* A caller's info smaller than the `size` member itself cannot say how
+ * much was filled. */
+static int info_size_ok(const sqlease_lease_info *info, size_t size, const char *fn,
+                        sqlease_error *err)
 {
-    sqlease_lease_info tmp;
+    if (info != NULL && size < sizeof(size_t))
+        return sqlease_fail(err, SQLEASE_EINVAL, "%s: info size %zu is too small", fn, size);
+    return SQLEASE_OK;
+}
+
+/* The row is read into the library's own full info, then copied out as
+ * far as the caller's reaches (see "Structs that grow"), whatever the
+ * answer: a failed read leaves it zeroed, as it always did. */
+int sqlease_lease_status_(sqlease_lease *l, sqlease_lease_info *info, size_t info_size,
+                          sqlease_error *err)
+{
+    sqlease_lease_info full;
+    int rc;
+
     sqlease_err_clear(err);
     if (l == NULL)
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_status: lease is NULL");
+    if (info_size_ok(info, info_size, "sqlease_lease_status", err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
     l->deadline = db_deadline(l->db);
-    return read_row(l, info != NULL ? info : &tmp, err);
+    rc = read_row(l, &full, err);
+    if (info != NULL)
+        sqlease_struct_out(info, info_size, &full, sizeof full);
+    return rc;
 }
 
 /*
@@ -427,8 +452,12 @@ int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *l
     return take(l, info, taken, err);
 }
 
-int sqlease_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *err)
+/* As sqlease_lease_status, the answer goes through a full info of the
+ * library's own. */
+int sqlease_lease_acquire_(sqlease_lease *l, sqlease_lease_info *info, size_t info_size,
+                           sqlease_error *err)
 {
+    sqlease_lease_info full;
     int taken, lost;
     int rc;
 
@@ -436,7 +465,11 @@ int sqlease_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, sqlease_er
         sqlease_err_clear(err);
         return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire: lease is NULL");
     }
-    rc = lease_acquire(l, info, &taken, &lost, err);
+    if (info_size_ok(info, info_size, "sqlease_lease_acquire", err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    rc = lease_acquire(l, info != NULL ? &full : NULL, &taken, &lost, err);
+    if (info != NULL)
+        sqlease_struct_out(info, info_size, &full, sizeof full);
     if (lost && rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD && err != NULL) {
         /* The renew proved the hold gone; a failed take after it does not
          * make the answer "unknown". */
@@ -588,8 +621,8 @@ int sqlease_lease_fence(sqlease_lease *l, sqlease_fence *f, sqlease_error *err)
  * last reason in the message.  No try starts after the timeout, but one
  * that started before it runs to its own bound.
  */
-int sqlease_lease_acquire_wait(sqlease_lease *l, int64_t timeout_ms, sqlease_lease_info *info,
-                               sqlease_error *err_in)
+int sqlease_lease_acquire_wait_(sqlease_lease *l, int64_t timeout_ms, sqlease_lease_info *info,
+                                size_t info_size, sqlease_error *err_in)
 {
     sqlease_error local;
     sqlease_error *err = err_in != NULL ? err_in : &local;
@@ -607,7 +640,7 @@ int sqlease_lease_acquire_wait(sqlease_lease *l, int64_t timeout_ms, sqlease_lea
     for (;;) {
         int64_t now, next;
 
-        rc = sqlease_lease_acquire(l, info, err);
+        rc = sqlease_lease_acquire_(l, info, info_size, err);
         if (rc == SQLEASE_OK || rc == SQLEASE_EINVAL || rc == SQLEASE_ENOMEM ||
             rc == SQLEASE_ENOTABLE || rc == SQLEASE_ENOROW || rc == SQLEASE_EDIALECT ||
             rc == SQLEASE_EPLATFORM)

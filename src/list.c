@@ -69,6 +69,7 @@ static int row_finish(const sqlease_dialect *d, const db_out *out, list_row *r,
         r->info.data[0] = '\0';
     r->info.held = r->info.owner[0] != '\0' && r->info.expires_at_ms > r->info.db_now_ms;
     r->info.mine = 0;
+    r->info.size = sizeof r->info; /* the callback reads it (see sqlease.h) */
     return SQLEASE_OK;
 }
 

@@ -15,10 +15,25 @@
 #include "options.h"
 #include "platform.h"
 
-void sqlease_options_init(sqlease_options *opt)
+/* Every default is zero, so zeroing all the caller's bytes (also those
+ * of fields this library does not know, when the caller's header is
+ * newer) sets them. */
+void sqlease_options_init_(sqlease_options *opt, size_t size)
 {
-    if (opt != NULL)
-        memset(opt, 0, sizeof *opt);
+    if (opt == NULL || size < sizeof(size_t))
+        return;
+    memset(opt, 0, size);
+    opt->size = size;
+}
+
+int sqlease_options_import(const sqlease_options *in, sqlease_options *full,
+                           sqlease_error *err)
+{
+    sqlease_options_init(full);
+    if (in == NULL)
+        return SQLEASE_OK;
+    return sqlease_struct_in(full, sizeof *full, in, "sqlease_options", "sqlease_options_init",
+                             err);
 }
 
 static int64_t or_default(int64_t v, int64_t d)
@@ -148,9 +163,15 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
 
 int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
 {
+    sqlease_options full;
     sqlease_resolved r;
+    int rc;
+
     sqlease_err_clear(err);
-    return sqlease_options_resolve(opt, NULL, 0, &r, err);
+    rc = sqlease_options_import(opt, &full, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    return sqlease_options_resolve(&full, NULL, 0, &r, err);
 }
 
 /*

@@ -33,7 +33,8 @@ typedef struct sqlease_ini {
  * names and ranges always, the supervisor's timing rules unless
  * lease_only (a bare lease uses only the ttl and min_hold).  A heartbeat,
  * renew deadline or retry that neither `opt` nor `ini` sets is derived
- * from the ttl (ttl/3, 2*ttl/3, min(2 s, ttl/10)). */
+ * from the ttl (ttl/3, 2*ttl/3, min(2 s, ttl/10)).  `opt` is the
+ * library's own full struct (sqlease_options_import), or NULL. */
 int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, int lease_only,
                             sqlease_resolved *r, sqlease_error *err);
 

@@ -481,8 +481,10 @@ static void join_threads(sqlease_supervisor *s)
 }
 
 int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
-                             const sqlease_options *opt, sqlease_error *err)
+                             const sqlease_options *opt_in, sqlease_error *err)
 {
+    sqlease_options full;
+    const sqlease_options *opt = &full;
     sqlease_supervisor *s;
     int rc;
 
@@ -491,6 +493,9 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         return sqlease_fail(err, SQLEASE_EINVAL,
                             "sqlease_supervisor_start: out and db must not be NULL");
     *out = NULL;
+    rc = sqlease_options_import(opt_in, &full, err);
+    if (rc != SQLEASE_OK)
+        return rc;
     s = calloc(1, sizeof *s);
     if (s == NULL)
         return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
@@ -511,13 +516,11 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     s->r.table = NULL;
     s->r.data = NULL;
     s->db = db;
-    if (opt != NULL) {
-        s->on_started = opt->on_started;
-        s->on_stopped = opt->on_stopped;
-        s->on_holder = opt->on_holder;
-        s->userdata = opt->userdata;
-    }
-    if (opt != NULL && opt->log != NULL) {
+    s->on_started = opt->on_started;
+    s->on_stopped = opt->on_stopped;
+    s->on_holder = opt->on_holder;
+    s->userdata = opt->userdata;
+    if (opt->log != NULL) {
         s->log = opt->log;
         s->log_userdata = opt->log_userdata;
         s->log_level = opt->log_level;
@@ -702,11 +705,14 @@ void sqlease_supervisor_free(sqlease_supervisor *s)
     destroy(s);
 }
 
-int sqlease_supervisor_state(sqlease_supervisor *s, sqlease_state *st)
+/* Filled in a full state of the library's own, then copied out as far as
+ * the caller's reaches (see "Structs that grow"). */
+int sqlease_supervisor_state_(sqlease_supervisor *s, sqlease_state *out, size_t size)
 {
+    sqlease_state full, *st = &full;
     int64_t now;
 
-    if (s == NULL || st == NULL)
+    if (s == NULL || out == NULL || size < sizeof(size_t))
         return SQLEASE_EINVAL;
     memset(st, 0, sizeof *st);
     now = sqlease_mono_ms();
@@ -723,6 +729,7 @@ int sqlease_supervisor_state(sqlease_supervisor *s, sqlease_state *st)
     st->statements = lease_statements(s->lease);
     snprintf(st->owner, sizeof st->owner, "%s", sqlease_lease_owner(s->lease));
     snprintf(st->name, sizeof st->name, "%s", sqlease_lease_name(s->lease));
+    sqlease_struct_out(out, size, st, sizeof *st);
     return SQLEASE_OK;
 }
 
