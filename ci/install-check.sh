@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install into a temporary prefix (through DESTDIR) and check what a
 # packager and a user of the library would: the files and the soname
-# links, that the shared library exports only sqlease_* symbols, that the
-# version agrees everywhere, that the example builds against the installed
+# links, that the shared library exports exactly the public API and the
+# static library holds no process or signal code, that the version agrees
+# everywhere, that the example builds against the installed
 # copy with pkg-config (and runs: two instances, one holds), with CMake's
 # find_package (shared and static) and with the README's static-link
 # command from outside the repository, and that `scons uninstall` removes
@@ -34,25 +35,48 @@ scons -Q install PREFIX="$prefix" DESTDIR="$stage" >/dev/null
 
 ver=$(sed -n 's/^#define SQLEASE_VERSION "\(.*\)"$/\1/p' include/sqlease.h)
 major=${ver%%.*}
+minor=$(echo "$ver" | cut -d. -f2)
+# The soname's version: the major version from 1.0 on, 0.MINOR before
+# (SConstruct: a minor version before 1.0 may break the ABI).
+if [ "$major" -gt 0 ]; then so=$major; else so="0.$minor"; fi
 check "header installed"              test -f "$root/include/sqlease.h"
 check "static library installed"      test -f "$root/lib/libsqlease.a"
 check "libsqlease.so.$ver installed"  test -f "$root/lib/libsqlease.so.$ver"
-check "libsqlease.so.$major -> .$ver" test "$(readlink "$root/lib/libsqlease.so.$major")" = "libsqlease.so.$ver"
+check "libsqlease.so.$so -> .$ver"    test "$(readlink "$root/lib/libsqlease.so.$so")" = "libsqlease.so.$ver"
 check "libsqlease.so link"            test -L "$root/lib/libsqlease.so"
-check "soname libsqlease.so.$major"   sh -c "readelf -d '$root/lib/libsqlease.so.$ver' | grep -q 'SONAME.*libsqlease.so.$major'"
+check "soname libsqlease.so.$so"      sh -c "readelf -d '$root/lib/libsqlease.so.$ver' | grep -q 'SONAME.*\\[libsqlease.so.$so\\]'"
 check "sqlease binary installed"      test -x "$root/bin/sqlease"
 check "man page sqlease(1) installed" test -f "$root/share/man/man1/sqlease.1"
 check "pkg-config file installed"     test -f "$root/lib/pkgconfig/sqlease.pc"
 check "CMake package installed"       test -f "$root/lib/cmake/sqlease/sqleaseConfig.cmake"
 check "CMake package version file"    test -f "$root/lib/cmake/sqlease/sqleaseConfigVersion.cmake"
 
-# Only the public API leaves the shared library.
-others=$(nm -D --defined-only "$root/lib/libsqlease.so.$ver" | awk '{print $3}' | grep -v '^sqlease_' || true)
-if [ -z "$others" ]; then
-    echo "ok    exports only sqlease_* ($(nm -D --defined-only "$root/lib/libsqlease.so.$ver" | wc -l) symbols)"
+# Only the public API leaves the shared library: exactly the functions
+# sqlease.h marks SQLEASE_API (each declaration read up to its '(', not
+# into the macro that may follow it).
+want=$(sed -n '/^SQLEASE_API/{:a;/(/!{N;ba};p}' include/sqlease.h | grep -o 'sqlease_[a-z0-9_]*(' | tr -d '(' | sort -u)
+got=$(nm -D --defined-only "$root/lib/libsqlease.so.$ver" | awk '{print $3}' | sort -u)
+if [ -n "$want" ] && [ "$want" = "$got" ]; then
+    echo "ok    exports exactly the $(echo "$want" | wc -l) SQLEASE_API functions"
     passed=$((passed + 1))
 else
-    echo "FAIL  exported symbols outside the API:"; echo "$others"; fail=$((fail + 1))
+    echo "FAIL  exports differ from SQLEASE_API in include/sqlease.h:"
+    diff <(echo "$want") <(echo "$got") | sed -e 's/^/    /'; fail=$((fail + 1))
+fi
+
+# The tool's OS layer (src/cli/os.h: processes, signals, the terminal) is
+# not in the library: the static library neither defines one of its
+# functions nor calls a process or signal function of the C library.
+bad=$( { nm --defined-only "$root/lib/libsqlease.a" 2>/dev/null | awk 'NF == 3 {print $3}' \
+         | grep -E '^(cli_|sqlease_(child|signal|process|job|stdio|file_replace|wall))' ;
+       nm -u "$root/lib/libsqlease.a" 2>/dev/null | awk '{print $NF}' \
+         | grep -xE '(fork|vfork|execve|execvp|posix_spawnp?|kill|killpg|sigaction|signal|sigprocmask|waitpid|wait|setpgid|setsid|tcsetpgrp|tcgetpgrp|pipe2?|prctl)' ; } \
+       | sort -u || true)
+if [ -z "$bad" ]; then
+    echo "ok    libsqlease.a has no process or signal code"; passed=$((passed + 1))
+else
+    echo "FAIL  libsqlease.a defines or calls process/signal functions:"; echo "$bad"
+    fail=$((fail + 1))
 fi
 
 # The .pc file says where it was installed (PREFIX); point pkg-config at
@@ -66,7 +90,7 @@ check "sqlease --version = $ver"       test "$("$root/bin/sqlease" --version)" =
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -o "$tmp/scheduler" examples/scheduler.c $(pkg-config --cflags --libs sqlease)
 check "example links the installed shared library" \
-    sh -c "LD_LIBRARY_PATH='$root/lib' ldd '$tmp/scheduler' | grep -q '$root/lib/libsqlease.so.$major'"
+    sh -c "LD_LIBRARY_PATH='$root/lib' ldd '$tmp/scheduler' | grep -q '=> $root/lib/libsqlease.so.$so '"
 
 db="Driver=SQLite3;Database=$tmp/example.db;Timeout=5000"
 LD_LIBRARY_PATH="$root/lib" "$tmp/scheduler" "$db" 5 > "$tmp/a.out" 2>"$tmp/a.err" &
@@ -92,9 +116,9 @@ if cmake -S examples -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root" >"$tmp/cmake.lo
 else
     cat "$tmp/cmake.log"
 fi
-check "CMake: find_package(sqlease 0.1 CONFIG) builds the example" test "$cmake_ok" = 1
+check "CMake: find_package(sqlease $major.$minor CONFIG) builds the example" test "$cmake_ok" = 1
 check "CMake: sqlease::sqlease links the installed shared library" \
-    sh -c "ldd '$tmp/cmake/scheduler' | grep -q '$root/lib/libsqlease.so.$major'"
+    sh -c "ldd '$tmp/cmake/scheduler' | grep -q '=> $root/lib/libsqlease.so.$so '"
 check "CMake: sqlease::sqlease_static needs no libsqlease.so" \
     sh -c "! ldd '$tmp/cmake/scheduler_static' | grep -q libsqlease"
 db2="Driver=SQLite3;Database=$tmp/cmake.db"
@@ -105,7 +129,7 @@ check "CMake-built static example runs and holds" grep -q 'tick (token' "$tmp/s.
 # A version this installation does not satisfy is refused.
 mkdir -p "$tmp/cmake-v"
 printf 'cmake_minimum_required(VERSION 3.13)\nproject(v C)\nfind_package(sqlease %s.%s CONFIG REQUIRED)\n' \
-    "$major" "$(( $(echo "$ver" | cut -d. -f2) + 1 ))" > "$tmp/cmake-v/CMakeLists.txt"
+    "$major" "$((minor + 1))" > "$tmp/cmake-v/CMakeLists.txt"
 check "CMake: a newer minor version is not found" \
     sh -c "! cmake -S '$tmp/cmake-v' -B '$tmp/cmake-v/b' -DCMAKE_PREFIX_PATH='$root' >/dev/null 2>&1"
 

@@ -181,8 +181,9 @@ else
     finish
 fi
 
-# The DLL exports exactly the functions sqlease.h marks SQLEASE_API.
-want=$(sed -n '/^SQLEASE_API/,/(/p' include/sqlease.h | grep -o 'sqlease_[a-z0-9_]*(' \
+# The DLL exports exactly the functions sqlease.h marks SQLEASE_API (each
+# declaration read up to its '(', not into the macro that may follow it).
+want=$(sed -n '/^SQLEASE_API/{:a;/(/!{N;ba};p}' include/sqlease.h | grep -o 'sqlease_[a-z0-9_]*(' \
        | tr -d '(' | sort -u)
 got=$(x86_64-w64-mingw32-objdump -p "$OUT/bin/sqlease.dll" \
       | sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/p' | awk '/^[[:space:]]*\[ *[0-9]+\]/ {print $NF}' | sort -u)

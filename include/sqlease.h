@@ -89,9 +89,9 @@ extern "C" {
 #endif
 
 #define SQLEASE_VERSION_MAJOR 0
-#define SQLEASE_VERSION_MINOR 1
+#define SQLEASE_VERSION_MINOR 2
 #define SQLEASE_VERSION_PATCH 0
-#define SQLEASE_VERSION "0.1.0"
+#define SQLEASE_VERSION "0.2.0"
 
 /* SQLEASE_API marks what the shared library exports; everything else is
  * hidden.  Define SQLEASE_STATIC when linking the static library on
