@@ -101,7 +101,7 @@ void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);
 
 /* Look once, before any thread starts, whether stderr is the systemd
- * journal (sys.h): then log lines carry a "<N>" priority prefix and no
+ * journal (os.h): then log lines carry a "<N>" priority prefix and no
  * time stamp, which the journal adds itself. */
 void cli_log_detect(void);
 int cli_log_to_journal(void);
