@@ -59,7 +59,7 @@ int bench_graceful(const bench_cfg *cfg, bench_results *res)
     gaps = calloc((size_t)ntr, sizeof *gaps);
     stops = calloc((size_t)ntr, sizeof *stops);
     bench_watch_init(&w, GRACEFUL_NAME);
-    rc = gaps == NULL || stops == NULL ? sqlease_fail(&err, SQLEASE_ENOMEM, "out of memory")
+    rc = gaps == NULL || stops == NULL ? sqle_fail(&err, SQLEASE_ENOMEM, "out of memory")
                                        : bench_open(&da, cfg, &err);
     if (rc == SQLEASE_OK)
         rc = bench_open(&db, cfg, &err);
@@ -78,7 +78,7 @@ int bench_graceful(const bench_cfg *cfg, bench_results *res)
                       GRACEFUL_HEARTBEAT, GRACEFUL_DEADLINE, GRACEFUL_RETRY, &ma);
         rc = sqlease_supervisor_start(&a, da, &o, &err);
         if (rc == SQLEASE_OK && ma.starts != 1)
-            rc = sqlease_fail(&err, SQLEASE_ESTATE, "the holder did not take the free lease");
+            rc = sqle_fail(&err, SQLEASE_ESTATE, "the holder did not take the free lease");
         if (rc == SQLEASE_OK) {
             bench_options(&o, BENCH_TABLE, GRACEFUL_NAME, "bench-graceful-b", GRACEFUL_TTL,
                           GRACEFUL_HEARTBEAT, GRACEFUL_DEADLINE, GRACEFUL_RETRY, &mb);
@@ -92,8 +92,8 @@ int bench_graceful(const bench_cfg *cfg, bench_results *res)
             t1 = bench_now_us();
             if (!bench_member_wait_start(&mb, 1, GRACEFUL_TTL + 5000)) {
                 if (!bench_interrupted)
-                    rc = sqlease_fail(&err, SQLEASE_ESTATE,
-                                      "the successor did not start within ttl + 5 s");
+                    rc = sqle_fail(&err, SQLEASE_ESTATE,
+                                   "the successor did not start within ttl + 5 s");
             } else {
                 gaps[done] = (mb.started_us - t0) / 1e3;
                 stops[done] = (t1 - t0) / 1e3;
@@ -252,7 +252,7 @@ int bench_crash(const bench_cfg *cfg, bench_results *res)
 
     gaps = calloc((size_t)ntr, sizeof *gaps);
     bench_watch_init(&w, CRASH_NAME);
-    rc = gaps == NULL ? sqlease_fail(&err, SQLEASE_ENOMEM, "out of memory")
+    rc = gaps == NULL ? sqle_fail(&err, SQLEASE_ENOMEM, "out of memory")
                       : bench_open(&db, cfg, &err);
     if (rc == SQLEASE_OK)
         rc = sqlease_migrate(db, BENCH_TABLE, names, 1, &err);
@@ -278,14 +278,14 @@ int bench_crash(const bench_cfg *cfg, bench_results *res)
          * the previous trial has been freed. */
         fflush(NULL);
         if (pipe(fds) != 0) {
-            rc = sqlease_fail(&err, SQLEASE_EPLATFORM, "pipe: %s", strerror(errno));
+            rc = sqle_fail(&err, SQLEASE_EPLATFORM, "pipe: %s", strerror(errno));
             break;
         }
         pid = fork();
         if (pid < 0) {
             close(fds[0]);
             close(fds[1]);
-            rc = sqlease_fail(&err, SQLEASE_EPLATFORM, "fork: %s", strerror(errno));
+            rc = sqle_fail(&err, SQLEASE_EPLATFORM, "fork: %s", strerror(errno));
             break;
         }
         if (pid == 0) {
@@ -297,8 +297,8 @@ int bench_crash(const bench_cfg *cfg, bench_results *res)
 
         if (!read_line(fds[0], line, sizeof line, 15000) ||
             sscanf(line, "S %lld %lf", &token, &held_us) != 2) {
-            rc = sqlease_fail(&err, SQLEASE_ESTATE, "the child did not report holding: %s",
-                              line[0] ? line : "(nothing)");
+            rc = sqle_fail(&err, SQLEASE_ESTATE, "the child did not report holding: %s",
+                           line[0] ? line : "(nothing)");
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             close(fds[0]);
@@ -335,8 +335,8 @@ int bench_crash(const bench_cfg *cfg, bench_results *res)
                                 "was killed and while it still held", CRASH_NAME);
             if (!bench_member_wait_start(&mf, 1, CRASH_TTL + 10000)) {
                 if (!bench_interrupted)
-                    rc = sqlease_fail(&err, SQLEASE_ESTATE,
-                                      "the successor did not start within ttl + 10 s");
+                    rc = sqle_fail(&err, SQLEASE_ESTATE,
+                                   "the successor did not start within ttl + 10 s");
             } else if (mf.started_us >= t_kill) {
                 gaps[done++] = (mf.started_us - t_kill) / 1e3;
             }

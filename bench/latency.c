@@ -37,7 +37,7 @@ typedef struct poll_stmts {
 
 /* One of the follower's candidate statements, sent directly: the take
  * must match no row (the lease is held by the other handle). */
-static int poll_stmt(sqlease_db *db, const sqlease_stmt *st, const char *sql, int is_read,
+static int poll_stmt(sqlease_db *db, const sqle_stmt *st, const char *sql, int is_read,
                      sqlease_error *err)
 {
     db_params p;
@@ -67,13 +67,13 @@ static int poll_stmt(sqlease_db *db, const sqlease_stmt *st, const char *sql, in
             out[i].i = &ints[i];
         }
     }
-    rc = db_run(db, st, sql, &p, is_read ? out : NULL, is_read ? READ_COLUMNS : 0,
-                is_read ? &has_row : NULL, is_read ? NULL : &rows, err);
+    rc = sqle_db_run(db, st, sql, &p, is_read ? out : NULL, is_read ? READ_COLUMNS : 0,
+                     is_read ? &has_row : NULL, is_read ? NULL : &rows, err);
     if (rc == SQLEASE_OK && !is_read && rows != 0)
-        rc = sqlease_fail(err, SQLEASE_EROWCOUNT, "a take of a held lease reported %lld rows",
-                          (long long)rows);
+        rc = sqle_fail(err, SQLEASE_EROWCOUNT, "a take of a held lease reported %lld rows",
+                       (long long)rows);
     if (rc == SQLEASE_OK && is_read && !has_row)
-        rc = sqlease_fail(err, SQLEASE_ENOROW, "the read of the lease row found none");
+        rc = sqle_fail(err, SQLEASE_ENOROW, "the read of the lease row found none");
     return rc;
 }
 
@@ -86,11 +86,11 @@ static int raw_update(sqlease_db *db, sqlease_error *err)
     memset(&b, 0, sizeof b);
     b.type = DB_INT64;
     b.i = 1;
-    rc = db_exec(db, "UPDATE " BENCH_RAW_TABLE " SET v = v + 1 WHERE id = ?", &b, 1, NULL, 0,
-                 NULL, &rows, err);
+    rc = sqle_db_exec(db, "UPDATE " BENCH_RAW_TABLE " SET v = v + 1 WHERE id = ?", &b, 1, NULL, 0,
+                      NULL, &rows, err);
     if (rc == SQLEASE_OK && rows != 1)
-        rc = sqlease_fail(err, SQLEASE_EROWCOUNT, "raw UPDATE reported %lld rows",
-                          (long long)rows);
+        rc = sqle_fail(err, SQLEASE_EROWCOUNT, "raw UPDATE reported %lld rows",
+                       (long long)rows);
     return rc;
 }
 
@@ -100,7 +100,7 @@ static int round_once(sqlease_db *db, sqlease_lease *holder, sqlease_lease *foll
                       double *renew, double *follow, double *take, double *read,
                       sqlease_error *err)
 {
-    const sqlease_dialect *d = db_dialect(db);
+    const sqle_dialect *d = sqle_db_dialect(db);
     sqlease_lease_info info;
     double t0;
     int rc;
@@ -187,7 +187,7 @@ int bench_latency(const bench_cfg *cfg, bench_results *res)
     take = calloc((size_t)n, sizeof *take);
     read = calloc((size_t)n, sizeof *read);
     if (raw == NULL || renew == NULL || follow == NULL || take == NULL || read == NULL) {
-        rc = sqlease_fail(&err, SQLEASE_ENOMEM, "out of memory");
+        rc = sqle_fail(&err, SQLEASE_ENOMEM, "out of memory");
         goto fail;
     }
     rc = bench_open(&db, cfg, &err);
@@ -202,10 +202,10 @@ int bench_latency(const bench_cfg *cfg, bench_results *res)
         rc = sqlease_migrate(db, BENCH_TABLE, names, 1, &err);
     if (rc != SQLEASE_OK)
         goto fail;
-    ps.take = sqlease_sql_for_table(db_dialect(db)->acquire.sql, BENCH_TABLE);
-    ps.read = sqlease_sql_for_table(db_dialect(db)->status.sql, BENCH_TABLE);
+    ps.take = sqle_sql_for_table(sqle_db_dialect(db)->acquire.sql, BENCH_TABLE);
+    ps.read = sqle_sql_for_table(sqle_db_dialect(db)->status.sql, BENCH_TABLE);
     if (ps.take == NULL || ps.read == NULL) {
-        rc = sqlease_fail(&err, SQLEASE_ENOMEM, "out of memory");
+        rc = sqle_fail(&err, SQLEASE_ENOMEM, "out of memory");
         goto fail;
     }
 

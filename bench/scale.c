@@ -94,7 +94,7 @@ int bench_leases(const bench_cfg *cfg, bench_results *res)
     name_ptrs = calloc((size_t)n, sizeof *name_ptrs);
     if (sups == NULL || watches == NULL || members == NULL || names == NULL ||
         name_ptrs == NULL) {
-        rc = sqlease_fail(&err, SQLEASE_ENOMEM, "out of memory");
+        rc = sqle_fail(&err, SQLEASE_ENOMEM, "out of memory");
         goto out;
     }
     for (i = 0; i < n; i++) {

@@ -54,7 +54,7 @@ typedef struct counting_shared {
 
 typedef struct counting_port {
     counting_shared *c;
-    void *inner;                /* odbc_ops instance */
+    void *inner;                /* sqle_odbc_ops instance */
 } counting_port;
 
 static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
@@ -67,22 +67,22 @@ static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbi
         atomic_fetch_add(&p->c->watched, 1);
         atomic_store(&p->c->last_watched_us, bench_now_us());
     }
-    return odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+    return sqle_odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
 }
 
 static int cp_connect(void *self, sqlease_error *err)
 {
-    return odbc_ops.connect(((counting_port *)self)->inner, err);
+    return sqle_odbc_ops.connect(((counting_port *)self)->inner, err);
 }
 
 static int cp_connected(void *self)
 {
-    return odbc_ops.connected(((counting_port *)self)->inner);
+    return sqle_odbc_ops.connected(((counting_port *)self)->inner);
 }
 
-static const sqlease_dialect *cp_dialect(void *self)
+static const sqle_dialect *cp_dialect(void *self)
 {
-    return odbc_ops.dialect(((counting_port *)self)->inner);
+    return sqle_odbc_ops.dialect(((counting_port *)self)->inner);
 }
 
 static void shared_unref(counting_shared *c)
@@ -97,19 +97,19 @@ static void shared_unref(counting_shared *c)
 static void cp_close(void *self)
 {
     counting_port *p = self;
-    odbc_ops.close(p->inner);
+    sqle_odbc_ops.close(p->inner);
     shared_unref(p->c);
     free(p);
 }
 
-static void *cp_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
+static void *cp_clone(void *self, const sqle_dialect *d, sqlease_error *err)
 {
     counting_port *p = self;
     counting_port *n = calloc(1, sizeof *n);
 
     if (n == NULL)
         return NULL;
-    n->inner = odbc_ops.clone(p->inner, d, err);
+    n->inner = sqle_odbc_ops.clone(p->inner, d, err);
     if (n->inner == NULL) {
         free(n);
         return NULL;
@@ -124,7 +124,7 @@ static int cp_exec_rows(void *self, const char *sql, const db_bind *binds, size_
                         sqlease_error *err)
 {
     counting_port *p = self;
-    return odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
+    return sqle_odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
 }
 
 static const db_ops counting_ops = { cp_exec, cp_connect, cp_connected, cp_dialect, cp_clone,
@@ -139,44 +139,44 @@ static int open_counting(sqlease_db **db, counting_shared **counters, const benc
     sqlease_db_options o;
     counting_port *p;
     counting_shared *c;
-    const sqlease_dialect *d;
+    const sqle_dialect *d;
     void *probe = NULL;
     char *redacted;
     int rc;
 
-    rc = odbc_open(&probe, cfg->conn, cfg->dialect, 5000, 5000, err);
+    rc = sqle_odbc_open(&probe, cfg->conn, cfg->dialect, 5000, 5000, err);
     if (rc != SQLEASE_OK)
         return rc;
-    d = odbc_ops.dialect(probe);
+    d = sqle_odbc_ops.dialect(probe);
     p = calloc(1, sizeof *p);
     c = calloc(1, sizeof *c);
     if (p == NULL || c == NULL) {
-        odbc_ops.close(probe);
+        sqle_odbc_ops.close(probe);
         free(p);
         free(c);
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     atomic_init(&c->refs, 1);
     p->c = c;
-    p->inner = odbc_ops.clone(probe, d, err);
-    odbc_ops.close(probe);
+    p->inner = sqle_odbc_ops.clone(probe, d, err);
+    sqle_odbc_ops.close(probe);
     if (p->inner == NULL) {
         free(p);
         shared_unref(c);
         return SQLEASE_ENOMEM;
     }
-    c->watch_sql = sqlease_sql_for_table(d->status.sql, BENCH_TABLE);
-    c->watch_renew = sqlease_sql_for_table(d->renew.sql, BENCH_TABLE);
-    redacted = sqlease_redact(cfg->conn);
+    c->watch_sql = sqle_sql_for_table(d->status.sql, BENCH_TABLE);
+    c->watch_renew = sqle_sql_for_table(d->renew.sql, BENCH_TABLE);
+    redacted = sqle_redact(cfg->conn);
     sqlease_db_options_init(&o);
     o.log = bench_log_sink;
     o.log_level = cfg->verbose ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_ERROR;
     if (c->watch_sql == NULL || c->watch_renew == NULL || redacted == NULL) {
         cp_close(p);
-        rc = sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     } else {
         atomic_fetch_add(&c->refs, 1); /* ours, for reading the counters */
-        rc = db_wrap(db, &counting_ops, p, redacted, &o, err);
+        rc = sqle_db_wrap(db, &counting_ops, p, redacted, &o, err);
         if (rc != SQLEASE_OK)
             shared_unref(c);
         else
@@ -203,7 +203,7 @@ typedef struct snap {
 static int raw_exec(sqlease_db *db, const char *sql, db_out *out, size_t nout, int *has_row,
                     sqlease_error *err)
 {
-    return db_exec(db, sql, NULL, 0, out, nout, has_row, NULL, err);
+    return sqle_db_exec(db, sql, NULL, 0, out, nout, has_row, NULL, err);
 }
 
 static int my_counter(sqlease_db *p, const char *name, int64_t *v, sqlease_error *err)
@@ -225,7 +225,7 @@ static int my_counter(sqlease_db *p, const char *name, int64_t *v, sqlease_error
     if (rc != SQLEASE_OK)
         return rc;
     if (!has_row || out[1].is_null)
-        return sqlease_fail(err, SQLEASE_EDB, "%s: no value", sql);
+        return sqle_fail(err, SQLEASE_EDB, "%s: no value", sql);
     *v = strtoll(val, NULL, 10);
     return SQLEASE_OK;
 }
@@ -252,12 +252,12 @@ static int pg_read(sqlease_db *reader, int64_t *upd, int64_t *scans, sqlease_err
     out[0].i = upd;
     out[1].type = DB_INT64;
     out[1].i = scans;
-    rc = db_exec(reader,
-                 "SELECT COALESCE(n_tup_upd, 0), COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) "
-                 "FROM pg_stat_user_tables WHERE relid = to_regclass('" BENCH_TABLE "')",
-                 NULL, 0, out, 2, &has_row, NULL, err);
+    rc = sqle_db_exec(reader,
+                      "SELECT COALESCE(n_tup_upd, 0), COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) "
+                      "FROM pg_stat_user_tables WHERE relid = to_regclass('" BENCH_TABLE "')",
+                      NULL, 0, out, 2, &has_row, NULL, err);
     if (rc == SQLEASE_OK && !has_row)
-        rc = sqlease_fail(err, SQLEASE_EDB, "no pg_stat_user_tables row for " BENCH_TABLE);
+        rc = sqle_fail(err, SQLEASE_EDB, "no pg_stat_user_tables row for " BENCH_TABLE);
     return rc;
 }
 
@@ -379,7 +379,7 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
     if (rc != SQLEASE_OK)
         goto fail;
     if (mh.starts != 1) {
-        rc = sqlease_fail(&err, SQLEASE_ESTATE, "the holder did not take the free lease");
+        rc = sqle_fail(&err, SQLEASE_ESTATE, "the holder did not take the free lease");
         goto fail;
     }
     bench_options(&o, BENCH_TABLE, names[0], "bench-stmts-follower", STMTS_TTL,
@@ -411,7 +411,7 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
         res->ticks_holder = s1.ticks_h - s0.ticks_h;
         res->ticks_follower = s1.ticks_f - s0.ticks_f;
         if (res->ticks_holder == 0 || res->ticks_follower == 0) {
-            rc = sqlease_fail(&err, SQLEASE_ESTATE, "no ticks were counted");
+            rc = sqle_fail(&err, SQLEASE_ESTATE, "no ticks were counted");
             goto fail;
         }
         res->stmts_holder = (double)(s1.lib_h - s0.lib_h) / (double)res->ticks_holder;

@@ -192,7 +192,7 @@ int bench_open(sqlease_db **db, const bench_cfg *cfg, sqlease_error *err)
 
 int bench_exec(sqlease_db *db, const char *sql, sqlease_error *err)
 {
-    return db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, err);
+    return sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, err);
 }
 
 int bench_drop_tables(sqlease_db *db, sqlease_error *err)

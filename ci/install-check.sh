@@ -64,11 +64,25 @@ else
     diff <(echo "$want") <(echo "$got") | sed -e 's/^/    /'; fail=$((fail + 1))
 fi
 
+# The static library hides nothing, so its global names must say which
+# are the API: every global it defines is either a SQLEASE_API function
+# or carries the private prefix sqle_.  A library-internal function named
+# sqlease_* (or with no prefix at all) would read as API to a user and
+# could clash with the user's own names.
+stray=$(nm --defined-only "$root/lib/libsqlease.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $3}' \
+        | sort -u | grep -v '^sqle_' | comm -23 - <(echo "$want") || true)
+if [ -z "$stray" ]; then
+    echo "ok    libsqlease.a: every global is SQLEASE_API or sqle_-private"; passed=$((passed + 1))
+else
+    echo "FAIL  libsqlease.a globals neither in SQLEASE_API nor prefixed sqle_:"
+    echo "$stray" | sed -e 's/^/    /'; fail=$((fail + 1))
+fi
+
 # The tool's OS layer (src/cli/os.h: processes, signals, the terminal) is
 # not in the library: the static library neither defines one of its
 # functions nor calls a process or signal function of the C library.
 bad=$( { nm --defined-only "$root/lib/libsqlease.a" 2>/dev/null | awk 'NF == 3 {print $3}' \
-         | grep -E '^(cli_|sqlease_(child|signal|process|job|stdio|file_replace|wall))' ;
+         | grep -E '^(cli_|sqle_(child|signal|process|job|stdio|file_replace|wall))' ;
        nm -u "$root/lib/libsqlease.a" 2>/dev/null | awk '{print $NF}' \
          | grep -xE '(fork|vfork|execve|execvp|posix_spawnp?|kill|killpg|sigaction|signal|sigprocmask|waitpid|wait|setpgid|setsid|tcsetpgrp|tcgetpgrp|pipe2?|prctl)' ; } \
        | sort -u || true)

@@ -25,7 +25,7 @@ GENERATOR_NAME = "gen/gen_dialects.py"
 
 # The bound parameters, in enum order: (TOML name, type, field of db_params
 # in src/db.h that holds its value, what it is).  This is the only list of
-# them: the generator emits the enum sqlease_param and the binding table
+# them: the generator emits the enum sqle_param and the binding table
 # SQLEASE_PARAM_LIST from it, and db.c binds every statement through that
 # table.  A new parameter is a line here, a field of db_params, and the
 # statements (below and in the template) that use it.
@@ -749,9 +749,9 @@ HEADER = """\
 #include <stddef.h>
 
 /* The bound parameters, as statements name them (:name, ...). */
-typedef enum sqlease_param {{
+typedef enum sqle_param {{
 {param_enum}
-}} sqlease_param;
+}} sqle_param;
 
 #define SQLEASE_PARAM_COUNT {param_count}
 
@@ -769,11 +769,11 @@ enum {{
 
 /* How a value is written as a string literal of the dialect, for a
  * predicate handed to a program that cannot bind parameters. */
-typedef enum sqlease_literal_style {{
+typedef enum sqle_literal_style {{
     SQLEASE_LIT_STANDARD = 0,        /* '...', quote doubled */
     SQLEASE_LIT_POSTGRES_ESCAPE = 1, /* E'...', backslash and quote escaped */
     SQLEASE_LIT_MYSQL = 2            /* _utf8mb4'...', quote doubled; no backslash */
-}} sqlease_literal_style;
+}} sqle_literal_style;
 
 /* Connection-string settings that bound a driver's socket waits, added
  * when the user's connection string (or DSN) does not set the key.
@@ -783,7 +783,7 @@ typedef enum sqlease_literal_style {{
  * braces for literal ones.  must_*: settings added the same way only to
  * a handle that must not create its database.  database_file: the key
  * that names the database file of an embedded database, or NULL. */
-typedef struct sqlease_driver {{
+typedef struct sqle_driver {{
     const char *const *match;
     size_t nmatch;
     const char *const *keys;
@@ -793,31 +793,31 @@ typedef struct sqlease_driver {{
     const char *const *must_values;
     size_t nmust;
     const char *database_file;
-}} sqlease_driver;
+}} sqle_driver;
 
 /* sql: `?` markers, may still contain {{table}} (substituted at run time);
- * params: one sqlease_param per `?`, in order. */
-typedef struct sqlease_stmt {{
+ * params: one sqle_param per `?`, in order. */
+typedef struct sqle_stmt {{
     const char *sql;
     const unsigned char *params;
     size_t nparams;
-}} sqlease_stmt;
+}} sqle_stmt;
 
 /* A list of strings. */
-typedef struct sqlease_strings {{
+typedef struct sqle_strings {{
     const char *const *items;
     size_t n;
-}} sqlease_strings;
+}} sqle_strings;
 
 /* How the drivers of a dialect report a failure, for the classifier
  * (src/classify.c): SQLSTATEs (five characters, or two for a class) and
  * case-insensitive phrases of the driver's message.  A dialect's rules add
- * to sqlease_common_failures. */
-typedef struct sqlease_failure_rules {{
+ * to sqle_common_failures. */
+typedef struct sqle_failure_rules {{
 {failure_fields}
-}} sqlease_failure_rules;
+}} sqle_failure_rules;
 
-typedef struct sqlease_dialect {{
+typedef struct sqle_dialect {{
     const char *key;
     const char *const *aliases; /* other names --dialect accepts */
     size_t naliases;
@@ -826,25 +826,25 @@ typedef struct sqlease_dialect {{
     size_t ndbms_names;
     const char *const *session_setup;
     size_t nsession_setup;
-    const sqlease_driver *drivers;
+    const sqle_driver *drivers;
     size_t ndrivers;
-    sqlease_stmt {stmts};
+    sqle_stmt {stmts};
     /* Predicates for the caller's own statements (same shape). */
-    sqlease_stmt {frags};
-    int string_literal; /* sqlease_literal_style */
-    sqlease_failure_rules failures; /* its own; [common]'s apply too */
-}} sqlease_dialect;
+    sqle_stmt {frags};
+    int string_literal; /* sqle_literal_style */
+    sqle_failure_rules failures; /* its own; [common]'s apply too */
+}} sqle_dialect;
 
 /* The rules of [common]: they apply to every dialect, and alone while
  * the dialect is not known yet. */
-extern const sqlease_failure_rules sqlease_common_failures;
+extern const sqle_failure_rules sqle_common_failures;
 
 /* Every dialect, sorted by key.  src/dialect.c finds one by key or
  * alias, or by the DBMS name a connection reports. */
-extern const sqlease_dialect sqlease_dialects[];
-extern const size_t sqlease_dialect_count;
+extern const sqle_dialect sqle_dialects[];
+extern const size_t sqle_dialect_count;
 /* The keys, sorted, separated by ", " (for messages). */
-extern const char sqlease_dialect_key_list[];
+extern const char sqle_dialect_key_list[];
 
 #endif /* SQLEASE_DIALECTS_H */
 """
@@ -859,7 +859,7 @@ def render_h():
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
                          stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS),
                          param_enum=enum, param_count=len(PARAM_LIST), param_list=xs,
-                         failure_fields="\n".join("    sqlease_strings %s;" % name
+                         failure_fields="\n".join("    sqle_strings %s;" % name
                                                   for name, _ in FAILURE_FIELDS))
 
 
@@ -893,7 +893,7 @@ def render_c(dialects, common_failures, h_name):
     w("")
     rules = failure_rules("common", common_failures, "")
     w("")
-    w("const sqlease_failure_rules sqlease_common_failures = %s;" % rules)
+    w("const sqle_failure_rules sqle_common_failures = %s;" % rules)
     w("")
 
     bodies = []
@@ -923,7 +923,7 @@ def render_c(dialects, common_failures, h_name):
                        % (m, len(dr["match"]), ks.split(",")[0], vs.split(",")[0],
                           len(dr["settings"]), mk, mv, len(dr["must_exist"]), dbf))
         if drv:
-            w("static const sqlease_driver %s_drivers[] = {" % k)
+            w("static const sqle_driver %s_drivers[] = {" % k)
             w(",\n".join(drv))
             w("};")
             refs["drivers"] = "%s_drivers, %d" % (k, len(drv))
@@ -958,14 +958,14 @@ def render_c(dialects, common_failures, h_name):
         b.append("    }")
         bodies.append("\n".join(b))
 
-    w("const sqlease_dialect sqlease_dialects[] = {")
+    w("const sqle_dialect sqle_dialects[] = {")
     w(",\n".join(bodies))
     w("};")
     w("")
-    w("const size_t sqlease_dialect_count = sizeof sqlease_dialects / sizeof sqlease_dialects[0];")
+    w("const size_t sqle_dialect_count = sizeof sqle_dialects / sizeof sqle_dialects[0];")
     w("")
     keys = ", ".join(d["key"] for d in dialects)
-    w("const char sqlease_dialect_key_list[] = %s;" % c_string(keys, "    "))
+    w("const char sqle_dialect_key_list[] = %s;" % c_string(keys, "    "))
     return "\n".join(lines) + "\n"
 
 

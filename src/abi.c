@@ -17,16 +17,16 @@
 /* A size below the `size` member itself, or above any struct this
  * library will ever have, was never set by an init macro: the struct is
  * stack garbage or zeroed by hand, and reading it would be a guess. */
-int sqlease_struct_in(void *full, size_t full_size, const void *in, const char *what,
-                      const char *init, sqlease_error *err)
+int sqle_struct_in(void *full, size_t full_size, const void *in, const char *what,
+                   const char *init, sqlease_error *err)
 {
     size_t size;
 
     memcpy(&size, in, sizeof size);
     if (size < sizeof size || size > SQLEASE_SIZE_MAX)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "%s: size %zu: the struct was not initialised (call %s first)",
-                            what, size, init);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "%s: size %zu: the struct was not initialised (call %s first)",
+                         what, size, init);
     memcpy(full, in, size < full_size ? size : full_size);
     memcpy(full, &full_size, sizeof full_size);
     return SQLEASE_OK;
@@ -35,7 +35,7 @@ int sqlease_struct_in(void *full, size_t full_size, const void *in, const char *
 /* The size member is written with the rest: it says how much of the
  * caller's struct the library filled, which is all of it unless the
  * caller's header is newer than this library. */
-void sqlease_struct_out(void *out, size_t out_size, void *full, size_t full_size)
+void sqle_struct_out(void *out, size_t out_size, void *full, size_t full_size)
 {
     size_t n = out_size < full_size ? out_size : full_size;
 

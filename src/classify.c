@@ -39,7 +39,7 @@ static int contains_ci(const char *hay, const char *needle)
 
 /* An entry of two characters is a SQLSTATE class ("08": every connection
  * exception), of five one SQLSTATE. */
-static int state_in(const sqlease_strings *list, const char *state)
+static int state_in(const sqle_strings *list, const char *state)
 {
     size_t i;
 
@@ -54,7 +54,7 @@ static int state_in(const sqlease_strings *list, const char *state)
     return 0;
 }
 
-static int phrase_in(const sqlease_strings *list, const char *msg)
+static int phrase_in(const sqle_strings *list, const char *msg)
 {
     size_t i;
 
@@ -65,24 +65,24 @@ static int phrase_in(const sqlease_strings *list, const char *msg)
     return 0;
 }
 
-/* Offsets of the lists within sqlease_failure_rules, so that [common]'s
+/* Offsets of the lists within sqle_failure_rules, so that [common]'s
  * and the dialect's are asked alike. */
-#define RULE(field) offsetof(sqlease_failure_rules, field)
+#define RULE(field) offsetof(sqle_failure_rules, field)
 
-static const sqlease_strings *rule(const sqlease_failure_rules *r, size_t off)
+static const sqle_strings *rule(const sqle_failure_rules *r, size_t off)
 {
-    return (const sqlease_strings *)(const void *)((const char *)r + off);
+    return (const sqle_strings *)(const void *)((const char *)r + off);
 }
 
-static int any_state(const sqlease_dialect *dl, size_t off, const char *state)
+static int any_state(const sqle_dialect *dl, size_t off, const char *state)
 {
-    return state_in(rule(&sqlease_common_failures, off), state) ||
+    return state_in(rule(&sqle_common_failures, off), state) ||
            (dl != NULL && state_in(rule(&dl->failures, off), state));
 }
 
-static int any_phrase(const sqlease_dialect *dl, size_t off, const char *msg)
+static int any_phrase(const sqle_dialect *dl, size_t off, const char *msg)
 {
-    return phrase_in(rule(&sqlease_common_failures, off), msg) ||
+    return phrase_in(rule(&sqle_common_failures, off), msg) ||
            (dl != NULL && phrase_in(rule(&dl->failures, off), msg));
 }
 
@@ -95,7 +95,7 @@ static int any_phrase(const sqlease_dialect *dl, size_t off, const char *msg)
  * a generic SQLSTATE (or none): a specific one (PostgreSQL's missing
  * column, 42703, "column ... does not exist") says what it is.
  */
-sqlease_failure sqlease_classify(const sqlease_diag *d, const sqlease_dialect *dl, int stage)
+sqle_failure sqle_classify(const sqle_diag *d, const sqle_dialect *dl, int stage)
 {
     const char *state = d != NULL && d->sqlstate != NULL ? d->sqlstate : "";
     const char *msg = d != NULL && d->message != NULL ? d->message : "";
@@ -123,20 +123,20 @@ sqlease_failure sqlease_classify(const sqlease_diag *d, const sqlease_dialect *d
     return SQLEASE_FAIL_ERROR;
 }
 
-sqlease_failure sqlease_classify_error(const sqlease_error *err, const sqlease_dialect *dl,
-                                       int stage)
+sqle_failure sqle_classify_error(const sqlease_error *err, const sqle_dialect *dl,
+                                 int stage)
 {
-    sqlease_diag d;
+    sqle_diag d;
 
     if (err == NULL)
         return SQLEASE_FAIL_ERROR;
     d.sqlstate = err->sqlstate;
     d.native = err->native_error;
     d.message = err->message;
-    return sqlease_classify(&d, dl, stage);
+    return sqle_classify(&d, dl, stage);
 }
 
-int sqlease_failure_status(sqlease_failure f)
+int sqle_failure_status(sqle_failure f)
 {
     switch (f) {
     case SQLEASE_FAIL_TIMEOUT:
@@ -155,7 +155,7 @@ int sqlease_failure_status(sqlease_failure f)
     return SQLEASE_EDB;
 }
 
-const char *sqlease_failure_name(sqlease_failure f)
+const char *sqle_failure_name(sqle_failure f)
 {
     switch (f) {
     case SQLEASE_FAIL_ERROR:

@@ -17,7 +17,7 @@
 #include "dialect.h"
 
 /* What went wrong, in the order the classifier tests for it. */
-typedef enum sqlease_failure {
+typedef enum sqle_failure {
     SQLEASE_FAIL_ERROR = 0,     /* the statement failed; the connection is fine (EDB) */
     SQLEASE_FAIL_TIMEOUT,       /* a query or login timeout expired (ETIMEOUT) */
     SQLEASE_FAIL_CONN_LOST,     /* the connection is gone (ECONNECT) */
@@ -29,7 +29,7 @@ typedef enum sqlease_failure {
                                    reach, or refused the login (ECONNECT) */
     SQLEASE_FAIL_CONFIG         /* a connect the driver manager refused: no such
                                    DSN, a driver it cannot load (ECONNECT) */
-} sqlease_failure;
+} sqle_failure;
 
 /* Where the diagnostic came from: a connect reads only timeouts and the
  * driver manager's refusals, everything else being "cannot connect". */
@@ -38,27 +38,27 @@ enum { SQLEASE_AT_STATEMENT = 0, SQLEASE_AT_CONNECT = 1 };
 /* One diagnostic record as the driver gave it.  sqlstate and message may
  * be NULL or "" (no record).  native is the driver's own code: recorded,
  * but no rule reads it (drivers disagree on what it means). */
-typedef struct sqlease_diag {
+typedef struct sqle_diag {
     const char *sqlstate;
     long native;
     const char *message;
-} sqlease_diag;
+} sqle_diag;
 
 /* The kind of failure `d` reports, by [common]'s rules and, when `dl` is
  * not NULL, the dialect's.  Pure: reads only its arguments and the
  * generated table. */
-sqlease_failure sqlease_classify(const sqlease_diag *d, const sqlease_dialect *dl, int stage);
+sqle_failure sqle_classify(const sqle_diag *d, const sqle_dialect *dl, int stage);
 
 /* The same for an error the library filled (its SQLSTATE, native code and
  * message, which quotes the driver's), for code above the database port. */
-sqlease_failure sqlease_classify_error(const sqlease_error *err, const sqlease_dialect *dl,
-                                       int stage);
+sqle_failure sqle_classify_error(const sqlease_error *err, const sqle_dialect *dl,
+                                 int stage);
 
 /* The status a failure of this kind is reported as (SQLEASE_EDB,
  * SQLEASE_ETIMEOUT, SQLEASE_ECONNECT, SQLEASE_ENOTABLE). */
-int sqlease_failure_status(sqlease_failure f);
+int sqle_failure_status(sqle_failure f);
 
 /* "timeout", "connection lost", ...: for logs and tests. */
-const char *sqlease_failure_name(sqlease_failure f);
+const char *sqle_failure_name(sqle_failure f);
 
 #endif

@@ -83,13 +83,13 @@ struct db_req {
     int64_t rows;
     int rc;
     sqlease_error err;
-    sqlease_cond done;      /* signalled when state becomes REQ_DONE */
+    sqle_cond done;      /* signalled when state becomes REQ_DONE */
 };
 
 struct db_worker {
     sqlease_db *db;
     void *port;             /* the instance this worker owns */
-    sqlease_thread thread;
+    sqle_thread thread;
     db_req *current;        /* the request inside the driver, or NULL */
     int abandoned;          /* finish the current call, close, and end */
 };
@@ -133,7 +133,7 @@ static db_req *req_new(const char *sql, const db_bind *binds, size_t nbinds,
     r = calloc(1, size);
     if (r == NULL)
         return NULL;
-    if (sqlease_cond_init(&r->done) != 0) {
+    if (sqle_cond_init(&r->done) != 0) {
         free(r);
         return NULL;
     }
@@ -181,7 +181,7 @@ static void req_free(db_req *r)
 {
     if (r == NULL)
         return;
-    sqlease_cond_destroy(&r->done);
+    sqle_cond_destroy(&r->done);
     free(r);
 }
 
@@ -246,9 +246,9 @@ static void db_unref(sqlease_db *db)
 {
     int last;
 
-    sqlease_mutex_lock(&db->m);
+    sqle_mutex_lock(&db->m);
     last = --db->refs == 0;
-    sqlease_mutex_unlock(&db->m);
+    sqle_mutex_unlock(&db->m);
     if (last)
         db_free(db);
 }
@@ -265,7 +265,7 @@ static void worker_main(void *arg)
     sqlease_db *db = w->db;
     int abandoned;
 
-    sqlease_mutex_lock(&db->m);
+    sqle_mutex_lock(&db->m);
     for (;;) {
         db_req *r;
         int rc, down;
@@ -276,14 +276,14 @@ static void worker_main(void *arg)
         if (r == NULL) {
             if (db->closing)
                 break;
-            sqlease_cond_wait_until(&db->work_cv, &db->m, -1);
+            sqle_cond_wait_until(&db->work_cv, &db->m, -1);
             continue;
         }
         db->queue = r->next;
         r->next = NULL;
         r->state = REQ_RUNNING;
         w->current = r;
-        sqlease_mutex_unlock(&db->m);
+        sqle_mutex_unlock(&db->m);
 
         /* A connect has a bound of its own, the login timeout, also when
          * it is made for a statement: a server that accepts and never
@@ -291,32 +291,32 @@ static void worker_main(void *arg)
          * top of it. */
         rc = SQLEASE_OK;
         if (r->connect_only || !db->ops->connected(w->port)) {
-            sqlease_mutex_lock(&db->m);
-            r->connect_by = sqlease_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
-            sqlease_cond_signal(&r->done); /* its waiter takes the earlier bound */
-            sqlease_mutex_unlock(&db->m);
+            sqle_mutex_lock(&db->m);
+            r->connect_by = sqle_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
+            sqle_cond_signal(&r->done); /* its waiter takes the earlier bound */
+            sqle_mutex_unlock(&db->m);
             rc = db->ops->connect(w->port, &r->err);
-            sqlease_mutex_lock(&db->m);
+            sqle_mutex_lock(&db->m);
             r->connect_by = 0;
-            sqlease_mutex_unlock(&db->m);
+            sqle_mutex_unlock(&db->m);
         }
         if (rc != SQLEASE_OK || r->connect_only) {
             /* the connect's answer is the request's */
         } else if (r->max_rows > 0) {
-            sqlease_atomic_add(&db->statements, 1);
+            sqle_atomic_add(&db->statements, 1);
             rc = db->ops->exec_rows != NULL
                      ? db->ops->exec_rows(w->port, r->sql, r->binds, r->nbinds, r->out,
                                           r->nout, r->max_rows, &r->nrows, &r->err)
-                     : sqlease_fail(&r->err, SQLEASE_EINVAL,
-                                    "this database port cannot fetch several rows");
+                     : sqle_fail(&r->err, SQLEASE_EINVAL,
+                                 "this database port cannot fetch several rows");
         } else {
-            sqlease_atomic_add(&db->statements, 1);
+            sqle_atomic_add(&db->statements, 1);
             rc = db->ops->exec(w->port, r->sql, r->binds, r->nbinds, r->out, r->nout,
                                &r->has_row, &r->rows, &r->err);
         }
         down = !db->ops->connected(w->port);
 
-        sqlease_mutex_lock(&db->m);
+        sqle_mutex_lock(&db->m);
         w->current = NULL;
         if (!w->abandoned) {
             db->need_connect = down;
@@ -328,13 +328,13 @@ static void worker_main(void *arg)
         } else {
             r->rc = rc;
             r->state = REQ_DONE;
-            sqlease_cond_signal(&r->done);
+            sqle_cond_signal(&r->done);
         }
     }
     abandoned = w->abandoned;
     if (abandoned)
         db->nabandoned--;
-    sqlease_mutex_unlock(&db->m);
+    sqle_mutex_unlock(&db->m);
 
     db->ops->close(w->port);
     w->port = NULL;
@@ -349,21 +349,21 @@ static int worker_start(sqlease_db *db, sqlease_error *err)
     db_worker *w = calloc(1, sizeof *w);
 
     if (w == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     w->db = db;
     w->port = db->ops->clone(db->proto, db->dialect, err);
     if (w->port == NULL) {
         free(w);
         return err != NULL && err->status != SQLEASE_OK
-                   ? err->status : sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+                   ? err->status : sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     db->refs++;
-    if (sqlease_thread_start(&w->thread, worker_main, w) != 0) {
+    if (sqle_thread_start(&w->thread, worker_main, w) != 0) {
         db->refs--;
         db->ops->close(w->port);
         free(w);
-        return sqlease_fail(err, SQLEASE_EPLATFORM,
-                            "cannot start the thread that runs statements");
+        return sqle_fail(err, SQLEASE_EPLATFORM,
+                         "cannot start the thread that runs statements");
     }
     db->worker = w;
     db->need_connect = 1;
@@ -385,21 +385,21 @@ static int worker_abandon(sqlease_db *db, db_worker *w)
     db->nabandoned++;
     if (db->worker == w)
         db->worker = NULL;
-    sqlease_thread_detach(&w->thread);
+    sqle_thread_detach(&w->thread);
     return 1;
 }
 
-int64_t db_deadline(sqlease_db *db)
+int64_t sqle_db_deadline(sqlease_db *db)
 {
     int64_t bound = db->query_timeout_ms + DB_SLACK_MS;
     int down;
 
-    sqlease_mutex_lock(&db->m);
+    sqle_mutex_lock(&db->m);
     down = db->worker == NULL || db->need_connect;
-    sqlease_mutex_unlock(&db->m);
+    sqle_mutex_unlock(&db->m);
     if (down)
         bound += db->login_timeout_ms;
-    return sqlease_mono_ms() + bound;
+    return sqle_mono_ms() + bound;
 }
 
 /*
@@ -413,61 +413,61 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
                   size_t *nrows, sqlease_error *err)
 {
     int rc, gave_up = 0, capped = 0, connecting = r->connect_only;
-    int64_t waited, started = sqlease_mono_ms();
+    int64_t waited, started = sqle_mono_ms();
 
-    sqlease_mutex_lock(&db->m);
+    sqle_mutex_lock(&db->m);
     if (db->closing) {
-        sqlease_mutex_unlock(&db->m);
+        sqle_mutex_unlock(&db->m);
         req_free(r);
-        return sqlease_fail(err, SQLEASE_ESTATE, "the database handle is closing");
+        return sqle_fail(err, SQLEASE_ESTATE, "the database handle is closing");
     }
     if (db->worker == NULL) {
         if (db->nabandoned >= DB_MAX_ABANDONED) {
             int n = db->nabandoned;
-            sqlease_mutex_unlock(&db->m);
+            sqle_mutex_unlock(&db->m);
             req_free(r);
-            return sqlease_fail(err, SQLEASE_ETIMEOUT,
-                                "%d connections to '%s' are still stuck in the driver; "
-                                "not opening another until one returns", n,
-                                db->conn_redacted);
+            return sqle_fail(err, SQLEASE_ETIMEOUT,
+                             "%d connections to '%s' are still stuck in the driver; "
+                             "not opening another until one returns", n,
+                             db->conn_redacted);
         }
         rc = worker_start(db, err);
         if (rc != SQLEASE_OK) {
-            sqlease_mutex_unlock(&db->m);
+            sqle_mutex_unlock(&db->m);
             req_free(r);
             return rc;
         }
     }
     queue_insert(db, r);
-    sqlease_cond_signal(&db->work_cv);
+    sqle_cond_signal(&db->work_cv);
     while (r->state != REQ_DONE) {
         int64_t until = r->deadline;
         if (r->connect_by > 0 && r->connect_by < until)
             until = r->connect_by;
-        if (sqlease_mono_ms() >= until) {
+        if (sqle_mono_ms() >= until) {
             gave_up = 1;
             connecting = connecting || r->connect_by > 0;
             break;
         }
-        sqlease_cond_wait_until(&r->done, &db->m, until);
+        sqle_cond_wait_until(&r->done, &db->m, until);
     }
     if (!gave_up) {
-        sqlease_mutex_unlock(&db->m);
+        sqle_mutex_unlock(&db->m);
         req_deliver(r, out, has_row, rows, nrows, err);
         rc = r->rc;
         req_free(r);
         return rc;
     }
-    waited = sqlease_mono_ms() - started;
+    waited = sqle_mono_ms() - started;
     if (r->state == REQ_QUEUED) {
         /* Never sent: take it back. */
         queue_remove(db, r);
-        sqlease_mutex_unlock(&db->m);
+        sqle_mutex_unlock(&db->m);
         req_free(r);
-        return sqlease_fail(err, SQLEASE_ETIMEOUT,
-                            "no answer from '%s' within %lld ms: the statement was not sent "
-                            "(the connection was busy with one that did not return)",
-                            db->conn_redacted, (long long)waited);
+        return sqle_fail(err, SQLEASE_ETIMEOUT,
+                         "no answer from '%s' within %lld ms: the statement was not sent "
+                         "(the connection was busy with one that did not return)",
+                         db->conn_redacted, (long long)waited);
     }
     /* In the driver: from now on the request belongs to its worker. */
     r->state = REQ_ORPHANED;
@@ -483,35 +483,35 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
             (void)worker_start(db, NULL);
         }
     }
-    sqlease_mutex_unlock(&db->m);
+    sqle_mutex_unlock(&db->m);
     if (capped)
-        sqlease_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_ERROR,
-                    "a call to '%s' is stuck in the driver and %d connections are already "
-                    "abandoned; statements wait (and time out) until one returns",
-                    db->conn_redacted, DB_MAX_ABANDONED);
+        sqle_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_ERROR,
+                 "a call to '%s' is stuck in the driver and %d connections are already "
+                 "abandoned; statements wait (and time out) until one returns",
+                 db->conn_redacted, DB_MAX_ABANDONED);
     else
-        sqlease_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_WARN,
-                    "%s '%s' did not return within %lld ms; abandoning that connection "
-                    "(closed when the driver gives the call back) for a new one",
-                    connecting ? "connecting to" : "a statement to", db->conn_redacted,
-                    (long long)waited);
-    return sqlease_fail(err, SQLEASE_ETIMEOUT, "no answer from '%s' within %lld ms while %s",
-                        db->conn_redacted, (long long)waited,
-                        connecting ? "connecting (login timeout)" : "running a statement");
+        sqle_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_WARN,
+                 "%s '%s' did not return within %lld ms; abandoning that connection "
+                 "(closed when the driver gives the call back) for a new one",
+                 connecting ? "connecting to" : "a statement to", db->conn_redacted,
+                 (long long)waited);
+    return sqle_fail(err, SQLEASE_ETIMEOUT, "no answer from '%s' within %lld ms while %s",
+                     db->conn_redacted, (long long)waited,
+                     connecting ? "connecting (login timeout)" : "running a statement");
 }
 /* ------------------------------------------------------------------ */
 /* The handle                                                          */
 /* ------------------------------------------------------------------ */
 
-static void free_ini(sqlease_ini *ini);
+static void free_ini(sqle_ini *ini);
 
 /* The last reference is gone: no worker is left, nothing is queued. */
 static void db_free(sqlease_db *db)
 {
     if (db->proto != NULL)
         db->ops->close(db->proto);
-    sqlease_cond_destroy(&db->work_cv);
-    sqlease_mutex_destroy(&db->m);
+    sqle_cond_destroy(&db->work_cv);
+    sqle_mutex_destroy(&db->m);
     free_ini(&db->ini);
     free(db->conn_redacted);
     free(db);
@@ -523,8 +523,8 @@ static void db_free(sqlease_db *db)
  * listener that is not a database) cannot keep the caller past the login
  * timeout, whatever the driver does with it.
  */
-int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_redacted,
-            const sqlease_db_options *opt, sqlease_error *err)
+int sqle_db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_redacted,
+                 const sqlease_db_options *opt, sqlease_error *err)
 {
     sqlease_db *db;
     db_req *r;
@@ -534,26 +534,26 @@ int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_r
     db = calloc(1, sizeof *db);
     if (db == NULL) {
         ops->close(proto);
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    db->conn_redacted = sqlease_strdup(conn_redacted != NULL ? conn_redacted : "");
+    db->conn_redacted = sqle_strdup(conn_redacted != NULL ? conn_redacted : "");
     if (db->conn_redacted == NULL) {
         free(db);
         ops->close(proto);
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    if (sqlease_mutex_init(&db->m) != 0) {
+    if (sqle_mutex_init(&db->m) != 0) {
         free(db->conn_redacted);
         free(db);
         ops->close(proto);
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex");
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex");
     }
-    if (sqlease_cond_init(&db->work_cv) != 0) {
-        sqlease_mutex_destroy(&db->m);
+    if (sqle_cond_init(&db->work_cv) != 0) {
+        sqle_mutex_destroy(&db->m);
         free(db->conn_redacted);
         free(db);
         ops->close(proto);
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a condition variable");
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot create a condition variable");
     }
     db->ops = ops;
     db->proto = proto;
@@ -570,14 +570,14 @@ int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_r
     r = req_new(NULL, NULL, 0, NULL, 0, 0);
     if (r == NULL) {
         sqlease_db_close(db);
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     r->connect_only = 1;
-    r->deadline = sqlease_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
+    r->deadline = sqle_mono_ms() + db->login_timeout_ms + DB_SLACK_MS;
     rc = submit(db, r, NULL, NULL, NULL, NULL, err);
     if (rc == SQLEASE_OK && db->dialect == NULL)
-        rc = sqlease_fail(err, SQLEASE_EDIALECT, "connected to '%s' but found no dialect",
-                          db->conn_redacted);
+        rc = sqle_fail(err, SQLEASE_EDIALECT, "connected to '%s' but found no dialect",
+                       db->conn_redacted);
     if (rc != SQLEASE_OK) {
         sqlease_db_close(db);
         return rc;
@@ -594,54 +594,54 @@ int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_r
  * than surfacing later as a lease that behaves differently from what the
  * file says.
  */
-static int read_ini(const char *conn, sqlease_ini *ini, sqlease_error *err)
+static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
 {
     static const struct { const char *key; size_t off; } durations[] = {
-        { "SqleaseTTL", offsetof(sqlease_ini, ttl_ms) },
-        { "SqleaseHeartbeat", offsetof(sqlease_ini, heartbeat_ms) },
-        { "SqleaseRenewDeadline", offsetof(sqlease_ini, renew_deadline_ms) },
-        { "SqleaseRetry", offsetof(sqlease_ini, retry_ms) },
+        { "SqleaseTTL", offsetof(sqle_ini, ttl_ms) },
+        { "SqleaseHeartbeat", offsetof(sqle_ini, heartbeat_ms) },
+        { "SqleaseRenewDeadline", offsetof(sqle_ini, renew_deadline_ms) },
+        { "SqleaseRetry", offsetof(sqle_ini, retry_ms) },
     };
     char buf[512];
     size_t i;
     int rc;
 
     memset(ini, 0, sizeof *ini);
-    if (odbc_dsn_setting(conn, "SqleaseTable", buf, sizeof buf)) {
-        if (!sqlease_valid_table(buf))
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
-                                "valid table (identifier or schema.identifier)", buf, conn);
-        ini->table = sqlease_strdup(buf);
+    if (sqle_odbc_dsn_setting(conn, "SqleaseTable", buf, sizeof buf)) {
+        if (!sqle_valid_table(buf))
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
+                             "valid table (identifier or schema.identifier)", buf, conn);
+        ini->table = sqle_strdup(buf);
         if (ini->table == NULL)
-            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    if (odbc_dsn_setting(conn, "SqleaseName", buf, sizeof buf)) {
+    if (sqle_odbc_dsn_setting(conn, "SqleaseName", buf, sizeof buf)) {
         if (strlen(buf) > SQLEASE_MAX_NAME)
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
-                                conn, SQLEASE_MAX_NAME);
-        ini->name = sqlease_strdup(buf);
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
+                             conn, SQLEASE_MAX_NAME);
+        ini->name = sqle_strdup(buf);
         if (ini->name == NULL)
-            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     for (i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         int64_t ms = 0;
         sqlease_error perr;
-        if (!odbc_dsn_setting(conn, durations[i].key, buf, sizeof buf))
+        if (!sqle_odbc_dsn_setting(conn, durations[i].key, buf, sizeof buf))
             continue;
         rc = sqlease_parse_duration(buf, &ms, &perr);
         if (rc == SQLEASE_OK && ms == 0)
-            rc = sqlease_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
+            rc = sqle_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
         if (rc != SQLEASE_OK)
-            return sqlease_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
-                                conn, perr.message);
+            return sqle_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
+                             conn, perr.message);
         *(int64_t *)((char *)ini + durations[i].off) = ms;
     }
     return SQLEASE_OK;
 }
 
-static void free_ini(sqlease_ini *ini)
+static void free_ini(sqle_ini *ini)
 {
     free(ini->table);
     free(ini->name);
@@ -660,32 +660,32 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt_in, sqlease_
     const char *conn;
     const char *dialect;
     char ini_dialect[64];
-    sqlease_ini ini;
+    sqle_ini ini;
     void *self = NULL;
     char *redacted;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (out == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_db_open: out is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_db_open: out is NULL");
     *out = NULL;
     sqlease_db_options_init(&full);
     if (opt_in != NULL) {
-        rc = sqlease_struct_in(&full, sizeof full, opt_in, "sqlease_db_options",
-                               "sqlease_db_options_init", err);
+        rc = sqle_struct_in(&full, sizeof full, opt_in, "sqlease_db_options",
+                            "sqlease_db_options_init", err);
         if (rc != SQLEASE_OK)
             return rc;
     }
     conn = opt->conn;
     if (conn == NULL || conn[0] == '\0')
-        conn = sqlease_getenv("SQLEASE_DSN");
+        conn = sqle_getenv("SQLEASE_DSN");
     if (conn == NULL || conn[0] == '\0')
         conn = SQLEASE_DEFAULT_CONN;
     dialect = opt->dialect;
     if (dialect != NULL && dialect[0] == '\0')
         dialect = NULL;
-    if (dialect == NULL && odbc_dsn_setting(conn, "SqleaseDialect", ini_dialect,
-                                            sizeof ini_dialect))
+    if (dialect == NULL && sqle_odbc_dsn_setting(conn, "SqleaseDialect", ini_dialect,
+                                                 sizeof ini_dialect))
         dialect = ini_dialect;
     rc = read_ini(conn, &ini, err);
     if (rc != SQLEASE_OK) {
@@ -693,21 +693,21 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt_in, sqlease_
         return rc;
     }
 
-    rc = odbc_new_with(&self, conn,
-                       dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
-                       opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000,
-                       opt->must_exist, err);
+    rc = sqle_odbc_new_with(&self, conn,
+                            dialect, opt->login_timeout_ms > 0 ? opt->login_timeout_ms : 5000,
+                            opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000,
+                            opt->must_exist, err);
     if (rc != SQLEASE_OK) {
         free_ini(&ini);
         return rc;
     }
-    redacted = sqlease_redact(conn);
+    redacted = sqle_redact(conn);
     if (redacted == NULL) {
-        odbc_ops.close(self);
+        sqle_odbc_ops.close(self);
         free_ini(&ini);
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    rc = db_wrap(out, &odbc_ops, self, redacted, opt, err);
+    rc = sqle_db_wrap(out, &sqle_odbc_ops, self, redacted, opt, err);
     free(redacted);
     if (rc != SQLEASE_OK) {
         free_ini(&ini);
@@ -730,22 +730,22 @@ void sqlease_db_close(sqlease_db *db)
 
     if (db == NULL)
         return;
-    sqlease_mutex_lock(&db->m);
+    sqle_mutex_lock(&db->m);
     db->closing = 1;
     if (db->worker != NULL) {
         if (db->worker->current != NULL || db->queue != NULL) {
             db->worker->abandoned = 1;
             db->nabandoned++;
-            sqlease_thread_detach(&db->worker->thread);
+            sqle_thread_detach(&db->worker->thread);
         } else {
             join = db->worker;
         }
         db->worker = NULL;
     }
-    sqlease_cond_broadcast(&db->work_cv);
-    sqlease_mutex_unlock(&db->m);
+    sqle_cond_broadcast(&db->work_cv);
+    sqle_mutex_unlock(&db->m);
     if (join != NULL) {
-        sqlease_thread_join(&join->thread);
+        sqle_thread_join(&join->thread);
         free(join);
     }
     db_unref(db);
@@ -769,16 +769,16 @@ int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
                                sqlease_options *out, size_t out_size, sqlease_error *err)
 {
     sqlease_options full;
-    sqlease_resolved r;
+    sqle_resolved r;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (db == NULL || out == NULL || out_size < sizeof(size_t))
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_options_effective: NULL argument");
-    rc = sqlease_options_import(in, &full, err);
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_options_effective: NULL argument");
+    rc = sqle_options_import(in, &full, err);
     if (rc != SQLEASE_OK)
         return rc;
-    rc = sqlease_options_resolve(&full, &db->ini, 0, &r, err);
+    rc = sqle_options_resolve(&full, &db->ini, 0, &r, err);
     if (rc != SQLEASE_OK)
         return rc;
     full.table = r.table;
@@ -787,23 +787,23 @@ int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
     full.heartbeat_ms = r.heartbeat_ms;
     full.renew_deadline_ms = r.renew_deadline_ms;
     full.retry_ms = r.retry_ms;
-    sqlease_struct_out(out, out_size, &full, sizeof full);
+    sqle_struct_out(out, out_size, &full, sizeof full);
     return SQLEASE_OK;
 }
 
 uint64_t sqlease_db_statements(const sqlease_db *db)
 {
-    return db != NULL ? sqlease_atomic_load(&db->statements) : 0;
+    return db != NULL ? sqle_atomic_load(&db->statements) : 0;
 }
 
-const sqlease_dialect *db_dialect(sqlease_db *db)
+const sqle_dialect *sqle_db_dialect(sqlease_db *db)
 {
     return db->dialect;
 }
 
-int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
-               size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
-               sqlease_error *err)
+int sqle_db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+                    size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
+                    sqlease_error *err)
 {
     db_req *r;
 
@@ -813,17 +813,17 @@ int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind 
         *rows = -1;
     if (db == NULL || sql == NULL || (nbinds > 0 && binds == NULL) ||
         (nout > 0 && out == NULL))
-        return sqlease_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
+        return sqle_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
     r = req_new(sql, binds, nbinds, out, nout, 0);
     if (r == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    r->deadline = deadline > 0 ? deadline : db_deadline(db);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    r->deadline = deadline > 0 ? deadline : sqle_db_deadline(db);
     return submit(db, r, out, has_row, rows, NULL, err);
 }
 
-int db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
-                    size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
-                    sqlease_error *err)
+int sqle_db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+                         size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                         sqlease_error *err)
 {
     db_req *r;
     int rc;
@@ -832,21 +832,21 @@ int db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_
         *nrows = 0;
     if (db == NULL || sql == NULL || (nbinds > 0 && binds == NULL) || out == NULL ||
         nout == 0 || max_rows == 0 || nrows == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "exec_rows: NULL or empty argument");
+        return sqle_fail(err, SQLEASE_EINVAL, "exec_rows: NULL or empty argument");
     r = req_new(sql, binds, nbinds, out, nout, max_rows);
     if (r == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    r->deadline = deadline > 0 ? deadline : db_deadline(db);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    r->deadline = deadline > 0 ? deadline : sqle_db_deadline(db);
     rc = submit(db, r, out, NULL, NULL, nrows, err);
     if (rc != SQLEASE_OK)
         *nrows = 0;
     return rc;
 }
 
-int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
-            db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
+int sqle_db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
+                 db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
-    return db_exec_by(db, 0, sql, binds, nbinds, out, nout, has_row, rows, err);
+    return sqle_db_exec_by(db, 0, sql, binds, nbinds, out, nout, has_row, rows, err);
 }
 
 /*
@@ -857,33 +857,33 @@ int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds
  */
 int sqlease_db_now_ms(sqlease_db *db, int64_t *now_ms, sqlease_error *err)
 {
-    const sqlease_dialect *d;
+    const sqle_dialect *d;
     int64_t v = 0;
     db_out out = { DB_INT64, NULL, NULL, 0, 0 };
     int has_row = 0;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (db == NULL || now_ms == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_db_now_ms: NULL argument");
-    d = db_dialect(db);
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_db_now_ms: NULL argument");
+    d = sqle_db_dialect(db);
     out.i = &v;
-    rc = db_exec(db, d->now.sql, NULL, 0, &out, 1, &has_row, NULL, err);
+    rc = sqle_db_exec(db, d->now.sql, NULL, 0, &out, 1, &has_row, NULL, err);
     if (rc != SQLEASE_OK)
         return rc;
     if (!has_row || out.is_null || v <= 0)
-        return sqlease_fail(err, SQLEASE_ECLOCK,
-                            "the database clock read as %s from \"%s\"",
-                            !has_row ? "no row" : out.is_null ? "NULL" : v == 0 ? "0" : "negative",
-                            d->now_ms);
+        return sqle_fail(err, SQLEASE_ECLOCK,
+                         "the database clock read as %s from \"%s\"",
+                         !has_row ? "no row" : out.is_null ? "NULL" : v == 0 ? "0" : "negative",
+                         d->now_ms);
     *now_ms = v;
     return SQLEASE_OK;
 }
 
-int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_params *p,
-           db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
+int sqle_db_run(sqlease_db *db, const sqle_stmt *st, const char *sql, const db_params *p,
+                db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
-    return db_run_by(db, 0, st, sql, p, out, nout, has_row, rows, err);
+    return sqle_db_run_by(db, 0, st, sql, p, out, nout, has_row, rows, err);
 }
 
 /*
@@ -911,7 +911,7 @@ static const param_binding param_bindings[SQLEASE_PARAM_COUNT] = {
     SQLEASE_PARAM_LIST(PARAM_BINDING)
 };
 
-int db_param_bind(const db_params *p, unsigned param, db_bind *b)
+int sqle_db_param_bind(const db_params *p, unsigned param, db_bind *b)
 {
     const param_binding *pb;
     const char *field;
@@ -933,44 +933,44 @@ int db_param_bind(const db_params *p, unsigned param, db_bind *b)
 
 /* The bound values of a generated statement, in its markers' order.
  * binds has room for 16. */
-static int bind_params(const sqlease_stmt *st, const db_params *p, db_bind *binds,
+static int bind_params(const sqle_stmt *st, const db_params *p, db_bind *binds,
                        sqlease_error *err)
 {
     size_t i;
 
     if (st->nparams > 16)
-        return sqlease_fail(err, SQLEASE_EINVAL, "statement has %zu parameters; at most 16",
-                            st->nparams);
+        return sqle_fail(err, SQLEASE_EINVAL, "statement has %zu parameters; at most 16",
+                         st->nparams);
     for (i = 0; i < st->nparams; i++) {
-        if (db_param_bind(p, st->params[i], &binds[i]) != 0)
-            return sqlease_fail(err, SQLEASE_EINVAL, "unknown statement parameter %d",
-                                (int)st->params[i]);
+        if (sqle_db_param_bind(p, st->params[i], &binds[i]) != 0)
+            return sqle_fail(err, SQLEASE_EINVAL, "unknown statement parameter %d",
+                             (int)st->params[i]);
     }
     return SQLEASE_OK;
 }
 
-int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
-              const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
-              sqlease_error *err)
+int sqle_db_run_by(sqlease_db *db, int64_t deadline, const sqle_stmt *st, const char *sql,
+                   const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
+                   sqlease_error *err)
 {
     db_bind binds[16];
     int rc = bind_params(st, p, binds, err);
 
     if (rc != SQLEASE_OK)
         return rc;
-    return db_exec_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out, nout,
-                      has_row, rows, err);
+    return sqle_db_exec_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out, nout,
+                           has_row, rows, err);
 }
 
-int db_run_rows_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
-                   const db_params *p, db_out *out, size_t nout, size_t max_rows,
-                   size_t *nrows, sqlease_error *err)
+int sqle_db_run_rows_by(sqlease_db *db, int64_t deadline, const sqle_stmt *st, const char *sql,
+                        const db_params *p, db_out *out, size_t nout, size_t max_rows,
+                        size_t *nrows, sqlease_error *err)
 {
     db_bind binds[16];
     int rc = bind_params(st, p, binds, err);
 
     if (rc != SQLEASE_OK)
         return rc;
-    return db_exec_rows_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out,
-                           nout, max_rows, nrows, err);
+    return sqle_db_exec_rows_by(db, deadline, sql != NULL ? sql : st->sql, binds, st->nparams, out,
+                                nout, max_rows, nrows, err);
 }

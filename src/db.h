@@ -60,13 +60,13 @@ typedef struct db_ops {
     int (*connected)(void *self);
     /* The dialect of the connected DBMS; NULL before the first connect
      * detected it (or when it was forced, the forced one). */
-    const sqlease_dialect *(*dialect)(void *self);
+    const sqle_dialect *(*dialect)(void *self);
     /* A new, unconnected instance with the same parameters as `self`,
      * and `d` as its dialect when d is not NULL (so that it need not be
      * detected again).  Only reads what `self` was created with, so it
      * may be called while another instance is busy on another thread.
      * NULL on out-of-memory (err filled). */
-    void *(*clone)(void *self, const sqlease_dialect *d, sqlease_error *err);
+    void *(*clone)(void *self, const sqle_dialect *d, sqlease_error *err);
     /* Disconnect and free `self`. */
     void (*close)(void *self);
     /* Like exec, for a statement whose rows are all wanted (a listing):
@@ -93,18 +93,18 @@ typedef struct db_req db_req;
 struct sqlease_db {
     const db_ops *ops;
     void *proto;                   /* never connected: workers' instances are its clones */
-    const sqlease_dialect *dialect; /* set by the first connect, then fixed */
+    const sqle_dialect *dialect; /* set by the first connect, then fixed */
     char *conn_redacted;
     sqlease_log_fn log;
     void *log_userdata;
     int log_level;
     int64_t query_timeout_ms;      /* what statements were given */
     int64_t login_timeout_ms;      /* what connects were given */
-    sqlease_atomic_u64 statements; /* statements handed to the driver */
-    sqlease_ini ini;               /* the DSN's Sqlease* settings */
+    sqle_atomic_u64 statements; /* statements handed to the driver */
+    sqle_ini ini;               /* the DSN's Sqlease* settings */
 
-    sqlease_mutex m;
-    sqlease_cond work_cv;          /* wakes the worker: a request, or closing */
+    sqle_mutex m;
+    sqle_cond work_cv;          /* wakes the worker: a request, or closing */
     db_worker *worker;             /* the one serving the queue; NULL: start one */
     db_req *queue;                 /* waiting requests, earliest deadline first */
     int need_connect;              /* the worker's connection is down */
@@ -128,31 +128,31 @@ struct sqlease_db {
  * and by tests that interpose a fault injector.  `proto` is never
  * connected itself: the worker runs a clone of it.  Takes ownership of
  * `proto`, also on failure. */
-int db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_redacted,
-            const sqlease_db_options *opt, sqlease_error *err);
+int sqle_db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *conn_redacted,
+                 const sqlease_db_options *opt, sqlease_error *err);
 
-/* The deadline (sqlease_mono_ms) a call that starts now is bound by: the
+/* The deadline (sqle_mono_ms) a call that starts now is bound by: the
  * query timeout + DB_SLACK_MS, plus the login timeout when the
  * connection is down and the call must reconnect first.  Every statement
  * of one public call (an acquire's UPDATE and SELECT) shares it. */
-int64_t db_deadline(sqlease_db *db);
+int64_t sqle_db_deadline(sqlease_db *db);
 
 /* Run one statement on the handle's connection, answering by `deadline`
- * (a sqlease_mono_ms value; 0: db_deadline now).  Past it: SQLEASE_ETIMEOUT,
+ * (a sqle_mono_ms value; 0: sqle_db_deadline now).  Past it: SQLEASE_ETIMEOUT,
  * and a statement still in the driver is abandoned with its connection. */
-int db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
-               size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
-               sqlease_error *err);
-int db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
-            db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
+int sqle_db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+                    size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
+                    sqlease_error *err);
+int sqle_db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t nbinds,
+                 db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
 /* The same through the port's exec_rows: up to max_rows rows into out,
  * which has nout * max_rows descriptors (one per cell, row after row);
  * *nrows gets how many rows came. */
-int db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
-                    size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
-                    sqlease_error *err);
+int sqle_db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
+                         size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
+                         sqlease_error *err);
 
-const sqlease_dialect *db_dialect(sqlease_db *db);
+const sqle_dialect *sqle_db_dialect(sqlease_db *db);
 
 /* The values a template statement's named parameters take: one field
  * per entry of the generator's parameter list (gen/gen_dialects.py,
@@ -167,51 +167,51 @@ typedef struct db_params {
     const char *data;   /* NULL: SQL NULL */
 } db_params;
 
-/* The value parameter `param` (a sqlease_param) takes from `p`, as a
+/* The value parameter `param` (a sqle_param) takes from `p`, as a
  * bind: through the generated binding table, so every parameter the
  * dialect table knows is bound the same way.  Returns 0, or -1 for a
  * parameter the table does not have (b is then zeroed). */
-int db_param_bind(const db_params *p, unsigned param, db_bind *b);
+int sqle_db_param_bind(const db_params *p, unsigned param, db_bind *b);
 
 /* Run a generated statement: `sql` is st->sql with {table} substituted;
  * its `?` markers are bound from `p` in the order st->params lists.
- * `deadline` as for db_exec_by. */
-int db_run_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
-              const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
-              sqlease_error *err);
-int db_run(sqlease_db *db, const sqlease_stmt *st, const char *sql, const db_params *p,
-           db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
-/* A generated statement through db_exec_rows_by. */
-int db_run_rows_by(sqlease_db *db, int64_t deadline, const sqlease_stmt *st, const char *sql,
-                   const db_params *p, db_out *out, size_t nout, size_t max_rows,
-                   size_t *nrows, sqlease_error *err);
+ * `deadline` as for sqle_db_exec_by. */
+int sqle_db_run_by(sqlease_db *db, int64_t deadline, const sqle_stmt *st, const char *sql,
+                   const db_params *p, db_out *out, size_t nout, int *has_row, int64_t *rows,
+                   sqlease_error *err);
+int sqle_db_run(sqlease_db *db, const sqle_stmt *st, const char *sql, const db_params *p,
+                db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err);
+/* A generated statement through sqle_db_exec_rows_by. */
+int sqle_db_run_rows_by(sqlease_db *db, int64_t deadline, const sqle_stmt *st, const char *sql,
+                        const db_params *p, db_out *out, size_t nout, size_t max_rows,
+                        size_t *nrows, sqlease_error *err);
 
 /* The ODBC implementation of the port (odbc.c).  `conn` is a DSN name or
  * a connection string; `dialect_key` NULL means detect from
- * SQL_DBMS_NAME.  odbc_new makes an instance without connecting (it
+ * SQL_DBMS_NAME.  sqle_odbc_new makes an instance without connecting (it
  * checks the arguments and settles the connection string, with the
- * driver's socket bounds added); odbc_open also connects, on the calling
+ * driver's socket bounds added); sqle_odbc_open also connects, on the calling
  * thread. */
-extern const db_ops odbc_ops;
-int odbc_new(void **self, const char *conn, const char *dialect_key,
-             int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err);
+extern const db_ops sqle_odbc_ops;
+int sqle_odbc_new(void **self, const char *conn, const char *dialect_key,
+                  int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err);
 /* The same; with must_exist, the dialect table's must_exist settings are
  * added for the driver too (it must not create a missing database), and a
  * connect that fails on a missing database file says so. */
-int odbc_new_with(void **self, const char *conn, const char *dialect_key,
-                  int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
-                  sqlease_error *err);
-int odbc_open(void **self, const char *conn, const char *dialect_key,
-              int64_t login_timeout_ms, int64_t query_timeout_ms,
-              sqlease_error *err);
+int sqle_odbc_new_with(void **self, const char *conn, const char *dialect_key,
+                       int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
+                       sqlease_error *err);
+int sqle_odbc_open(void **self, const char *conn, const char *dialect_key,
+                   int64_t login_timeout_ms, int64_t query_timeout_ms,
+                   sqlease_error *err);
 /* The connection string the instance hands the driver (it may hold a
  * password: for tests, never for messages). */
-const char *odbc_conn_string(const void *self);
+const char *sqle_odbc_conn_string(const void *self);
 
 /* Read a key from a DSN's section in odbc.ini through the driver manager
  * (SQLGetPrivateProfileString).  Returns 1 and fills buf if the key is
  * set, 0 if it is not or `conn` is a connection string rather than a DSN
  * name. */
-int odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap);
+int sqle_odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap);
 
 #endif

@@ -47,14 +47,14 @@ static int same(const char *a, const char *b)
 /* Keys and aliases are compared exactly: they are identifiers the
  * generator checked ([a-z][a-z0-9_]*), and a user's "SQLite" is refused
  * with the list of names rather than guessed at. */
-const sqlease_dialect *sqlease_dialect_find(const char *key)
+const sqle_dialect *sqle_dialect_find(const char *key)
 {
     size_t i, j;
 
     if (key == NULL)
         return NULL;
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
+    for (i = 0; i < sqle_dialect_count; i++) {
+        const sqle_dialect *d = &sqle_dialects[i];
         if (same(d->key, key))
             return d;
         for (j = 0; j < d->naliases; j++) {
@@ -68,14 +68,14 @@ const sqlease_dialect *sqlease_dialect_find(const char *key)
 /* Substrings, because drivers decorate the name ("Microsoft SQL Server
  * 2019", "PostgreSQL 15.4"); the first row in key order wins, so that
  * the answer never depends on how the table was written. */
-const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name)
+const sqle_dialect *sqle_dialect_detect(const char *dbms_name)
 {
     size_t i, j;
 
     if (dbms_name == NULL)
         return NULL;
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
+    for (i = 0; i < sqle_dialect_count; i++) {
+        const sqle_dialect *d = &sqle_dialects[i];
         for (j = 0; j < d->ndbms_names; j++) {
             if (contains_ascii_ci(dbms_name, d->dbms_names[j]))
                 return d;
@@ -84,7 +84,7 @@ const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name)
     return NULL;
 }
 
-const char *sqlease_dialect_keys(void)
+const char *sqle_dialect_keys(void)
 {
-    return sqlease_dialect_key_list;
+    return sqle_dialect_key_list;
 }

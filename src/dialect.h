@@ -13,12 +13,12 @@
 
 /* The dialect with this key or alias (exact, case-sensitive); NULL if
  * unknown or key is NULL. */
-const sqlease_dialect *sqlease_dialect_find(const char *key);
+const sqle_dialect *sqle_dialect_find(const char *key);
 /* The first dialect, in key order, one of whose dbms_names is a
  * case-insensitive substring of dbms_name; NULL if none or dbms_name is
  * NULL. */
-const sqlease_dialect *sqlease_dialect_detect(const char *dbms_name);
+const sqle_dialect *sqle_dialect_detect(const char *dbms_name);
 /* The known keys, sorted, separated by ", ". */
-const char *sqlease_dialect_keys(void);
+const char *sqle_dialect_keys(void);
 
 #endif

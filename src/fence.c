@@ -124,7 +124,7 @@ static int put_text(outbuf *o, int style, const char *v, size_t idx, sqlease_err
     const unsigned char *u = (const unsigned char *)v;
     size_t n = strlen(v), i, len;
 
-    switch ((sqlease_literal_style)style) {
+    switch ((sqle_literal_style)style) {
     case SQLEASE_LIT_STANDARD:
         puts_(o, "'");
         for (i = 0; i < n; i++)
@@ -138,9 +138,9 @@ static int put_text(outbuf *o, int style, const char *v, size_t idx, sqlease_err
             char esc[24];
             len = utf8_decode(u + i, n - i, &cp);
             if (len == 0)
-                return sqlease_fail(err, SQLEASE_EINVAL,
-                                    "fence value %zu is not valid UTF-8 (byte %zu)", idx + 1,
-                                    i + 1);
+                return sqle_fail(err, SQLEASE_EINVAL,
+                                 "fence value %zu is not valid UTF-8 (byte %zu)", idx + 1,
+                                 i + 1);
             if (cp == '\'')
                 puts_(o, "''");
             else if (cp == '\\')
@@ -161,19 +161,19 @@ static int put_text(outbuf *o, int style, const char *v, size_t idx, sqlease_err
         return SQLEASE_OK;
     case SQLEASE_LIT_MYSQL:
         if (strchr(v, '\\') != NULL)
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "fence value %zu ('%s') contains a backslash, which "
-                                "MySQL/MariaDB read as an escape unless the session's sql_mode "
-                                "has NO_BACKSLASH_ESCAPES: it cannot be written as a literal "
-                                "that means the same in every session (bind the values "
-                                "instead)", idx + 1, v);
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "fence value %zu ('%s') contains a backslash, which "
+                             "MySQL/MariaDB read as an escape unless the session's sql_mode "
+                             "has NO_BACKSLASH_ESCAPES: it cannot be written as a literal "
+                             "that means the same in every session (bind the values "
+                             "instead)", idx + 1, v);
         puts_(o, "_utf8mb4'");
         for (i = 0; i < n; i++)
             put(o, v[i] == '\'' ? "''" : v + i, v[i] == '\'' ? 2 : 1);
         puts_(o, "'");
         return SQLEASE_OK;
     }
-    return sqlease_fail(err, SQLEASE_EINVAL, "unknown literal style %d", style);
+    return sqle_fail(err, SQLEASE_EINVAL, "unknown literal style %d", style);
 }
 
 /*
@@ -183,26 +183,26 @@ static int put_text(outbuf *o, int style, const char *v, size_t idx, sqlease_err
  */
 int sqlease_fence_literal(const sqlease_fence *f, char *buf, size_t cap, sqlease_error *err)
 {
-    const sqlease_dialect *d;
+    const sqle_dialect *d;
     outbuf o = { NULL, 0, 0, 0 };
     const char *p;
     size_t next = 0;
     int rc = SQLEASE_OK;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (f == NULL || buf == NULL || cap == 0)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_fence_literal: NULL argument");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_fence_literal: NULL argument");
     buf[0] = '\0';
     if (f->size < FENCE_MIN_SIZE || f->sql == NULL || f->dialect == NULL ||
         f->nvalues > SQLEASE_FENCE_MAX_VALUES)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "sqlease_fence_literal: the fence is not filled (use "
-                            "SQLEASE_FENCE_INIT, then sqlease_supervisor_fence or "
-                            "sqlease_lease_fence)");
-    d = sqlease_dialect_find(f->dialect);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_fence_literal: the fence is not filled (use "
+                         "SQLEASE_FENCE_INIT, then sqlease_supervisor_fence or "
+                         "sqlease_lease_fence)");
+    d = sqle_dialect_find(f->dialect);
     if (d == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_fence_literal: unknown dialect '%s'",
-                            f->dialect);
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_fence_literal: unknown dialect '%s'",
+                         f->dialect);
     for (p = f->sql; *p != '\0' && rc == SQLEASE_OK;) {
         if (*p == '\'' || *p == '"' || *p == '`') {
             const char *q = p + 1;
@@ -224,9 +224,9 @@ int sqlease_fence_literal(const sqlease_fence *f, char *buf, size_t cap, sqlease
         } else if (*p == '?') {
             const sqlease_value *v;
             if (next >= f->nvalues) {
-                rc = sqlease_fail(err, SQLEASE_EINVAL,
-                                  "sqlease_fence_literal: more markers than the %zu values",
-                                  f->nvalues);
+                rc = sqle_fail(err, SQLEASE_EINVAL,
+                               "sqlease_fence_literal: more markers than the %zu values",
+                               f->nvalues);
                 break;
             }
             v = &f->values[next++];
@@ -237,8 +237,8 @@ int sqlease_fence_literal(const sqlease_fence *f, char *buf, size_t cap, sqlease
             } else if (v->type == SQLEASE_VALUE_TEXT && v->text != NULL) {
                 rc = put_text(&o, d->string_literal, v->text, next - 1, err);
             } else {
-                rc = sqlease_fail(err, SQLEASE_EINVAL,
-                                  "sqlease_fence_literal: value %zu has no type", next);
+                rc = sqle_fail(err, SQLEASE_EINVAL,
+                               "sqlease_fence_literal: value %zu has no type", next);
             }
             p++;
         } else {
@@ -247,14 +247,14 @@ int sqlease_fence_literal(const sqlease_fence *f, char *buf, size_t cap, sqlease
         }
     }
     if (rc == SQLEASE_OK && next != f->nvalues)
-        rc = sqlease_fail(err, SQLEASE_EINVAL,
-                          "sqlease_fence_literal: %zu markers for %zu values", next, f->nvalues);
+        rc = sqle_fail(err, SQLEASE_EINVAL,
+                       "sqlease_fence_literal: %zu markers for %zu values", next, f->nvalues);
     if (rc == SQLEASE_OK && o.failed)
-        rc = sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     if (rc == SQLEASE_OK && o.len + 1 > cap)
-        rc = sqlease_fail(err, SQLEASE_EINVAL,
-                          "sqlease_fence_literal: needs %zu bytes, the buffer has %zu",
-                          o.len + 1, cap);
+        rc = sqle_fail(err, SQLEASE_EINVAL,
+                       "sqlease_fence_literal: needs %zu bytes, the buffer has %zu",
+                       o.len + 1, cap);
     if (rc == SQLEASE_OK)
         memcpy(buf, o.s, o.len + 1);
     free(o.s);

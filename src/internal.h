@@ -27,35 +27,35 @@
 #endif
 
 /* Fill err (if not NULL) and return status.  sqlstate may be NULL. */
-int sqlease_err(sqlease_error *err, int status, const char *sqlstate, long native,
-                const char *fmt, ...) SQLEASE_PRINTF(5, 6);
+int sqle_err(sqlease_error *err, int status, const char *sqlstate, long native,
+             const char *fmt, ...) SQLEASE_PRINTF(5, 6);
 /* Shorthand without SQLSTATE. */
-int sqlease_fail(sqlease_error *err, int status, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
+int sqle_fail(sqlease_error *err, int status, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
 /* Reset err to status OK, empty message. */
-void sqlease_err_clear(sqlease_error *err);
+void sqle_err_clear(sqlease_error *err);
 
 /* A malloc'd copy of a DSN name or connection string with the value of
  * every password-like key replaced by "***": a key (case-insensitive,
  * blanks around it ignored) that ends in "pwd" (PWD, ENCRYPT_PWD,
  * PRIV_KEY_FILE_PWD) or contains "passwd", "password", "passphrase" or
  * "secret".  NULL on out-of-memory. */
-char *sqlease_redact(const char *conn);
+char *sqle_redact(const char *conn);
 /* Redact in place inside an arbitrary message (a driver message that
  * quotes the connection string). */
-void sqlease_redact_inplace(char *msg);
+void sqle_redact_inplace(char *msg);
 
-char *sqlease_strdup(const char *s);
+char *sqle_strdup(const char *s);
 
 /* 1 if `t` is a valid table: identifier or schema.identifier, each part
  * [A-Za-z_][A-Za-z0-9_]* and not a reserved word, total length
  * 1..SQLEASE_MAX_TABLE. */
-int sqlease_valid_table(const char *t);
+int sqle_valid_table(const char *t);
 /* The same, as SQLEASE_OK or SQLEASE_EINVAL with a message naming `what`
  * ("table", "SqleaseTable") and, for a reserved word, the word. */
-int sqlease_check_table(const char *what, const char *t, sqlease_error *err);
+int sqle_check_table(const char *what, const char *t, sqlease_error *err);
 /* 1 if the n bytes at w are, in any case, a word reserved in SQL-92,
  * PostgreSQL, MySQL/MariaDB, SQLite or T-SQL. */
-int sqlease_reserved_word(const char *w, size_t n);
+int sqle_reserved_word(const char *w, size_t n);
 /* Check a lease name or owner id named `field` ("lease name"): 1..max
  * bytes of valid UTF-8, no control character, not only white space, and
  * unless edge_space_ok neither starting nor ending with it.  Owner ids
@@ -63,18 +63,18 @@ int sqlease_reserved_word(const char *w, size_t n);
  * included); lease names may not (on MySQL/MariaDB the primary key pads
  * trailing spaces, so "job " could never have a row of its own).
  * SQLEASE_OK or SQLEASE_EINVAL with a message naming the field. */
-int sqlease_check_text(const char *field, const char *s, size_t max, int edge_space_ok,
-                       sqlease_error *err);
+int sqle_check_text(const char *field, const char *s, size_t max, int edge_space_ok,
+                    sqlease_error *err);
 
 /* Emit one log line if level <= max_level.  fn NULL: stderr with a
  * "sqlease: " prefix and the level. */
-void sqlease_log(sqlease_log_fn fn, void *ud, int max_level, int level,
-                 const char *fmt, ...) SQLEASE_PRINTF(5, 6);
-void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level,
-                  const char *fmt, va_list ap);
+void sqle_log(sqlease_log_fn fn, void *ud, int max_level, int level,
+              const char *fmt, ...) SQLEASE_PRINTF(5, 6);
+void sqle_vlog(sqlease_log_fn fn, void *ud, int max_level, int level,
+               const char *fmt, va_list ap);
 
 /* A copy of tmpl with every "{table}" replaced by table (malloc'd). */
-char *sqlease_sql_for_table(const char *tmpl, const char *table);
+char *sqle_sql_for_table(const char *tmpl, const char *table);
 
 /* ---- structs that grow (sqlease.h; abi.c) ------------------------- */
 
@@ -88,17 +88,17 @@ char *sqlease_sql_for_table(const char *tmpl, const char *table);
  * and full's size becomes full_size.  `what` and `init` name the struct
  * and its init macro for the message.  Returns SQLEASE_OK, or
  * SQLEASE_EINVAL for a size no init macro set. */
-int sqlease_struct_in(void *full, size_t full_size, const void *in, const char *what,
-                      const char *init, sqlease_error *err);
+int sqle_struct_in(void *full, size_t full_size, const void *in, const char *what,
+                   const char *init, sqlease_error *err);
 
 /* Write the library's struct `full` (full_size bytes) into the caller's
  * `out` of out_size bytes (at least a size_t): no byte past out_size, and
  * the size member written is the number of bytes filled. */
-void sqlease_struct_out(void *out, size_t out_size, void *full, size_t full_size);
+void sqle_struct_out(void *out, size_t out_size, void *full, size_t full_size);
 
 /* The options as the library reads them: `in` (NULL: every default)
- * imported into `full` (see sqlease_struct_in). */
-int sqlease_options_import(const sqlease_options *in, sqlease_options *full,
-                           sqlease_error *err);
+ * imported into `full` (see sqle_struct_in). */
+int sqle_options_import(const sqlease_options *in, sqlease_options *full,
+                        sqlease_error *err);
 
 #endif

@@ -44,7 +44,7 @@
 
 struct sqlease_lease {
     sqlease_db *db;
-    const sqlease_dialect *d;
+    const sqle_dialect *d;
     char *table;
     char *name;
     char *owner;
@@ -63,23 +63,23 @@ struct sqlease_lease {
      * -1. */
     int64_t held_token;
     /* Token of the hold this handle last proved, kept after a failed
-     * renew or lease_forget, so that a release can still give that hold
+     * renew or sqle_lease_forget, so that a release can still give that hold
      * up; -1 if it never held.  A release is scoped to it. */
     int64_t proven_token;
-    /* The deadline (sqlease_mono_ms) shared by every statement of the
+    /* The deadline (sqle_mono_ms) shared by every statement of the
      * call in progress: a public call answers within one bound, however
      * many statements it sends. */
     int64_t deadline;
-    sqlease_atomic_u64 statements;
+    sqle_atomic_u64 statements;
 };
 
 static int nomem(sqlease_error *err)
 {
-    return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+    return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
 }
 
-int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolved *r,
-                       sqlease_error *err)
+int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_resolved *r,
+                            sqlease_error *err)
 {
     sqlease_lease *l;
     char owner[SQLEASE_MAX_OWNER + 1];
@@ -96,23 +96,23 @@ int lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqlease_resolv
         }
     }
     l->db = db;
-    l->d = db_dialect(db);
+    l->d = sqle_db_dialect(db);
     l->ttl_ms = r->ttl_ms;
     l->min_hold_ms = r->min_hold_ms;
     l->retry_ms = r->retry_ms;
     l->held_token = -1;
     l->proven_token = -1;
-    l->table = sqlease_strdup(r->table);
-    l->name = sqlease_strdup(r->name);
-    l->owner = sqlease_strdup(r->owner != NULL ? r->owner : owner);
-    l->data = r->data != NULL ? sqlease_strdup(r->data) : NULL;
+    l->table = sqle_strdup(r->table);
+    l->name = sqle_strdup(r->name);
+    l->owner = sqle_strdup(r->owner != NULL ? r->owner : owner);
+    l->data = r->data != NULL ? sqle_strdup(r->data) : NULL;
     if (l->table != NULL) {
-        l->sql_acquire = sqlease_sql_for_table(l->d->acquire.sql, l->table);
-        l->sql_renew = sqlease_sql_for_table(l->d->renew.sql, l->table);
-        l->sql_release = sqlease_sql_for_table(l->d->release.sql, l->table);
-        l->sql_release_force = sqlease_sql_for_table(l->d->release_force.sql, l->table);
-        l->sql_status = sqlease_sql_for_table(l->d->status.sql, l->table);
-        l->sql_fence = sqlease_sql_for_table(l->d->fence.sql, l->table);
+        l->sql_acquire = sqle_sql_for_table(l->d->acquire.sql, l->table);
+        l->sql_renew = sqle_sql_for_table(l->d->renew.sql, l->table);
+        l->sql_release = sqle_sql_for_table(l->d->release.sql, l->table);
+        l->sql_release_force = sqle_sql_for_table(l->d->release_force.sql, l->table);
+        l->sql_status = sqle_sql_for_table(l->d->status.sql, l->table);
+        l->sql_fence = sqle_sql_for_table(l->d->fence.sql, l->table);
     }
     if (l->table == NULL || l->name == NULL || l->owner == NULL || l->sql_acquire == NULL ||
         l->sql_renew == NULL || (r->data != NULL && l->data == NULL) ||
@@ -129,20 +129,20 @@ int sqlease_lease_new(sqlease_lease **out, sqlease_db *db, const sqlease_options
                       sqlease_error *err)
 {
     sqlease_options full;
-    sqlease_resolved r;
+    sqle_resolved r;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (out == NULL || db == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_new: out and db must not be NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_new: out and db must not be NULL");
     *out = NULL;
-    rc = sqlease_options_import(opt, &full, err);
+    rc = sqle_options_import(opt, &full, err);
     if (rc != SQLEASE_OK)
         return rc;
-    rc = sqlease_options_resolve(&full, &db->ini, 1, &r, err);
+    rc = sqle_options_resolve(&full, &db->ini, 1, &r, err);
     if (rc != SQLEASE_OK)
         return rc;
-    return lease_new_resolved(out, db, &r, err);
+    return sqle_lease_new_resolved(out, db, &r, err);
 }
 
 void sqlease_lease_free(sqlease_lease *l)
@@ -172,12 +172,12 @@ const char *sqlease_lease_name(const sqlease_lease *l)
     return l != NULL ? l->name : NULL;
 }
 
-uint64_t lease_statements(const sqlease_lease *l)
+uint64_t sqle_lease_statements(const sqlease_lease *l)
 {
-    return sqlease_atomic_load(&l->statements);
+    return sqle_atomic_load(&l->statements);
 }
 
-void lease_forget(sqlease_lease *l)
+void sqle_lease_forget(sqlease_lease *l)
 {
     l->held_token = -1;
 }
@@ -191,14 +191,14 @@ static int explain_missing_table(sqlease_lease *l, int rc, sqlease_error *err)
     if (rc == SQLEASE_ENOTABLE && err != NULL) {
         char driver[sizeof err->message];
         memcpy(driver, err->message, sizeof driver);
-        sqlease_err(err, rc, err->sqlstate, err->native_error,
-                    "lease table '%s' does not exist; run `sqlease migrate` (%s)", l->table,
-                    driver);
+        sqle_err(err, rc, err->sqlstate, err->native_error,
+                 "lease table '%s' does not exist; run `sqlease migrate` (%s)", l->table,
+                 driver);
     }
     return rc;
 }
 
-static int run_held(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_t token,
+static int run_held(sqlease_lease *l, const sqle_stmt *st, const char *sql, int64_t token,
                     int64_t min_hold_ms, db_out *out, size_t nout, int *has_row, int64_t *rows,
                     sqlease_error *err)
 {
@@ -211,12 +211,12 @@ static int run_held(sqlease_lease *l, const sqlease_stmt *st, const char *sql, i
     p.token = token;
     p.min_hold_ms = min_hold_ms;
     p.data = l->data;
-    sqlease_atomic_add(&l->statements, 1);
-    rc = db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
+    sqle_atomic_add(&l->statements, 1);
+    rc = sqle_db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
 }
 
-static int run(sqlease_lease *l, const sqlease_stmt *st, const char *sql, int64_t token,
+static int run(sqlease_lease *l, const sqle_stmt *st, const char *sql, int64_t token,
                db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
 {
     return run_held(l, st, sql, token, 0, out, nout, has_row, rows, err);
@@ -253,10 +253,10 @@ static int row_finish(const db_out *out, sqlease_lease_info *info, const char *n
                       sqlease_error *err)
 {
     if (out[4].is_null || info->db_now_ms <= 0)
-        return sqlease_fail(err, SQLEASE_ECLOCK,
-                            "the database clock read as %s from \"%s\"",
-                            out[4].is_null ? "NULL" : info->db_now_ms == 0 ? "0" : "negative",
-                            now_expr);
+        return sqle_fail(err, SQLEASE_ECLOCK,
+                         "the database clock read as %s from \"%s\"",
+                         out[4].is_null ? "NULL" : info->db_now_ms == 0 ? "0" : "negative",
+                         now_expr);
     if (out[0].is_null)
         info->owner[0] = '\0';
     if (out[5].is_null)
@@ -280,9 +280,9 @@ static int read_row(sqlease_lease *l, sqlease_lease_info *info, sqlease_error *e
         return rc;
     if (!has_row) {
         memset(info, 0, sizeof *info);
-        return sqlease_fail(err, SQLEASE_ENOROW,
-                            "lease row '%s' missing from table %s; run `sqlease migrate`",
-                            l->name, l->table);
+        return sqle_fail(err, SQLEASE_ENOROW,
+                         "lease row '%s' missing from table %s; run `sqlease migrate`",
+                         l->name, l->table);
     }
     rc = row_finish(out, info, l->d->now_ms, err);
     if (rc != SQLEASE_OK)
@@ -298,7 +298,7 @@ static int info_size_ok(const sqlease_lease_info *info, size_t size, const char 
                         sqlease_error *err)
 {
     if (info != NULL && size < sizeof(size_t))
-        return sqlease_fail(err, SQLEASE_EINVAL, "%s: info size %zu is too small", fn, size);
+        return sqle_fail(err, SQLEASE_EINVAL, "%s: info size %zu is too small", fn, size);
     return SQLEASE_OK;
 }
 
@@ -311,15 +311,15 @@ int sqlease_lease_status_(sqlease_lease *l, sqlease_lease_info *info, size_t inf
     sqlease_lease_info full;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (l == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_status: lease is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_status: lease is NULL");
     if (info_size_ok(info, info_size, "sqlease_lease_status", err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
-    l->deadline = db_deadline(l->db);
+    l->deadline = sqle_db_deadline(l->db);
     rc = read_row(l, &full, err);
     if (info != NULL)
-        sqlease_struct_out(info, info_size, &full, sizeof full);
+        sqle_struct_out(info, info_size, &full, sizeof full);
     return rc;
 }
 
@@ -335,7 +335,7 @@ int sqlease_lease_status_(sqlease_lease *l, sqlease_lease_info *info, size_t inf
 static int lost_race(const sqlease_lease *l, int rc, const sqlease_error *err)
 {
     return rc == SQLEASE_EDB &&
-           sqlease_classify_error(err, l->d, SQLEASE_AT_STATEMENT) ==
+           sqle_classify_error(err, l->d, SQLEASE_AT_STATEMENT) ==
                SQLEASE_FAIL_SERIALIZATION;
 }
 
@@ -353,10 +353,10 @@ static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
     if (rc != SQLEASE_OK)
         return rc;
     if (rows != 0 && rows != 1)
-        return sqlease_fail(err, SQLEASE_EROWCOUNT,
-                            "acquire of lease '%s' reported %lld rows affected; expected 0 or 1 "
-                            "(is NOCOUNT on, or the name not the primary key?)",
-                            l->name, (long long)rows);
+        return sqle_fail(err, SQLEASE_EROWCOUNT,
+                         "acquire of lease '%s' reported %lld rows affected; expected 0 or 1 "
+                         "(is NOCOUNT on, or the name not the primary key?)",
+                         l->name, (long long)rows);
     *held = rows == 1;
     return SQLEASE_OK;
 }
@@ -385,22 +385,22 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
     if (info != NULL)
         *info = row;
     if (row.held)
-        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
-                            l->name, row.owner, (long long)row.token);
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
+                         l->name, row.owner, (long long)row.token);
     rc = send_acquire(l, 1, row.token, &held, err);
     if (lost_race(l, rc, err)) {
         /* Whoever won holds it now; the next read says who. */
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
-        return sqlease_fail(err, SQLEASE_NOT_HELD,
-                            "lease '%s' was taken by a concurrent acquire (%s)", l->name, why);
+        return sqle_fail(err, SQLEASE_NOT_HELD,
+                         "lease '%s' was taken by a concurrent acquire (%s)", l->name, why);
     }
     if (rc != SQLEASE_OK)
         return rc;
     if (!held)
-        return sqlease_fail(err, SQLEASE_NOT_HELD,
-                            "lease '%s' was taken by another acquire between its read and its "
-                            "take", l->name);
+        return sqle_fail(err, SQLEASE_NOT_HELD,
+                         "lease '%s' was taken by another acquire between its read and its "
+                         "take", l->name);
     l->held_token = l->proven_token = row.token + 1;
     if (info != NULL) {
         snprintf(info->owner, sizeof info->owner, "%s", l->owner);
@@ -414,20 +414,20 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
     return SQLEASE_OK;
 }
 
-int lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
-                  sqlease_error *err_in)
+int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                       sqlease_error *err_in)
 {
     sqlease_error local;
     sqlease_error *err = err_in != NULL ? err_in : &local;
     int held = 0;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     *taken = 0;
     *lost = 0;
     if (info != NULL)
         memset(info, 0, sizeof *info);
-    l->deadline = db_deadline(l->db);
+    l->deadline = sqle_db_deadline(l->db);
 
     if (l->held_token >= 0) {
         rc = send_acquire(l, 0, l->held_token, &held, err);
@@ -462,22 +462,22 @@ int sqlease_lease_acquire_(sqlease_lease *l, sqlease_lease_info *info, size_t in
     int rc;
 
     if (l == NULL) {
-        sqlease_err_clear(err);
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire: lease is NULL");
+        sqle_err_clear(err);
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire: lease is NULL");
     }
     if (info_size_ok(info, info_size, "sqlease_lease_acquire", err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
-    rc = lease_acquire(l, info != NULL ? &full : NULL, &taken, &lost, err);
+    rc = sqle_lease_acquire(l, info != NULL ? &full : NULL, &taken, &lost, err);
     if (info != NULL)
-        sqlease_struct_out(info, info_size, &full, sizeof full);
+        sqle_struct_out(info, info_size, &full, sizeof full);
     if (lost && rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD && err != NULL) {
         /* The renew proved the hold gone; a failed take after it does not
          * make the answer "unknown". */
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
-        return sqlease_err(err, SQLEASE_NOT_HELD, err->sqlstate, err->native_error,
-                           "lease '%s': the hold is gone; taking it again failed: %s", l->name,
-                           why);
+        return sqle_err(err, SQLEASE_NOT_HELD, err->sqlstate, err->native_error,
+                        "lease '%s': the hold is gone; taking it again failed: %s", l->name,
+                        why);
     }
     if (lost && rc != SQLEASE_OK)
         return SQLEASE_NOT_HELD;
@@ -489,26 +489,26 @@ int sqlease_lease_acquire_(sqlease_lease *l, sqlease_lease_info *info, size_t in
  * token): a handle that lost the lease, or another process that shares
  * its owner id, cannot clear a successor's row.  A handle that never held
  * has nothing to release and sends nothing.  `deadline` bounds it
- * (sqlease_mono_ms; 0: the handle's usual bound from now).  With a
+ * (sqle_mono_ms; 0: the handle's usual bound from now).  With a
  * minimum hold the database keeps the row held until acquired_at +
  * min_hold_ms (its own clock decides, in the statement); the handle
  * forgets the hold either way, so it never renews a row it gave up.
  */
-int lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int *released,
-                      sqlease_error *err)
+int sqle_lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int *released,
+                           sqlease_error *err)
 {
     int64_t rows = -1;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (released != NULL)
         *released = 0;
     if (l == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
     if (l->proven_token < 0)
         return SQLEASE_OK;
-    l->deadline = deadline > 0 ? deadline : db_deadline(l->db);
+    l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
     rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, min_hold_ms, NULL, 0,
                   NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
@@ -516,19 +516,19 @@ int lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, i
     return rc;
 }
 
-int lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
+int sqle_lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err)
 {
-    return lease_release_for(l, deadline, l != NULL ? l->min_hold_ms : 0, released, err);
+    return sqle_lease_release_for(l, deadline, l != NULL ? l->min_hold_ms : 0, released, err);
 }
 
-int64_t lease_min_hold(const sqlease_lease *l)
+int64_t sqle_lease_min_hold(const sqlease_lease *l)
 {
     return l->min_hold_ms;
 }
 
 int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
 {
-    return lease_release_by(l, 0, released, err);
+    return sqle_lease_release_by(l, 0, released, err);
 }
 
 int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *err)
@@ -536,13 +536,13 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
     int64_t rows = -1;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (released != NULL)
         *released = 0;
     if (l == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
-    l->deadline = db_deadline(l->db);
+    l->deadline = sqle_db_deadline(l->db);
     rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
@@ -557,19 +557,19 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
  * against it passes at least this size. */
 #define FENCE_MIN_SIZE (offsetof(sqlease_fence, dialect) + sizeof(const char *))
 
-int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err)
+int sqle_lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err)
 {
-    const sqlease_stmt *st = &l->d->fence;
+    const sqle_stmt *st = &l->d->fence;
     db_params p;
     size_t i;
 
     if (f->size < FENCE_MIN_SIZE)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "sqlease_fence: size %zu is too small (initialise it with "
-                            "SQLEASE_FENCE_INIT)", f->size);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_fence: size %zu is too small (initialise it with "
+                         "SQLEASE_FENCE_INIT)", f->size);
     if (st->nparams > SQLEASE_FENCE_MAX_VALUES)
-        return sqlease_fail(err, SQLEASE_EINVAL, "the fence of dialect %s has %zu markers; "
-                            "at most %d", l->d->key, st->nparams, SQLEASE_FENCE_MAX_VALUES);
+        return sqle_fail(err, SQLEASE_EINVAL, "the fence of dialect %s has %zu markers; "
+                         "at most %d", l->d->key, st->nparams, SQLEASE_FENCE_MAX_VALUES);
     f->sql = l->sql_fence;
     f->nvalues = st->nparams;
     memset(f->values, 0, sizeof f->values);
@@ -580,9 +580,9 @@ int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error
     for (i = 0; i < st->nparams; i++) {
         sqlease_value *v = &f->values[i];
         db_bind b;
-        if (db_param_bind(&p, st->params[i], &b) != 0)
-            return sqlease_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which "
-                                "the table does not have", (int)st->params[i]);
+        if (sqle_db_param_bind(&p, st->params[i], &b) != 0)
+            return sqle_fail(err, SQLEASE_EINVAL, "the fence binds parameter %d, which "
+                             "the table does not have", (int)st->params[i]);
         if (b.type == DB_INT64) {
             v->type = SQLEASE_VALUE_INT64;
             v->int64 = b.i;
@@ -600,13 +600,13 @@ int lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error
 
 int sqlease_lease_fence(sqlease_lease *l, sqlease_fence *f, sqlease_error *err)
 {
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (l == NULL || f == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_fence: NULL argument");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_fence: NULL argument");
     if (l->held_token < 0)
-        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' is not held by this handle",
-                            l->name);
-    return lease_fence(l, l->held_token, f, err);
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is not held by this handle",
+                         l->name);
+    return sqle_lease_fence(l, l->held_token, f, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -629,14 +629,14 @@ int sqlease_lease_acquire_wait_(sqlease_lease *l, int64_t timeout_ms, sqlease_le
     int64_t until;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (l == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire_wait: lease is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_acquire_wait: lease is NULL");
     if (timeout_ms < 0 || timeout_ms > SQLEASE_MAX_DURATION_MS)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "sqlease_lease_acquire_wait: timeout %lld ms is not within 0..30 "
-                            "days", (long long)timeout_ms);
-    until = sqlease_mono_ms() + timeout_ms;
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_lease_acquire_wait: timeout %lld ms is not within 0..30 "
+                         "days", (long long)timeout_ms);
+    until = sqle_mono_ms() + timeout_ms;
     for (;;) {
         int64_t now, next;
 
@@ -645,19 +645,19 @@ int sqlease_lease_acquire_wait_(sqlease_lease *l, int64_t timeout_ms, sqlease_le
             rc == SQLEASE_ENOTABLE || rc == SQLEASE_ENOROW || rc == SQLEASE_EDIALECT ||
             rc == SQLEASE_EPLATFORM)
             return rc;
-        now = sqlease_mono_ms();
+        now = sqle_mono_ms();
         if (now >= until)
             break;
         next = now + l->retry_ms;
-        sqlease_sleep_ms(next < until ? l->retry_ms : until - now);
-        if (sqlease_mono_ms() >= until)
+        sqle_sleep_ms(next < until ? l->retry_ms : until - now);
+        if (sqle_mono_ms() >= until)
             break;
     }
     {
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
-        return sqlease_err(err, SQLEASE_NOT_HELD, err->sqlstate, err->native_error,
-                           "lease '%s' not held after waiting %lld ms (%s)", l->name,
-                           (long long)timeout_ms, why);
+        return sqle_err(err, SQLEASE_NOT_HELD, err->sqlstate, err->native_error,
+                        "lease '%s' not held after waiting %lld ms (%s)", l->name,
+                        (long long)timeout_ms, why);
     }
 }

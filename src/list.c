@@ -54,13 +54,13 @@ static void row_cells(db_out *out, list_row *r)
  * One row as the callback sees it: NULL text as "", the clock checked as
  * every read of it is, and `held` from the row's own expiry and clock.
  */
-static int row_finish(const sqlease_dialect *d, const db_out *out, list_row *r,
+static int row_finish(const sqle_dialect *d, const db_out *out, list_row *r,
                       sqlease_error *err)
 {
     if (out[5].is_null || r->info.db_now_ms <= 0)
-        return sqlease_fail(err, SQLEASE_ECLOCK, "the database clock read as %s from \"%s\"",
-                            out[5].is_null ? "NULL" : r->info.db_now_ms == 0 ? "0" : "negative",
-                            d->now_ms);
+        return sqle_fail(err, SQLEASE_ECLOCK, "the database clock read as %s from \"%s\"",
+                         out[5].is_null ? "NULL" : r->info.db_now_ms == 0 ? "0" : "negative",
+                         d->now_ms);
     if (out[0].is_null)
         r->name[0] = '\0';
     if (out[1].is_null)
@@ -76,26 +76,26 @@ static int row_finish(const sqlease_dialect *d, const db_out *out, list_row *r,
 int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *userdata,
                  sqlease_error *err)
 {
-    const sqlease_dialect *d;
+    const sqle_dialect *d;
     char after[SQLEASE_MAX_NAME + 1] = "";
     list_row *rows = NULL;
     db_out *out = NULL;
     char *sql = NULL;
     int rc = SQLEASE_OK;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (db == NULL || fn == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_list: db and fn must not be NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_list: db and fn must not be NULL");
     if (table == NULL)
         table = db->ini.table != NULL ? db->ini.table : SQLEASE_DEFAULT_TABLE;
-    if (sqlease_check_table("table", table, err) != SQLEASE_OK)
+    if (sqle_check_table("table", table, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
-    d = db_dialect(db);
-    sql = sqlease_sql_for_table(d->list.sql, table);
+    d = sqle_db_dialect(db);
+    sql = sqle_sql_for_table(d->list.sql, table);
     rows = calloc(LIST_PAGE, sizeof *rows);
     out = calloc(LIST_PAGE * LIST_COLUMNS, sizeof *out);
     if (sql == NULL || rows == NULL || out == NULL) {
-        rc = sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
         goto done;
     }
     for (;;) {
@@ -107,13 +107,13 @@ int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *us
         memset(rows, 0, LIST_PAGE * sizeof *rows);
         for (i = 0; i < LIST_PAGE; i++)
             row_cells(out + i * LIST_COLUMNS, &rows[i]);
-        rc = db_run_rows_by(db, 0, &d->list, sql, &p, out, LIST_COLUMNS, LIST_PAGE, &n, err);
+        rc = sqle_db_run_rows_by(db, 0, &d->list, sql, &p, out, LIST_COLUMNS, LIST_PAGE, &n, err);
         if (rc == SQLEASE_ENOTABLE && err != NULL) {
             char driver[sizeof err->message];
             memcpy(driver, err->message, sizeof driver);
-            sqlease_err(err, rc, err->sqlstate, err->native_error,
-                        "lease table '%s' does not exist; run `sqlease migrate` (%s)", table,
-                        driver);
+            sqle_err(err, rc, err->sqlstate, err->native_error,
+                     "lease table '%s' does not exist; run `sqlease migrate` (%s)", table,
+                     driver);
         }
         if (rc != SQLEASE_OK)
             goto done;
@@ -129,8 +129,8 @@ int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *us
         /* The next page starts after this one's last name; a statement
          * that did not move on would repeat it forever. */
         if (strcmp(rows[n - 1].name, after) == 0) {
-            rc = sqlease_fail(err, SQLEASE_EDB, "list: the page after '%s' starts with it again",
-                              after);
+            rc = sqle_fail(err, SQLEASE_EDB, "list: the page after '%s' starts with it again",
+                           after);
             goto done;
         }
         memcpy(after, rows[n - 1].name, sizeof after);

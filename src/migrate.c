@@ -18,17 +18,17 @@
 /* Run a template statement that takes no parameter but {table} (and the
  * name, for the seed).  With `has_row`, the first column of the first row
  * is fetched (as text) and *has_row says whether there was one. */
-static int run_ddl_row(sqlease_db *db, const sqlease_stmt *st, const char *table,
+static int run_ddl_row(sqlease_db *db, const sqle_stmt *st, const char *table,
                        const char *name, const char *what, int *has_row, sqlease_error *err)
 {
     db_params p;
     db_out out;
     char text[256];
-    char *sql = sqlease_sql_for_table(st->sql, table);
+    char *sql = sqle_sql_for_table(st->sql, table);
     int rc;
 
     if (sql == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     memset(&p, 0, sizeof p);
     p.name = name;
     p.owner = "";
@@ -36,19 +36,19 @@ static int run_ddl_row(sqlease_db *db, const sqlease_stmt *st, const char *table
     out.type = DB_TEXT;
     out.s = text;
     out.cap = sizeof text;
-    rc = db_run(db, st, sql, &p, has_row != NULL ? &out : NULL, has_row != NULL ? 1 : 0,
-                has_row, NULL, err);
+    rc = sqle_db_run(db, st, sql, &p, has_row != NULL ? &out : NULL, has_row != NULL ? 1 : 0,
+                     has_row, NULL, err);
     free(sql);
     if (rc != SQLEASE_OK && err != NULL) {
         char driver[sizeof err->message];
         memcpy(driver, err->message, sizeof driver);
-        sqlease_err(err, rc, err->sqlstate, err->native_error, "migrate: %s %s: %s", what,
-                    table, driver);
+        sqle_err(err, rc, err->sqlstate, err->native_error, "migrate: %s %s: %s", what,
+                 table, driver);
     }
     return rc;
 }
 
-static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, const char *name,
+static int run_ddl(sqlease_db *db, const sqle_stmt *st, const char *table, const char *name,
                    const char *what, sqlease_error *err)
 {
     return run_ddl_row(db, st, table, name, what, NULL, err);
@@ -59,7 +59,7 @@ static int run_ddl(sqlease_db *db, const sqlease_stmt *st, const char *table, co
  * asked with a SELECT of that column, which every dialect answers the same
  * way; only a statement error (not a lost connection) means "absent".
  */
-static int ensure_column(sqlease_db *db, const sqlease_stmt *probe, const sqlease_stmt *add,
+static int ensure_column(sqlease_db *db, const sqle_stmt *probe, const sqle_stmt *add,
                          const char *table, const char *column, sqlease_error *err)
 {
     char what[64];
@@ -68,7 +68,7 @@ static int ensure_column(sqlease_db *db, const sqlease_stmt *probe, const sqleas
         return SQLEASE_OK;
     if (rc != SQLEASE_EDB && rc != SQLEASE_ENOTABLE)
         return rc;
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     snprintf(what, sizeof what, "adding column %s to", column);
     return run_ddl(db, add, table, NULL, what, err);
 }
@@ -80,7 +80,7 @@ static int ensure_column(sqlease_db *db, const sqlease_stmt *probe, const sqleas
  * returns a row only while a column still needs it, so running migrate
  * again changes nothing.
  */
-static int ensure_exact(sqlease_db *db, const sqlease_dialect *d, const char *table,
+static int ensure_exact(sqlease_db *db, const sqle_dialect *d, const char *table,
                         sqlease_error *err)
 {
     int has_row = 0;
@@ -95,19 +95,19 @@ static int ensure_exact(sqlease_db *db, const sqlease_dialect *d, const char *ta
 int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names, size_t count,
                     sqlease_error *err)
 {
-    const sqlease_dialect *d;
+    const sqle_dialect *d;
     size_t i;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (db == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_migrate: db is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_migrate: db is NULL");
     if (table == NULL)
         table = SQLEASE_DEFAULT_TABLE;
-    if (sqlease_check_table("table", table, err) != SQLEASE_OK)
+    if (sqle_check_table("table", table, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
     if (count > 0 && names == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_migrate: names is NULL");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_migrate: names is NULL");
     for (i = 0; i < count; i++) {
         char field[48];
 
@@ -115,11 +115,11 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
             snprintf(field, sizeof field, "lease name");
         else
             snprintf(field, sizeof field, "lease name #%zu", i + 1);
-        if (sqlease_check_text(field, names[i], SQLEASE_MAX_NAME, 0, err) != SQLEASE_OK)
+        if (sqle_check_text(field, names[i], SQLEASE_MAX_NAME, 0, err) != SQLEASE_OK)
             return SQLEASE_EINVAL;
     }
 
-    d = db_dialect(db);
+    d = sqle_db_dialect(db);
     rc = run_ddl(db, &d->create_table, table, NULL, "creating table", err);
     if (rc != SQLEASE_OK)
         return rc;

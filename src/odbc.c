@@ -79,7 +79,7 @@ typedef struct odbc_conn {
     int must_exist;         /* the driver must not create the database */
     int64_t login_timeout_ms;
     int64_t query_timeout_ms;
-    const sqlease_dialect *dialect;
+    const sqle_dialect *dialect;
     stmt_entry **buckets;
     size_t nbuckets;
     size_t nstmts;
@@ -100,13 +100,13 @@ static int odbc_exec_rows(void *self, const char *sql, const db_bind *binds, siz
                           sqlease_error *err);
 static int odbc_connect(void *self, sqlease_error *err);
 static int odbc_connected(void *self);
-static const sqlease_dialect *odbc_dialect(void *self);
-static void *odbc_clone(void *self, const sqlease_dialect *d, sqlease_error *err);
+static const sqle_dialect *odbc_dialect(void *self);
+static void *odbc_clone(void *self, const sqle_dialect *d, sqlease_error *err);
 static void odbc_close(void *self);
 static int odbc_ini_value(const char *section, const char *key, char *buf, size_t cap,
                           const char *file);
 
-const db_ops odbc_ops = { odbc_exec, odbc_connect, odbc_connected, odbc_dialect, odbc_clone,
+const db_ops sqle_odbc_ops = { odbc_exec, odbc_connect, odbc_connected, odbc_dialect, odbc_clone,
                           odbc_close, odbc_exec_rows };
 
 static int ok(SQLRETURN r)
@@ -164,19 +164,19 @@ static void diag_get(SQLSMALLINT type, SQLHANDLE h, diag *d)
         if (!(d->state[0] == '0' && d->state[1] == '1'))
             break;
     }
-    sqlease_redact_inplace(d->msg);
+    sqle_redact_inplace(d->msg);
 }
 
 /* What a diagnostic record reports (classify.c decides; the caller acts
  * on it). */
-static sqlease_failure classify(const diag *d, const sqlease_dialect *dl, int stage)
+static sqle_failure classify(const diag *d, const sqle_dialect *dl, int stage)
 {
-    sqlease_diag in;
+    sqle_diag in;
 
     in.sqlstate = d->state;
     in.native = d->native;
     in.message = d->msg;
-    return sqlease_classify(&in, dl, stage);
+    return sqle_classify(&in, dl, stage);
 }
 
 /* Case-insensitive substring search. */
@@ -282,7 +282,7 @@ static stmt_entry *cache_add(odbc_conn *c, const char *sql, uint64_t h)
     e = calloc(1, sizeof *e);
     if (e == NULL)
         return NULL;
-    e->sql = sqlease_strdup(sql);
+    e->sql = sqle_strdup(sql);
     if (e->sql == NULL) {
         free(e);
         return NULL;
@@ -335,11 +335,11 @@ static int stmt_failure(odbc_conn *c, SQLHSTMT h, int free_h, const char *what,
     if (d.state[0] == '\0' && d.msg[0] == '\0')
         snprintf(d.msg, sizeof d.msg, "%s returned %d with no diagnostic record", what,
                  (int)r);
-    status = sqlease_failure_status(classify(&d, c->dialect, SQLEASE_AT_STATEMENT));
+    status = sqle_failure_status(classify(&d, c->dialect, SQLEASE_AT_STATEMENT));
     if (status == SQLEASE_ETIMEOUT || status == SQLEASE_ECONNECT)
         disconnect(c);
-    return sqlease_err(err, status, d.state, d.native, "[%s] %s",
-                       d.state[0] != '\0' ? d.state : "-----", d.msg);
+    return sqle_err(err, status, d.state, d.native, "[%s] %s",
+                    d.state[0] != '\0' ? d.state : "-----", d.msg);
 }
 
 /* Run one statement without preparing or caching it (session setup). */
@@ -387,13 +387,13 @@ static int missing_file(const odbc_conn *c, char *out, size_t cap)
         return 0;
     cwd[0] = '\0';
     if (!is_absolute_path(f))
-        sqlease_cwd(cwd, sizeof cwd);
+        sqle_cwd(cwd, sizeof cwd);
     if (cwd[0] != '\0')
         snprintf(path, sizeof path, "%s%s%s", cwd,
                  cwd[strlen(cwd) - 1] == '/' || cwd[strlen(cwd) - 1] == '\\' ? "" : "/", f);
     else
         snprintf(path, sizeof path, "%s", f);
-    if (sqlease_path_exists(path))
+    if (sqle_path_exists(path))
         return 0;
     for (i = 0; path[i] != '\0'; i++)
         if (path[i] == '/' || path[i] == '\\') {
@@ -403,7 +403,7 @@ static int missing_file(const odbc_conn *c, char *out, size_t cap)
     snprintf(dir, sizeof dir, "%s", sep ? path : ".");
     if (sep)
         dir[cut == 0 ? 1 : cut] = '\0'; /* "/x.db": the directory is "/" */
-    if (!sqlease_path_exists(dir))
+    if (!sqle_path_exists(dir))
         snprintf(out, cap, "directory '%.200s' does not exist (for the database file "
                  "'%.200s')", dir, path);
     else if (c->must_exist) {
@@ -422,7 +422,7 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
                            sqlease_error *err)
 {
     diag d;
-    sqlease_failure kind;
+    sqle_failure kind;
     int status;
     const char *hint = "";
     char missing[512];
@@ -432,7 +432,7 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
     if (d.state[0] == '\0' && d.msg[0] == '\0')
         snprintf(d.msg, sizeof d.msg, "%s failed with no diagnostic record", what);
     kind = classify(&d, c->dialect, SQLEASE_AT_CONNECT);
-    status = sqlease_failure_status(kind);
+    status = sqle_failure_status(kind);
     if (kind == SQLEASE_FAIL_CONFIG)
         hint = " (is the ODBC driver installed and the DSN defined in odbc.ini?)";
     else if (status == SQLEASE_ECONNECT && (file_state = missing_file(c, missing,
@@ -440,12 +440,12 @@ static int connect_failure(odbc_conn *c, SQLSMALLINT type, SQLHANDLE h, const ch
         /* A database file that must exist and does not holds no lease
          * table either: a broken installation, not a network to wait for.
          * A missing directory may still appear (a volume not mounted yet). */
-        return sqlease_err(err, file_state == 2 ? SQLEASE_ENOTABLE : status, d.state, d.native,
-                           "cannot connect to '%s': %s ([%s] %s)", c->conn_redacted, missing,
-                           d.state[0] != '\0' ? d.state : "-----", d.msg);
-    return sqlease_err(err, status, d.state, d.native, "cannot connect to '%s': [%s] %s%s",
-                       c->conn_redacted, d.state[0] != '\0' ? d.state : "-----", d.msg,
-                       hint);
+        return sqle_err(err, file_state == 2 ? SQLEASE_ENOTABLE : status, d.state, d.native,
+                        "cannot connect to '%s': %s ([%s] %s)", c->conn_redacted, missing,
+                        d.state[0] != '\0' ? d.state : "-----", d.msg);
+    return sqle_err(err, status, d.state, d.native, "cannot connect to '%s': [%s] %s%s",
+                    c->conn_redacted, d.state[0] != '\0' ? d.state : "-----", d.msg,
+                    hint);
 }
 
 /*
@@ -469,9 +469,9 @@ static int do_connect(odbc_conn *c, sqlease_error *err)
         r = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &c->env);
         if (!ok(r)) {
             c->env = SQL_NULL_HENV;
-            return sqlease_fail(err, SQLEASE_ECONNECT,
-                                "cannot allocate an ODBC environment (is the driver manager "
-                                "installed?)");
+            return sqle_fail(err, SQLEASE_ECONNECT,
+                             "cannot allocate an ODBC environment (is the driver manager "
+                             "installed?)");
         }
         r = SQLSetEnvAttr(c->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
         if (!ok(r)) {
@@ -502,9 +502,9 @@ static int do_connect(odbc_conn *c, sqlease_error *err)
         diag d;
         diag_get(SQL_HANDLE_DBC, c->dbc, &d);
         disconnect(c);
-        return sqlease_err(err, SQLEASE_EDB, d.state, d.native,
-                           "cannot turn autocommit on for '%s': [%s] %s", c->conn_redacted,
-                           d.state, d.msg);
+        return sqle_err(err, SQLEASE_EDB, d.state, d.native,
+                        "cannot turn autocommit on for '%s': [%s] %s", c->conn_redacted,
+                        d.state, d.msg);
     }
     /* Read committed, whatever the server's or the DSN's default: under
      * repeatable read or serializable (PostgreSQL), the slower of two
@@ -517,12 +517,12 @@ static int do_connect(odbc_conn *c, sqlease_error *err)
                             (SQLPOINTER)(SQLULEN)SQL_TXN_READ_COMMITTED, SQL_IS_UINTEGER);
     if (c->dialect == NULL) {
         if (c->dialect_key != NULL) {
-            c->dialect = sqlease_dialect_find(c->dialect_key);
+            c->dialect = sqle_dialect_find(c->dialect_key);
             if (c->dialect == NULL) {
                 disconnect(c);
-                return sqlease_fail(err, SQLEASE_EDIALECT,
-                                    "unknown dialect '%s'; supported: %s", c->dialect_key,
-                                    sqlease_dialect_keys());
+                return sqle_fail(err, SQLEASE_EDIALECT,
+                                 "unknown dialect '%s'; supported: %s", c->dialect_key,
+                                 sqle_dialect_keys());
             }
         } else {
             dbms[0] = '\0';
@@ -531,18 +531,18 @@ static int do_connect(odbc_conn *c, sqlease_error *err)
                 diag d;
                 diag_get(SQL_HANDLE_DBC, c->dbc, &d);
                 disconnect(c);
-                return sqlease_err(err, SQLEASE_EDIALECT, d.state, d.native,
-                                   "cannot read the DBMS name of '%s': [%s] %s; "
-                                   "name the dialect (one of: %s)",
-                                   c->conn_redacted, d.state, d.msg, sqlease_dialect_keys());
+                return sqle_err(err, SQLEASE_EDIALECT, d.state, d.native,
+                                "cannot read the DBMS name of '%s': [%s] %s; "
+                                "name the dialect (one of: %s)",
+                                c->conn_redacted, d.state, d.msg, sqle_dialect_keys());
             }
             dbms[sizeof dbms - 1] = '\0';
-            c->dialect = sqlease_dialect_detect(dbms);
+            c->dialect = sqle_dialect_detect(dbms);
             if (c->dialect == NULL) {
                 disconnect(c);
-                return sqlease_fail(err, SQLEASE_EDIALECT,
-                                    "unsupported DBMS '%s'; supported: %s", dbms,
-                                    sqlease_dialect_keys());
+                return sqle_fail(err, SQLEASE_EDIALECT,
+                                 "unsupported DBMS '%s'; supported: %s", dbms,
+                                 sqle_dialect_keys());
             }
         }
     }
@@ -712,12 +712,12 @@ static void driver_identity(const char *conn, char *dsn, size_t dcap, char *name
         snprintf(file, fcap, "%s", base_name(path));
 }
 
-static const sqlease_driver *driver_lookup(const char *name, const char *file)
+static const sqle_driver *driver_lookup(const char *name, const char *file)
 {
     size_t i, j, k;
 
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
+    for (i = 0; i < sqle_dialect_count; i++) {
+        const sqle_dialect *d = &sqle_dialects[i];
         for (j = 0; j < d->ndrivers; j++)
             for (k = 0; k < d->drivers[j].nmatch; k++)
                 if (contains_ci(name, d->drivers[j].match[k]) ||
@@ -840,7 +840,7 @@ static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms
                             int must_exist, char **db_file)
 {
     char dsn[256], name[256], file[256], path[1024];
-    const sqlease_driver *drv;
+    const sqle_driver *drv;
     size_t cap;
     char *out;
 
@@ -866,7 +866,7 @@ static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms
         (conn_attr(out, drv->database_file, path, sizeof path) ||
          (dsn[0] != '\0' &&
           odbc_ini_value(dsn, drv->database_file, path, sizeof path, "odbc.ini")))) {
-        *db_file = sqlease_strdup(path);
+        *db_file = sqle_strdup(path);
         if (*db_file == NULL) {
             free(out);
             return NULL;
@@ -879,47 +879,47 @@ static char *build_conn_str(const char *conn, int64_t login_ms, int64_t query_ms
 /* Instances                                                           */
 /* ------------------------------------------------------------------ */
 
-int odbc_new(void **self, const char *conn, const char *dialect_key, int64_t login_timeout_ms,
-             int64_t query_timeout_ms, sqlease_error *err)
+int sqle_odbc_new(void **self, const char *conn, const char *dialect_key, int64_t login_timeout_ms,
+                  int64_t query_timeout_ms, sqlease_error *err)
 {
-    return odbc_new_with(self, conn, dialect_key, login_timeout_ms, query_timeout_ms, 0, err);
+    return sqle_odbc_new_with(self, conn, dialect_key, login_timeout_ms, query_timeout_ms, 0, err);
 }
 
-int odbc_new_with(void **self, const char *conn, const char *dialect_key,
-                  int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
-                  sqlease_error *err)
+int sqle_odbc_new_with(void **self, const char *conn, const char *dialect_key,
+                       int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
+                       sqlease_error *err)
 {
     odbc_conn *c;
     int rc;
 
     if (self == NULL || conn == NULL || conn[0] == '\0')
-        return sqlease_fail(err, SQLEASE_EINVAL, "odbc_open: no connection string or DSN");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqle_odbc_open: no connection string or DSN");
     *self = NULL;
     c = calloc(1, sizeof *c);
     if (c == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     c->env = SQL_NULL_HENV;
     c->dbc = SQL_NULL_HDBC;
     c->login_timeout_ms = login_timeout_ms > 0 ? login_timeout_ms : 5000;
     c->query_timeout_ms = query_timeout_ms > 0 ? query_timeout_ms : 5000;
     c->must_exist = must_exist;
-    c->conn_redacted = sqlease_redact(conn);
+    c->conn_redacted = sqle_redact(conn);
     c->conn_str = build_conn_str(conn, c->login_timeout_ms, c->query_timeout_ms, must_exist,
                                  &c->db_file);
     if (dialect_key != NULL && dialect_key[0] != '\0')
-        c->dialect_key = sqlease_strdup(dialect_key);
+        c->dialect_key = sqle_strdup(dialect_key);
     if (c->conn_redacted == NULL || c->conn_str == NULL ||
         (dialect_key != NULL && dialect_key[0] != '\0' && c->dialect_key == NULL)) {
         conn_free(c);
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     /* An unknown forced dialect is refused before any connection is
      * tried: the error is in the caller's options, not the network. */
     if (c->dialect_key != NULL) {
-        c->dialect = sqlease_dialect_find(c->dialect_key);
+        c->dialect = sqle_dialect_find(c->dialect_key);
         if (c->dialect == NULL) {
-            rc = sqlease_fail(err, SQLEASE_EDIALECT, "unknown dialect '%s'; supported: %s",
-                              c->dialect_key, sqlease_dialect_keys());
+            rc = sqle_fail(err, SQLEASE_EDIALECT, "unknown dialect '%s'; supported: %s",
+                           c->dialect_key, sqle_dialect_keys());
             conn_free(c);
             return rc;
         }
@@ -928,10 +928,10 @@ int odbc_new_with(void **self, const char *conn, const char *dialect_key,
     return SQLEASE_OK;
 }
 
-int odbc_open(void **self, const char *conn, const char *dialect_key,
-              int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err)
+int sqle_odbc_open(void **self, const char *conn, const char *dialect_key,
+                   int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err)
 {
-    int rc = odbc_new(self, conn, dialect_key, login_timeout_ms, query_timeout_ms, err);
+    int rc = sqle_odbc_new(self, conn, dialect_key, login_timeout_ms, query_timeout_ms, err);
 
     if (rc != SQLEASE_OK)
         return rc;
@@ -945,36 +945,36 @@ int odbc_open(void **self, const char *conn, const char *dialect_key,
 
 /* Only what the instance was made with is read: the copy connects on its
  * own, with its own environment, and knows the dialect from the start. */
-static void *odbc_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
+static void *odbc_clone(void *self, const sqle_dialect *d, sqlease_error *err)
 {
     const odbc_conn *c = self;
     odbc_conn *n = calloc(1, sizeof *n);
 
     if (n == NULL) {
-        sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
         return NULL;
     }
     n->env = SQL_NULL_HENV;
     n->dbc = SQL_NULL_HDBC;
     n->login_timeout_ms = c->login_timeout_ms;
     n->query_timeout_ms = c->query_timeout_ms;
-    n->conn_str = sqlease_strdup(c->conn_str);
-    n->conn_redacted = sqlease_strdup(c->conn_redacted);
-    n->dialect_key = c->dialect_key != NULL ? sqlease_strdup(c->dialect_key) : NULL;
-    n->db_file = c->db_file != NULL ? sqlease_strdup(c->db_file) : NULL;
+    n->conn_str = sqle_strdup(c->conn_str);
+    n->conn_redacted = sqle_strdup(c->conn_redacted);
+    n->dialect_key = c->dialect_key != NULL ? sqle_strdup(c->dialect_key) : NULL;
+    n->db_file = c->db_file != NULL ? sqle_strdup(c->db_file) : NULL;
     n->must_exist = c->must_exist;
     n->dialect = d != NULL ? d : c->dialect;
     if (n->conn_str == NULL || n->conn_redacted == NULL ||
         (c->dialect_key != NULL && n->dialect_key == NULL) ||
         (c->db_file != NULL && n->db_file == NULL)) {
         conn_free(n);
-        sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+        sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
         return NULL;
     }
     return n;
 }
 
-const char *odbc_conn_string(const void *self)
+const char *sqle_odbc_conn_string(const void *self)
 {
     const odbc_conn *c = self;
     return c != NULL ? c->conn_str : NULL;
@@ -1005,7 +1005,7 @@ static int get_stmt(odbc_conn *c, const char *sql, stmt_entry **out, sqlease_err
     if (e == NULL) {
         e = cache_add(c, sql, h);
         if (e == NULL)
-            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     if (e->h == SQL_NULL_HSTMT) {
         SQLHSTMT st = SQL_NULL_HSTMT;
@@ -1061,8 +1061,8 @@ static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *ha
                 *out[i].i = (int64_t)v;
         } else if (out[i].type == DB_TEXT) {
             if (out[i].s == NULL || out[i].cap == 0 || out[i].cap > (size_t)LONG_MAX)
-                return sqlease_fail(err, SQLEASE_EINVAL, "column %u: no text buffer",
-                                    (unsigned)col);
+                return sqle_fail(err, SQLEASE_EINVAL, "column %u: no text buffer",
+                                 (unsigned)col);
             out[i].s[0] = '\0';
             r = SQLGetData(h, col, SQL_C_CHAR, out[i].s, (SQLLEN)out[i].cap, &ind);
             if (!ok(r))
@@ -1072,13 +1072,13 @@ static int fetch_row(odbc_conn *c, SQLHSTMT h, db_out *out, size_t nout, int *ha
                 out[i].s[0] = '\0';
             } else if (ind == SQL_NO_TOTAL || ind < 0 || (size_t)ind >= out[i].cap) {
                 out[i].s[out[i].cap - 1] = '\0';
-                return sqlease_fail(err, SQLEASE_EDB,
-                                    "column %u: text longer than %lu bytes", (unsigned)col,
-                                    (unsigned long)(out[i].cap - 1));
+                return sqle_fail(err, SQLEASE_EDB,
+                                 "column %u: text longer than %lu bytes", (unsigned)col,
+                                 (unsigned long)(out[i].cap - 1));
             }
         } else {
-            return sqlease_fail(err, SQLEASE_EINVAL, "column %u: unknown type %d",
-                                (unsigned)col, out[i].type);
+            return sqle_fail(err, SQLEASE_EINVAL, "column %u: unknown type %d",
+                             (unsigned)col, out[i].type);
         }
     }
     return SQLEASE_OK;
@@ -1113,9 +1113,9 @@ static int exec_fetch(odbc_conn *c, const char *sql, const db_bind *binds, size_
         *rows = -1;
     if (c == NULL || sql == NULL || (nbinds > 0 && binds == NULL) ||
         (nout > 0 && max_rows > 0 && out == NULL))
-        return sqlease_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
+        return sqle_fail(err, SQLEASE_EINVAL, "exec: NULL argument");
     if (nbinds > 32767)
-        return sqlease_fail(err, SQLEASE_EINVAL, "exec: too many parameters");
+        return sqle_fail(err, SQLEASE_EINVAL, "exec: too many parameters");
     if (!c->connected) {
         rc = do_connect(c, err);
         if (rc != SQLEASE_OK)
@@ -1129,7 +1129,7 @@ static int exec_fetch(odbc_conn *c, const char *sql, const db_bind *binds, size_
     if (nbinds > BIND_STACK) {
         ind = malloc(nbinds * sizeof *ind);
         if (ind == NULL)
-            return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     SQLFreeStmt(h, SQL_RESET_PARAMS);
     for (i = 0; i < nbinds; i++) {
@@ -1145,8 +1145,8 @@ static int exec_fetch(odbc_conn *c, const char *sql, const db_bind *binds, size_
             r = SQLBindParameter(h, pn, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, decl, 0,
                                  (SQLPOINTER)binds[i].s, (SQLLEN)len + 1, &ind[i]);
         } else {
-            rc = sqlease_fail(err, SQLEASE_EINVAL, "parameter %lu: unknown type %d",
-                              (unsigned long)(i + 1), binds[i].type);
+            rc = sqle_fail(err, SQLEASE_EINVAL, "parameter %lu: unknown type %d",
+                           (unsigned long)(i + 1), binds[i].type);
             goto done;
         }
         if (!ok(r)) {
@@ -1221,7 +1221,7 @@ static int odbc_exec_rows(void *self, const char *sql, const db_bind *binds, siz
     return exec_fetch(self, sql, binds, nbinds, out, nout, max_rows, nrows, NULL, err);
 }
 
-static const sqlease_dialect *odbc_dialect(void *self)
+static const sqle_dialect *odbc_dialect(void *self)
 {
     odbc_conn *c = self;
     return c != NULL ? c->dialect : NULL;
@@ -1255,7 +1255,7 @@ static int odbc_ini_value(const char *section, const char *key, char *buf, size_
     return 1;
 }
 
-int odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap)
+int sqle_odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap)
 {
     if (buf != NULL && cap > 0)
         buf[0] = '\0';

@@ -26,14 +26,14 @@ void sqlease_options_init_(sqlease_options *opt, size_t size)
     opt->size = size;
 }
 
-int sqlease_options_import(const sqlease_options *in, sqlease_options *full,
-                           sqlease_error *err)
+int sqle_options_import(const sqlease_options *in, sqlease_options *full,
+                        sqlease_error *err)
 {
     sqlease_options_init(full);
     if (in == NULL)
         return SQLEASE_OK;
-    return sqlease_struct_in(full, sizeof *full, in, "sqlease_options", "sqlease_options_init",
-                             err);
+    return sqle_struct_in(full, sizeof *full, in, "sqlease_options", "sqlease_options_init",
+                          err);
 }
 
 static int64_t or_default(int64_t v, int64_t d)
@@ -73,10 +73,10 @@ static const char *how(int derived)
  * the DSN's odbc.ini section, else (timing) the derivation from the ttl,
  * else (ttl, names) the built-in default.
  */
-int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, int lease_only,
-                            sqlease_resolved *r, sqlease_error *err)
+int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int lease_only,
+                         sqle_resolved *r, sqlease_error *err)
 {
-    static const sqlease_ini none;
+    static const sqle_ini none;
     sqlease_options zero;
     int hb_derived, rd_derived, retry_derived;
 
@@ -93,34 +93,34 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
               : ini->name != NULL ? ini->name : SQLEASE_DEFAULT_NAME;
     r->owner = opt->owner;
 
-    if (sqlease_check_table(opt->table == NULL && ini->table != NULL
+    if (sqle_check_table(opt->table == NULL && ini->table != NULL
                                 ? "table (SqleaseTable in odbc.ini)" : "table",
                             r->table, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
-    if (sqlease_check_text(opt->name == NULL && ini->name != NULL
+    if (sqle_check_text(opt->name == NULL && ini->name != NULL
                                ? "lease name (SqleaseName in odbc.ini)" : "lease name",
                            r->name, SQLEASE_MAX_NAME, 0, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
     if (r->owner != NULL) {
         if (r->owner[0] == '\0')
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "owner id is empty (an empty owner marks a free lease)");
-        if (sqlease_check_text("owner id", r->owner, SQLEASE_MAX_OWNER, 1, err) != SQLEASE_OK)
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "owner id is empty (an empty owner marks a free lease)");
+        if (sqle_check_text("owner id", r->owner, SQLEASE_MAX_OWNER, 1, err) != SQLEASE_OK)
             return SQLEASE_EINVAL;
     }
     /* The holder's published data: checked like a name, so that whatever
      * reads it (status, list, a log line) gets one line of valid text. */
     r->data = opt->data;
     if (r->data != NULL &&
-        sqlease_check_text("data", r->data, SQLEASE_MAX_DATA, 1, err) != SQLEASE_OK)
+        sqle_check_text("data", r->data, SQLEASE_MAX_DATA, 1, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
     if (opt->ttl_ms < 0 || opt->heartbeat_ms < 0 || opt->renew_deadline_ms < 0 ||
         opt->retry_ms < 0 || opt->min_hold_ms < 0)
-        return sqlease_fail(err, SQLEASE_EINVAL, "durations must not be negative");
+        return sqle_fail(err, SQLEASE_EINVAL, "durations must not be negative");
     if (opt->ttl_ms > SQLEASE_MAX_DURATION_MS || opt->heartbeat_ms > SQLEASE_MAX_DURATION_MS ||
         opt->renew_deadline_ms > SQLEASE_MAX_DURATION_MS ||
         opt->retry_ms > SQLEASE_MAX_DURATION_MS || opt->min_hold_ms > SQLEASE_MAX_DURATION_MS)
-        return sqlease_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
+        return sqle_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
 
     r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
     r->min_hold_ms = opt->min_hold_ms;
@@ -142,36 +142,36 @@ int sqlease_options_resolve(const sqlease_options *opt, const sqlease_ini *ini, 
     if (lease_only)
         return SQLEASE_OK;
     if (!(r->renew_deadline_ms < r->ttl_ms))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "renew deadline (%lld ms%s) must be less than ttl (%lld ms): the "
-                            "gap is the time the work has to stop before anyone else may take "
-                            "over", (long long)r->renew_deadline_ms, how(rd_derived),
-                            (long long)r->ttl_ms);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "renew deadline (%lld ms%s) must be less than ttl (%lld ms): the "
+                         "gap is the time the work has to stop before anyone else may take "
+                         "over", (long long)r->renew_deadline_ms, how(rd_derived),
+                         (long long)r->ttl_ms);
     if (!(r->retry_ms < r->renew_deadline_ms))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "retry (%lld ms%s) must be less than the renew deadline (%lld ms%s)",
-                            (long long)r->retry_ms, how(retry_derived),
-                            (long long)r->renew_deadline_ms, how(rd_derived));
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "retry (%lld ms%s) must be less than the renew deadline (%lld ms%s)",
+                         (long long)r->retry_ms, how(retry_derived),
+                         (long long)r->renew_deadline_ms, how(rd_derived));
     if (!(r->heartbeat_ms <= r->renew_deadline_ms / 2))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "heartbeat (%lld ms%s) must be at most half the renew deadline "
-                            "(%lld ms%s), so that one failed renew can be retried in time",
-                            (long long)r->heartbeat_ms, how(hb_derived),
-                            (long long)r->renew_deadline_ms, how(rd_derived));
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "heartbeat (%lld ms%s) must be at most half the renew deadline "
+                         "(%lld ms%s), so that one failed renew can be retried in time",
+                         (long long)r->heartbeat_ms, how(hb_derived),
+                         (long long)r->renew_deadline_ms, how(rd_derived));
     return SQLEASE_OK;
 }
 
 int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
 {
     sqlease_options full;
-    sqlease_resolved r;
+    sqle_resolved r;
     int rc;
 
-    sqlease_err_clear(err);
-    rc = sqlease_options_import(opt, &full, err);
+    sqle_err_clear(err);
+    rc = sqle_options_import(opt, &full, err);
     if (rc != SQLEASE_OK)
         return rc;
-    return sqlease_options_resolve(&full, NULL, 0, &r, err);
+    return sqle_options_resolve(&full, NULL, 0, &r, err);
 }
 
 /*
@@ -189,41 +189,41 @@ int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err)
     int64_t v = 0;
     size_t i;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (text == NULL || ms == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "duration: NULL argument");
+        return sqle_fail(err, SQLEASE_EINVAL, "duration: NULL argument");
     p = text;
     if (*p == '\0')
-        return sqlease_fail(err, SQLEASE_EINVAL, "empty duration: write it with a unit, e.g. 30s");
+        return sqle_fail(err, SQLEASE_EINVAL, "empty duration: write it with a unit, e.g. 30s");
     if (*p == '-')
-        return sqlease_fail(err, SQLEASE_EINVAL, "duration '%.64s' is negative", text);
+        return sqle_fail(err, SQLEASE_EINVAL, "duration '%.64s' is negative", text);
     if (!isdigit((unsigned char)*p))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "duration '%.64s' does not start with a number (e.g. 500ms, 30s, 2m)",
-                            text);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "duration '%.64s' does not start with a number (e.g. 500ms, 30s, 2m)",
+                         text);
     while (isdigit((unsigned char)*p)) {
         int d = *p - '0';
         if (v > (INT64_MAX - d) / 10)
-            return sqlease_fail(err, SQLEASE_EINVAL, "duration '%.64s' is too large", text);
+            return sqle_fail(err, SQLEASE_EINVAL, "duration '%.64s' is too large", text);
         v = v * 10 + d;
         p++;
     }
     if (*p == '\0')
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "duration '%.64s' has no unit: write %.32sms, %.32ss or %.32sm",
-                            text, text, text, text);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "duration '%.64s' has no unit: write %.32sms, %.32ss or %.32sm",
+                         text, text, text, text);
     for (i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(p, units[i].unit) == 0) {
             if (v > SQLEASE_MAX_DURATION_MS / units[i].mul)
-                return sqlease_fail(err, SQLEASE_EINVAL,
-                                    "duration '%.64s' is too large (at most 30 days)", text);
+                return sqle_fail(err, SQLEASE_EINVAL,
+                                 "duration '%.64s' is too large (at most 30 days)", text);
             *ms = v * units[i].mul;
             return SQLEASE_OK;
         }
     }
-    return sqlease_fail(err, SQLEASE_EINVAL,
-                        "duration '%.64s' has an unknown unit '%.16s' (use ms, s, m or h)",
-                        text, p);
+    return sqle_fail(err, SQLEASE_EINVAL,
+                     "duration '%.64s' has an unknown unit '%.16s' (use ms, s, m or h)",
+                     text, p);
 }
 
 /*
@@ -237,28 +237,28 @@ int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err)
     unsigned char u[16];
     int n;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (buf == NULL || cap < 32)
-        return sqlease_fail(err, SQLEASE_EINVAL, "owner id buffer is NULL or shorter than 32 bytes");
-    if (sqlease_uuid_random(u) != 0)
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot generate a random UUID");
-    sqlease_hostname(host, sizeof host);
+        return sqle_fail(err, SQLEASE_EINVAL, "owner id buffer is NULL or shorter than 32 bytes");
+    if (sqle_uuid_random(u) != 0)
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot generate a random UUID");
+    sqle_hostname(host, sizeof host);
     {
         /* The pid and the random part are what make the id unique: if
          * something must be cut to fit, it is the host name. */
         char tail[40];
-        int t = snprintf(tail, sizeof tail, "-%ld-%02x%02x%02x%02x", sqlease_pid(), u[0],
+        int t = snprintf(tail, sizeof tail, "-%ld-%02x%02x%02x%02x", sqle_pid(), u[0],
                          u[1], u[2], u[3]);
         size_t room;
         if (t < 0 || (size_t)t + 2 > cap)
-            return sqlease_fail(err, SQLEASE_EINVAL, "owner id buffer of %zu bytes is too short",
-                                cap);
+            return sqle_fail(err, SQLEASE_EINVAL, "owner id buffer of %zu bytes is too short",
+                             cap);
         room = cap - (size_t)t - 1;
         if (room > 64)
             room = 64;
         n = snprintf(buf, cap, "%.*s%s", (int)room, host, tail);
     }
     if (n < 0)
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot format the owner id");
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot format the owner id");
     return SQLEASE_OK;
 }

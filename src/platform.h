@@ -25,10 +25,10 @@
  *    that tells the calling thread apart from every other live one.
  *  - Atomic counters are 64-bit and sequentially consistent on every
  *    architecture (statement counts read from any thread).
- *  - sqlease_mono_ms() is milliseconds on a clock that never goes back
+ *  - sqle_mono_ms() is milliseconds on a clock that never goes back
  *    and is shared by every process of the host (CLOCK_MONOTONIC,
  *    QueryPerformanceCounter), so two processes' readings compare.
- *    sqlease_sleep_ms() sleeps at least as long as asked, also when a
+ *    sqle_sleep_ms() sleeps at least as long as asked, also when a
  *    signal interrupts it.
  *  - Host name, process id, 16 random bytes and the environment make the
  *    default owner id and find $SQLEASE_DSN.
@@ -44,73 +44,73 @@
 #ifdef _WIN32
 /* Opaque storage big enough for SRWLOCK / CONDITION_VARIABLE / HANDLE
  * without including windows.h here. */
-typedef struct { void *p; } sqlease_mutex;
-typedef struct { void *p; } sqlease_cond;
-typedef struct { void *handle; } sqlease_thread;
+typedef struct { void *p; } sqle_mutex;
+typedef struct { void *p; } sqle_cond;
+typedef struct { void *handle; } sqle_thread;
 #else
 #include <pthread.h>
-typedef struct { pthread_mutex_t m; } sqlease_mutex;
-typedef struct { pthread_cond_t c; } sqlease_cond;
-typedef struct { pthread_t t; } sqlease_thread;
+typedef struct { pthread_mutex_t m; } sqle_mutex;
+typedef struct { pthread_cond_t c; } sqle_cond;
+typedef struct { pthread_t t; } sqle_thread;
 #endif
 
-typedef struct { volatile uint64_t v; } sqlease_atomic_u64;
+typedef struct { volatile uint64_t v; } sqle_atomic_u64;
 
 /* ---- mutexes, condition variables, atomics (sync.c) --------------- */
 
-int sqlease_mutex_init(sqlease_mutex *m);
-void sqlease_mutex_destroy(sqlease_mutex *m);
-void sqlease_mutex_lock(sqlease_mutex *m);
-void sqlease_mutex_unlock(sqlease_mutex *m);
+int sqle_mutex_init(sqle_mutex *m);
+void sqle_mutex_destroy(sqle_mutex *m);
+void sqle_mutex_lock(sqle_mutex *m);
+void sqle_mutex_unlock(sqle_mutex *m);
 
-int sqlease_cond_init(sqlease_cond *c);
-void sqlease_cond_destroy(sqlease_cond *c);
-void sqlease_cond_signal(sqlease_cond *c);
-void sqlease_cond_broadcast(sqlease_cond *c);
+int sqle_cond_init(sqle_cond *c);
+void sqle_cond_destroy(sqle_cond *c);
+void sqle_cond_signal(sqle_cond *c);
+void sqle_cond_broadcast(sqle_cond *c);
 /* Wait until signalled or until the monotonic clock reaches
- * deadline_mono_ms (a value of sqlease_mono_ms()).  deadline < 0 waits
+ * deadline_mono_ms (a value of sqle_mono_ms()).  deadline < 0 waits
  * without a bound.  Returns 0 if signalled (or spurious), 1 on timeout. */
-int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms);
+int sqle_cond_wait_until(sqle_cond *c, sqle_mutex *m, int64_t deadline_mono_ms);
 
-uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a);
-void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n);
+uint64_t sqle_atomic_load(const sqle_atomic_u64 *a);
+void sqle_atomic_add(sqle_atomic_u64 *a, uint64_t n);
 
 /* ---- threads (thread.c) ------------------------------------------ */
 
 /* Start fn(arg) on a new thread with a small stack. */
-int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg);
-void sqlease_thread_join(sqlease_thread *t);
+int sqle_thread_start(sqle_thread *t, void (*fn)(void *), void *arg);
+void sqle_thread_join(sqle_thread *t);
 /* Let a started thread finish on its own, never to be joined: its
  * resources are freed when it returns.  Any thread may call it, once. */
-void sqlease_thread_detach(sqlease_thread *t);
+void sqle_thread_detach(sqle_thread *t);
 /* An id for the calling thread, to detect re-entry from a callback. */
-uint64_t sqlease_thread_self(void);
+uint64_t sqle_thread_self(void);
 
 /* ---- clocks (clock.c) --------------------------------------------- */
 
-int64_t sqlease_mono_ms(void);
-void sqlease_sleep_ms(int64_t ms);
+int64_t sqle_mono_ms(void);
+void sqle_sleep_ms(int64_t ms);
 
 /* ---- identity and environment (ident.c) -------------------------- */
 
 /* Host name into buf (NUL-terminated, truncated to cap); "unknown" if it
  * cannot be read. */
-void sqlease_hostname(char *buf, size_t cap);
-long sqlease_pid(void);
+void sqle_hostname(char *buf, size_t cap);
+long sqle_pid(void);
 /* 16 random bytes from a new random (version 4) UUID: libuuid on POSIX,
  * UuidCreate on Windows. */
-int sqlease_uuid_random(unsigned char out[16]);
+int sqle_uuid_random(unsigned char out[16]);
 
 /* Environment variable, or NULL. */
-const char *sqlease_getenv(const char *name);
+const char *sqle_getenv(const char *name);
 
 /* ---- files (file.c) ---------------------------------------------- */
 
 /* 1 if `path` names an existing file or directory, 0 if it does not (or
  * cannot be looked at). */
-int sqlease_path_exists(const char *path);
+int sqle_path_exists(const char *path);
 /* The current directory into buf (NUL-terminated); "" if it cannot be
  * read or does not fit. */
-void sqlease_cwd(char *buf, size_t cap);
+void sqle_cwd(char *buf, size_t cap);
 
 #endif

@@ -52,7 +52,7 @@
 struct sqlease_supervisor {
     sqlease_db *db;
     sqlease_lease *lease;
-    sqlease_resolved r;
+    sqle_resolved r;
     void (*on_started)(void *, int64_t);
     void (*on_stopped)(void *, int);
     void (*on_holder)(void *, const char *, int64_t, const char *);
@@ -61,13 +61,13 @@ struct sqlease_supervisor {
     void *log_userdata;
     int log_level;
 
-    sqlease_mutex m;         /* guards everything below */
-    sqlease_cond hb_cv;      /* wakes the heartbeat: stopping */
-    sqlease_cond wd_cv;      /* wakes the watchdog: deadline moved, stopping */
-    sqlease_cond done_cv;    /* the heartbeat thread has left its loop */
-    sqlease_cond up_cv;      /* wakes sqlease_supervisor_await: work up, stopping */
-    sqlease_mutex cb_lock;   /* one callback at a time */
-    sqlease_mutex stop_lock; /* one sqlease_supervisor_stop at a time */
+    sqle_mutex m;         /* guards everything below */
+    sqle_cond hb_cv;      /* wakes the heartbeat: stopping */
+    sqle_cond wd_cv;      /* wakes the watchdog: deadline moved, stopping */
+    sqle_cond done_cv;    /* the heartbeat thread has left its loop */
+    sqle_cond up_cv;      /* wakes sqlease_supervisor_await: work up, stopping */
+    sqle_mutex cb_lock;   /* one callback at a time */
+    sqle_mutex stop_lock; /* one sqlease_supervisor_stop at a time */
     uint64_t cb_thread;      /* thread inside a callback, 0 if none */
 
     int stopping;
@@ -86,7 +86,7 @@ struct sqlease_supervisor {
     int64_t started_at;      /* mono ms of sqlease_supervisor_start */
     uint64_t acquires, takes, renew_failures, losses;
 
-    sqlease_thread hb_thread, wd_thread;
+    sqle_thread hb_thread, wd_thread;
     int hb_started, wd_started;
     int hb_done;             /* heartbeat loop finished (no statement in flight) */
 
@@ -110,16 +110,16 @@ static void slog(sqlease_supervisor *s, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     token = s->token;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (token > 0)
-        sqlease_log(s->log, s->log_userdata, s->log_level, level,
-                    "lease %s owner %s token %lld: %s", s->r.name,
-                    sqlease_lease_owner(s->lease), (long long)token, msg);
+        sqle_log(s->log, s->log_userdata, s->log_level, level,
+                 "lease %s owner %s token %lld: %s", s->r.name,
+                 sqlease_lease_owner(s->lease), (long long)token, msg);
     else
-        sqlease_log(s->log, s->log_userdata, s->log_level, level, "lease %s owner %s: %s",
-                    s->r.name, sqlease_lease_owner(s->lease), msg);
+        sqle_log(s->log, s->log_userdata, s->log_level, level, "lease %s owner %s: %s",
+                 s->r.name, sqlease_lease_owner(s->lease), msg);
 }
 
 /*
@@ -136,15 +136,15 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
 {
     int go, again, stopping;
 
-    sqlease_mutex_lock(&s->cb_lock);
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->cb_lock);
+    sqle_mutex_lock(&s->m);
     again = s->started_any && token == s->token;
     stopping = s->stopping;
     go = !s->running && !stopping && !again &&
-         sqlease_mono_ms() < proof + s->r.renew_deadline_ms;
+         sqle_mono_ms() < proof + s->r.renew_deadline_ms;
     if (again && !s->running) {
         s->stale_hold = 1;
-        s->next_due = sqlease_mono_ms();
+        s->next_due = sqle_mono_ms();
     }
     if (go) {
         s->running = 1;
@@ -153,19 +153,19 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
         s->started_any = 1;
         s->token = token;
         s->deadline = proof + s->r.renew_deadline_ms;
-        s->cb_thread = sqlease_thread_self();
-        sqlease_cond_signal(&s->wd_cv);
+        s->cb_thread = sqle_thread_self();
+        sqle_cond_signal(&s->wd_cv);
     }
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (go) {
         slog(s, SQLEASE_LOG_INFO, "holding the lease; starting the work");
         if (s->on_started != NULL)
             s->on_started(s->userdata, token);
-        sqlease_mutex_lock(&s->m);
+        sqle_mutex_lock(&s->m);
         s->cb_thread = 0;
         s->work_up = s->running;
-        sqlease_cond_broadcast(&s->up_cv);
-        sqlease_mutex_unlock(&s->m);
+        sqle_cond_broadcast(&s->up_cv);
+        sqle_mutex_unlock(&s->m);
     } else if (stopping) {
         slog(s, SQLEASE_LOG_DEBUG, "stopping; the answer that came in meanwhile starts nothing");
     } else if (again) {
@@ -174,7 +174,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof)
     } else {
         slog(s, SQLEASE_LOG_WARN, "hold proven too late; not starting the work");
     }
-    sqlease_mutex_unlock(&s->cb_lock);
+    sqle_mutex_unlock(&s->cb_lock);
 }
 
 /*
@@ -186,10 +186,10 @@ static void stop_work(sqlease_supervisor *s, int reason)
 {
     int go;
 
-    sqlease_mutex_lock(&s->cb_lock);
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->cb_lock);
+    sqle_mutex_lock(&s->m);
     go = s->running &&
-         (reason != SQLEASE_STOP_DEADLINE || sqlease_mono_ms() >= s->deadline);
+         (reason != SQLEASE_STOP_DEADLINE || sqle_mono_ms() >= s->deadline);
     if (go) {
         s->running = 0;
         s->work_up = 0;
@@ -197,19 +197,19 @@ static void stop_work(sqlease_supervisor *s, int reason)
             s->losses++;
         if (reason == SQLEASE_STOP_DEADLINE)
             s->stale_hold = 1;
-        s->cb_thread = sqlease_thread_self();
+        s->cb_thread = sqle_thread_self();
     }
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (go) {
         slog(s, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
              "stopping the work: %s", sqlease_stop_reason_str(reason));
         if (s->on_stopped != NULL)
             s->on_stopped(s->userdata, reason);
-        sqlease_mutex_lock(&s->m);
+        sqle_mutex_lock(&s->m);
         s->cb_thread = 0;
-        sqlease_mutex_unlock(&s->m);
+        sqle_mutex_unlock(&s->m);
     }
-    sqlease_mutex_unlock(&s->cb_lock);
+    sqle_mutex_unlock(&s->cb_lock);
 }
 
 /* A release attempted with less time than this left in a stop's budget
@@ -236,21 +236,21 @@ static int release_stale(sqlease_supervisor *s, sqlease_error *err)
     int released = 0;
     int rc;
 
-    sqlease_mutex_lock(&s->cb_lock);
-    sqlease_mutex_unlock(&s->cb_lock);
-    lease_forget(s->lease);
+    sqle_mutex_lock(&s->cb_lock);
+    sqle_mutex_unlock(&s->cb_lock);
+    sqle_lease_forget(s->lease);
     /* Never with the minimum hold: this hold's work did not finish. */
-    rc = lease_release_for(s->lease, 0, 0, &released, err);
+    rc = sqle_lease_release_for(s->lease, 0, 0, &released, err);
     if (rc != SQLEASE_OK) {
         slog(s, SQLEASE_LOG_WARN, "could not release the hold whose work passed its deadline "
              "(%s: %s); trying again in %lld ms", sqlease_strerror(rc), err->message,
              (long long)s->r.retry_ms);
         return 0;
     }
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     s->stale_hold = 0;
-    s->last_contact = sqlease_mono_ms();
-    sqlease_mutex_unlock(&s->m);
+    s->last_contact = sqle_mono_ms();
+    sqle_mutex_unlock(&s->m);
     slog(s, SQLEASE_LOG_INFO, released
              ? "released the hold whose work passed its deadline; the next start gets a new "
                "token"
@@ -275,23 +275,23 @@ static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
     if (s->holder_reported && s->holder_token == row->token &&
         strcmp(s->holder_owner, owner) == 0)
         return;
-    sqlease_mutex_lock(&s->cb_lock);
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->cb_lock);
+    sqle_mutex_lock(&s->m);
     go = !s->running && !s->stopping;
     if (go)
-        s->cb_thread = sqlease_thread_self();
-    sqlease_mutex_unlock(&s->m);
+        s->cb_thread = sqle_thread_self();
+    sqle_mutex_unlock(&s->m);
     if (go) {
         s->holder_reported = 1;
         s->holder_token = row->token;
         snprintf(s->holder_owner, sizeof s->holder_owner, "%s", owner);
         s->on_holder(s->userdata, owner, row->token,
                      row->held && row->data[0] != '\0' ? row->data : NULL);
-        sqlease_mutex_lock(&s->m);
+        sqle_mutex_lock(&s->m);
         s->cb_thread = 0;
-        sqlease_mutex_unlock(&s->m);
+        sqle_mutex_unlock(&s->m);
     }
-    sqlease_mutex_unlock(&s->cb_lock);
+    sqle_mutex_unlock(&s->cb_lock);
 }
 
 /*
@@ -307,29 +307,29 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
     int rc;
     enum action act = ACT_NONE;
 
-    sqlease_err_clear(&err);
-    sqlease_mutex_lock(&s->m);
+    sqle_err_clear(&err);
+    sqle_mutex_lock(&s->m);
     stale = s->stale_hold && !s->running;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (stale && !release_stale(s, &err)) {
-        sqlease_mutex_lock(&s->m);
-        s->next_due = sqlease_mono_ms() + s->r.retry_ms;
-        sqlease_mutex_unlock(&s->m);
+        sqle_mutex_lock(&s->m);
+        s->next_due = sqle_mono_ms() + s->r.retry_ms;
+        sqle_mutex_unlock(&s->m);
         if (err_out != NULL)
             *err_out = err;
         return err.status;
     }
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     stopping = s->stopping;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (stale && stopping)
         return SQLEASE_OK; /* a stop came while the release ran: no new hold */
 
-    sent = sqlease_mono_ms();
-    rc = lease_acquire(s->lease, &info, &taken, &lost, &err);
-    answered = sqlease_mono_ms();
+    sent = sqle_mono_ms();
+    rc = sqle_lease_acquire(s->lease, &info, &taken, &lost, &err);
+    answered = sqle_mono_ms();
 
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     if (lost) {
         /* The renew found the hold gone: stop at once, whatever the take
          * that followed it answered (it can wait for the next retry). */
@@ -348,7 +348,7 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
         else if (s->running) {
             if (sent + s->r.renew_deadline_ms > s->deadline) {
                 s->deadline = sent + s->r.renew_deadline_ms;
-                sqlease_cond_signal(&s->wd_cv);
+                sqle_cond_signal(&s->wd_cv);
             }
         } else if (!taken && s->stale_hold) {
             /* A renew of the hold whose work the watchdog has just
@@ -370,7 +370,7 @@ static int tick(sqlease_supervisor *s, sqlease_error *err_out)
             s->renew_failures++;
         s->next_due = sent + s->r.retry_ms;
     }
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
 
     if (rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD)
         slog(s, lost ? SQLEASE_LOG_WARN : SQLEASE_LOG_ERROR, "%s (%s): %s",
@@ -409,50 +409,50 @@ static void heartbeat_main(void *arg)
 {
     sqlease_supervisor *s = arg;
 
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     while (!s->stopping) {
-        if (sqlease_mono_ms() < s->next_due) {
-            sqlease_cond_wait_until(&s->hb_cv, &s->m, s->next_due);
+        if (sqle_mono_ms() < s->next_due) {
+            sqle_cond_wait_until(&s->hb_cv, &s->m, s->next_due);
             continue;
         }
-        sqlease_mutex_unlock(&s->m);
+        sqle_mutex_unlock(&s->m);
         tick(s, NULL);
-        sqlease_mutex_lock(&s->m);
+        sqle_mutex_lock(&s->m);
     }
     s->hb_done = 1;
-    sqlease_cond_broadcast(&s->done_cv);
-    sqlease_mutex_unlock(&s->m);
+    sqle_cond_broadcast(&s->done_cv);
+    sqle_mutex_unlock(&s->m);
 }
 
 static void watchdog_main(void *arg)
 {
     sqlease_supervisor *s = arg;
 
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     while (!s->stopping) {
         if (!s->running) {
-            sqlease_cond_wait_until(&s->wd_cv, &s->m, -1);
-        } else if (sqlease_mono_ms() < s->deadline) {
-            sqlease_cond_wait_until(&s->wd_cv, &s->m, s->deadline);
+            sqle_cond_wait_until(&s->wd_cv, &s->m, -1);
+        } else if (sqle_mono_ms() < s->deadline) {
+            sqle_cond_wait_until(&s->wd_cv, &s->m, s->deadline);
         } else {
-            sqlease_mutex_unlock(&s->m);
+            sqle_mutex_unlock(&s->m);
             stop_work(s, SQLEASE_STOP_DEADLINE);
-            sqlease_mutex_lock(&s->m);
+            sqle_mutex_lock(&s->m);
         }
     }
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
 }
 
 static void destroy(sqlease_supervisor *s)
 {
     sqlease_lease_free(s->lease);
-    sqlease_cond_destroy(&s->hb_cv);
-    sqlease_cond_destroy(&s->wd_cv);
-    sqlease_cond_destroy(&s->done_cv);
-    sqlease_cond_destroy(&s->up_cv);
-    sqlease_mutex_destroy(&s->cb_lock);
-    sqlease_mutex_destroy(&s->stop_lock);
-    sqlease_mutex_destroy(&s->m);
+    sqle_cond_destroy(&s->hb_cv);
+    sqle_cond_destroy(&s->wd_cv);
+    sqle_cond_destroy(&s->done_cv);
+    sqle_cond_destroy(&s->up_cv);
+    sqle_mutex_destroy(&s->cb_lock);
+    sqle_mutex_destroy(&s->stop_lock);
+    sqle_mutex_destroy(&s->m);
     free(s);
 }
 
@@ -463,21 +463,21 @@ static void join_threads(sqlease_supervisor *s)
 {
     int hb, wd;
 
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     s->stopping = 1;
-    sqlease_cond_broadcast(&s->hb_cv);
-    sqlease_cond_broadcast(&s->wd_cv);
-    sqlease_cond_broadcast(&s->up_cv);
+    sqle_cond_broadcast(&s->hb_cv);
+    sqle_cond_broadcast(&s->wd_cv);
+    sqle_cond_broadcast(&s->up_cv);
     hb = s->hb_started;
     wd = s->wd_started;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (hb)
-        sqlease_thread_join(&s->hb_thread);
+        sqle_thread_join(&s->hb_thread);
     if (wd)
-        sqlease_thread_join(&s->wd_thread);
-    sqlease_mutex_lock(&s->m);
+        sqle_thread_join(&s->wd_thread);
+    sqle_mutex_lock(&s->m);
     s->hb_started = s->wd_started = 0;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
 }
 
 int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
@@ -488,23 +488,23 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     sqlease_supervisor *s;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (out == NULL || db == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "sqlease_supervisor_start: out and db must not be NULL");
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_supervisor_start: out and db must not be NULL");
     *out = NULL;
-    rc = sqlease_options_import(opt_in, &full, err);
+    rc = sqle_options_import(opt_in, &full, err);
     if (rc != SQLEASE_OK)
         return rc;
     s = calloc(1, sizeof *s);
     if (s == NULL)
-        return sqlease_fail(err, SQLEASE_ENOMEM, "out of memory");
-    rc = sqlease_options_resolve(opt, &db->ini, 0, &s->r, err);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    rc = sqle_options_resolve(opt, &db->ini, 0, &s->r, err);
     if (rc != SQLEASE_OK) {
         free(s);
         return rc;
     }
-    rc = lease_new_resolved(&s->lease, db, &s->r, err);
+    rc = sqle_lease_new_resolved(&s->lease, db, &s->r, err);
     if (rc != SQLEASE_OK) {
         free(s);
         return rc;
@@ -530,23 +530,23 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         s->log_level = db->log_level;
     }
     s->last_contact = -1;
-    s->started_at = sqlease_mono_ms();
-    if (sqlease_mutex_init(&s->m) != 0 || sqlease_mutex_init(&s->cb_lock) != 0 ||
-        sqlease_mutex_init(&s->stop_lock) != 0 ||
-        sqlease_cond_init(&s->hb_cv) != 0 || sqlease_cond_init(&s->wd_cv) != 0 ||
-        sqlease_cond_init(&s->done_cv) != 0 || sqlease_cond_init(&s->up_cv) != 0) {
+    s->started_at = sqle_mono_ms();
+    if (sqle_mutex_init(&s->m) != 0 || sqle_mutex_init(&s->cb_lock) != 0 ||
+        sqle_mutex_init(&s->stop_lock) != 0 ||
+        sqle_cond_init(&s->hb_cv) != 0 || sqle_cond_init(&s->wd_cv) != 0 ||
+        sqle_cond_init(&s->done_cv) != 0 || sqle_cond_init(&s->up_cv) != 0) {
         sqlease_lease_free(s->lease);
         free(s);
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex or condition variable");
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex or condition variable");
     }
 
-    if (sqlease_thread_start(&s->wd_thread, watchdog_main, s) != 0) {
+    if (sqle_thread_start(&s->wd_thread, watchdog_main, s) != 0) {
         destroy(s);
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot start the watchdog thread");
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot start the watchdog thread");
     }
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     s->wd_started = 1;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
 
     /* The first acquire runs here, so that a lone instance has its work
      * running by the time start returns. */
@@ -557,18 +557,18 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         destroy(s);
         return rc;
     }
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
 
-    if (sqlease_thread_start(&s->hb_thread, heartbeat_main, s) != 0) {
+    if (sqle_thread_start(&s->hb_thread, heartbeat_main, s) != 0) {
         join_threads(s);
         stop_work(s, SQLEASE_STOP_SHUTDOWN);
         sqlease_lease_release(s->lease, NULL, NULL);
         destroy(s);
-        return sqlease_fail(err, SQLEASE_EPLATFORM, "cannot start the heartbeat thread");
+        return sqle_fail(err, SQLEASE_EPLATFORM, "cannot start the heartbeat thread");
     }
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     s->hb_started = 1;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     *out = s;
     return SQLEASE_OK;
 }
@@ -584,12 +584,12 @@ static int await_heartbeat(sqlease_supervisor *s, int64_t until)
 {
     int done;
 
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     while (!s->hb_done && s->hb_started &&
-           (until < 0 || sqlease_mono_ms() < until))
-        sqlease_cond_wait_until(&s->done_cv, &s->m, until);
+           (until < 0 || sqle_mono_ms() < until))
+        sqle_cond_wait_until(&s->done_cv, &s->m, until);
     done = s->hb_done || !s->hb_started;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     return done;
 }
 
@@ -602,19 +602,19 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
 {
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (s == NULL)
         return SQLEASE_OK;
-    sqlease_mutex_lock(&s->m);
-    if (s->cb_thread != 0 && s->cb_thread == sqlease_thread_self()) {
-        sqlease_mutex_unlock(&s->m);
-        return sqlease_fail(err, SQLEASE_ESTATE,
-                            "sqlease_supervisor_stop called from the supervisor's own callback");
+    sqle_mutex_lock(&s->m);
+    if (s->cb_thread != 0 && s->cb_thread == sqle_thread_self()) {
+        sqle_mutex_unlock(&s->m);
+        return sqle_fail(err, SQLEASE_ESTATE,
+                         "sqlease_supervisor_stop called from the supervisor's own callback");
     }
-    sqlease_mutex_unlock(&s->m);
-    sqlease_mutex_lock(&s->stop_lock);
+    sqle_mutex_unlock(&s->m);
+    sqle_mutex_lock(&s->stop_lock);
     rc = stop_locked(s, err);
-    sqlease_mutex_unlock(&s->stop_lock);
+    sqle_mutex_unlock(&s->stop_lock);
     return rc;
 }
 
@@ -628,21 +628,21 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
  */
 static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
 {
-    int64_t budget_end = sqlease_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
+    int64_t budget_end = sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
     int released = 0;
     int rc;
 
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     if (s->stopped) {
         rc = s->stop_rc;
-        sqlease_mutex_unlock(&s->m);
+        sqle_mutex_unlock(&s->m);
         return rc;
     }
     s->stopping = 1;
-    sqlease_cond_broadcast(&s->hb_cv);
-    sqlease_cond_broadcast(&s->wd_cv);
-    sqlease_cond_broadcast(&s->up_cv);
-    sqlease_mutex_unlock(&s->m);
+    sqle_cond_broadcast(&s->hb_cv);
+    sqle_cond_broadcast(&s->wd_cv);
+    sqle_cond_broadcast(&s->up_cv);
+    sqle_mutex_unlock(&s->m);
 
     /* No new start can happen once stopping is set, so the work is
      * stopped now, before waiting for a statement that may be in flight. */
@@ -650,36 +650,36 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
     if (!await_heartbeat(s, budget_end)) {
         slog(s, SQLEASE_LOG_WARN, "a lease statement is still in flight; not releasing "
              "(the lease expires by itself within the ttl)");
-        return sqlease_fail(err, SQLEASE_ETIMEOUT,
-                            "lease '%s': a statement is still in flight after the query "
-                            "timeout; the work is stopped but the lease was not released "
-                            "(it expires by itself within the ttl)", s->r.name);
+        return sqle_fail(err, SQLEASE_ETIMEOUT,
+                         "lease '%s': a statement is still in flight after the query "
+                         "timeout; the work is stopped but the lease was not released "
+                         "(it expires by itself within the ttl)", s->r.name);
     }
     join_threads(s);
-    if (budget_end - sqlease_mono_ms() < STOP_MIN_RELEASE_MS) {
-        rc = sqlease_fail(err, SQLEASE_ETIMEOUT,
-                          "lease '%s': no time left to release after the statement in flight; "
-                          "the work is stopped and the lease expires by itself within the ttl",
-                          s->r.name);
+    if (budget_end - sqle_mono_ms() < STOP_MIN_RELEASE_MS) {
+        rc = sqle_fail(err, SQLEASE_ETIMEOUT,
+                       "lease '%s': no time left to release after the statement in flight; "
+                       "the work is stopped and the lease expires by itself within the ttl",
+                       s->r.name);
         slog(s, SQLEASE_LOG_WARN, "%s", err != NULL ? err->message : "no time left to release");
         return rc;
     }
-    rc = lease_release_by(s->lease, budget_end, &released, err);
-    if (rc == SQLEASE_OK && released && lease_min_hold(s->lease) > 0)
+    rc = sqle_lease_release_by(s->lease, budget_end, &released, err);
+    if (rc == SQLEASE_OK && released && sqle_lease_min_hold(s->lease) > 0)
         slog(s, SQLEASE_LOG_INFO, "released the lease; the row stays held until %lld ms after "
              "the take (minimum hold), if that is still ahead",
-             (long long)lease_min_hold(s->lease));
+             (long long)sqle_lease_min_hold(s->lease));
     else if (rc == SQLEASE_OK)
         slog(s, SQLEASE_LOG_INFO, released ? "released the lease" : "stopped (lease not held)");
     else
         slog(s, SQLEASE_LOG_WARN, "release failed (%s); the lease expires by itself",
              sqlease_strerror(rc));
-    sqlease_mutex_lock(&s->m);
+    sqle_mutex_lock(&s->m);
     if (rc != SQLEASE_ETIMEOUT) {
         s->stopped = 1;
         s->stop_rc = rc;
     }
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     return rc;
 }
 
@@ -689,9 +689,9 @@ void sqlease_supervisor_free(sqlease_supervisor *s)
 
     if (s == NULL)
         return;
-    sqlease_mutex_lock(&s->m);
-    inside = s->cb_thread != 0 && s->cb_thread == sqlease_thread_self();
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_lock(&s->m);
+    inside = s->cb_thread != 0 && s->cb_thread == sqle_thread_self();
+    sqle_mutex_unlock(&s->m);
     if (inside) {
         slog(s, SQLEASE_LOG_ERROR,
              "sqlease_supervisor_free called from the supervisor's own callback; ignored");
@@ -715,8 +715,8 @@ int sqlease_supervisor_state_(sqlease_supervisor *s, sqlease_state *out, size_t 
     if (s == NULL || out == NULL || size < sizeof(size_t))
         return SQLEASE_EINVAL;
     memset(st, 0, sizeof *st);
-    now = sqlease_mono_ms();
-    sqlease_mutex_lock(&s->m);
+    now = sqle_mono_ms();
+    sqle_mutex_lock(&s->m);
     st->holding = s->running;
     st->token = s->token;
     st->deadline_in_ms = s->running && s->deadline > now ? s->deadline - now : 0;
@@ -725,11 +725,11 @@ int sqlease_supervisor_state_(sqlease_supervisor *s, sqlease_state *out, size_t 
     st->takes = s->takes;
     st->renew_failures = s->renew_failures;
     st->losses = s->losses;
-    sqlease_mutex_unlock(&s->m);
-    st->statements = lease_statements(s->lease);
+    sqle_mutex_unlock(&s->m);
+    st->statements = sqle_lease_statements(s->lease);
     snprintf(st->owner, sizeof st->owner, "%s", sqlease_lease_owner(s->lease));
     snprintf(st->name, sizeof st->name, "%s", sqlease_lease_name(s->lease));
-    sqlease_struct_out(out, size, st, sizeof *st);
+    sqle_struct_out(out, size, st, sizeof *st);
     return SQLEASE_OK;
 }
 
@@ -738,21 +738,21 @@ int sqlease_supervisor_health(sqlease_supervisor *s, sqlease_error *err)
     int64_t now, since;
     int rc = SQLEASE_OK;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (s == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_health: NULL supervisor");
-    now = sqlease_mono_ms();
-    sqlease_mutex_lock(&s->m);
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_health: NULL supervisor");
+    now = sqle_mono_ms();
+    sqle_mutex_lock(&s->m);
     since = s->last_contact >= 0 ? s->last_contact : s->started_at;
     if (s->stopped || s->stopping)
-        rc = sqlease_fail(err, SQLEASE_ESTATE, "supervisor is stopped");
+        rc = sqle_fail(err, SQLEASE_ESTATE, "supervisor is stopped");
     else if (s->running && now >= s->deadline)
-        rc = sqlease_fail(err, SQLEASE_ESTATE, "holder is %lld ms past its renew deadline",
-                          (long long)(now - s->deadline));
+        rc = sqle_fail(err, SQLEASE_ESTATE, "holder is %lld ms past its renew deadline",
+                       (long long)(now - s->deadline));
     else if (!s->running && now - since >= s->r.ttl_ms)
-        rc = sqlease_fail(err, SQLEASE_ESTATE, "the database has not answered for %lld ms",
-                          (long long)(now - since));
-    sqlease_mutex_unlock(&s->m);
+        rc = sqle_fail(err, SQLEASE_ESTATE, "the database has not answered for %lld ms",
+                       (long long)(now - since));
+    sqle_mutex_unlock(&s->m);
     return rc;
 }
 
@@ -766,32 +766,32 @@ int sqlease_supervisor_await(sqlease_supervisor *s, int64_t timeout_ms, sqlease_
     int64_t until;
     int rc;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (s == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_await: NULL supervisor");
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_await: NULL supervisor");
     if (timeout_ms < 0 || timeout_ms > SQLEASE_MAX_DURATION_MS)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "sqlease_supervisor_await: timeout %lld ms is not within 0..30 "
-                            "days", (long long)timeout_ms);
-    until = sqlease_mono_ms() + timeout_ms;
-    sqlease_mutex_lock(&s->m);
-    if (s->cb_thread != 0 && s->cb_thread == sqlease_thread_self()) {
-        sqlease_mutex_unlock(&s->m);
-        return sqlease_fail(err, SQLEASE_ESTATE,
-                            "sqlease_supervisor_await called from the supervisor's own "
-                            "callback");
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_supervisor_await: timeout %lld ms is not within 0..30 "
+                         "days", (long long)timeout_ms);
+    until = sqle_mono_ms() + timeout_ms;
+    sqle_mutex_lock(&s->m);
+    if (s->cb_thread != 0 && s->cb_thread == sqle_thread_self()) {
+        sqle_mutex_unlock(&s->m);
+        return sqle_fail(err, SQLEASE_ESTATE,
+                         "sqlease_supervisor_await called from the supervisor's own "
+                         "callback");
     }
-    while (!s->work_up && !s->stopping && sqlease_mono_ms() < until)
-        sqlease_cond_wait_until(&s->up_cv, &s->m, until);
+    while (!s->work_up && !s->stopping && sqle_mono_ms() < until)
+        sqle_cond_wait_until(&s->up_cv, &s->m, until);
     if (s->stopping)
-        rc = sqlease_fail(err, SQLEASE_ESTATE, "lease '%s': the supervisor is stopped",
-                          s->r.name);
+        rc = sqle_fail(err, SQLEASE_ESTATE, "lease '%s': the supervisor is stopped",
+                       s->r.name);
     else if (s->work_up)
         rc = SQLEASE_OK;
     else
-        rc = sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s' not held after waiting %lld ms",
-                          s->r.name, (long long)timeout_ms);
-    sqlease_mutex_unlock(&s->m);
+        rc = sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' not held after waiting %lld ms",
+                       s->r.name, (long long)timeout_ms);
+    sqle_mutex_unlock(&s->m);
     return rc;
 }
 
@@ -800,17 +800,17 @@ int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_er
     int64_t token;
     int running;
 
-    sqlease_err_clear(err);
+    sqle_err_clear(err);
     if (s == NULL || f == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_fence: NULL argument");
-    sqlease_mutex_lock(&s->m);
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_fence: NULL argument");
+    sqle_mutex_lock(&s->m);
     running = s->running;
     token = s->token;
-    sqlease_mutex_unlock(&s->m);
+    sqle_mutex_unlock(&s->m);
     if (!running)
-        return sqlease_fail(err, SQLEASE_NOT_HELD, "lease '%s': the work is not running "
-                            "(not holding the lease)", s->r.name);
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s': the work is not running "
+                         "(not holding the lease)", s->r.name);
     /* The lease's strings and statements do not change after start, so
      * they are read without the lock. */
-    return lease_fence(s->lease, token, f, err);
+    return sqle_lease_fence(s->lease, token, f, err);
 }

@@ -121,7 +121,7 @@ static void copy_trunc(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
-/* The common body of sqlease_err and sqlease_fail: format into scratch
+/* The common body of sqle_err and sqle_fail: format into scratch
  * space, redact, flatten to one line, then truncate into err.  Every
  * input is read before err is written, so a caller may rewrap an error
  * in place (passing err->sqlstate, or err->message as an argument). */
@@ -139,7 +139,7 @@ static int err_fill(sqlease_error *err, int status, const char *sqlstate, long n
     buf[0] = '\0';
     if (fmt != NULL && vsnprintf(buf, sizeof buf, fmt, ap) < 0)
         copy_trunc(buf, sizeof buf, "(message could not be formatted)");
-    sqlease_redact_inplace(buf);
+    sqle_redact_inplace(buf);
     one_line(buf);
     err->status = status;
     err->native_error = native;
@@ -148,8 +148,8 @@ static int err_fill(sqlease_error *err, int status, const char *sqlstate, long n
     return status;
 }
 
-int sqlease_err(sqlease_error *err, int status, const char *sqlstate, long native,
-                const char *fmt, ...)
+int sqle_err(sqlease_error *err, int status, const char *sqlstate, long native,
+             const char *fmt, ...)
 {
     va_list ap;
     int rc;
@@ -159,7 +159,7 @@ int sqlease_err(sqlease_error *err, int status, const char *sqlstate, long nativ
     return rc;
 }
 
-int sqlease_fail(sqlease_error *err, int status, const char *fmt, ...)
+int sqle_fail(sqlease_error *err, int status, const char *fmt, ...)
 {
     va_list ap;
     int rc;
@@ -169,7 +169,7 @@ int sqlease_fail(sqlease_error *err, int status, const char *fmt, ...)
     return rc;
 }
 
-void sqlease_err_clear(sqlease_error *err)
+void sqle_err_clear(sqlease_error *err)
 {
     if (err == NULL)
         return;
@@ -179,7 +179,7 @@ void sqlease_err_clear(sqlease_error *err)
     err->message[0] = '\0';
 }
 
-char *sqlease_strdup(const char *s)
+char *sqle_strdup(const char *s)
 {
     size_t n;
     char *p;
@@ -298,7 +298,7 @@ static size_t conn_value_len(const char *v)
  * so that a secret value is replaced whole, braces included.  A DSN name
  * (no '=') has nothing to redact.
  */
-char *sqlease_redact(const char *conn)
+char *sqle_redact(const char *conn)
 {
     size_t n, cap;
     char *out;
@@ -369,7 +369,7 @@ static int key_char(char c)
  * too much text rather than part of a password.  The message never grows: a value
  * of three bytes or more becomes "***", a shorter one "*".
  */
-void sqlease_redact_inplace(char *msg)
+void sqle_redact_inplace(char *msg)
 {
     char *p;
 
@@ -522,7 +522,7 @@ static int cmp_word(const void *key, const void *elem)
     return strcmp((const char *)key, *(const char *const *)elem);
 }
 
-int sqlease_reserved_word(const char *w, size_t n)
+int sqle_reserved_word(const char *w, size_t n)
 {
     char low[SQLEASE_MAX_TABLE + 1];
     size_t i;
@@ -580,7 +580,7 @@ static const char *reserved_part(const char *t, size_t *len)
     for (;;) {
         size_t n = strcspn(p, ".");
         int schema = p[n] == '.';
-        if (sqlease_reserved_word(p, n) &&
+        if (sqle_reserved_word(p, n) &&
             !(schema && n == 6 && strncasecmp_ascii(p, "public", 6) == 0)) {
             *len = n;
             return p;
@@ -594,28 +594,28 @@ static const char *reserved_part(const char *t, size_t *len)
 /* A table name is pasted into SQL (it cannot be bound), so it is limited
  * to what needs no quoting in any dialect: one or two plain identifiers,
  * neither of them a reserved word. */
-int sqlease_valid_table(const char *t)
+int sqle_valid_table(const char *t)
 {
     size_t n;
 
     return table_shape_ok(t) && reserved_part(t, &n) == NULL;
 }
 
-int sqlease_check_table(const char *what, const char *t, sqlease_error *err)
+int sqle_check_table(const char *what, const char *t, sqlease_error *err)
 {
     const char *w;
     size_t n;
 
     if (!table_shape_ok(t))
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "invalid %s '%.*s': use an identifier or schema.identifier of "
-                            "letters, digits and '_' (at most %d bytes)", what,
-                            SQLEASE_MAX_TABLE, t != NULL ? t : "(null)", SQLEASE_MAX_TABLE);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "invalid %s '%.*s': use an identifier or schema.identifier of "
+                         "letters, digits and '_' (at most %d bytes)", what,
+                         SQLEASE_MAX_TABLE, t != NULL ? t : "(null)", SQLEASE_MAX_TABLE);
     w = reserved_part(t, &n);
     if (w != NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "invalid %s '%s': '%.*s' is a reserved word in SQL (in at least "
-                            "one supported dialect); choose another name", what, t, (int)n, w);
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "invalid %s '%s': '%.*s' is a reserved word in SQL (in at least "
+                         "one supported dialect); choose another name", what, t, (int)n, w);
     return SQLEASE_OK;
 }
 
@@ -668,8 +668,8 @@ static int unicode_space(unsigned long cp)
            cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
 }
 
-int sqlease_check_text(const char *field, const char *s, size_t max, int edge_space_ok,
-                       sqlease_error *err)
+int sqle_check_text(const char *field, const char *s, size_t max, int edge_space_ok,
+                    sqlease_error *err)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t n, i, len;
@@ -677,23 +677,23 @@ int sqlease_check_text(const char *field, const char *s, size_t max, int edge_sp
     int first_space = 0, last_space = 0, all_space = 1;
 
     if (s == NULL)
-        return sqlease_fail(err, SQLEASE_EINVAL, "%s is NULL", field);
+        return sqle_fail(err, SQLEASE_EINVAL, "%s is NULL", field);
     n = strlen(s);
     if (n == 0)
-        return sqlease_fail(err, SQLEASE_EINVAL, "%s is empty", field);
+        return sqle_fail(err, SQLEASE_EINVAL, "%s is empty", field);
     if (n > max)
-        return sqlease_fail(err, SQLEASE_EINVAL, "%s is %zu bytes; at most %zu", field, n, max);
+        return sqle_fail(err, SQLEASE_EINVAL, "%s is %zu bytes; at most %zu", field, n, max);
     for (i = 0; i < n; i += len) {
         int space;
 
         len = utf8_next(u + i, n - i, &cp);
         if (len == 0)
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "%s is not valid UTF-8 (byte %zu of %zu): the database would "
-                                "refuse it", field, i + 1, n);
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "%s is not valid UTF-8 (byte %zu of %zu): the database would "
+                             "refuse it", field, i + 1, n);
         if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
-            return sqlease_fail(err, SQLEASE_EINVAL,
-                                "%s contains a control character (byte %zu)", field, i + 1);
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "%s contains a control character (byte %zu)", field, i + 1);
         space = cp == ' ' || unicode_space(cp);
         if (i == 0)
             first_space = space;
@@ -702,17 +702,17 @@ int sqlease_check_text(const char *field, const char *s, size_t max, int edge_sp
             all_space = 0;
     }
     if (all_space)
-        return sqlease_fail(err, SQLEASE_EINVAL, "%s is only white space", field);
+        return sqle_fail(err, SQLEASE_EINVAL, "%s is only white space", field);
     if ((first_space || last_space) && !edge_space_ok)
-        return sqlease_fail(err, SQLEASE_EINVAL,
-                            "%s '%s' %s with white space: not allowed, since databases that "
-                            "compare with pad-space collations ignore a trailing space, and "
-                            "two ids that differ only there look alike", field, s,
-                            first_space ? "starts" : "ends");
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "%s '%s' %s with white space: not allowed, since databases that "
+                         "compare with pad-space collations ignore a trailing space, and "
+                         "two ids that differ only there look alike", field, s,
+                         first_space ? "starts" : "ends");
     return SQLEASE_OK;
 }
 
-char *sqlease_sql_for_table(const char *tmpl, const char *table)
+char *sqle_sql_for_table(const char *tmpl, const char *table)
 {
     static const char mark[] = "{table}";
     const size_t mlen = sizeof mark - 1;
@@ -764,8 +764,8 @@ static const char *level_name(int level)
 
 /* Lines are formatted whole and written with one fwrite, so that lines
  * logged by several threads at once never interleave on stderr. */
-void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level, const char *fmt,
-                  va_list ap)
+void sqle_vlog(sqlease_log_fn fn, void *ud, int max_level, int level, const char *fmt,
+               va_list ap)
 {
     char line[SCRATCH];
     char out[SCRATCH + 32];
@@ -775,7 +775,7 @@ void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level, const c
         return;
     if (vsnprintf(line, sizeof line, fmt, ap) < 0)
         copy_trunc(line, sizeof line, "(log line could not be formatted)");
-    sqlease_redact_inplace(line);
+    sqle_redact_inplace(line);
     one_line(line);
     if (fn != NULL) {
         fn(ud, level, line);
@@ -792,10 +792,10 @@ void sqlease_vlog(sqlease_log_fn fn, void *ud, int max_level, int level, const c
     fflush(stderr);
 }
 
-void sqlease_log(sqlease_log_fn fn, void *ud, int max_level, int level, const char *fmt, ...)
+void sqle_log(sqlease_log_fn fn, void *ud, int max_level, int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    sqlease_vlog(fn, ud, max_level, level, fmt, ap);
+    sqle_vlog(fn, ud, max_level, level, fmt, ap);
     va_end(ap);
 }

@@ -245,7 +245,7 @@ static void test_db_options_older(void)
     CU_ASSERT_EQUAL(sqlease_db_open(&d, o, &err), SQLEASE_OK);
     sqlease_db_close(d);
     d = NULL;
-    CU_ASSERT(sqlease_path_exists(path));
+    CU_ASSERT(sqle_path_exists(path));
     free(o);
 
     exact = exact_block(small);

@@ -62,7 +62,7 @@ typedef struct recorded_diag {
     const char *sqlstate;
     long native;
     const char *message;
-    sqlease_failure kind;
+    sqle_failure kind;
     int status;
 } recorded_diag;
 
@@ -245,28 +245,28 @@ static const recorded_diag recorded[] = {
 };
 
 /* The dialect a driver's statements run under. */
-static const sqlease_dialect *dialect_of(const char *driver)
+static const sqle_dialect *dialect_of(const char *driver)
 {
     if (strcmp(driver, "psqlodbc") == 0)
-        return sqlease_dialect_find("postgres");
+        return sqle_dialect_find("postgres");
     if (strcmp(driver, "maodbc") == 0)
-        return sqlease_dialect_find("mysql");
+        return sqle_dialect_find("mysql");
     if (strcmp(driver, "sqliteodbc") == 0)
-        return sqlease_dialect_find("sqlite");
+        return sqle_dialect_find("sqlite");
     if (strcmp(driver, "freetds") == 0)
-        return sqlease_dialect_find("sqlserver");
+        return sqle_dialect_find("sqlserver");
     return NULL;
 }
 
-static sqlease_failure classify3(const char *state, const char *msg, const char *dialect,
-                                 int stage)
+static sqle_failure classify3(const char *state, const char *msg, const char *dialect,
+                              int stage)
 {
-    sqlease_diag d;
+    sqle_diag d;
 
     d.sqlstate = state;
     d.native = 0;
     d.message = msg;
-    return sqlease_classify(&d, dialect != NULL ? sqlease_dialect_find(dialect) : NULL, stage);
+    return sqle_classify(&d, dialect != NULL ? sqle_dialect_find(dialect) : NULL, stage);
 }
 
 /* Every recorded diagnostic is the kind, and gives the status, it gave
@@ -279,20 +279,20 @@ static void test_recorded(void)
 
     for (i = 0; i < sizeof recorded / sizeof recorded[0]; i++) {
         const recorded_diag *r = &recorded[i];
-        const sqlease_dialect *dl = r->stage == CONN ? NULL : dialect_of(r->driver);
-        sqlease_diag d;
-        sqlease_failure got, again;
+        const sqle_dialect *dl = r->stage == CONN ? NULL : dialect_of(r->driver);
+        sqle_diag d;
+        sqle_failure got, again;
 
         d.sqlstate = r->sqlstate;
         d.native = r->native;
         d.message = r->message;
-        got = sqlease_classify(&d, dl, r->stage);
-        again = sqlease_classify(&d, dialect_of(r->driver), r->stage);
-        if (got != r->kind || sqlease_failure_status(got) != r->status || again != got) {
+        got = sqle_classify(&d, dl, r->stage);
+        again = sqle_classify(&d, dialect_of(r->driver), r->stage);
+        if (got != r->kind || sqle_failure_status(got) != r->status || again != got) {
             fprintf(stderr, "\n  %s, %s: [%s] %ld %s: got %s (%s), %s with the dialect; "
                     "expected %s (%s)", r->driver, r->what, r->sqlstate, r->native, r->message,
-                    sqlease_failure_name(got), sqlease_status_name(sqlease_failure_status(got)),
-                    sqlease_failure_name(again), sqlease_failure_name(r->kind),
+                    sqle_failure_name(got), sqlease_status_name(sqle_failure_status(got)),
+                    sqle_failure_name(again), sqle_failure_name(r->kind),
                     sqlease_status_name(r->status));
             bad++;
         }
@@ -401,14 +401,14 @@ static void test_order_and_stage(void)
     /* Nothing to go on. */
     CU_ASSERT_EQUAL(classify3(NULL, NULL, NULL, STMT), SQLEASE_FAIL_ERROR);
     CU_ASSERT_EQUAL(classify3("", "", "postgres", STMT), SQLEASE_FAIL_ERROR);
-    CU_ASSERT_EQUAL(sqlease_classify(NULL, NULL, STMT), SQLEASE_FAIL_ERROR);
-    CU_ASSERT_EQUAL(sqlease_classify(NULL, NULL, CONN), SQLEASE_FAIL_CONNECT);
+    CU_ASSERT_EQUAL(sqle_classify(NULL, NULL, STMT), SQLEASE_FAIL_ERROR);
+    CU_ASSERT_EQUAL(sqle_classify(NULL, NULL, CONN), SQLEASE_FAIL_CONNECT);
 }
 
 /* Each kind's status and name. */
 static void test_status_and_name(void)
 {
-    static const struct { sqlease_failure f; int status; const char *name; } kinds[] = {
+    static const struct { sqle_failure f; int status; const char *name; } kinds[] = {
         { SQLEASE_FAIL_ERROR, SQLEASE_EDB, "error" },
         { SQLEASE_FAIL_TIMEOUT, SQLEASE_ETIMEOUT, "timeout" },
         { SQLEASE_FAIL_CONN_LOST, SQLEASE_ECONNECT, "connection lost" },
@@ -421,10 +421,10 @@ static void test_status_and_name(void)
     size_t i;
 
     for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        CU_ASSERT_EQUAL(sqlease_failure_status(kinds[i].f), kinds[i].status);
-        CU_ASSERT_STRING_EQUAL(sqlease_failure_name(kinds[i].f), kinds[i].name);
+        CU_ASSERT_EQUAL(sqle_failure_status(kinds[i].f), kinds[i].status);
+        CU_ASSERT_STRING_EQUAL(sqle_failure_name(kinds[i].f), kinds[i].name);
     }
-    CU_ASSERT_STRING_EQUAL(sqlease_failure_name((sqlease_failure)99), "unknown");
+    CU_ASSERT_STRING_EQUAL(sqle_failure_name((sqle_failure)99), "unknown");
 }
 
 /* Code above the port classifies the error the library filled: its
@@ -434,19 +434,19 @@ static void test_classify_error(void)
 {
     sqlease_error err;
 
-    sqlease_err(&err, SQLEASE_EDB, "40001", 1, "[40001] %s",
-                "ERROR: could not serialize access due to concurrent update");
-    CU_ASSERT_EQUAL(sqlease_classify_error(&err, sqlease_dialect_find("postgres"), STMT),
+    sqle_err(&err, SQLEASE_EDB, "40001", 1, "[40001] %s",
+             "ERROR: could not serialize access due to concurrent update");
+    CU_ASSERT_EQUAL(sqle_classify_error(&err, sqle_dialect_find("postgres"), STMT),
                     SQLEASE_FAIL_SERIALIZATION);
-    sqlease_err(&err, SQLEASE_ECONNECT, "01000", 0, "cannot connect to '%s': [01000] %s%s",
-                "Driver=NoSuch;PWD=***",
-                "[unixODBC][Driver Manager]Can't open lib 'NoSuch' : file not found",
-                " (is the ODBC driver installed and the DSN defined in odbc.ini?)");
-    CU_ASSERT_EQUAL(sqlease_classify_error(&err, NULL, CONN), SQLEASE_FAIL_CONFIG);
-    sqlease_err(&err, SQLEASE_ECONNECT, "08001", 101, "cannot connect to '%s': [08001] %s",
-                "DSN=pg", "connection to server at \"127.0.0.1\", port 1 failed");
-    CU_ASSERT_EQUAL(sqlease_classify_error(&err, NULL, CONN), SQLEASE_FAIL_CONNECT);
-    CU_ASSERT_EQUAL(sqlease_classify_error(NULL, NULL, STMT), SQLEASE_FAIL_ERROR);
+    sqle_err(&err, SQLEASE_ECONNECT, "01000", 0, "cannot connect to '%s': [01000] %s%s",
+             "Driver=NoSuch;PWD=***",
+             "[unixODBC][Driver Manager]Can't open lib 'NoSuch' : file not found",
+             " (is the ODBC driver installed and the DSN defined in odbc.ini?)");
+    CU_ASSERT_EQUAL(sqle_classify_error(&err, NULL, CONN), SQLEASE_FAIL_CONFIG);
+    sqle_err(&err, SQLEASE_ECONNECT, "08001", 101, "cannot connect to '%s': [08001] %s",
+             "DSN=pg", "connection to server at \"127.0.0.1\", port 1 failed");
+    CU_ASSERT_EQUAL(sqle_classify_error(&err, NULL, CONN), SQLEASE_FAIL_CONNECT);
+    CU_ASSERT_EQUAL(sqle_classify_error(NULL, NULL, STMT), SQLEASE_FAIL_ERROR);
 }
 
 /* Every entry of the table's rules classifies as its own kind (with a
@@ -457,10 +457,10 @@ static void test_every_rule_entry(void)
     size_t i, j;
     int bad = 0;
 
-    for (i = 0; i <= sqlease_dialect_count; i++) {
-        const sqlease_dialect *dl = i < sqlease_dialect_count ? &sqlease_dialects[i] : NULL;
-        const sqlease_failure_rules *r = dl != NULL ? &dl->failures : &sqlease_common_failures;
-        const struct { const sqlease_strings *l; int is_state; int stage; sqlease_failure f; }
+    for (i = 0; i <= sqle_dialect_count; i++) {
+        const sqle_dialect *dl = i < sqle_dialect_count ? &sqle_dialects[i] : NULL;
+        const sqle_failure_rules *r = dl != NULL ? &dl->failures : &sqle_common_failures;
+        const struct { const sqle_strings *l; int is_state; int stage; sqle_failure f; }
         lists[] = {
             { &r->timeout_sqlstates, 1, STMT, SQLEASE_FAIL_TIMEOUT },
             { &r->connection_lost_sqlstates, 1, STMT, SQLEASE_FAIL_CONN_LOST },
@@ -478,19 +478,19 @@ static void test_every_rule_entry(void)
             for (j = 0; j < lists[k].l->n; j++) {
                 const char *e = lists[k].l->items[j];
                 char state[6];
-                sqlease_diag d;
-                sqlease_failure got;
+                sqle_diag d;
+                sqle_failure got;
 
                 /* A class stands for its members. */
                 snprintf(state, sizeof state, "%s%s", e, strlen(e) == 2 ? "XYZ" : "");
                 d.sqlstate = lists[k].is_state ? state : "HY000";
                 d.native = 0;
                 d.message = lists[k].is_state ? "" : e;
-                got = sqlease_classify(&d, dl, lists[k].stage);
+                got = sqle_classify(&d, dl, lists[k].stage);
                 if (got != lists[k].f) {
                     fprintf(stderr, "\n  %s: '%s' classified as %s, listed as %s",
-                            dl != NULL ? dl->key : "[common]", e, sqlease_failure_name(got),
-                            sqlease_failure_name(lists[k].f));
+                            dl != NULL ? dl->key : "[common]", e, sqle_failure_name(got),
+                            sqle_failure_name(lists[k].f));
                     bad++;
                 }
             }
@@ -498,8 +498,8 @@ static void test_every_rule_entry(void)
     }
     CU_ASSERT_EQUAL(bad, 0);
     /* The generic SQLSTATEs themselves mean nothing. */
-    for (j = 0; j < sqlease_common_failures.generic_sqlstates.n; j++)
-        CU_ASSERT_EQUAL(classify3(sqlease_common_failures.generic_sqlstates.items[j], "", NULL,
+    for (j = 0; j < sqle_common_failures.generic_sqlstates.n; j++)
+        CU_ASSERT_EQUAL(classify3(sqle_common_failures.generic_sqlstates.items[j], "", NULL,
                                   STMT), SQLEASE_FAIL_ERROR);
 }
 

@@ -125,7 +125,7 @@ static pid_t spawn(char *const *argv, const char *const *env, const char *out_pa
  * Returns its status (128+N for a signal), or -1 on timeout. */
 static int wait_pid(pid_t pid, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
     int st;
 
     for (;;) {
@@ -134,12 +134,12 @@ static int wait_pid(pid_t pid, int64_t timeout_ms)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (r < 0 && errno != EINTR)
             return -1;
-        if (sqlease_mono_ms() >= deadline) {
+        if (sqle_mono_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
         }
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
 }
 
@@ -166,14 +166,14 @@ static int build_argv(char **argv, int with_db, va_list ap)
 static void run_argv(result *r, char *const *argv, const char *const *env)
 {
     char out[1100], err[1100];
-    int64_t t0 = sqlease_mono_ms();
+    int64_t t0 = sqle_mono_ms();
     pid_t pid;
 
     snprintf(out, sizeof out, "%s/out.%d", g_dir, ++g_seq);
     snprintf(err, sizeof err, "%s/err.%d", g_dir, g_seq);
     pid = spawn(argv, env, out, err);
     r->code = pid > 0 ? wait_pid(pid, RUN_TIMEOUT_MS) : -1;
-    r->ms = sqlease_mono_ms() - t0;
+    r->ms = sqle_mono_ms() - t0;
     r->out = slurp(out);
     r->err = slurp(err);
     unlink(out);
@@ -329,12 +329,12 @@ static int held_by(const char *owner)
 
 static int await_held_by(const char *owner, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
-    while (sqlease_mono_ms() < deadline) {
+    while (sqle_mono_ms() < deadline) {
         if (held_by(owner))
             return 1;
-        sqlease_sleep_ms(50);
+        sqle_sleep_ms(50);
     }
     return 0;
 }
@@ -342,9 +342,9 @@ static int await_held_by(const char *owner, int64_t timeout_ms)
 /* Wait until `status --json` says nobody holds the lease. */
 static int await_free(int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
-    while (sqlease_mono_ms() < deadline) {
+    while (sqle_mono_ms() < deadline) {
         result r;
         int yes;
         run_db(&r, "status", "--json", NULL);
@@ -352,7 +352,7 @@ static int await_free(int64_t timeout_ms)
         result_free(&r);
         if (yes)
             return 1;
-        sqlease_sleep_ms(50);
+        sqle_sleep_ms(50);
     }
     return 0;
 }
@@ -391,28 +391,28 @@ static const char *token_json(char *buf, size_t cap, long long token)
 /* The pid a CMD wrote to a file (waits for it to appear). */
 static long read_pid_file(const char *path, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
-    while (sqlease_mono_ms() < deadline) {
+    while (sqle_mono_ms() < deadline) {
         char *s = slurp(path);
         long pid = s != NULL ? strtol(s, NULL, 10) : 0;
         int complete = s != NULL && strchr(s, '\n') != NULL;
         free(s);
         if (pid > 0 && complete)
             return pid;
-        sqlease_sleep_ms(20);
+        sqle_sleep_ms(20);
     }
     return 0;
 }
 
 static int await_pid_gone(long pid, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
-    while (sqlease_mono_ms() < deadline) {
+    while (sqle_mono_ms() < deadline) {
         if (tu_pid_gone(pid))
             return 1;
-        sqlease_sleep_ms(20);
+        sqle_sleep_ms(20);
     }
     return tu_pid_gone(pid);
 }
@@ -430,7 +430,7 @@ static int count_of(const char *hay, const char *needle)
 /* Wait until the file at path contains needle. */
 static int await_file_has(const char *path, const char *needle, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     for (;;) {
         char *s = slurp(path);
@@ -438,9 +438,9 @@ static int await_file_has(const char *path, const char *needle, int64_t timeout_
         free(s);
         if (yes)
             return 1;
-        if (sqlease_mono_ms() >= deadline)
+        if (sqle_mono_ms() >= deadline)
             return 0;
-        sqlease_sleep_ms(20);
+        sqle_sleep_ms(20);
     }
 }
 
@@ -1062,7 +1062,7 @@ static void test_run_waits(void)
     waiter = start_bg(runlog, "--retry", "250ms", "--owner", "waiter", "run", "--", "sh", "-c",
                       "echo token=$SQLEASE_TOKEN", NULL);
     CU_ASSERT_FATAL(waiter > 0);
-    sqlease_sleep_ms(300);
+    sqle_sleep_ms(300);
     CU_ASSERT(held_by("other"));
     CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
     code = wait_pid(waiter, 15000);
@@ -1184,14 +1184,14 @@ static void test_supervise_restarts(void)
     snprintf(script, sizeof script, "echo $SQLEASE_TOKEN >> '%s'", count);
     sup = start_bg(log, "supervise", "--", "sh", "-c", script, NULL);
     CU_ASSERT_FATAL(sup > 0);
-    deadline = sqlease_mono_ms() + 10000;
-    while (sqlease_mono_ms() < deadline && lines < 2) {
+    deadline = sqle_mono_ms() + 10000;
+    while (sqle_mono_ms() < deadline && lines < 2) {
         char *s = slurp(count);
         lines = 0;
         for (char *p = s; p != NULL && *p; p++)
             lines += *p == '\n';
         free(s);
-        sqlease_sleep_ms(50);
+        sqle_sleep_ms(50);
     }
     CU_ASSERT(lines >= 2);
     CU_ASSERT_EQUAL(stop_bg(sup, SIGTERM, 15000), 0);
@@ -1339,9 +1339,9 @@ static void test_cmd_inherits_no_fd(void)
     cmd_pid = read_pid_file(pidfile, 15000);
     CU_ASSERT(cmd_pid > 0);
     /* After the exec, only what the exec kept is open. */
-    until = sqlease_mono_ms() + 5000;
-    while (cmd_pid > 0 && !comm_is(cmd_pid, "sleep") && sqlease_mono_ms() < until)
-        sqlease_sleep_ms(5);
+    until = sqle_mono_ms() + 5000;
+    while (cmd_pid > 0 && !comm_is(cmd_pid, "sleep") && sqle_mono_ms() < until)
+        sqle_sleep_ms(5);
     if (cmd_pid > 0)
         cmd_fds = fds_of(cmd_pid);
     own_fds = fds_of((long)holder);
@@ -1655,7 +1655,7 @@ static int parse_metrics(const char *text, const char *labels, double values[8])
 static int await_metrics(const char *path, const char *labels, double values[8],
                          int (*cond)(const double *), int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     for (;;) {
         char *text = slurp(path);
@@ -1663,9 +1663,9 @@ static int await_metrics(const char *path, const char *labels, double values[8],
         free(text);
         if (ok)
             return 1;
-        if (sqlease_mono_ms() >= deadline)
+        if (sqle_mono_ms() >= deadline)
             return 0;
-        sqlease_sleep_ms(20);
+        sqle_sleep_ms(20);
     }
 }
 
@@ -1719,8 +1719,8 @@ static void test_metrics_file(void)
 
     /* Read it as fast as we can while it is rewritten: never a partial
      * file, and it does change. */
-    until = sqlease_mono_ms() + 1500;
-    while (sqlease_mono_ms() < until) {
+    until = sqle_mono_ms() + 1500;
+    while (sqle_mono_ms() < until) {
         char *text = slurp(path);
         reads++;
         if (!parse_metrics(text, labels, v)) {
@@ -1810,7 +1810,7 @@ static int notify_socket(const char *addr)
  * needle (or one already did). */
 static int notify_await(int fd, char *buf, size_t cap, const char *needle, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     for (;;) {
         char msg[1024];
@@ -1820,7 +1820,7 @@ static int notify_await(int fd, char *buf, size_t cap, const char *needle, int64
 
         if (strstr(buf, needle) != NULL)
             return 1;
-        left = deadline - sqlease_mono_ms();
+        left = deadline - sqle_mono_ms();
         if (left <= 0)
             return 0;
         p.fd = fd;
@@ -2059,10 +2059,10 @@ static void run_stderr_journal(result *r, int journal, ...)
     }
     if (fd >= 0)
         close(fd);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     pid = spawn(argv, env, out, err);
     r->code = pid > 0 ? wait_pid(pid, RUN_TIMEOUT_MS) : -1;
-    r->ms = sqlease_mono_ms() - t0;
+    r->ms = sqle_mono_ms() - t0;
     r->out = slurp(out);
     r->err = slurp(err);
     unlink(out);
@@ -2317,14 +2317,14 @@ static pid_t lock_sqlite_file(const char *file)
     }
     if (pid < 0)
         return -1;
-    deadline = sqlease_mono_ms() + 10000;
+    deadline = sqle_mono_ms() + 10000;
     while (access(marker, F_OK) != 0) {
-        if (sqlease_mono_ms() >= deadline || waitpid(pid, NULL, WNOHANG) == pid) {
+        if (sqle_mono_ms() >= deadline || waitpid(pid, NULL, WNOHANG) == pid) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
             return -1;
         }
-        sqlease_sleep_ms(10);
+        sqle_sleep_ms(10);
     }
     return pid;
 }

@@ -94,7 +94,7 @@ static pid_t spawn(char *const *argv, const char *const *env, const char *out_pa
 
 static int wait_pid(pid_t pid, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
     int st;
 
     for (;;) {
@@ -103,12 +103,12 @@ static int wait_pid(pid_t pid, int64_t timeout_ms)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (r < 0 && errno != EINTR)
             return -1;
-        if (sqlease_mono_ms() >= deadline) {
+        if (sqle_mono_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
         }
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
 }
 
@@ -210,7 +210,7 @@ static void kill_all_bg(void)
 /* Wait until the file contains `needle` at least `times` times. */
 static int await_text(const char *path, const char *needle, int times, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     for (;;) {
         char *s = slurp(path);
@@ -223,9 +223,9 @@ static int await_text(const char *path, const char *needle, int times, int64_t t
         free(s);
         if (n >= times)
             return 1;
-        if (sqlease_mono_ms() >= deadline)
+        if (sqle_mono_ms() >= deadline)
             return 0;
-        sqlease_sleep_ms(20);
+        sqle_sleep_ms(20);
     }
 }
 
@@ -523,11 +523,11 @@ static int find_client(client *c)
             fprintf(stderr, "\n  psql is not installed: client part skipped\n");
             return 0;
         }
-        if (!odbc_dsn_setting(dsn, "Servername", host, sizeof host) ||
-            !odbc_dsn_setting(dsn, "Port", port, sizeof port) ||
-            !odbc_dsn_setting(dsn, "Database", dbname, sizeof dbname) ||
-            !odbc_dsn_setting(dsn, "Username", user, sizeof user) ||
-            !odbc_dsn_setting(dsn, "Password", pw, sizeof pw))
+        if (!sqle_odbc_dsn_setting(dsn, "Servername", host, sizeof host) ||
+            !sqle_odbc_dsn_setting(dsn, "Port", port, sizeof port) ||
+            !sqle_odbc_dsn_setting(dsn, "Database", dbname, sizeof dbname) ||
+            !sqle_odbc_dsn_setting(dsn, "Username", user, sizeof user) ||
+            !sqle_odbc_dsn_setting(dsn, "Password", pw, sizeof pw))
             return 0;
         snprintf(c->envbuf[0], sizeof c->envbuf[0], "PGHOST=%s", host);
         snprintf(c->envbuf[1], sizeof c->envbuf[1], "PGPORT=%s", port);
@@ -546,11 +546,11 @@ static int find_client(client *c)
                             "skipped\n");
             return 0;
         }
-        if (!odbc_dsn_setting(dsn, "Server", host, sizeof host) ||
-            !odbc_dsn_setting(dsn, "Port", port, sizeof port) ||
-            !odbc_dsn_setting(dsn, "Database", dbname, sizeof dbname) ||
-            !odbc_dsn_setting(dsn, "User", user, sizeof user) ||
-            !odbc_dsn_setting(dsn, "Password", pw, sizeof pw))
+        if (!sqle_odbc_dsn_setting(dsn, "Server", host, sizeof host) ||
+            !sqle_odbc_dsn_setting(dsn, "Port", port, sizeof port) ||
+            !sqle_odbc_dsn_setting(dsn, "Database", dbname, sizeof dbname) ||
+            !sqle_odbc_dsn_setting(dsn, "User", user, sizeof user) ||
+            !sqle_odbc_dsn_setting(dsn, "Password", pw, sizeof pw))
             return 0;
         snprintf(c->envbuf[0], sizeof c->envbuf[0], "MYSQL_PWD=%s", pw);
         c->env[0] = c->envbuf[0];
@@ -574,7 +574,7 @@ static int64_t jobs_value(const char *jobs)
     out.type = DB_INT64;
     out.i = &v;
     snprintf(sql, sizeof sql, "SELECT v FROM %s WHERE id = 1", jobs);
-    if (db_exec(db, sql, NULL, 0, &out, 1, &has_row, NULL, &err) != SQLEASE_OK || !has_row)
+    if (sqle_db_exec(db, sql, NULL, 0, &out, 1, &has_row, NULL, &err) != SQLEASE_OK || !has_row)
         return -1;
     return v;
 }
@@ -757,7 +757,7 @@ static void test_status_watch(void)
     snprintf(want, sizeof want, "free token %lld\n", (long long)(t0 + 3));
     CU_ASSERT_FATAL(await_text(watch_out, want, 1, 15000));
     CU_ASSERT_FATAL(await_text(json_out, "\"held\":false", 4, 15000));
-    sqlease_sleep_ms(300); /* a few more polls: nothing new to say */
+    sqle_sleep_ms(300); /* a few more polls: nothing new to say */
 
     CU_ASSERT_EQUAL(stop_bg(w, SIGINT), 0);
     CU_ASSERT_EQUAL(stop_bg(wj, SIGTERM), 0);

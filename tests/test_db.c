@@ -38,9 +38,9 @@ static int nabandoned(sqlease_db *db)
 {
     int n;
 
-    sqlease_mutex_lock(&db->m);
+    sqle_mutex_lock(&db->m);
     n = db->nabandoned;
-    sqlease_mutex_unlock(&db->m);
+    sqle_mutex_unlock(&db->m);
     return n;
 }
 
@@ -69,7 +69,7 @@ static int select_one(sqlease_db *db, int64_t *v, sqlease_error *err)
     memset(&out, 0, sizeof out);
     out.type = DB_INT64;
     out.i = v;
-    rc = db_exec(db, "SELECT 42", NULL, 0, &out, 1, &has_row, NULL, err);
+    rc = sqle_db_exec(db, "SELECT 42", NULL, 0, &out, 1, &has_row, NULL, err);
     if (rc == SQLEASE_OK && !has_row)
         rc = SQLEASE_EDB;
     return rc;
@@ -92,9 +92,9 @@ static void test_stuck_statement_bounded(void)
     CU_ASSERT_EQUAL(v, 42);
     tu_log_clear();
     tu_fault_set(f, TU_FAULT_HANG, 0);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
-    took = sqlease_mono_ms() - t0;
+    took = sqle_mono_ms() - t0;
     CU_ASSERT(took >= qt);
     CU_ASSERT(took <= qt + DB_SLACK_MS + LATE_MS);
     CU_ASSERT_EQUAL(err.status, SQLEASE_ETIMEOUT);
@@ -104,11 +104,11 @@ static void test_stuck_statement_bounded(void)
     CU_ASSERT_EQUAL(nabandoned(db), 1);
 
     tu_fault_set(f, TU_FAULT_NONE, 0);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     v = 0;
     CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(v, 42);
-    CU_ASSERT(sqlease_mono_ms() - t0 <= qt);
+    CU_ASSERT(sqle_mono_ms() - t0 <= qt);
     none.db = db;
     none.n = 0;
     CU_ASSERT(tu_await(abandoned_at_most, &none, 5000));
@@ -132,15 +132,15 @@ static void test_abandoned_capped(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     tu_fault_set(f, TU_FAULT_HANG, 0);
     for (i = 0; i < DB_MAX_ABANDONED; i++) {
-        t0 = sqlease_mono_ms();
+        t0 = sqle_mono_ms();
         CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
-        CU_ASSERT(sqlease_mono_ms() - t0 <= qt * 2 + 2 * DB_SLACK_MS + LATE_MS);
+        CU_ASSERT(sqle_mono_ms() - t0 <= qt * 2 + 2 * DB_SLACK_MS + LATE_MS);
     }
     CU_ASSERT_EQUAL(nabandoned(db), DB_MAX_ABANDONED);
     CU_ASSERT_EQUAL(tu_fault_hung(f), DB_MAX_ABANDONED);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
-    CU_ASSERT(sqlease_mono_ms() - t0 <= LATE_MS);
+    CU_ASSERT(sqle_mono_ms() - t0 <= LATE_MS);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "still stuck in the driver"));
     CU_ASSERT_EQUAL(tu_fault_hung(f), DB_MAX_ABANDONED); /* nothing new was sent */
 
@@ -165,10 +165,10 @@ static void stuck_main(void *arg)
 {
     stuck_call *c = arg;
     sqlease_error err;
-    int64_t v = 0, t0 = sqlease_mono_ms();
+    int64_t v = 0, t0 = sqle_mono_ms();
 
     c->rc = select_one(c->db, &v, &err);
-    c->took = sqlease_mono_ms() - t0;
+    c->took = sqle_mono_ms() - t0;
 }
 
 /* A statement queued behind a stuck one (another lease on the same
@@ -180,7 +180,7 @@ static void test_queued_behind_stuck(void)
     const int64_t qt = 1000;
     sqlease_db *db = NULL;
     tu_faulty *f = tu_faulty_open_qt(&db, qt);
-    sqlease_thread th;
+    sqle_thread th;
     stuck_call c;
     sqlease_error err;
     hung_arg h;
@@ -191,17 +191,17 @@ static void test_queued_behind_stuck(void)
     tu_fault_set(f, TU_FAULT_HANG_ONCE, 0);
     memset(&c, 0, sizeof c);
     c.db = db;
-    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th, stuck_main, &c), 0);
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&th, stuck_main, &c), 0);
     h.f = f;
     h.n = 1;
     CU_ASSERT_FATAL(tu_await(hung_at_least, &h, 2000));
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     v = 0;
     CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_OK);
-    took = sqlease_mono_ms() - t0;
+    took = sqle_mono_ms() - t0;
     CU_ASSERT_EQUAL(v, 42);
     CU_ASSERT(took <= 2 * qt + DB_SLACK_MS + LATE_MS);
-    sqlease_thread_join(&th);
+    sqle_thread_join(&th);
     CU_ASSERT_EQUAL(c.rc, SQLEASE_ETIMEOUT);
     CU_ASSERT(c.took <= qt + DB_SLACK_MS + LATE_MS);
     tu_fault_set(f, TU_FAULT_NONE, 0);
@@ -215,7 +215,7 @@ static void test_close_does_not_wait(void)
 {
     sqlease_db *db = NULL;
     tu_faulty *f = tu_faulty_open_qt(&db, 500);
-    sqlease_thread th;
+    sqle_thread th;
     stuck_call c;
     hung_arg h;
     int64_t t0;
@@ -224,17 +224,17 @@ static void test_close_does_not_wait(void)
     tu_fault_set(f, TU_FAULT_HANG, 0);
     memset(&c, 0, sizeof c);
     c.db = db;
-    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th, stuck_main, &c), 0);
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&th, stuck_main, &c), 0);
     h.f = f;
     h.n = 1;
     CU_ASSERT_FATAL(tu_await(hung_at_least, &h, 2000));
     /* The caller gives up first (as a supervisor's stop would), then the
      * handle is closed with its worker still in the driver. */
-    sqlease_thread_join(&th);
+    sqle_thread_join(&th);
     CU_ASSERT_EQUAL(c.rc, SQLEASE_ETIMEOUT);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     sqlease_db_close(db);
-    CU_ASSERT(sqlease_mono_ms() - t0 <= LATE_MS);
+    CU_ASSERT(sqle_mono_ms() - t0 <= LATE_MS);
     tu_fault_set(f, TU_FAULT_NONE, 0);
     tu_faulty_free(f);
 }
@@ -258,9 +258,9 @@ static void test_reconnect_bounded_by_login(void)
     CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ECONNECT);
     /* ...and the server it reconnects to never answers. */
     tu_fault_set(f, TU_FAULT_HANG_CONNECT, 0);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
-    took = sqlease_mono_ms() - t0;
+    took = sqle_mono_ms() - t0;
     CU_ASSERT(took >= qt);
     CU_ASSERT(took <= qt + DB_SLACK_MS + LATE_MS);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "connecting"));
@@ -315,9 +315,9 @@ static void connect_silent(const char *driver, const char *fmt)
     o.login_timeout_ms = 1000;
     o.query_timeout_ms = 1000;
     o.log = tu_log_sink;
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     rc = sqlease_db_open(&db, &o, &err);
-    took = sqlease_mono_ms() - t0;
+    took = sqle_mono_ms() - t0;
     close(fd);
     if (rc == SQLEASE_ECONNECT && (strcmp(err.sqlstate, "IM002") == 0 ||
                                    strstr(err.message, "can't open lib") != NULL ||
@@ -352,49 +352,49 @@ static void test_driver_settings_added_unless_set(void)
     sqlease_error err;
     const char *s;
 
-    CU_ASSERT_EQUAL_FATAL(odbc_new(&p, "Driver=/usr/lib/x/psqlodbcw.so;Servername=h", NULL,
-                                   3000, 2500, &err), SQLEASE_OK);
-    s = odbc_conn_string(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver=/usr/lib/x/psqlodbcw.so;Servername=h", NULL,
+                                        3000, 2500, &err), SQLEASE_OK);
+    s = sqle_odbc_conn_string(p);
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "KeepaliveTime=3"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "KeepaliveInterval=1"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "pqopt={keepalives_count=3 tcp_user_timeout=2500}"));
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
 
-    CU_ASSERT_EQUAL_FATAL(odbc_new(&p, "Driver={/usr/lib/x/psqlodbcw.so};keepalivetime=60;"
-                                   "pqopt={sslmode=require};Servername=h", NULL, 3000, 2500,
-                                   &err), SQLEASE_OK);
-    s = odbc_conn_string(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver={/usr/lib/x/psqlodbcw.so};keepalivetime=60;"
+                                        "pqopt={sslmode=require};Servername=h", NULL, 3000, 2500,
+                                        &err), SQLEASE_OK);
+    s = sqle_odbc_conn_string(p);
     CU_ASSERT_PTR_NULL(strstr(s, "KeepaliveTime=3"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "keepalivetime=60"));
     CU_ASSERT_PTR_NULL(strstr(s, "tcp_user_timeout"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "KeepaliveInterval=1"));
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
 
-    CU_ASSERT_EQUAL_FATAL(odbc_new(&p, "Driver=/opt/libmaodbc.so;Server=h", NULL, 1500, 4000,
-                                   &err), SQLEASE_OK);
-    s = odbc_conn_string(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver=/opt/libmaodbc.so;Server=h", NULL, 1500, 4000,
+                                        &err), SQLEASE_OK);
+    s = sqle_odbc_conn_string(p);
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "CONN_TIMEOUT=2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "READ_TIMEOUT=4"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "WRITE_TIMEOUT=4"));
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
 
-    CU_ASSERT_EQUAL_FATAL(odbc_new(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, &err),
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, &err),
                           SQLEASE_OK);
-    s = odbc_conn_string(p);
+    s = sqle_odbc_conn_string(p);
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "Timeout=1500"));
-    odbc_ops.close(p);
-    CU_ASSERT_EQUAL_FATAL(odbc_new(&p, "Driver=SQLite3;Database=x.db;TIMEOUT=200", NULL, 1000,
-                                   3000, &err), SQLEASE_OK);
-    s = odbc_conn_string(p);
+    sqle_odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver=SQLite3;Database=x.db;TIMEOUT=200", NULL, 1000,
+                                        3000, &err), SQLEASE_OK);
+    s = sqle_odbc_conn_string(p);
     CU_ASSERT_PTR_NULL(strstr(s, "Timeout=1500"));
     CU_ASSERT_STRING_EQUAL(s, "Driver=SQLite3;Database=x.db;TIMEOUT=200");
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
 
     /* A driver the table does not know gets nothing added. */
-    CU_ASSERT_EQUAL_FATAL(odbc_new(&p, "Driver=/opt/libsomething.so;X=1", NULL, 1000, 1000,
-                                   &err), SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(odbc_conn_string(p), "Driver=/opt/libsomething.so;X=1");
-    odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver=/opt/libsomething.so;X=1", NULL, 1000, 1000,
+                                        &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(sqle_odbc_conn_string(p), "Driver=/opt/libsomething.so;X=1");
+    sqle_odbc_ops.close(p);
 }
 
 /* A handle that must not create its database gets the driver's setting
@@ -405,25 +405,25 @@ static void test_must_exist_setting(void)
     void *p = NULL;
     sqlease_error err;
 
-    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, 1,
-                                        &err), SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(odbc_conn_string(p), "Driver=SQLite3;Database=x.db;Timeout=1500;"
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new_with(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, 1,
+                                             &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(sqle_odbc_conn_string(p), "Driver=SQLite3;Database=x.db;Timeout=1500;"
                                                 "NoCreat=1");
-    odbc_ops.close(p);
-    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, 0,
-                                        &err), SQLEASE_OK);
-    CU_ASSERT_PTR_NULL(strstr(odbc_conn_string(p), "NoCreat"));
-    odbc_ops.close(p);
-    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=SQLite3;nocreat=0;Database=x.db", NULL,
-                                        1000, 3000, 1, &err), SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(odbc_conn_string(p), "Driver=SQLite3;nocreat=0;Database=x.db;"
+    sqle_odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new_with(&p, "Driver=SQLite3;Database=x.db", NULL, 1000, 3000, 0,
+                                             &err), SQLEASE_OK);
+    CU_ASSERT_PTR_NULL(strstr(sqle_odbc_conn_string(p), "NoCreat"));
+    sqle_odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new_with(&p, "Driver=SQLite3;nocreat=0;Database=x.db", NULL,
+                                             1000, 3000, 1, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(sqle_odbc_conn_string(p), "Driver=SQLite3;nocreat=0;Database=x.db;"
                                                 "Timeout=1500");
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
     /* A server's driver has no such setting. */
-    CU_ASSERT_EQUAL_FATAL(odbc_new_with(&p, "Driver=/opt/libmaodbc.so;Server=h", NULL, 1000,
-                                        1000, 1, &err), SQLEASE_OK);
-    CU_ASSERT_PTR_NULL(strstr(odbc_conn_string(p), "NoCreat"));
-    odbc_ops.close(p);
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new_with(&p, "Driver=/opt/libmaodbc.so;Server=h", NULL, 1000,
+                                             1000, 1, &err), SQLEASE_OK);
+    CU_ASSERT_PTR_NULL(strstr(sqle_odbc_conn_string(p), "NoCreat"));
+    sqle_odbc_ops.close(p);
 }
 
 /* Through the public open: a missing file with must_exist, and a missing
@@ -445,12 +445,12 @@ static void test_must_exist_open(void)
     CU_ASSERT_PTR_NULL(h);
     snprintf(want, sizeof want, "database file '%s' does not exist", path);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, want));
-    CU_ASSERT(!sqlease_path_exists(path));
+    CU_ASSERT(!sqle_path_exists(path));
     /* Without must_exist the driver creates it, as before. */
     o.must_exist = 0;
     CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&h, &o, &err), SQLEASE_OK);
     sqlease_db_close(h);
-    CU_ASSERT(sqlease_path_exists(path));
+    CU_ASSERT(sqle_path_exists(path));
     /* ...and now that it exists, must_exist opens it. */
     o.must_exist = 1;
     CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&h, &o, &err), SQLEASE_OK);

@@ -60,7 +60,7 @@ static int query_i64(const char *sql, const db_bind *binds, size_t nbinds, int64
     out.type = DB_INT64;
     out.i = v;
     *v = 0;
-    rc = db_exec(db, sql, binds, nbinds, &out, 1, has_row, NULL, &err);
+    rc = sqle_db_exec(db, sql, binds, nbinds, &out, 1, has_row, NULL, &err);
     if (rc != SQLEASE_OK)
         fprintf(stderr, "'%s': %s\n", sql, err.message);
     else if (out.is_null)
@@ -80,7 +80,7 @@ static int query_text(const char *sql, char *buf, size_t cap)
     out.s = buf;
     out.cap = cap;
     buf[0] = '\0';
-    rc = db_exec(db, sql, NULL, 0, &out, 1, &has_row, NULL, &err);
+    rc = sqle_db_exec(db, sql, NULL, 0, &out, 1, &has_row, NULL, &err);
     if (rc != SQLEASE_OK)
         fprintf(stderr, "'%s': %s\n", sql, err.message);
     return rc == SQLEASE_OK && has_row ? SQLEASE_OK : rc != SQLEASE_OK ? rc : SQLEASE_ENOROW;
@@ -128,9 +128,9 @@ static void test_clock_matches_wall(void)
     int i;
 
     for (i = 0; i < 3; i++) {
-        before = sqlease_wall_ms();
+        before = sqle_wall_ms();
         CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
-        after = sqlease_wall_ms();
+        after = sqle_wall_ms();
         if (llabs64(now - (before + after) / 2) >= 1000)
             fprintf(stderr, "db clock %lld, wall %lld..%lld\n", (long long)now,
                     (long long)before, (long long)after);
@@ -176,7 +176,7 @@ static void clock_mysql(void)
         CU_ASSERT_EQUAL(tu_sql(db, "SET timestamp = DEFAULT", NULL), SQLEASE_OK);
         CU_ASSERT_EQUAL(tu_sql(db, "SET time_zone = DEFAULT", NULL), SQLEASE_OK);
     }
-    wall = sqlease_wall_ms();
+    wall = sqle_wall_ms();
     CU_ASSERT_EQUAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
     CU_ASSERT(llabs64(now - wall) < 1000);
 }
@@ -195,14 +195,14 @@ static void clock_postgres(void)
     size_t z;
 
     for (z = 0; z < sizeof zones / sizeof zones[0]; z++) {
-        m0 = sqlease_mono_ms();
+        m0 = sqle_mono_ms();
         CU_ASSERT_EQUAL(sqlease_db_now_ms(db, &a, &err), SQLEASE_OK);
         CU_ASSERT_EQUAL(tu_sql(db, zones[z], NULL), SQLEASE_OK);
         CU_ASSERT_EQUAL(query_text("SHOW TimeZone", zone, sizeof zone), SQLEASE_OK);
         CU_ASSERT_PTR_NOT_NULL(strstr(zones[z], zone));
-        wall = sqlease_wall_ms();
+        wall = sqle_wall_ms();
         CU_ASSERT_EQUAL(sqlease_db_now_ms(db, &b, &err), SQLEASE_OK);
-        m1 = sqlease_mono_ms();
+        m1 = sqle_mono_ms();
         if (!(b - a >= -5 && b - a <= (m1 - m0) + 50))
             fprintf(stderr, "%s: db clock moved %lld ms in %lld ms\n", zones[z],
                     (long long)(b - a), (long long)(m1 - m0));
@@ -241,7 +241,7 @@ static void test_idle_connection_fresh_clock(void)
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     a = make(t, "idle-a", ttl);
     CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
-    sqlease_sleep_ms(1500);
+    sqle_sleep_ms(1500);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
     if (!(st.expires_at_ms - st.db_now_ms > ttl - 200 && st.expires_at_ms - st.db_now_ms <= ttl))
@@ -253,7 +253,7 @@ static void test_idle_connection_fresh_clock(void)
     CU_ASSERT_EQUAL(st.mine, 1);
 
     /* Idle again, now as the holder: the renew extends from now too. */
-    sqlease_sleep_ms(600);
+    sqle_sleep_ms(600);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
     CU_ASSERT(st.expires_at_ms - st.db_now_ms > ttl - 200);
@@ -335,7 +335,7 @@ static void test_int64_round_trip(void)
         b[1].s = "job";
         snprintf(sql, sizeof sql, "UPDATE %s SET expires_at_ms = ? WHERE name = ?", t);
         rows = -1;
-        CU_ASSERT_EQUAL(db_exec(db, sql, b, 2, NULL, 0, NULL, &rows, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(sqle_db_exec(db, sql, b, 2, NULL, 0, NULL, &rows, &err), SQLEASE_OK);
         CU_ASSERT_EQUAL(rows, 1);
 
         snprintf(sql, sizeof sql, "SELECT expires_at_ms FROM %s WHERE name = ?", t);
@@ -367,7 +367,7 @@ static void test_int64_round_trip(void)
         snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE name = 'job' AND ? < 0", t);
         b[0].i = 9007199254740993LL;
         fprintf(stderr, "(bare `? < 0` with 2^53+1: %s) ",
-                db_exec(db, sql, b, 1, NULL, 0, NULL, NULL, &err) == SQLEASE_OK
+                sqle_db_exec(db, sql, b, 1, NULL, 0, NULL, NULL, &err) == SQLEASE_OK
                     ? "accepted" : err.sqlstate);
         snprintf(sql, sizeof sql,
                  "SELECT COUNT(*) FROM %s WHERE name = 'job' AND CAST(? AS BIGINT) < 0", t);
@@ -520,7 +520,7 @@ static void test_migrate_go_admin_table(void)
     snprintf(sql, sizeof sql,
              "INSERT INTO %s (name, owner, acquired_at_ms, expires_at_ms) "
              "VALUES ('job', 'go-admin-host-1', ?, ?)", t);
-    CU_ASSERT_EQUAL_FATAL(db_exec(db, sql, b, 2, NULL, 0, NULL, &rows, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqle_db_exec(db, sql, b, 2, NULL, 0, NULL, &rows, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(rows, 1);
 
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
@@ -628,14 +628,14 @@ static void test_missing_table_vs_column(void)
 
     new_table(t, sizeof t);
     snprintf(sql, sizeof sql, "SELECT token FROM %s_absent", t);
-    rc = db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
+    rc = sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
     if (rc != SQLEASE_ENOTABLE)
         fprintf(stderr, "missing table: status %d [%s] %s\n", rc, err.sqlstate, err.message);
     CU_ASSERT_EQUAL(rc, SQLEASE_ENOTABLE);
 
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     snprintf(sql, sizeof sql, "SELECT no_such_column FROM %s", t);
-    rc = db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
+    rc = sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
     if (rc != SQLEASE_EDB)
         fprintf(stderr, "missing column: status %d [%s] %s\n", rc, err.sqlstate, err.message);
     CU_ASSERT_EQUAL(rc, SQLEASE_EDB);
@@ -662,8 +662,8 @@ static void test_missing_table_vs_column(void)
 #define RACE_ROUNDS 20
 
 typedef struct race {
-    sqlease_mutex m;
-    sqlease_cond cv;
+    sqle_mutex m;
+    sqle_cond cv;
     int ready;
     int go;
 } race;
@@ -688,12 +688,12 @@ static void racer_main(void *arg)
     tu_options(&o, r->table, "job", r->owner, 30000, 5000, 10000, 1000);
     r->rc = sqlease_lease_new(&l, r->db, &o, &err);
     if (r->rc == SQLEASE_OK) {
-        sqlease_mutex_lock(&r->race->m);
+        sqle_mutex_lock(&r->race->m);
         r->race->ready++;
-        sqlease_cond_broadcast(&r->race->cv);
+        sqle_cond_broadcast(&r->race->cv);
         while (!r->race->go)
-            sqlease_cond_wait_until(&r->race->cv, &r->race->m, -1);
-        sqlease_mutex_unlock(&r->race->m);
+            sqle_cond_wait_until(&r->race->cv, &r->race->m, -1);
+        sqle_mutex_unlock(&r->race->m);
         r->rc = sqlease_lease_acquire(l, &info, &err);
     }
     snprintf(r->message, sizeof r->message, "%s", r->rc == SQLEASE_OK ? "" : err.message);
@@ -708,7 +708,7 @@ static void racer_main(void *arg)
 static void race_rounds(const char *t, const char *conn, const char *session, int *races)
 {
     racer rs[RACERS];
-    sqlease_thread th[RACERS];
+    sqle_thread th[RACERS];
     sqlease_db_options o;
     sqlease_error err;
     sqlease_lease *admin;
@@ -725,7 +725,7 @@ static void race_rounds(const char *t, const char *conn, const char *session, in
     for (i = 0; i < RACERS; i++) {
         CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&rs[i].db, &o, &err), SQLEASE_OK);
         if (session != NULL)
-            CU_ASSERT_EQUAL(db_exec(rs[i].db, session, NULL, 0, NULL, 0, NULL, NULL, &err),
+            CU_ASSERT_EQUAL(sqle_db_exec(rs[i].db, session, NULL, 0, NULL, 0, NULL, NULL, &err),
                             SQLEASE_OK);
         rs[i].table = t;
         snprintf(rs[i].owner, sizeof rs[i].owner, "racer-%d", i);
@@ -739,8 +739,8 @@ static void race_rounds(const char *t, const char *conn, const char *session, in
         out.s = iso;
         out.cap = sizeof iso;
         iso[0] = '\0';
-        db_exec(rs[0].db, is("postgres") ? "SHOW transaction_isolation" : "SELECT @@tx_isolation",
-                NULL, 0, &out, 1, &has_row, NULL, &err);
+        sqle_db_exec(rs[0].db, is("postgres") ? "SHOW transaction_isolation" : "SELECT @@tx_isolation",
+                     NULL, 0, &out, 1, &has_row, NULL, &err);
         fprintf(stderr, "(sessions at %s) ", iso);
         if (session == NULL)
             CU_ASSERT(strcmp(iso, "read committed") == 0 || strcmp(iso, "READ-COMMITTED") == 0);
@@ -749,22 +749,22 @@ static void race_rounds(const char *t, const char *conn, const char *session, in
     for (round = 0; round < RACE_ROUNDS; round++) {
         CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, NULL, &err), SQLEASE_OK);
         memset(&rc, 0, sizeof rc);
-        sqlease_mutex_init(&rc.m);
-        sqlease_cond_init(&rc.cv);
+        sqle_mutex_init(&rc.m);
+        sqle_cond_init(&rc.cv);
         for (i = 0; i < RACERS; i++) {
             rs[i].race = &rc;
             rs[i].rc = -1;
-            CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th[i], racer_main, &rs[i]), 0);
+            CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&th[i], racer_main, &rs[i]), 0);
         }
-        sqlease_mutex_lock(&rc.m);
+        sqle_mutex_lock(&rc.m);
         while (rc.ready < RACERS)
-            sqlease_cond_wait_until(&rc.cv, &rc.m, -1);
+            sqle_cond_wait_until(&rc.cv, &rc.m, -1);
         rc.go = 1;
-        sqlease_cond_broadcast(&rc.cv);
-        sqlease_mutex_unlock(&rc.m);
+        sqle_cond_broadcast(&rc.cv);
+        sqle_mutex_unlock(&rc.m);
         wins = losses = 0;
         for (i = 0; i < RACERS; i++) {
-            sqlease_thread_join(&th[i]);
+            sqle_thread_join(&th[i]);
             if (rs[i].rc == SQLEASE_OK) {
                 wins++;
             } else if (rs[i].rc == SQLEASE_NOT_HELD) {
@@ -779,8 +779,8 @@ static void race_rounds(const char *t, const char *conn, const char *session, in
         }
         if (wins != 1 || losses != RACERS - 1)
             bad_rounds++;
-        sqlease_cond_destroy(&rc.cv);
-        sqlease_mutex_destroy(&rc.m);
+        sqle_cond_destroy(&rc.cv);
+        sqle_mutex_destroy(&rc.m);
     }
     CU_ASSERT_EQUAL(errors, 0);
     CU_ASSERT_EQUAL(bad_rounds, 0);
@@ -812,15 +812,15 @@ static void test_serializable_default_race(void)
         snprintf(sql, sizeof sql,
                  "ALTER DATABASE \"%s\" SET default_transaction_isolation = 'serializable'",
                  dbname);
-        server_wide = db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err) == SQLEASE_OK;
+        server_wide = sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err) == SQLEASE_OK;
         if (!server_wide)
             suffix = ";ConnSettings=SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION "
                      "LEVEL SERIALIZABLE";
     } else if (is("mysql")) {
         CU_ASSERT_EQUAL_FATAL(query_text("SELECT @@global.tx_isolation", old_iso,
                                          sizeof old_iso), SQLEASE_OK);
-        server_wide = db_exec(db, "SET GLOBAL TRANSACTION ISOLATION LEVEL SERIALIZABLE", NULL, 0,
-                              NULL, 0, NULL, NULL, &err) == SQLEASE_OK;
+        server_wide = sqle_db_exec(db, "SET GLOBAL TRANSACTION ISOLATION LEVEL SERIALIZABLE", NULL, 0,
+                                   NULL, 0, NULL, NULL, &err) == SQLEASE_OK;
         /* Without the privilege for SET GLOBAL, the same default comes
          * from the DSN, which the server applies before sqlease speaks. */
         if (!server_wide)

@@ -37,7 +37,7 @@ PROBE_C = r"""
 #include <string.h>
 #include "dialect.h"
 
-static void list(const char *key, const char *name, const sqlease_strings *l)
+static void list(const char *key, const char *name, const sqle_strings *l)
 {
     size_t i;
     for (i = 0; i < l->n; i++)
@@ -56,7 +56,7 @@ static void list(const char *key, const char *name, const sqlease_strings *l)
     list(key, "config_sqlstates", &(r)->config_sqlstates); \
     list(key, "config_messages", &(r)->config_messages)
 
-static void stmt(const char *key, const char *name, const sqlease_stmt *s)
+static void stmt(const char *key, const char *name, const sqle_stmt *s)
 {
     size_t i, q = 0;
     for (i = 0; s->sql[i]; i++)
@@ -73,11 +73,11 @@ int main(int argc, char **argv)
 {
     size_t i;
     int a;
-    printf("K %s\n", sqlease_dialect_keys());
-    printf("N %zu\n", sqlease_dialect_count);
-    RULES("[common]", &sqlease_common_failures);
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
+    printf("K %s\n", sqle_dialect_keys());
+    printf("N %zu\n", sqle_dialect_count);
+    RULES("[common]", &sqle_common_failures);
+    for (i = 0; i < sqle_dialect_count; i++) {
+        const sqle_dialect *d = &sqle_dialects[i];
         printf("D %s setup=%zu literal=%d\n", d->key, d->nsession_setup, d->string_literal);
         RULES(d->key, &d->failures);
         stmt(d->key, "now", &d->now);
@@ -100,13 +100,13 @@ int main(int argc, char **argv)
         stmt(d->key, "fence", &d->fence);
     }
     for (a = 1; a < argc; a++) {
-        const sqlease_dialect *d;
+        const sqle_dialect *d;
         if (strncmp(argv[a], "detect:", 7) == 0)
-            d = sqlease_dialect_detect(argv[a] + 7);
+            d = sqle_dialect_detect(argv[a] + 7);
         else if (strncmp(argv[a], "find:", 5) == 0)
-            d = sqlease_dialect_find(argv[a] + 5);
+            d = sqle_dialect_find(argv[a] + 5);
         else if (strcmp(argv[a], "detect-null") == 0)
-            d = sqlease_dialect_detect(NULL);
+            d = sqle_dialect_detect(NULL);
         else
             d = NULL;
         printf("Q %s => %s\n", argv[a], d ? d->key : "NULL");

@@ -43,10 +43,10 @@ static pid_t g_pid;   /* the sqlease under test, 0 when none */
 
 static int await_gone(long pid, int64_t until)
 {
-    while (sqlease_mono_ms() < until) {
+    while (sqle_mono_ms() < until) {
         if (tu_pid_gone(pid))
             return 1;
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
     return tu_pid_gone(pid);
 }
@@ -79,7 +79,7 @@ static int is_guard(void *ud, const cli_os_proc *p)
  * of its own.  Waits up to timeout_ms; 0 if there is none. */
 static long guard_of(long parent, int64_t timeout_ms)
 {
-    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int64_t until = sqle_mono_ms() + timeout_ms;
 
     do {
         guard_search g = {parent, 0};
@@ -87,17 +87,17 @@ static long guard_of(long parent, int64_t timeout_ms)
         (void)cli_os_proc_scan(is_guard, &g);
         if (g.found != 0)
             return g.found;
-        sqlease_sleep_ms(5);
-    } while (sqlease_mono_ms() < until);
+        sqle_sleep_ms(5);
+    } while (sqle_mono_ms() < until);
     return 0;
 }
 
 /* The first number in a file a CMD wrote (waits for a complete line). */
 static long read_pid(const char *path, int64_t timeout_ms)
 {
-    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int64_t until = sqle_mono_ms() + timeout_ms;
 
-    while (sqlease_mono_ms() < until) {
+    while (sqle_mono_ms() < until) {
         FILE *f = fopen(path, "r");
         char line[64] = "";
         int whole = 0;
@@ -108,7 +108,7 @@ static long read_pid(const char *path, int64_t timeout_ms)
         }
         if (whole && atol(line) > 0)
             return atol(line);
-        sqlease_sleep_ms(10);
+        sqle_sleep_ms(10);
     }
     return 0;
 }
@@ -161,7 +161,7 @@ static pid_t start_sqlease(const char *first, ...)
  * Returns its exit status (128+N for a signal), -1 on timeout. */
 static int reap_sqlease(int64_t timeout_ms)
 {
-    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int64_t until = sqle_mono_ms() + timeout_ms;
     int st, code = -1;
 
     if (g_pid <= 0)
@@ -172,12 +172,12 @@ static int reap_sqlease(int64_t timeout_ms)
             code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             break;
         }
-        if (sqlease_mono_ms() >= until) {
+        if (sqle_mono_ms() >= until) {
             kill(-g_pid, SIGKILL);
             waitpid(g_pid, &st, 0);
             break;
         }
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
     g_pid = 0;
     return code;
@@ -210,41 +210,41 @@ static void drop_table(void)
 static void test_frozen_sqlease(void)
 {
     char pidfile[600], script[800];
-    long sleep_pid, sqlease_pid, guard;
+    long sleep_pid, sqle_pid, guard;
     int64_t t0;
 
     setup_table();
     snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", tu_dir(), ++g_seq);
     snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
-    sqlease_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
-    CU_ASSERT_FATAL(sqlease_pid > 0);
+    sqle_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(sqle_pid > 0);
     sleep_pid = read_pid(pidfile, 10000);
     CU_ASSERT(sleep_pid > 0);
     if (sleep_pid <= 0) {
-        kill(-sqlease_pid, SIGKILL);
+        kill(-sqle_pid, SIGKILL);
         reap_sqlease(5000);
         return;
     }
-    guard = guard_of(sqlease_pid, 5000);
+    guard = guard_of(sqle_pid, 5000);
     CU_ASSERT(guard > 0);
-    sqlease_sleep_ms(HB_MS + 200); /* a renew or two happened */
-    kill((pid_t)sqlease_pid, SIGSTOP);
-    t0 = sqlease_mono_ms();
+    sqle_sleep_ms(HB_MS + 200); /* a renew or two happened */
+    kill((pid_t)sqle_pid, SIGSTOP);
+    t0 = sqle_mono_ms();
     /* The last proof is less than a heartbeat old (plus scheduling). */
-    sqlease_sleep_ms(RD_MS - HB_MS - 250);
+    sqle_sleep_ms(RD_MS - HB_MS - 250);
     CU_ASSERT(!tu_pid_gone(sleep_pid));
     CU_ASSERT(await_gone(sleep_pid, t0 + RD_MS + 500));
     if (!tu_pid_gone(sleep_pid))
         fprintf(stderr, "\n  CMD still running %lld ms after sqlease was frozen\n",
-                (long long)(sqlease_mono_ms() - t0));
-    kill((pid_t)sqlease_pid, SIGCONT);
-    sqlease_sleep_ms(500);
-    kill((pid_t)sqlease_pid, SIGTERM);
+                (long long)(sqle_mono_ms() - t0));
+    kill((pid_t)sqle_pid, SIGCONT);
+    sqle_sleep_ms(500);
+    kill((pid_t)sqle_pid, SIGTERM);
     CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
-    CU_ASSERT(await_gone(sleep_pid, sqlease_mono_ms() + 1000));
-    CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
+    CU_ASSERT(await_gone(sleep_pid, sqle_mono_ms() + 1000));
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     CU_ASSERT_EQUAL(group_members(sleep_pid), 0);
-    CU_ASSERT(guard > 0 && await_gone(guard, sqlease_mono_ms() + 1000));
+    CU_ASSERT(guard > 0 && await_gone(guard, sqle_mono_ms() + 1000));
     drop_table();
 }
 
@@ -253,26 +253,26 @@ static void test_frozen_sqlease(void)
 static void test_killed_sqlease(void)
 {
     char pidfile[600], script[800];
-    long child_pid, sqlease_pid, guard;
+    long child_pid, sqle_pid, guard;
     int64_t t0;
 
     setup_table();
     snprintf(pidfile, sizeof pidfile, "%s/grandchild.%d.pid", tu_dir(), ++g_seq);
     snprintf(script, sizeof script, "sleep 60 & echo $! > '%s'; wait", pidfile);
-    sqlease_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
-    CU_ASSERT_FATAL(sqlease_pid > 0);
+    sqle_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    CU_ASSERT_FATAL(sqle_pid > 0);
     child_pid = read_pid(pidfile, 10000);
     CU_ASSERT(child_pid > 0);
     /* The guard is forked just after CMD starts, into a process group of
      * its own: wait until it is there, since a kill in the instant between
      * the two is not what this test is about. */
-    guard = guard_of(sqlease_pid, 5000);
+    guard = guard_of(sqle_pid, 5000);
     CU_ASSERT(guard > 0);
-    kill((pid_t)sqlease_pid, SIGKILL);
-    t0 = sqlease_mono_ms();
+    kill((pid_t)sqle_pid, SIGKILL);
+    t0 = sqle_mono_ms();
     CU_ASSERT_EQUAL(reap_sqlease(5000), 128 + SIGKILL);
     CU_ASSERT(child_pid > 0 && await_gone(child_pid, t0 + 1000));
-    CU_ASSERT(await_gone(child_pid, t0 + 1000) && group_members(sqlease_pid) == 0);
+    CU_ASSERT(await_gone(child_pid, t0 + 1000) && group_members(sqle_pid) == 0);
     CU_ASSERT(guard > 0 && await_gone(guard, t0 + 1000));
     if (child_pid > 0 && !tu_pid_gone(child_pid)) {
         kill((pid_t)child_pid, SIGKILL);
@@ -287,7 +287,7 @@ static void test_killed_sqlease(void)
 static void test_loss_keeps_grace(void)
 {
     char pidfile[600], termfile[600], script[1600], force[800];
-    long cmd_pid, sqlease_pid;
+    long cmd_pid, sqle_pid;
     int64_t t0, gone_after;
     FILE *f;
     char line[64] = "";
@@ -298,17 +298,17 @@ static void test_loss_keeps_grace(void)
     snprintf(script, sizeof script,
              "trap 'echo term > \"%s\"' TERM; echo $$ > '%s'; "
              "while :; do sleep 0.05; done", termfile, pidfile);
-    sqlease_pid = start_sqlease("supervise", "--kill-grace", "1s", "--", "sh", "-c", script,
-                                NULL);
-    CU_ASSERT_FATAL(sqlease_pid > 0);
+    sqle_pid = start_sqlease("supervise", "--kill-grace", "1s", "--", "sh", "-c", script,
+                             NULL);
+    CU_ASSERT_FATAL(sqle_pid > 0);
     cmd_pid = read_pid(pidfile, 10000);
     CU_ASSERT(cmd_pid > 0);
     snprintf(force, sizeof force, "'%s' --dsn '%s' --table %s release --force >/dev/null 2>&1",
              g_bin, tu_dsn(), g_table);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     CU_ASSERT_EQUAL(system(force), 0);
     CU_ASSERT(await_gone(cmd_pid, t0 + HB_MS + 3000));
-    gone_after = sqlease_mono_ms() - t0;
+    gone_after = sqle_mono_ms() - t0;
     f = fopen(termfile, "r");
     CU_ASSERT(f != NULL);
     if (f != NULL) {
@@ -322,9 +322,9 @@ static void test_loss_keeps_grace(void)
     if (gone_after < 900)
         fprintf(stderr, "\n  CMD gone %lld ms after the loss: grace cut short\n",
                 (long long)gone_after);
-    kill((pid_t)sqlease_pid, SIGTERM);
+    kill((pid_t)sqle_pid, SIGTERM);
     CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
-    CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
     drop_table();
 }
@@ -351,19 +351,19 @@ static void test_run_status(void)
  * group after that.  Its exit status, or -1. */
 static int reap_other(pid_t pid, int64_t timeout_ms)
 {
-    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int64_t until = sqle_mono_ms() + timeout_ms;
     int st;
 
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
         if (r == pid)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (r < 0 || sqlease_mono_ms() >= until) {
+        if (r < 0 || sqle_mono_ms() >= until) {
             kill(-pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
         }
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
 }
 
@@ -415,7 +415,7 @@ static void test_job_stopped(void)
         return;
     }
     kill(-(pid_t)holder, SIGSTOP);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     g_pid = 0; /* the holder is reaped below, by reap_other */
     successor = start_sqlease("run", "--", "sh", "-c", script2, NULL);
     CU_ASSERT(successor > 0);
@@ -425,7 +425,7 @@ static void test_job_stopped(void)
     CU_ASSERT(await_gone(cmd_pid, t0 + RD_MS + 100 + 500 + 1000));
     if (!tu_pid_gone(cmd_pid))
         fprintf(stderr, "\n  CMD still running %lld ms after its job was stopped\n",
-                (long long)(sqlease_mono_ms() - t0));
+                (long long)(sqle_mono_ms() - t0));
     CU_ASSERT_EQUAL(reap_sqlease(20000), 0); /* the successor ran and released */
     text = slurp(logfile);
     succ = text != NULL ? strstr(text, "successor") : NULL;
@@ -441,7 +441,7 @@ static void test_job_stopped(void)
     CU_ASSERT_EQUAL(reap_other((pid_t)holder, 10000), 75);
     CU_ASSERT_EQUAL(group_members(holder), 0);
     CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
-    CU_ASSERT(guard > 0 && await_gone(guard, sqlease_mono_ms() + 1000));
+    CU_ASSERT(guard > 0 && await_gone(guard, sqle_mono_ms() + 1000));
     drop_table();
 }
 
@@ -450,7 +450,7 @@ static void test_job_stopped(void)
 static void test_run_frozen_exits_75(void)
 {
     char pidfile[600], script[800];
-    long cmd_pid, sqlease_pid;
+    long cmd_pid, sqle_pid;
     int64_t t0;
     char log[700];
     char *text;
@@ -458,20 +458,20 @@ static void test_run_frozen_exits_75(void)
     setup_table();
     snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", tu_dir(), ++g_seq);
     snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
-    sqlease_pid = start_sqlease("run", "--", "sh", "-c", script, NULL);
+    sqle_pid = start_sqlease("run", "--", "sh", "-c", script, NULL);
     snprintf(log, sizeof log, "%s/sqlease.%d.log", tu_dir(), g_seq);
-    CU_ASSERT_FATAL(sqlease_pid > 0);
+    CU_ASSERT_FATAL(sqle_pid > 0);
     cmd_pid = read_pid(pidfile, 10000);
     CU_ASSERT(cmd_pid > 0);
-    kill((pid_t)sqlease_pid, SIGSTOP);
-    t0 = sqlease_mono_ms();
+    kill((pid_t)sqle_pid, SIGSTOP);
+    t0 = sqle_mono_ms();
     CU_ASSERT(cmd_pid > 0 && await_gone(cmd_pid, t0 + RD_MS + 100 + 750 + 1000));
-    kill((pid_t)sqlease_pid, SIGCONT);
+    kill((pid_t)sqle_pid, SIGCONT);
     CU_ASSERT_EQUAL(reap_sqlease(10000), 75);
     text = slurp(log);
     CU_ASSERT(text != NULL && strstr(text, "its guard stopped CMD") != NULL);
     free(text);
-    CU_ASSERT_EQUAL(group_members(sqlease_pid), 0);
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     drop_table();
 }
 
@@ -489,11 +489,11 @@ typedef struct tty_session {
  * timeout_ms passes (0). */
 static int tty_await(tty_session *t, const char *want, int64_t timeout_ms)
 {
-    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int64_t until = sqle_mono_ms() + timeout_ms;
 
     for (;;) {
         struct pollfd pfd;
-        int64_t left = until - sqlease_mono_ms();
+        int64_t left = until - sqle_mono_ms();
         ssize_t n;
 
         if (strstr(t->buf, want) != NULL)

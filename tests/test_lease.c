@@ -365,13 +365,13 @@ static void test_same_owner_is_not_the_same_hold(void)
 /* Run the dialect's renew or release statement for (name, owner, token)
  * directly, as a handle with that owner id and that token would; returns
  * the rows it affected. */
-static int64_t run_as(const char *t, const sqlease_stmt *st, const char *name,
+static int64_t run_as(const char *t, const sqle_stmt *st, const char *name,
                       const char *owner, int64_t token)
 {
     db_params p;
     sqlease_error err;
     int64_t rows = -1;
-    char *sql = sqlease_sql_for_table(st->sql, t);
+    char *sql = sqle_sql_for_table(st->sql, t);
     int rc;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
@@ -380,7 +380,7 @@ static int64_t run_as(const char *t, const sqlease_stmt *st, const char *name,
     p.ttl_ms = 30000;
     p.token = token;
     p.min_hold_ms = 0;
-    rc = db_run(db, st, sql, &p, NULL, 0, NULL, &rows, &err);
+    rc = sqle_db_run(db, st, sql, &p, NULL, 0, NULL, &rows, &err);
     if (rc != SQLEASE_OK)
         fprintf(stderr, "%s: %s\n", sql, err.message);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
@@ -407,7 +407,7 @@ static void test_look_alike_owners_and_names(void)
     };
     const char *t = tu_table();
     const char *names[2] = { "job", "JOB" };
-    const sqlease_dialect *d = db_dialect(db);
+    const sqle_dialect *d = sqle_db_dialect(db);
     char table[64];
     sqlease_lease *h, *o, *n1, *n2;
     sqlease_lease_info info, st;
@@ -805,7 +805,7 @@ static void test_options_and_bad_input(void)
     {
         char small[32], pid[32];
         CU_ASSERT_EQUAL(sqlease_owner_id(small, sizeof small, &err), SQLEASE_OK);
-        snprintf(pid, sizeof pid, "-%ld-", sqlease_pid());
+        snprintf(pid, sizeof pid, "-%ld-", sqle_pid());
         CU_ASSERT_PTR_NOT_NULL(strstr(small, pid));
         CU_ASSERT_EQUAL(strlen(strrchr(small, '-') + 1), 8);
     }
@@ -974,7 +974,7 @@ static void test_redaction_table(void)
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char buf[256];
-        char *got = sqlease_redact(cases[i].in);
+        char *got = sqle_redact(cases[i].in);
 
         CU_ASSERT_PTR_NOT_NULL_FATAL(got);
         if (strcmp(got, cases[i].conn) != 0)
@@ -983,7 +983,7 @@ static void test_redaction_table(void)
         CU_ASSERT(strstr(got, "s3cr3t") == NULL);
         free(got);
         snprintf(buf, sizeof buf, "%s", cases[i].in);
-        sqlease_redact_inplace(buf);
+        sqle_redact_inplace(buf);
         if (strcmp(buf, cases[i].msg) != 0)
             fprintf(stderr, "\n  redact_inplace(%s) = %s, want %s\n", cases[i].in, buf,
                     cases[i].msg);
@@ -993,7 +993,7 @@ static void test_redaction_table(void)
         char buf[256];
 
         snprintf(buf, sizeof buf, "%s", msgs[i].in);
-        sqlease_redact_inplace(buf);
+        sqle_redact_inplace(buf);
         if (strcmp(buf, msgs[i].want) != 0)
             fprintf(stderr, "\n  redact_inplace(%s) = %s, want %s\n", msgs[i].in, buf,
                     msgs[i].want);

@@ -99,7 +99,7 @@ static void scratch_remove(void)
 /* Run a statement with no parameters and no result. */
 static int run(const char *sql, int64_t *rows, sqlease_error *err)
 {
-    return odbc_ops.exec(g_port, sql, NULL, 0, NULL, 0, NULL, rows, err);
+    return sqle_odbc_ops.exec(g_port, sql, NULL, 0, NULL, 0, NULL, rows, err);
 }
 
 static int run_i64(const char *sql, const db_bind *b, size_t nb, int64_t *v, int *is_null,
@@ -110,7 +110,7 @@ static int run_i64(const char *sql, const db_bind *b, size_t nb, int64_t *v, int
     memset(&out, 0, sizeof out);
     out.type = DB_INT64;
     out.i = v;
-    rc = odbc_ops.exec(g_port, sql, b, nb, &out, 1, has_row, NULL, err);
+    rc = sqle_odbc_ops.exec(g_port, sql, b, nb, &out, 1, has_row, NULL, err);
     if (is_null != NULL)
         *is_null = out.is_null;
     return rc;
@@ -143,7 +143,7 @@ static void drop_table(void)
 static int suite_db_init(void)
 {
     sqlease_error err;
-    int rc = odbc_open(&g_port, g_conn, NULL, 5000, 5000, &err);
+    int rc = sqle_odbc_open(&g_port, g_conn, NULL, 5000, 5000, &err);
     if (rc != SQLEASE_OK) {
         fprintf(stderr, "test_odbc: cannot open %s: %s\n", g_conn, err.message);
         return 1;
@@ -155,7 +155,7 @@ static int suite_db_clean(void)
 {
     if (g_port != NULL) {
         drop_table();
-        odbc_ops.close(g_port);
+        sqle_odbc_ops.close(g_port);
         g_port = NULL;
     }
     return 0;
@@ -167,7 +167,7 @@ static int suite_db_clean(void)
 
 static void test_open_dialect(void)
 {
-    const sqlease_dialect *d = odbc_ops.dialect(g_port);
+    const sqle_dialect *d = sqle_odbc_ops.dialect(g_port);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     if (g_sqlite_local)
         CU_ASSERT_STRING_EQUAL(d->key, "sqlite");
@@ -197,8 +197,8 @@ static void test_crud(void)
         b[0] = bind_i64(values[i]);
         b[1] = bind_text(text);
         rows = -5;
-        rc = odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2,
-                           NULL, 0, NULL, &rows, &err);
+        rc = sqle_odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2,
+                                NULL, 0, NULL, &rows, &err);
         CU_ASSERT_EQUAL(rc, SQLEASE_OK);
         CU_ASSERT_EQUAL(rows, 1);
     }
@@ -207,15 +207,15 @@ static void test_crud(void)
         b[0] = bind_text("changed");
         b[1] = bind_i64(9007199254740993LL);
         rows = -5;
-        rc = odbc_ops.exec(g_port, "UPDATE " T_TABLE " SET s = ? WHERE id = ?", b, 2, NULL,
-                           0, NULL, &rows, &err);
+        rc = sqle_odbc_ops.exec(g_port, "UPDATE " T_TABLE " SET s = ? WHERE id = ?", b, 2, NULL,
+                                0, NULL, &rows, &err);
         CU_ASSERT_EQUAL(rc, SQLEASE_OK);
         CU_ASSERT_EQUAL(rows, 1);
         /* 2^53 + 1 and 2^53 differ only past a double's precision. */
         b[1] = bind_i64(9007199254740992LL);
         rows = -5;
-        rc = odbc_ops.exec(g_port, "UPDATE " T_TABLE " SET s = ? WHERE id = ?", b, 2, NULL,
-                           0, NULL, &rows, &err);
+        rc = sqle_odbc_ops.exec(g_port, "UPDATE " T_TABLE " SET s = ? WHERE id = ?", b, 2, NULL,
+                                0, NULL, &rows, &err);
         CU_ASSERT_EQUAL(rc, SQLEASE_OK);
         CU_ASSERT_EQUAL(rows, 0);
     }
@@ -232,8 +232,8 @@ static void test_crud(void)
         out[1].type = DB_TEXT;
         out[1].s = s;
         out[1].cap = sizeof s;
-        rc = odbc_ops.exec(g_port, "SELECT id, s FROM " T_TABLE " WHERE id = ?", &b, 1, out,
-                           2, &has_row, NULL, &err);
+        rc = sqle_odbc_ops.exec(g_port, "SELECT id, s FROM " T_TABLE " WHERE id = ?", &b, 1, out,
+                                2, &has_row, NULL, &err);
         CU_ASSERT_EQUAL(rc, SQLEASE_OK);
         CU_ASSERT_EQUAL(has_row, 1);
         CU_ASSERT_EQUAL(id, values[i]);
@@ -260,13 +260,13 @@ static void test_nulls_and_empty(void)
     int rc;
 
     b[0] = bind_i64(42);
-    rc = odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, NULL)", b, 1,
-                       NULL, 0, NULL, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, NULL)", b, 1,
+                            NULL, 0, NULL, NULL, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
     b[0] = bind_i64(43);
     b[1] = bind_text("");
-    rc = odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2, NULL,
-                       0, NULL, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2, NULL,
+                            0, NULL, NULL, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
 
     memset(out, 0, sizeof out);
@@ -275,8 +275,8 @@ static void test_nulls_and_empty(void)
     out[0].cap = sizeof s;
     b[0] = bind_i64(42);
     strcpy(s, "junk");
-    rc = odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, out, 1,
-                       &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, out, 1,
+                            &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
     CU_ASSERT_EQUAL(has_row, 1);
     CU_ASSERT_EQUAL(out[0].is_null, 1);
@@ -284,8 +284,8 @@ static void test_nulls_and_empty(void)
 
     b[0] = bind_i64(43);
     strcpy(s, "junk");
-    rc = odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, out, 1,
-                       &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, out, 1,
+                            &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
     CU_ASSERT_EQUAL(has_row, 1);
     CU_ASSERT_EQUAL(out[0].is_null, 0);
@@ -319,13 +319,13 @@ static void test_text_capacity(void)
 
     b[0] = bind_i64(44);
     b[1] = bind_text("1234567");
-    rc = odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2, NULL,
-                       0, NULL, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2, NULL,
+                            0, NULL, NULL, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
     b[0] = bind_i64(45);
     b[1] = bind_text("12345678");
-    rc = odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2, NULL,
-                       0, NULL, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "INSERT INTO " T_TABLE " (id, s) VALUES (?, ?)", b, 2, NULL,
+                            0, NULL, NULL, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
 
     memset(&out, 0, sizeof out);
@@ -333,19 +333,19 @@ static void test_text_capacity(void)
     out.s = s;
     out.cap = sizeof s;
     b[0] = bind_i64(44);
-    rc = odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, &out, 1,
-                       &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, &out, 1,
+                            &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
     CU_ASSERT_STRING_EQUAL(s, "1234567");
     b[0] = bind_i64(45);
-    rc = odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, &out, 1,
-                       &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, &out, 1,
+                            &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_EDB);
     CU_ASSERT_EQUAL(err.status, SQLEASE_EDB);
     CU_ASSERT_EQUAL(strlen(s), sizeof s - 1);
     b[0] = bind_i64(44);
-    rc = odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, &out, 1,
-                       &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(g_port, "SELECT s FROM " T_TABLE " WHERE id = ?", b, 1, &out, 1,
+                            &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
     CU_ASSERT_STRING_EQUAL(s, "1234567");
 }
@@ -428,17 +428,17 @@ static void test_forced_dialect(void)
 
     if (!g_sqlite_local)
         return;
-    rc = odbc_open(&p, g_conn, "sqlite", 1000, 1000, &err);
+    rc = sqle_odbc_open(&p, g_conn, "sqlite", 1000, 1000, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(odbc_ops.dialect(p)->key, "sqlite");
-    odbc_ops.close(p);
+    CU_ASSERT_STRING_EQUAL(sqle_odbc_ops.dialect(p)->key, "sqlite");
+    sqle_odbc_ops.close(p);
 }
 
 static void test_unknown_dialect(void)
 {
     sqlease_error err;
     void *p = (void *)&err;
-    int rc = odbc_open(&p, g_conn, "oracle9", 1000, 1000, &err);
+    int rc = sqle_odbc_open(&p, g_conn, "oracle9", 1000, 1000, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_EDIALECT);
     CU_ASSERT_EQUAL(err.status, SQLEASE_EDIALECT);
     CU_ASSERT_PTR_NULL(p);
@@ -461,7 +461,7 @@ static void test_connect_failure(void)
     for (i = 0; i < sizeof conns / sizeof conns[0]; i++) {
         sqlease_error err;
         void *p = NULL;
-        int rc = odbc_open(&p, conns[i], NULL, 1000, 1000, &err);
+        int rc = sqle_odbc_open(&p, conns[i], NULL, 1000, 1000, &err);
         CU_ASSERT_EQUAL(rc, SQLEASE_ECONNECT);
         CU_ASSERT_EQUAL(err.status, SQLEASE_ECONNECT);
         CU_ASSERT_PTR_NULL(p);
@@ -487,30 +487,30 @@ static void test_dsn(void)
 
     if (!g_sqlite_local)
         return;
-    CU_ASSERT_EQUAL(odbc_dsn_setting(DSN_NAME, "SqleaseTable", buf, sizeof buf), 1);
+    CU_ASSERT_EQUAL(sqle_odbc_dsn_setting(DSN_NAME, "SqleaseTable", buf, sizeof buf), 1);
     CU_ASSERT_STRING_EQUAL(buf, "from_ini");
-    CU_ASSERT_EQUAL(odbc_dsn_setting(DSN_NAME, "SqleaseName", buf, sizeof buf), 0);
+    CU_ASSERT_EQUAL(sqle_odbc_dsn_setting(DSN_NAME, "SqleaseName", buf, sizeof buf), 0);
     CU_ASSERT_STRING_EQUAL(buf, "");
-    CU_ASSERT_EQUAL(odbc_dsn_setting("sqlease_no_such_dsn", "SqleaseTable", buf, sizeof buf),
+    CU_ASSERT_EQUAL(sqle_odbc_dsn_setting("sqlease_no_such_dsn", "SqleaseTable", buf, sizeof buf),
                     0);
-    CU_ASSERT_EQUAL(odbc_dsn_setting(g_conn, "Database", buf, sizeof buf), 0);
+    CU_ASSERT_EQUAL(sqle_odbc_dsn_setting(g_conn, "Database", buf, sizeof buf), 0);
     /* Truncated to the buffer, never past it. */
     memset(buf, 'x', sizeof buf);
-    CU_ASSERT_EQUAL(odbc_dsn_setting(DSN_NAME, "SqleaseTable", buf, 5), 1);
+    CU_ASSERT_EQUAL(sqle_odbc_dsn_setting(DSN_NAME, "SqleaseTable", buf, 5), 1);
     CU_ASSERT(strlen(buf) < 5);
 
-    rc = odbc_open(&p, DSN_NAME, NULL, 1000, 1000, &err);
+    rc = sqle_odbc_open(&p, DSN_NAME, NULL, 1000, 1000, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(odbc_ops.dialect(p)->key, "sqlite");
+    CU_ASSERT_STRING_EQUAL(sqle_odbc_ops.dialect(p)->key, "sqlite");
     memset(&out, 0, sizeof out);
     out.type = DB_INT64;
     out.i = &v;
-    rc = odbc_ops.exec(p, "SELECT 6 * 7", NULL, 0, &out, 1, &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(p, "SELECT 6 * 7", NULL, 0, &out, 1, &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
     CU_ASSERT_EQUAL(v, 42);
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
 
-    rc = odbc_open(&p, "sqlease_no_such_dsn", NULL, 1000, 1000, &err);
+    rc = sqle_odbc_open(&p, "sqlease_no_such_dsn", NULL, 1000, 1000, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_ECONNECT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease_no_such_dsn"));
 }
@@ -521,7 +521,7 @@ static void test_dsn(void)
 static void test_reconnect(void)
 {
     const char *kill_sql = NULL;
-    const char *key = odbc_ops.dialect(g_port)->key;
+    const char *key = sqle_odbc_ops.dialect(g_port)->key;
     sqlease_error err;
     int64_t v = 0;
     int has_row = 0;
@@ -555,20 +555,20 @@ static void test_query_timeout(void)
     db_out out;
     int rc;
 
-    if (strcmp(odbc_ops.dialect(g_port)->key, "postgres") != 0)
+    if (strcmp(sqle_odbc_ops.dialect(g_port)->key, "postgres") != 0)
         return;
-    rc = odbc_open(&p, g_conn, NULL, 5000, 1000, &err);
+    rc = sqle_odbc_open(&p, g_conn, NULL, 5000, 1000, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
     memset(&out, 0, sizeof out);
     out.type = DB_INT64;
     out.i = &v;
-    rc = odbc_ops.exec(p, "SELECT 1 FROM pg_sleep(5)", NULL, 0, &out, 1, &has_row, NULL,
-                       &err);
+    rc = sqle_odbc_ops.exec(p, "SELECT 1 FROM pg_sleep(5)", NULL, 0, &out, 1, &has_row, NULL,
+                            &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_ETIMEOUT);
-    rc = odbc_ops.exec(p, "SELECT 12", NULL, 0, &out, 1, &has_row, NULL, &err);
+    rc = sqle_odbc_ops.exec(p, "SELECT 12", NULL, 0, &out, 1, &has_row, NULL, &err);
     CU_ASSERT_EQUAL(rc, SQLEASE_OK);
     CU_ASSERT_EQUAL(v, 12);
-    odbc_ops.close(p);
+    sqle_odbc_ops.close(p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,7 +577,7 @@ static void test_query_timeout(void)
 
 static void check_redact(const char *in, const char *want)
 {
-    char *got = sqlease_redact(in);
+    char *got = sqle_redact(in);
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
     if (strcmp(got, want) != 0)
         fprintf(stderr, "\nredact(%s) = %s, want %s\n", in, got, want);
@@ -614,7 +614,7 @@ static void check_inplace(const char *in, const char *want)
 {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", in);
-    sqlease_redact_inplace(buf);
+    sqle_redact_inplace(buf);
     if (strcmp(buf, want) != 0)
         fprintf(stderr, "\nredact_inplace(%s) = %s, want %s\n", in, buf, want);
     CU_ASSERT_STRING_EQUAL(buf, want);
@@ -636,7 +636,7 @@ static void test_redact_inplace(void)
     check_inplace("SECRET=", "SECRET=");
     check_inplace("'Driver=X;Pwd={s1}s2;x=1'", "'Driver=X;Pwd=***;x=1'");
     check_inplace("x=1;secret_key=zzzz;y=2", "x=1;secret_key=***;y=2");
-    sqlease_redact_inplace(NULL);
+    sqle_redact_inplace(NULL);
 }
 
 static void test_valid_table(void)
@@ -644,48 +644,48 @@ static void test_valid_table(void)
     char long_name[201];
     char max_name[SQLEASE_MAX_TABLE + 1];
 
-    CU_ASSERT(sqlease_valid_table("sys_job_lease"));
-    CU_ASSERT(sqlease_valid_table("s.t"));
-    CU_ASSERT(sqlease_valid_table("_x9.Y_2"));
-    CU_ASSERT(sqlease_valid_table("T"));
-    CU_ASSERT(!sqlease_valid_table(NULL));
-    CU_ASSERT(!sqlease_valid_table(""));
-    CU_ASSERT(!sqlease_valid_table("x; DROP TABLE y"));
-    CU_ASSERT(!sqlease_valid_table("1abc"));
-    CU_ASSERT(!sqlease_valid_table("s.1abc"));
-    CU_ASSERT(!sqlease_valid_table("a..b"));
-    CU_ASSERT(!sqlease_valid_table("a."));
-    CU_ASSERT(!sqlease_valid_table(".a"));
-    CU_ASSERT(!sqlease_valid_table("a.b.c"));
-    CU_ASSERT(!sqlease_valid_table("a-b"));
-    CU_ASSERT(!sqlease_valid_table("a b"));
-    CU_ASSERT(!sqlease_valid_table("\"t\""));
-    CU_ASSERT(!sqlease_valid_table("t\xc3\xa9"));
+    CU_ASSERT(sqle_valid_table("sys_job_lease"));
+    CU_ASSERT(sqle_valid_table("s.t"));
+    CU_ASSERT(sqle_valid_table("_x9.Y_2"));
+    CU_ASSERT(sqle_valid_table("T"));
+    CU_ASSERT(!sqle_valid_table(NULL));
+    CU_ASSERT(!sqle_valid_table(""));
+    CU_ASSERT(!sqle_valid_table("x; DROP TABLE y"));
+    CU_ASSERT(!sqle_valid_table("1abc"));
+    CU_ASSERT(!sqle_valid_table("s.1abc"));
+    CU_ASSERT(!sqle_valid_table("a..b"));
+    CU_ASSERT(!sqle_valid_table("a."));
+    CU_ASSERT(!sqle_valid_table(".a"));
+    CU_ASSERT(!sqle_valid_table("a.b.c"));
+    CU_ASSERT(!sqle_valid_table("a-b"));
+    CU_ASSERT(!sqle_valid_table("a b"));
+    CU_ASSERT(!sqle_valid_table("\"t\""));
+    CU_ASSERT(!sqle_valid_table("t\xc3\xa9"));
     memset(long_name, 'a', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
-    CU_ASSERT(!sqlease_valid_table(long_name));
+    CU_ASSERT(!sqle_valid_table(long_name));
     memset(max_name, 'a', sizeof max_name - 1);
     max_name[sizeof max_name - 1] = '\0';
-    CU_ASSERT(sqlease_valid_table(max_name));
+    CU_ASSERT(sqle_valid_table(max_name));
 }
 
 static void test_sql_for_table(void)
 {
     char *s;
-    s = sqlease_sql_for_table("SELECT * FROM {table} WHERE x = ?", "s.t");
+    s = sqle_sql_for_table("SELECT * FROM {table} WHERE x = ?", "s.t");
     CU_ASSERT_STRING_EQUAL(s, "SELECT * FROM s.t WHERE x = ?");
     free(s);
-    s = sqlease_sql_for_table("{table}{table} {tab} {table}", "ab");
+    s = sqle_sql_for_table("{table}{table} {tab} {table}", "ab");
     CU_ASSERT_STRING_EQUAL(s, "abab {tab} ab");
     free(s);
-    s = sqlease_sql_for_table("SELECT 1", "t");
+    s = sqle_sql_for_table("SELECT 1", "t");
     CU_ASSERT_STRING_EQUAL(s, "SELECT 1");
     free(s);
-    s = sqlease_sql_for_table("", "t");
+    s = sqle_sql_for_table("", "t");
     CU_ASSERT_STRING_EQUAL(s, "");
     free(s);
-    CU_ASSERT_PTR_NULL(sqlease_sql_for_table(NULL, "t"));
-    CU_ASSERT_PTR_NULL(sqlease_sql_for_table("x", NULL));
+    CU_ASSERT_PTR_NULL(sqle_sql_for_table(NULL, "t"));
+    CU_ASSERT_PTR_NULL(sqle_sql_for_table("x", NULL));
 }
 
 static void test_strerror_version(void)
@@ -713,36 +713,36 @@ static void test_err_fill(void)
 
     memset(big, 'z', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    rc = sqlease_err(&err, SQLEASE_EDB, "42S02", 1146, "x: %s", big);
+    rc = sqle_err(&err, SQLEASE_EDB, "42S02", 1146, "x: %s", big);
     CU_ASSERT_EQUAL(rc, SQLEASE_EDB);
     CU_ASSERT_EQUAL(err.status, SQLEASE_EDB);
     CU_ASSERT_STRING_EQUAL(err.sqlstate, "42S02");
     CU_ASSERT_EQUAL(err.native_error, 1146);
     CU_ASSERT_EQUAL(strlen(err.message), sizeof err.message - 1);
 
-    rc = sqlease_err(&err, SQLEASE_EDB, "TOOLONGSTATE", 0, "a\nb\r\n");
+    rc = sqle_err(&err, SQLEASE_EDB, "TOOLONGSTATE", 0, "a\nb\r\n");
     CU_ASSERT_EQUAL(strlen(err.sqlstate), 5);
     CU_ASSERT_STRING_EQUAL(err.message, "a b");
 
-    rc = sqlease_fail(&err, SQLEASE_ECONNECT, "cannot connect to 'PWD=%s'", "hunter2");
+    rc = sqle_fail(&err, SQLEASE_ECONNECT, "cannot connect to 'PWD=%s'", "hunter2");
     CU_ASSERT_EQUAL(rc, SQLEASE_ECONNECT);
     CU_ASSERT_STRING_EQUAL(err.sqlstate, "");
     CU_ASSERT_EQUAL(err.native_error, 0);
     CU_ASSERT_PTR_NULL(strstr(err.message, "hunter2"));
 
     /* Rewrapping an error in place keeps its SQLSTATE and message. */
-    sqlease_err(&err, SQLEASE_ENOTABLE, "42S02", 7, "[42S02] no such table: x");
-    sqlease_err(&err, err.status, err.sqlstate, err.native_error, "lease table: %s",
-                err.message);
+    sqle_err(&err, SQLEASE_ENOTABLE, "42S02", 7, "[42S02] no such table: x");
+    sqle_err(&err, err.status, err.sqlstate, err.native_error, "lease table: %s",
+             err.message);
     CU_ASSERT_STRING_EQUAL(err.sqlstate, "42S02");
     CU_ASSERT_EQUAL(err.native_error, 7);
     CU_ASSERT_STRING_EQUAL(err.message, "lease table: [42S02] no such table: x");
 
-    sqlease_err_clear(&err);
+    sqle_err_clear(&err);
     CU_ASSERT_EQUAL(err.status, SQLEASE_OK);
     CU_ASSERT_STRING_EQUAL(err.message, "");
-    CU_ASSERT_EQUAL(sqlease_fail(NULL, SQLEASE_EINVAL, "no err"), SQLEASE_EINVAL);
-    sqlease_err_clear(NULL);
+    CU_ASSERT_EQUAL(sqle_fail(NULL, SQLEASE_EINVAL, "no err"), SQLEASE_EINVAL);
+    sqle_err_clear(NULL);
 }
 
 static char g_logged[4096];
@@ -762,22 +762,22 @@ static void test_log(void)
     char big[5000];
 
     g_log_calls = 0;
-    sqlease_log(log_capture, &g_log_calls, SQLEASE_LOG_INFO, SQLEASE_LOG_DEBUG, "hidden");
+    sqle_log(log_capture, &g_log_calls, SQLEASE_LOG_INFO, SQLEASE_LOG_DEBUG, "hidden");
     CU_ASSERT_EQUAL(g_log_calls, 0);
-    sqlease_log(log_capture, &g_log_calls, SQLEASE_LOG_INFO, SQLEASE_LOG_WARN,
-                "lease %s token %d PWD=%s", "x", 3, "hunter2");
+    sqle_log(log_capture, &g_log_calls, SQLEASE_LOG_INFO, SQLEASE_LOG_WARN,
+             "lease %s token %d PWD=%s", "x", 3, "hunter2");
     CU_ASSERT_EQUAL(g_log_calls, 1);
     CU_ASSERT_EQUAL(g_log_level, SQLEASE_LOG_WARN);
     CU_ASSERT_STRING_EQUAL(g_logged, "lease x token 3 PWD=***");
     memset(big, 'q', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    sqlease_log(log_capture, &g_log_calls, SQLEASE_LOG_DEBUG, SQLEASE_LOG_DEBUG, "%s", big);
+    sqle_log(log_capture, &g_log_calls, SQLEASE_LOG_DEBUG, SQLEASE_LOG_DEBUG, "%s", big);
     CU_ASSERT_EQUAL(g_log_calls, 2);
     CU_ASSERT(strlen(g_logged) > 0 && strlen(g_logged) < sizeof big - 1);
     /* The default sink (stderr); filtered out, then one visible line. */
-    sqlease_log(NULL, NULL, SQLEASE_LOG_ERROR, SQLEASE_LOG_INFO, "not shown");
-    sqlease_log(NULL, NULL, SQLEASE_LOG_DEBUG, SQLEASE_LOG_DEBUG,
-                "test_odbc: default log sink works");
+    sqle_log(NULL, NULL, SQLEASE_LOG_ERROR, SQLEASE_LOG_INFO, "not shown");
+    sqle_log(NULL, NULL, SQLEASE_LOG_DEBUG, SQLEASE_LOG_DEBUG,
+             "test_odbc: default log sink works");
 }
 
 /* ------------------------------------------------------------------ */
@@ -823,7 +823,7 @@ static void test_dialect_lookup(void)
     size_t i, j;
 
     for (i = 0; i < sizeof finds / sizeof finds[0]; i++) {
-        const sqlease_dialect *d = sqlease_dialect_find(finds[i].q);
+        const sqle_dialect *d = sqle_dialect_find(finds[i].q);
         if (finds[i].key == NULL) {
             CU_ASSERT_PTR_NULL(d);
         } else if (d == NULL) {
@@ -833,7 +833,7 @@ static void test_dialect_lookup(void)
         }
     }
     for (i = 0; i < sizeof detects / sizeof detects[0]; i++) {
-        const sqlease_dialect *d = sqlease_dialect_detect(detects[i].q);
+        const sqle_dialect *d = sqle_dialect_detect(detects[i].q);
         if (detects[i].key == NULL) {
             CU_ASSERT_PTR_NULL(d);
         } else if (d == NULL) {
@@ -842,19 +842,19 @@ static void test_dialect_lookup(void)
             CU_ASSERT_STRING_EQUAL(d->key, detects[i].key);
         }
     }
-    CU_ASSERT_PTR_NULL(sqlease_dialect_find(NULL));
-    CU_ASSERT_PTR_NULL(sqlease_dialect_detect(NULL));
-    CU_ASSERT_STRING_EQUAL(sqlease_dialect_keys(), "mysql, postgres, sqlite, sqlserver");
+    CU_ASSERT_PTR_NULL(sqle_dialect_find(NULL));
+    CU_ASSERT_PTR_NULL(sqle_dialect_detect(NULL));
+    CU_ASSERT_STRING_EQUAL(sqle_dialect_keys(), "mysql, postgres, sqlite, sqlserver");
     /* Every row is found by its key and each alias, and detected by each
      * of its DBMS names. */
-    CU_ASSERT_EQUAL(sqlease_dialect_count, 4);
-    for (i = 0; i < sqlease_dialect_count; i++) {
-        const sqlease_dialect *d = &sqlease_dialects[i];
-        CU_ASSERT_PTR_EQUAL(sqlease_dialect_find(d->key), d);
+    CU_ASSERT_EQUAL(sqle_dialect_count, 4);
+    for (i = 0; i < sqle_dialect_count; i++) {
+        const sqle_dialect *d = &sqle_dialects[i];
+        CU_ASSERT_PTR_EQUAL(sqle_dialect_find(d->key), d);
         for (j = 0; j < d->naliases; j++)
-            CU_ASSERT_PTR_EQUAL(sqlease_dialect_find(d->aliases[j]), d);
+            CU_ASSERT_PTR_EQUAL(sqle_dialect_find(d->aliases[j]), d);
         for (j = 0; j < d->ndbms_names; j++)
-            CU_ASSERT_PTR_EQUAL(sqlease_dialect_detect(d->dbms_names[j]), d);
+            CU_ASSERT_PTR_EQUAL(sqle_dialect_detect(d->dbms_names[j]), d);
     }
 }
 
@@ -872,29 +872,29 @@ static void test_param_binding(void)
     p.token = INT64_C(9007199254740993);
     p.min_hold_ms = 1500;
     p.data = NULL;
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_NAME, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_NAME, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_TEXT);
     CU_ASSERT_PTR_EQUAL(b.s, p.name);
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_OWNER, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_OWNER, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_TEXT);
     CU_ASSERT_PTR_EQUAL(b.s, p.owner);
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_TTL_MS, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_TTL_MS, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_INT64);
     CU_ASSERT_EQUAL(b.i, 30000);
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_TOKEN, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_TOKEN, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_INT64);
     CU_ASSERT_EQUAL(b.i, INT64_C(9007199254740993));
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_MIN_HOLD_MS, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_MIN_HOLD_MS, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_INT64);
     CU_ASSERT_EQUAL(b.i, 1500);
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_TEXT);
     CU_ASSERT_PTR_NULL(b.s);
     p.data = "host:8080";
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
     CU_ASSERT_PTR_EQUAL(b.s, p.data);
     CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 6);
-    CU_ASSERT_EQUAL(db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
     CU_ASSERT_EQUAL(b.type, 0);
 }
 

@@ -94,11 +94,11 @@ static long read_pid_file(const char *path)
 
 static long wait_pid_file(const char *path, int64_t timeout_ms)
 {
-    int64_t end = sqlease_mono_ms() + timeout_ms;
+    int64_t end = sqle_mono_ms() + timeout_ms;
     long pid;
 
-    while ((pid = read_pid_file(path)) == 0 && sqlease_mono_ms() < end)
-        sqlease_sleep_ms(10);
+    while ((pid = read_pid_file(path)) == 0 && sqle_mono_ms() < end)
+        sqle_sleep_ms(10);
     return pid;
 }
 
@@ -111,12 +111,12 @@ static int pid_gone(long pid)
 
 static int wait_pid_gone(long pid, int64_t timeout_ms)
 {
-    int64_t end = sqlease_mono_ms() + timeout_ms;
+    int64_t end = sqle_mono_ms() + timeout_ms;
 
     while (!pid_gone(pid)) {
-        if (sqlease_mono_ms() >= end)
+        if (sqle_mono_ms() >= end)
             return 0;
-        sqlease_sleep_ms(10);
+        sqle_sleep_ms(10);
     }
     return 1;
 }
@@ -125,15 +125,15 @@ static int wait_pid_gone(long pid, int64_t timeout_ms)
  * spawn/wait failure. */
 static int run_child(char *const argv[], const char *const *env, size_t nenv)
 {
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int code = -1000;
 
-    if (sqlease_child_spawn(&c, argv, env, nenv, err, sizeof err) != 0)
+    if (sqle_child_spawn(&c, argv, env, nenv, err, sizeof err) != 0)
         return -1000;
-    if (sqlease_child_wait(&c, -1, &code) != 1)
+    if (sqle_child_wait(&c, -1, &code) != 1)
         code = -1000;
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
     return code;
 }
 
@@ -141,37 +141,37 @@ static int run_child(char *const argv[], const char *const *env, size_t nenv)
 
 static void test_cond_timeout(void)
 {
-    sqlease_mutex m;
-    sqlease_cond c;
+    sqle_mutex m;
+    sqle_cond c;
     int64_t deadline, after;
     int rc = 0;
 
-    CU_ASSERT_FATAL(sqlease_mutex_init(&m) == 0);
-    CU_ASSERT_FATAL(sqlease_cond_init(&c) == 0);
-    sqlease_mutex_lock(&m);
-    deadline = sqlease_mono_ms() + 200;
+    CU_ASSERT_FATAL(sqle_mutex_init(&m) == 0);
+    CU_ASSERT_FATAL(sqle_cond_init(&c) == 0);
+    sqle_mutex_lock(&m);
+    deadline = sqle_mono_ms() + 200;
     while (rc == 0)
-        rc = sqlease_cond_wait_until(&c, &m, deadline);
-    after = sqlease_mono_ms();
-    sqlease_mutex_unlock(&m);
+        rc = sqle_cond_wait_until(&c, &m, deadline);
+    after = sqle_mono_ms();
+    sqle_mutex_unlock(&m);
     CU_ASSERT_EQUAL(rc, 1);
     CU_ASSERT(after >= deadline);
     CU_ASSERT(after <= deadline + 500);
 
     /* A deadline in the past times out at once. */
-    sqlease_mutex_lock(&m);
-    deadline = sqlease_mono_ms() - 10;
-    CU_ASSERT_EQUAL(sqlease_cond_wait_until(&c, &m, deadline), 1);
-    CU_ASSERT(sqlease_mono_ms() - deadline < 500);
-    sqlease_mutex_unlock(&m);
+    sqle_mutex_lock(&m);
+    deadline = sqle_mono_ms() - 10;
+    CU_ASSERT_EQUAL(sqle_cond_wait_until(&c, &m, deadline), 1);
+    CU_ASSERT(sqle_mono_ms() - deadline < 500);
+    sqle_mutex_unlock(&m);
 
-    sqlease_cond_destroy(&c);
-    sqlease_mutex_destroy(&m);
+    sqle_cond_destroy(&c);
+    sqle_mutex_destroy(&m);
 }
 
 typedef struct {
-    sqlease_mutex m;
-    sqlease_cond c;
+    sqle_mutex m;
+    sqle_cond c;
     int flag;
     int64_t delay_ms;
 } wake_ctx;
@@ -180,39 +180,39 @@ static void waker(void *p)
 {
     wake_ctx *w = p;
 
-    sqlease_sleep_ms(w->delay_ms);
-    sqlease_mutex_lock(&w->m);
+    sqle_sleep_ms(w->delay_ms);
+    sqle_mutex_lock(&w->m);
     w->flag = 1;
-    sqlease_cond_signal(&w->c);
-    sqlease_mutex_unlock(&w->m);
+    sqle_cond_signal(&w->c);
+    sqle_mutex_unlock(&w->m);
 }
 
 static void check_wake(int64_t timeout_ms)
 {
     wake_ctx w;
-    sqlease_thread t;
+    sqle_thread t;
     int64_t start, deadline, elapsed;
     int timed_out = 0;
 
     memset(&w, 0, sizeof w);
     w.delay_ms = 50;
-    CU_ASSERT_FATAL(sqlease_mutex_init(&w.m) == 0);
-    CU_ASSERT_FATAL(sqlease_cond_init(&w.c) == 0);
-    start = sqlease_mono_ms();
+    CU_ASSERT_FATAL(sqle_mutex_init(&w.m) == 0);
+    CU_ASSERT_FATAL(sqle_cond_init(&w.c) == 0);
+    start = sqle_mono_ms();
     deadline = timeout_ms < 0 ? -1 : start + timeout_ms;
-    CU_ASSERT_FATAL(sqlease_thread_start(&t, waker, &w) == 0);
-    sqlease_mutex_lock(&w.m);
+    CU_ASSERT_FATAL(sqle_thread_start(&t, waker, &w) == 0);
+    sqle_mutex_lock(&w.m);
     while (!w.flag && !timed_out)
-        timed_out = sqlease_cond_wait_until(&w.c, &w.m, deadline) == 1;
-    sqlease_mutex_unlock(&w.m);
-    elapsed = sqlease_mono_ms() - start;
-    sqlease_thread_join(&t);
+        timed_out = sqle_cond_wait_until(&w.c, &w.m, deadline) == 1;
+    sqle_mutex_unlock(&w.m);
+    elapsed = sqle_mono_ms() - start;
+    sqle_thread_join(&t);
     CU_ASSERT_FALSE(timed_out);
     CU_ASSERT_EQUAL(w.flag, 1);
     CU_ASSERT(elapsed >= 50);
     CU_ASSERT(elapsed < 2000);
-    sqlease_cond_destroy(&w.c);
-    sqlease_mutex_destroy(&w.m);
+    sqle_cond_destroy(&w.c);
+    sqle_mutex_destroy(&w.m);
 }
 
 static void test_cond_signal_wakes(void)
@@ -231,9 +231,9 @@ static void test_cond_unbounded_wait(void)
 #define N_ITERS 20000
 
 typedef struct {
-    sqlease_mutex m;
+    sqle_mutex m;
     long counter;
-    sqlease_atomic_u64 atomic;
+    sqle_atomic_u64 atomic;
     uint64_t ids[N_THREADS];
     int same_id_twice[N_THREADS];
 } count_ctx;
@@ -248,52 +248,52 @@ static void counter_thread(void *p)
     count_arg *a = p;
     int i;
 
-    a->ctx->ids[a->index] = sqlease_thread_self();
+    a->ctx->ids[a->index] = sqle_thread_self();
     for (i = 0; i < N_ITERS; i++) {
-        sqlease_mutex_lock(&a->ctx->m);
+        sqle_mutex_lock(&a->ctx->m);
         a->ctx->counter++;
-        sqlease_mutex_unlock(&a->ctx->m);
-        sqlease_atomic_add(&a->ctx->atomic, 2);
+        sqle_mutex_unlock(&a->ctx->m);
+        sqle_atomic_add(&a->ctx->atomic, 2);
     }
-    a->ctx->same_id_twice[a->index] = a->ctx->ids[a->index] == sqlease_thread_self();
+    a->ctx->same_id_twice[a->index] = a->ctx->ids[a->index] == sqle_thread_self();
 }
 
 static void test_threads_counter(void)
 {
     static count_ctx ctx;
     count_arg args[N_THREADS];
-    sqlease_thread t[N_THREADS];
+    sqle_thread t[N_THREADS];
     int i, j, started = 0;
 
     memset(&ctx, 0, sizeof ctx);
-    CU_ASSERT_FATAL(sqlease_mutex_init(&ctx.m) == 0);
+    CU_ASSERT_FATAL(sqle_mutex_init(&ctx.m) == 0);
     for (i = 0; i < N_THREADS; i++) {
         args[i].ctx = &ctx;
         args[i].index = i;
-        if (sqlease_thread_start(&t[i], counter_thread, &args[i]) == 0)
+        if (sqle_thread_start(&t[i], counter_thread, &args[i]) == 0)
             started++;
     }
     CU_ASSERT_EQUAL_FATAL(started, N_THREADS);
     for (i = 0; i < N_THREADS; i++)
-        sqlease_thread_join(&t[i]);
+        sqle_thread_join(&t[i]);
     CU_ASSERT_EQUAL(ctx.counter, (long)N_THREADS * N_ITERS);
-    CU_ASSERT_EQUAL(sqlease_atomic_load(&ctx.atomic), (uint64_t)N_THREADS * N_ITERS * 2);
+    CU_ASSERT_EQUAL(sqle_atomic_load(&ctx.atomic), (uint64_t)N_THREADS * N_ITERS * 2);
     for (i = 0; i < N_THREADS; i++) {
         CU_ASSERT(ctx.same_id_twice[i]);
-        CU_ASSERT(ctx.ids[i] != sqlease_thread_self());
+        CU_ASSERT(ctx.ids[i] != sqle_thread_self());
         for (j = 0; j < i; j++)
             CU_ASSERT(ctx.ids[i] != ctx.ids[j]);
     }
-    CU_ASSERT_EQUAL(sqlease_thread_self(), sqlease_thread_self());
-    sqlease_mutex_destroy(&ctx.m);
+    CU_ASSERT_EQUAL(sqle_thread_self(), sqle_thread_self());
+    sqle_mutex_destroy(&ctx.m);
 }
 
 /* Many small-stack threads at once: what 1000 leases look like. */
 #define N_MANY 400
 
 typedef struct {
-    sqlease_mutex m;
-    sqlease_cond c;
+    sqle_mutex m;
+    sqle_cond c;
     int arrived;
     int release;
 } gate_ctx;
@@ -304,70 +304,70 @@ static void gate_thread(void *p)
     char scratch[16 * 1024];
 
     memset(scratch, 1, sizeof scratch); /* the stack really is usable */
-    sqlease_mutex_lock(&g->m);
+    sqle_mutex_lock(&g->m);
     g->arrived += scratch[100];
-    sqlease_cond_broadcast(&g->c);
+    sqle_cond_broadcast(&g->c);
     while (!g->release)
-        sqlease_cond_wait_until(&g->c, &g->m, -1);
-    sqlease_mutex_unlock(&g->m);
+        sqle_cond_wait_until(&g->c, &g->m, -1);
+    sqle_mutex_unlock(&g->m);
 }
 
 static void test_many_threads(void)
 {
-    static sqlease_thread t[N_MANY];
+    static sqle_thread t[N_MANY];
     gate_ctx g;
     int i, started = 0, all;
     int64_t deadline;
 
     memset(&g, 0, sizeof g);
-    CU_ASSERT_FATAL(sqlease_mutex_init(&g.m) == 0);
-    CU_ASSERT_FATAL(sqlease_cond_init(&g.c) == 0);
+    CU_ASSERT_FATAL(sqle_mutex_init(&g.m) == 0);
+    CU_ASSERT_FATAL(sqle_cond_init(&g.c) == 0);
     for (i = 0; i < N_MANY; i++) {
-        if (sqlease_thread_start(&t[i], gate_thread, &g) != 0)
+        if (sqle_thread_start(&t[i], gate_thread, &g) != 0)
             break;
         started++;
     }
     CU_ASSERT_EQUAL(started, N_MANY);
-    deadline = sqlease_mono_ms() + 10000;
-    sqlease_mutex_lock(&g.m);
-    while (g.arrived < started && sqlease_cond_wait_until(&g.c, &g.m, deadline) == 0)
+    deadline = sqle_mono_ms() + 10000;
+    sqle_mutex_lock(&g.m);
+    while (g.arrived < started && sqle_cond_wait_until(&g.c, &g.m, deadline) == 0)
         ;
     all = g.arrived == started;
     g.release = 1;
-    sqlease_cond_broadcast(&g.c);
-    sqlease_mutex_unlock(&g.m);
+    sqle_cond_broadcast(&g.c);
+    sqle_mutex_unlock(&g.m);
     CU_ASSERT(all);
     for (i = 0; i < started; i++)
-        sqlease_thread_join(&t[i]);
-    sqlease_cond_destroy(&g.c);
-    sqlease_mutex_destroy(&g.m);
+        sqle_thread_join(&t[i]);
+    sqle_cond_destroy(&g.c);
+    sqle_mutex_destroy(&g.m);
 }
 
 /* ---- clocks -------------------------------------------------------- */
 
 static void test_clocks(void)
 {
-    int64_t prev = sqlease_mono_ms(), now, start;
+    int64_t prev = sqle_mono_ms(), now, start;
     int i, backwards = 0;
 
     CU_ASSERT(prev > 0);
     for (i = 0; i < 100000; i++) {
-        now = sqlease_mono_ms();
+        now = sqle_mono_ms();
         if (now < prev)
             backwards = 1;
         prev = now;
     }
     CU_ASSERT_FALSE(backwards);
-    start = sqlease_mono_ms();
-    sqlease_sleep_ms(60);
-    now = sqlease_mono_ms();
+    start = sqle_mono_ms();
+    sqle_sleep_ms(60);
+    now = sqle_mono_ms();
     CU_ASSERT(now - start >= 60);
     CU_ASSERT(now - start < 1000);
-    sqlease_sleep_ms(0);
-    sqlease_sleep_ms(-5);
+    sqle_sleep_ms(0);
+    sqle_sleep_ms(-5);
     /* 2020-01-01 .. 2200-01-01 in epoch ms. */
-    CU_ASSERT(sqlease_wall_ms() > INT64_C(1577836800000));
-    CU_ASSERT(sqlease_wall_ms() < INT64_C(7258118400000));
+    CU_ASSERT(sqle_wall_ms() > INT64_C(1577836800000));
+    CU_ASSERT(sqle_wall_ms() < INT64_C(7258118400000));
 }
 
 /* ---- host, identity ------------------------------------------------ */
@@ -376,8 +376,8 @@ static void test_uuid(void)
 {
     unsigned char a[16], b[16];
 
-    CU_ASSERT_EQUAL(sqlease_uuid_random(a), 0);
-    CU_ASSERT_EQUAL(sqlease_uuid_random(b), 0);
+    CU_ASSERT_EQUAL(sqle_uuid_random(a), 0);
+    CU_ASSERT_EQUAL(sqle_uuid_random(b), 0);
     CU_ASSERT_EQUAL(a[6] >> 4, 4);
     CU_ASSERT_EQUAL(b[6] >> 4, 4);
     CU_ASSERT_EQUAL(a[8] & 0xC0, 0x80);
@@ -389,18 +389,18 @@ static void test_host_pid_env(void)
     char buf[300], small[2];
 
     memset(buf, 'x', sizeof buf);
-    sqlease_hostname(buf, sizeof buf);
+    sqle_hostname(buf, sizeof buf);
     CU_ASSERT(buf[0] != '\0');
     CU_ASSERT(strlen(buf) < sizeof buf);
-    sqlease_hostname(small, sizeof small);
+    sqle_hostname(small, sizeof small);
     CU_ASSERT(small[0] != '\0');
     CU_ASSERT_EQUAL(small[1], '\0');
-    CU_ASSERT_EQUAL(sqlease_pid(), (long)getpid());
+    CU_ASSERT_EQUAL(sqle_pid(), (long)getpid());
 
     CU_ASSERT_EQUAL(setenv("SQLEASE_PLATFORM_TEST_VAR", "v1", 1), 0);
-    CU_ASSERT(str_is(sqlease_getenv("SQLEASE_PLATFORM_TEST_VAR"), "v1"));
+    CU_ASSERT(str_is(sqle_getenv("SQLEASE_PLATFORM_TEST_VAR"), "v1"));
     unsetenv("SQLEASE_PLATFORM_TEST_VAR");
-    CU_ASSERT_PTR_NULL(sqlease_getenv("SQLEASE_PLATFORM_TEST_VAR"));
+    CU_ASSERT_PTR_NULL(sqle_getenv("SQLEASE_PLATFORM_TEST_VAR"));
 }
 
 /* ---- children ------------------------------------------------------ */
@@ -421,16 +421,16 @@ static void test_child_exit_codes(void)
 static void test_child_waited_twice(void)
 {
     char *exit7[] = {"sh", "-c", "exit 7", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int code = -1;
 
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, exit7, NULL, 0, err, sizeof err) == 0);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 5000, &code), 1);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, exit7, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 5000, &code), 1);
     CU_ASSERT_EQUAL(code, 7);
     CU_ASSERT_EQUAL(c.running, 0);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 0, &code), -1);
-    sqlease_child_close(&c);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 0, &code), -1);
+    sqle_child_close(&c);
 }
 
 static void test_child_not_found(void)
@@ -438,21 +438,21 @@ static void test_child_not_found(void)
     char *argv[] = {"sqlease-no-such-command-xyz", "arg", NULL};
     char *argv_path[] = {"/nonexistent/dir/sqlease-nope", NULL};
     char *empty[] = {NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
 
     err[0] = '\0';
-    CU_ASSERT_EQUAL(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(sqle_child_spawn(&c, argv, NULL, 0, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "sqlease-no-such-command-xyz"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "No such file or directory"));
     CU_ASSERT_EQUAL(c.running, 0);
 
     err[0] = '\0';
-    CU_ASSERT_EQUAL(sqlease_child_spawn(&c, argv_path, NULL, 0, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(sqle_child_spawn(&c, argv_path, NULL, 0, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "cannot run '/nonexistent/dir/sqlease-nope': No such file or directory");
 
     err[0] = '\0';
-    CU_ASSERT_EQUAL(sqlease_child_spawn(&c, empty, NULL, 0, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(sqle_child_spawn(&c, empty, NULL, 0, err, sizeof err), -1);
     CU_ASSERT(err[0] != '\0');
 
     /* The failed spawns were reaped: no child of ours is left. */
@@ -475,7 +475,7 @@ static void test_child_exec_errors(void)
 {
     char noexec[512], noshebang[512], err[256];
     char *argv1[2], *argv2[3];
-    sqlease_child c;
+    sqle_child c;
 
     tmp_path(noexec, sizeof noexec, "noexec.sh");
     tmp_path(noshebang, sizeof noshebang, "noshebang");
@@ -486,7 +486,7 @@ static void test_child_exec_errors(void)
     argv1[1] = NULL;
     err[0] = '\0';
     /* No x bit: not runnable, not even by root. */
-    CU_ASSERT_EQUAL(sqlease_child_spawn(&c, argv1, NULL, 0, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(sqle_child_spawn(&c, argv1, NULL, 0, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "Permission denied"));
 
     /* An executable without "#!" is run by /bin/sh, with its arguments. */
@@ -506,7 +506,7 @@ static void test_child_env(void)
     char *check_gone[] = {"sh", "-c", "test \"${SQLEASE_T_GONE-unset}\" = unset", NULL};
     const char *gone[] = {"SQLEASE_T_GONE"};
     const char *bad[] = {"=NOKEY"};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
 
     CU_ASSERT_EQUAL(run_child(check_foo, env, 2), 0);
@@ -528,72 +528,72 @@ static void test_child_env(void)
     unsetenv("SQLEASE_T_GONE");
 
     err[0] = '\0';
-    CU_ASSERT_EQUAL(sqlease_child_spawn(&c, check_foo, bad, 1, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(sqle_child_spawn(&c, check_foo, bad, 1, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "=NOKEY"));
 }
 
 static void test_child_terminate(void)
 {
     char *sleep5[] = {"sleep", "5", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int code = -1, r;
     int64_t start;
 
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, sleep5, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, sleep5, NULL, 0, err, sizeof err) == 0);
     CU_ASSERT(c.pid > 0);
     CU_ASSERT_EQUAL(c.running, 1);
     /* It leads its own process group. */
     CU_ASSERT_EQUAL((long)getpgid((pid_t)c.pid), c.pid);
     CU_ASSERT((long)getpgid((pid_t)c.pid) != (long)getpgrp());
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 0, &code), 0);
-    start = sqlease_mono_ms();
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 100, &code), 0);
-    CU_ASSERT(sqlease_mono_ms() - start >= 100);
-    sqlease_child_terminate(&c);
-    start = sqlease_mono_ms();
-    r = sqlease_child_wait(&c, 2000, &code);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 0, &code), 0);
+    start = sqle_mono_ms();
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 100, &code), 0);
+    CU_ASSERT(sqle_mono_ms() - start >= 100);
+    sqle_child_terminate(&c);
+    start = sqle_mono_ms();
+    r = sqle_child_wait(&c, 2000, &code);
     CU_ASSERT_EQUAL(r, 1);
     CU_ASSERT_EQUAL(code, 143);
-    CU_ASSERT(sqlease_mono_ms() - start < 2000);
+    CU_ASSERT(sqle_mono_ms() - start < 2000);
     if (r != 1) {
-        sqlease_child_kill(&c);
-        sqlease_child_wait(&c, -1, &code);
+        sqle_child_kill(&c);
+        sqle_child_wait(&c, -1, &code);
     }
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
 }
 
 static void test_child_kill(void)
 {
     char *ignore_term[] = {"sh", "-c", "trap '' TERM; sleep 30", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int code = -1;
 
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, ignore_term, NULL, 0, err, sizeof err) == 0);
-    sqlease_sleep_ms(100); /* let the shell install its trap */
-    sqlease_child_kill(&c);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, ignore_term, NULL, 0, err, sizeof err) == 0);
+    sqle_sleep_ms(100); /* let the shell install its trap */
+    sqle_child_kill(&c);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 2000, &code), 1);
     CU_ASSERT_EQUAL(code, 137);
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
 }
 
 static void test_child_group_terminate(void)
 {
     char pidfile[512], err[256];
     char *argv[] = {"sh", "-c", "sleep 30 & echo $! > \"$1\"; wait", "sh", pidfile, NULL};
-    sqlease_child c;
+    sqle_child c;
     long grandchild;
     int code = -1, r;
 
     tmp_path(pidfile, sizeof pidfile, "grandchild.pid");
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
     grandchild = wait_pid_file(pidfile, 5000);
     CU_ASSERT(grandchild > 0);
     if (grandchild > 0)
         CU_ASSERT_EQUAL((long)getpgid((pid_t)grandchild), c.pid);
-    sqlease_child_terminate(&c);
-    r = sqlease_child_wait(&c, 2000, &code);
+    sqle_child_terminate(&c);
+    r = sqle_child_wait(&c, 2000, &code);
     CU_ASSERT_EQUAL(r, 1);
     CU_ASSERT_EQUAL(code, 143);
     if (grandchild > 0) {
@@ -602,10 +602,10 @@ static void test_child_group_terminate(void)
             kill((pid_t)grandchild, SIGKILL);
     }
     if (r != 1) {
-        sqlease_child_kill(&c);
-        sqlease_child_wait(&c, -1, &code);
+        sqle_child_kill(&c);
+        sqle_child_wait(&c, -1, &code);
     }
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
 }
 
 /* The intermediate process spawns `sleep 30`, publishes its pid and waits
@@ -624,11 +624,11 @@ static void test_child_parent_death(void)
     CU_ASSERT_FATAL(mid >= 0);
     if (mid == 0) {
         char *argv[] = {"sleep", "30", NULL};
-        sqlease_child c;
+        sqle_child c;
         char err[256];
         FILE *f;
 
-        if (sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) != 0)
+        if (sqle_child_spawn(&c, argv, NULL, 0, err, sizeof err) != 0)
             _exit(1);
         f = fopen(tmpfile, "w");
         if (f == NULL)
@@ -654,16 +654,16 @@ static void test_child_parent_death(void)
 static void test_process_signal(void)
 {
     char *sleep30[] = {"sleep", "30", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int code = -1;
 
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, sleep30, NULL, 0, err, sizeof err) == 0);
-    CU_ASSERT_EQUAL(sqlease_process_signal(c.pid, 9), 0);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, sleep30, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_EQUAL(sqle_process_signal(c.pid, 9), 0);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 2000, &code), 1);
     CU_ASSERT_EQUAL(code, 137);
-    sqlease_child_close(&c);
-    CU_ASSERT_EQUAL(sqlease_process_signal(0, 15), -1);
+    sqle_child_close(&c);
+    CU_ASSERT_EQUAL(sqle_process_signal(0, 15), -1);
 }
 
 /* Runs last: it leaves the handlers installed. */
@@ -674,8 +674,8 @@ static void test_signals(void)
     struct sigaction cur;
     sigset_t set, old;
 
-    CU_ASSERT_EQUAL(sqlease_signal_setup(), 0);
-    CU_ASSERT_EQUAL(sqlease_signal_received(), 0);
+    CU_ASSERT_EQUAL(sqle_signal_setup(), 0);
+    CU_ASSERT_EQUAL(sqle_signal_received(), 0);
     CU_ASSERT_EQUAL(sigaction(SIGPIPE, NULL, &cur), 0);
     CU_ASSERT(cur.sa_handler == SIG_IGN);
     CU_ASSERT_EQUAL(sigaction(SIGTERM, NULL, &cur), 0);
@@ -690,22 +690,22 @@ static void test_signals(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 
     raise(SIGHUP);
-    CU_ASSERT_EQUAL(sqlease_signal_received(), SIGHUP);
+    CU_ASSERT_EQUAL(sqle_signal_received(), SIGHUP);
     raise(SIGTERM);
-    CU_ASSERT_EQUAL(sqlease_signal_received(), SIGTERM);
+    CU_ASSERT_EQUAL(sqle_signal_received(), SIGTERM);
 }
 
 /* A routed signal ends an unbounded child wait with 0. */
 static void test_signal_interrupts_wait(void)
 {
     char *sleep30[] = {"sleep", "30", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int code = -1;
     pid_t helper;
     int64_t start;
 
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, sleep30, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, sleep30, NULL, 0, err, sizeof err) == 0);
     fflush(NULL);
     helper = fork();
     CU_ASSERT_FATAL(helper >= 0);
@@ -714,15 +714,15 @@ static void test_signal_interrupts_wait(void)
         kill(getppid(), SIGINT);
         _exit(0);
     }
-    start = sqlease_mono_ms();
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, -1, &code), 0);
-    CU_ASSERT(sqlease_mono_ms() - start < 5000);
-    CU_ASSERT_EQUAL(sqlease_signal_received(), SIGINT);
+    start = sqle_mono_ms();
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, -1, &code), 0);
+    CU_ASSERT(sqle_mono_ms() - start < 5000);
+    CU_ASSERT_EQUAL(sqle_signal_received(), SIGINT);
     waitpid(helper, NULL, 0);
-    sqlease_child_kill(&c);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
+    sqle_child_kill(&c);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 2000, &code), 1);
     CU_ASSERT_EQUAL(code, 137);
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
 }
 
 /* ---- what a child inherits ----------------------------------------- */
@@ -730,11 +730,11 @@ static void test_signal_interrupts_wait(void)
 /* 1 once /proc/<pid>/comm reads `name` (the child has exec'd it). */
 static int await_comm(long pid, const char *name, int64_t timeout_ms)
 {
-    int64_t until = sqlease_mono_ms() + timeout_ms;
+    int64_t until = sqle_mono_ms() + timeout_ms;
     char path[64], buf[64];
 
     snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-    while (sqlease_mono_ms() < until) {
+    while (sqle_mono_ms() < until) {
         FILE *f = fopen(path, "r");
         size_t n = 0;
 
@@ -747,7 +747,7 @@ static int await_comm(long pid, const char *name, int64_t timeout_ms)
             buf[n - 1] = '\0';
         if (strcmp(buf, name) == 0)
             return 1;
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
     return 0;
 }
@@ -782,7 +782,7 @@ static long long open_fds(long pid)
 static void test_child_no_inherited_fds(void)
 {
     char *argv[] = {"sleep", "30", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     int leaked = open("/dev/null", O_RDONLY);
     int pfd[2] = {-1, -1};
@@ -791,23 +791,23 @@ static void test_child_no_inherited_fds(void)
 
     CU_ASSERT_FATAL(leaked >= 0);
     CU_ASSERT_FATAL(pipe(pfd) == 0);
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
     CU_ASSERT(await_comm(c.pid, "sleep", 5000));
     /* sleep itself opens its locale files on descriptor 3, one after the
      * other, as it starts: look until that is over (a leaked descriptor
      * stays open for good). */
     {
-        int64_t until = sqlease_mono_ms() + 3000;
-        while ((fds = open_fds(c.pid)) != 0x7 && sqlease_mono_ms() < until)
-            sqlease_sleep_ms(20);
+        int64_t until = sqle_mono_ms() + 3000;
+        while ((fds = open_fds(c.pid)) != 0x7 && sqle_mono_ms() < until)
+            sqle_sleep_ms(20);
     }
     if (fds != 0x7)
         fprintf(stderr, "\n  open in the child: %#llx (leaked fds %d, %d, %d)\n", fds, leaked,
                 pfd[0], pfd[1]);
     CU_ASSERT_EQUAL(fds, 0x7);
-    sqlease_child_kill(&c);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
-    sqlease_child_close(&c);
+    sqle_child_kill(&c);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 2000, &code), 1);
+    sqle_child_close(&c);
     close(leaked);
     close(pfd[0]);
     close(pfd[1]);
@@ -821,23 +821,23 @@ static void test_child_terminate_stopped(void)
     char *argv[] = {"sh", "-c", "exec 2>/dev/null; trap 'exit 7' TERM; echo $$ > \"$1\"; "
                     "while :; do sleep 0.05; done", "sh", NULL, NULL};
     char pidfile[512], err[256];
-    sqlease_child c;
+    sqle_child c;
     int code = -1, r;
 
     tmp_path(pidfile, sizeof pidfile, "stopped.pid");
     argv[4] = pidfile;
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, argv, NULL, 0, err, sizeof err) == 0);
     CU_ASSERT(wait_pid_file(pidfile, 5000) == c.pid);
     CU_ASSERT_EQUAL(kill(-(pid_t)c.pid, SIGSTOP), 0);
-    sqlease_child_terminate(&c);
-    r = sqlease_child_wait(&c, 3000, &code);
+    sqle_child_terminate(&c);
+    r = sqle_child_wait(&c, 3000, &code);
     CU_ASSERT_EQUAL(r, 1);
     CU_ASSERT_EQUAL(code, 7);
     if (r != 1) {
-        sqlease_child_kill(&c);
-        sqlease_child_wait(&c, -1, &code);
+        sqle_child_kill(&c);
+        sqle_child_wait(&c, -1, &code);
     }
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
 }
 
 static void on_usr1(int sig)
@@ -852,7 +852,7 @@ static void test_proc_table(void)
 {
     char *sleeper[] = {"sleep", "30", NULL};
     cli_os_proc p;
-    sqlease_child c;
+    sqle_child c;
     char err[256];
     long pid;
     int code = -1;
@@ -870,26 +870,26 @@ static void test_proc_table(void)
     CU_ASSERT_EQUAL(cli_os_proc_parse("", &p), -1);
     CU_ASSERT_EQUAL(p.pid, 0);
 
-    CU_ASSERT_EQUAL_FATAL(cli_os_proc_stat(sqlease_pid(), &p), 0);
+    CU_ASSERT_EQUAL_FATAL(cli_os_proc_stat(sqle_pid(), &p), 0);
     CU_ASSERT_EQUAL(p.pid, (long)getpid());
     CU_ASSERT_EQUAL(p.ppid, (long)getppid());
     CU_ASSERT_EQUAL(p.pgrp, (long)getpgrp());
     CU_ASSERT_EQUAL(p.session, (long)getsid(0));
     CU_ASSERT_EQUAL(p.state, 'R'); /* running: it is reading its own entry */
     CU_ASSERT(str_is(p.comm, "test_platform"));
-    CU_ASSERT(cli_sys_pid_alive(sqlease_pid()));
+    CU_ASSERT(cli_sys_pid_alive(sqle_pid()));
 
-    CU_ASSERT_FATAL(sqlease_child_spawn(&c, sleeper, NULL, 0, err, sizeof err) == 0);
-    pid = sqlease_child_pid(&c);
+    CU_ASSERT_FATAL(sqle_child_spawn(&c, sleeper, NULL, 0, err, sizeof err) == 0);
+    pid = sqle_child_pid(&c);
     CU_ASSERT_EQUAL(cli_os_group_members(pid), 1);
     CU_ASSERT(cli_sys_pid_alive(pid));
     CU_ASSERT_EQUAL(cli_os_proc_stat(pid, &p), 0);
     CU_ASSERT_EQUAL(p.ppid, (long)getpid());
     CU_ASSERT_EQUAL(p.pgrp, pid);
-    sqlease_child_kill(&c);
-    CU_ASSERT_EQUAL(sqlease_child_wait(&c, 2000, &code), 1);
+    sqle_child_kill(&c);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 2000, &code), 1);
     CU_ASSERT_EQUAL(code, 137);
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
     CU_ASSERT_EQUAL(cli_os_group_members(pid), 0);
     CU_ASSERT(!cli_sys_pid_alive(pid));
     CU_ASSERT_EQUAL(cli_os_proc_stat(pid, &p), -1);
@@ -914,7 +914,7 @@ static void test_signal_defaults(void)
     sigaddset(&block, SIGCHLD);
     CU_ASSERT_FATAL(pthread_sigmask(SIG_BLOCK, &block, NULL) == 0);
 
-    sqlease_signal_defaults();
+    sqle_signal_defaults();
 
     CU_ASSERT(sigaction(SIGCHLD, NULL, &got) == 0 && got.sa_handler == SIG_DFL);
     CU_ASSERT(sigaction(SIGUSR2, NULL, &got) == 0 && got.sa_handler == SIG_DFL);

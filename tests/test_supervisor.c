@@ -16,7 +16,7 @@ static sqlease_db *db;
 /* What the callbacks saw, in order. */
 #define MAX_EVENTS 64
 typedef struct recorder {
-    sqlease_mutex m;
+    sqle_mutex m;
     int n;
     char kind[MAX_EVENTS];        /* 'S' started, 'T' stopped */
     int64_t value[MAX_EVENTS];    /* token, or stop reason */
@@ -32,29 +32,29 @@ typedef struct recorder {
 
 /* Supervisors of one lease whose recorders are `shared`: how many run
  * their work at once, and the most that ever did. */
-static sqlease_mutex g_holders_m;
+static sqle_mutex g_holders_m;
 static int g_holders, g_max_holders;
 
 static void holders_reset(void)
 {
-    sqlease_mutex_lock(&g_holders_m);
+    sqle_mutex_lock(&g_holders_m);
     g_holders = g_max_holders = 0;
-    sqlease_mutex_unlock(&g_holders_m);
+    sqle_mutex_unlock(&g_holders_m);
 }
 
 static int max_holders(void)
 {
     int n;
-    sqlease_mutex_lock(&g_holders_m);
+    sqle_mutex_lock(&g_holders_m);
     n = g_max_holders;
-    sqlease_mutex_unlock(&g_holders_m);
+    sqle_mutex_unlock(&g_holders_m);
     return n;
 }
 
 static void rec_init(recorder *r)
 {
     memset(r, 0, sizeof *r);
-    sqlease_mutex_init(&r->m);
+    sqle_mutex_init(&r->m);
     r->reentry_rc = -1;
 }
 
@@ -62,56 +62,56 @@ static void on_started(void *ud, int64_t token)
 {
     recorder *r = ud;
     if (r->shared) {
-        sqlease_mutex_lock(&g_holders_m);
+        sqle_mutex_lock(&g_holders_m);
         if (++g_holders > g_max_holders)
             g_max_holders = g_holders;
-        sqlease_mutex_unlock(&g_holders_m);
+        sqle_mutex_unlock(&g_holders_m);
     }
-    sqlease_mutex_lock(&r->m);
+    sqle_mutex_lock(&r->m);
     if (r->running)
         r->overlap = 1;
     r->running = 1;
     if (r->n < MAX_EVENTS) {
         r->kind[r->n] = 'S';
         r->value[r->n] = token;
-        r->at[r->n] = sqlease_mono_ms();
+        r->at[r->n] = sqle_mono_ms();
         r->n++;
     }
-    sqlease_mutex_unlock(&r->m);
+    sqle_mutex_unlock(&r->m);
 }
 
 static void on_stopped(void *ud, int reason)
 {
     recorder *r = ud;
-    sqlease_mutex_lock(&r->m);
+    sqle_mutex_lock(&r->m);
     if (!r->running)
         r->overlap = 1;
     r->running = 0;
     if (r->n < MAX_EVENTS) {
         r->kind[r->n] = 'T';
         r->value[r->n] = reason;
-        r->at[r->n] = sqlease_mono_ms();
+        r->at[r->n] = sqle_mono_ms();
         r->n++;
     }
-    sqlease_mutex_unlock(&r->m);
+    sqle_mutex_unlock(&r->m);
     if (r->stop_sleep_ms > 0)
-        sqlease_sleep_ms(r->stop_sleep_ms);
-    sqlease_mutex_lock(&r->m);
-    r->stopped_returned = sqlease_mono_ms();
-    sqlease_mutex_unlock(&r->m);
+        sqle_sleep_ms(r->stop_sleep_ms);
+    sqle_mutex_lock(&r->m);
+    r->stopped_returned = sqle_mono_ms();
+    sqle_mutex_unlock(&r->m);
     if (r->shared) {
-        sqlease_mutex_lock(&g_holders_m);
+        sqle_mutex_lock(&g_holders_m);
         g_holders--;
-        sqlease_mutex_unlock(&g_holders_m);
+        sqle_mutex_unlock(&g_holders_m);
     }
 }
 
 static int rec_count(recorder *r)
 {
     int n;
-    sqlease_mutex_lock(&r->m);
+    sqle_mutex_lock(&r->m);
     n = r->n;
-    sqlease_mutex_unlock(&r->m);
+    sqle_mutex_unlock(&r->m);
     return n;
 }
 
@@ -302,7 +302,7 @@ static void test_watchdog_stops_during_hung_statement(void)
 
     /* Every statement from now on hangs.  The last proof was sent before
      * this moment, so the work must stop by hang_at + deadline. */
-    hang_at = sqlease_mono_ms();
+    hang_at = sqle_mono_ms();
     tu_fault_set(f, TU_FAULT_HANG, 0);
     CU_ASSERT_FATAL(await_events(&r, 2, 3 * deadline));
     CU_ASSERT_EQUAL(r.kind[1], 'T');
@@ -351,9 +351,9 @@ static void test_stop_bounded_while_statement_hangs(void)
     h.f = f;
     h.n = 1;
     CU_ASSERT_FATAL(tu_await(is_hung, &h, 2000));
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(s, &err), SQLEASE_ETIMEOUT);
-    took = sqlease_mono_ms() - t0;
+    took = sqle_mono_ms() - t0;
     CU_ASSERT(took >= TU_FAULTY_QUERY_TIMEOUT_MS);
     CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 1000);
     /* The work stopped first, at once. */
@@ -385,7 +385,7 @@ static void test_concurrent_stop(void)
     const char *t = tu_table();
     recorder r;
     stopper a, b;
-    sqlease_thread ta, tb;
+    sqle_thread ta, tb;
     int i;
 
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
@@ -394,10 +394,10 @@ static void test_concurrent_stop(void)
         a.s = b.s = start(db, t, "sup-a", &r, 3000, 500, 1500, 250);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a.s);
         a.rc = b.rc = -1;
-        CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&ta, stop_thread, &a), 0);
-        CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&tb, stop_thread, &b), 0);
-        sqlease_thread_join(&ta);
-        sqlease_thread_join(&tb);
+        CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&ta, stop_thread, &a), 0);
+        CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&tb, stop_thread, &b), 0);
+        sqle_thread_join(&ta);
+        sqle_thread_join(&tb);
         CU_ASSERT_EQUAL(a.rc, SQLEASE_OK);
         CU_ASSERT_EQUAL(b.rc, SQLEASE_OK);
         CU_ASSERT_EQUAL(rec_count(&r), 2);
@@ -424,9 +424,9 @@ static void test_error_is_not_loss(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     /* Connection errors for less than deadline - heartbeat. */
     tu_fault_set(f, TU_FAULT_CONNECT, 0);
-    until = sqlease_mono_ms() + 700;
-    while (sqlease_mono_ms() < until)
-        sqlease_sleep_ms(20);
+    until = sqle_mono_ms() + 700;
+    while (sqle_mono_ms() < until)
+        sqle_sleep_ms(20);
     tu_fault_set(f, TU_FAULT_NONE, 0);
     sqlease_supervisor_state(s, &st);
     CU_ASSERT(st.renew_failures >= 1);
@@ -486,7 +486,7 @@ static void test_graceful_handover_within_retry(void)
     CU_ASSERT_EQUAL(rec_count(&ra), 1);
     CU_ASSERT_EQUAL(rec_count(&rb), 0);
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
-    stopped_at = sqlease_mono_ms();
+    stopped_at = sqle_mono_ms();
     CU_ASSERT_FATAL(await_events(&rb, 1, 3000));
     CU_ASSERT_EQUAL(rb.value[0], seed + 2);
     CU_ASSERT(rb.at[0] - stopped_at <= retry + 100);
@@ -635,28 +635,28 @@ static void test_same_owner_supervisors(void)
 
 /* Counts the warnings about a failed release of a stale hold, and checks
  * they come at warn level. */
-static sqlease_mutex g_warn_m;
+static sqle_mutex g_warn_m;
 static int g_release_warnings, g_release_warnings_other_level;
 
 static void counting_sink(void *ud, int level, const char *line)
 {
     tu_log_sink(ud, level, line);
     if (strstr(line, "could not release the hold whose work passed its deadline") != NULL) {
-        sqlease_mutex_lock(&g_warn_m);
+        sqle_mutex_lock(&g_warn_m);
         if (level == SQLEASE_LOG_WARN)
             g_release_warnings++;
         else
             g_release_warnings_other_level++;
-        sqlease_mutex_unlock(&g_warn_m);
+        sqle_mutex_unlock(&g_warn_m);
     }
 }
 
 static int release_warnings(void)
 {
     int n;
-    sqlease_mutex_lock(&g_warn_m);
+    sqle_mutex_lock(&g_warn_m);
     n = g_release_warnings;
-    sqlease_mutex_unlock(&g_warn_m);
+    sqle_mutex_unlock(&g_warn_m);
     return n;
 }
 
@@ -697,9 +697,9 @@ static void test_deadline_stop_release_fails(void)
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     rec_init(&r);
-    sqlease_mutex_lock(&g_warn_m);
+    sqle_mutex_lock(&g_warn_m);
     g_release_warnings = g_release_warnings_other_level = 0;
-    sqlease_mutex_unlock(&g_warn_m);
+    sqle_mutex_unlock(&g_warn_m);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     seed = seed_of(db, t, "job");
     tu_options(&o, t, "job", "sup-a", 3000, 200, 800, 100);
@@ -747,7 +747,7 @@ typedef struct { tu_faulty *f; int64_t after_ms; } unhang_arg;
 static void unhang_later(void *arg)
 {
     unhang_arg *u = arg;
-    sqlease_sleep_ms(u->after_ms);
+    sqle_sleep_ms(u->after_ms);
     tu_fault_match(u->f, NULL, TU_FAULT_NONE);
 }
 
@@ -764,7 +764,7 @@ static void test_stale_release_after_on_stopped(void)
     recorder r;
     sqlease_supervisor *s;
     sqlease_error err;
-    sqlease_thread th;
+    sqle_thread th;
     unhang_arg u;
     hung_arg h;
     matched_arg m;
@@ -800,14 +800,14 @@ static void test_stale_release_after_on_stopped(void)
     CU_ASSERT_FATAL(tu_await(is_hung, &h, 3000));
     u.f = f;
     u.after_ms = 6000; /* so that the test ends even if stop blocks */
-    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th, unhang_later, &u), 0);
-    t0 = sqlease_mono_ms();
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&th, unhang_later, &u), 0);
+    t0 = sqle_mono_ms();
     (void)sqlease_supervisor_stop(s, &err);
-    took = sqlease_mono_ms() - t0;
+    took = sqle_mono_ms() - t0;
     if (took > TU_FAULTY_QUERY_TIMEOUT_MS + 2000)
         fprintf(stderr, "stop took %lld ms while a release hung\n", (long long)took);
     CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 2000);
-    sqlease_thread_join(&th);
+    sqle_thread_join(&th);
     sqlease_supervisor_free(s);
     CU_ASSERT_EQUAL(rec_count(&r), 4);
     CU_ASSERT_EQUAL(r.overlap, 0);
@@ -845,7 +845,7 @@ static void test_lost_renew_stops_even_if_take_fails(void)
     tu_options(&o, t, "job", "admin", 30000, 5000, 10000, 1000);
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&admin, db, &o, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, NULL, &err), SQLEASE_OK);
-    cleared_at = sqlease_mono_ms();
+    cleared_at = sqle_mono_ms();
     CU_ASSERT_FATAL(await_events(&r, 2, deadline / 2));
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_LOST);
     CU_ASSERT(r.at[1] - cleared_at < deadline / 2);
@@ -911,16 +911,16 @@ static void test_bad_start(void)
 }
 
 /* Counts lines logged at warn level or worse. */
-static sqlease_mutex g_loud_m;
+static sqle_mutex g_loud_m;
 static int g_loud;
 
 static void loud_sink(void *ud, int level, const char *line)
 {
     tu_log_sink(ud, level, line);
     if (level <= SQLEASE_LOG_WARN) {
-        sqlease_mutex_lock(&g_loud_m);
+        sqle_mutex_lock(&g_loud_m);
         g_loud++;
-        sqlease_mutex_unlock(&g_loud_m);
+        sqle_mutex_unlock(&g_loud_m);
         fprintf(stderr, "\n  logged: %s\n", line);
     }
 }
@@ -928,9 +928,9 @@ static void loud_sink(void *ud, int level, const char *line)
 static int loud_lines(void)
 {
     int n;
-    sqlease_mutex_lock(&g_loud_m);
+    sqle_mutex_lock(&g_loud_m);
     n = g_loud;
-    sqlease_mutex_unlock(&g_loud_m);
+    sqle_mutex_unlock(&g_loud_m);
     return n;
 }
 
@@ -950,15 +950,15 @@ static void test_stop_during_renew_is_quiet(void)
     sqlease_supervisor *s = NULL;
     sqlease_options o;
     sqlease_error err;
-    sqlease_thread th;
+    sqle_thread th;
     stopper sa;
     hung_arg h;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     rec_init(&r);
-    sqlease_mutex_lock(&g_loud_m);
+    sqle_mutex_lock(&g_loud_m);
     g_loud = 0;
-    sqlease_mutex_unlock(&g_loud_m);
+    sqle_mutex_unlock(&g_loud_m);
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     tu_options(&o, t, "job", "sup-a", 5000, 200, 2000, 100);
     o.on_started = on_started;
@@ -975,11 +975,11 @@ static void test_stop_during_renew_is_quiet(void)
     CU_ASSERT_FATAL(tu_await(is_hung, &h, 3000));
     sa.s = s;
     sa.rc = -1;
-    CU_ASSERT_EQUAL_FATAL(sqlease_thread_start(&th, stop_thread, &sa), 0);
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&th, stop_thread, &sa), 0);
     CU_ASSERT(await_events(&r, 2, 3000));
     /* The renew answers now: it proves the hold that was just stopped. */
     tu_fault_match(f, NULL, TU_FAULT_NONE);
-    sqlease_thread_join(&th);
+    sqle_thread_join(&th);
     CU_ASSERT_EQUAL(sa.rc, SQLEASE_OK);
     CU_ASSERT_EQUAL(rec_count(&r), 2);
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_SHUTDOWN);
@@ -1020,7 +1020,7 @@ static void test_stop_keeps_min_hold(void)
     CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&a, db, &o, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(rec_count(&ra), 1);
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     tu_options(&o, t, "job", "probe", 5000, 200, 2000, 100);
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&probe, db, &o, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_status(probe, &st, &err), SQLEASE_OK);
@@ -1076,9 +1076,9 @@ static void add(void)
 int main(void)
 {
     int rc;
-    sqlease_mutex_init(&g_holders_m);
-    sqlease_mutex_init(&g_warn_m);
-    sqlease_mutex_init(&g_loud_m);
+    sqle_mutex_init(&g_holders_m);
+    sqle_mutex_init(&g_warn_m);
+    sqle_mutex_init(&g_loud_m);
     db = tu_open();
     if (db == NULL)
         return 2;

@@ -21,8 +21,8 @@ int test_result_write(const char *name, unsigned long passed, unsigned long fail
 
     if (dir == NULL || dir[0] == '\0')
         return 0;
-    snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, name, sqlease_pid());
-    snprintf(path, sizeof path, "%s/%s.%ld.result", dir, name, sqlease_pid());
+    snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, name, sqle_pid());
+    snprintf(path, sizeof path, "%s/%s.%ld.result", dir, name, sqle_pid());
     f = fopen(tmp, "w");
     if (f == NULL) {
         perror(tmp);

@@ -22,7 +22,7 @@ static char dsn[1024];
 static char table[64];
 static int table_seq;
 
-static sqlease_mutex log_lock;
+static sqle_mutex log_lock;
 static int log_lock_ready;
 static char log_buf[65536];
 static size_t log_len;
@@ -32,7 +32,7 @@ static size_t log_len;
 static void log_init(void)
 {
     if (!log_lock_ready) {
-        sqlease_mutex_init(&log_lock);
+        sqle_mutex_init(&log_lock);
         log_lock_ready = 1;
     }
 }
@@ -44,33 +44,33 @@ void tu_log_sink(void *userdata, int level, const char *line)
     log_init();
     if (getenv("SQLEASE_TEST_LOG") != NULL)
         fprintf(stderr, "log %d: %s\n", level, line);
-    sqlease_mutex_lock(&log_lock);
+    sqle_mutex_lock(&log_lock);
     if (log_len + n + 2 >= sizeof log_buf)
         log_len = 0; /* keep the newest lines */
     memcpy(log_buf + log_len, line, n);
     log_buf[log_len + n] = '\n';
     log_len += n + 1;
     log_buf[log_len] = '\0';
-    sqlease_mutex_unlock(&log_lock);
+    sqle_mutex_unlock(&log_lock);
 }
 
 int tu_log_has(const char *needle)
 {
     int found;
     log_init();
-    sqlease_mutex_lock(&log_lock);
+    sqle_mutex_lock(&log_lock);
     found = strstr(log_buf, needle) != NULL;
-    sqlease_mutex_unlock(&log_lock);
+    sqle_mutex_unlock(&log_lock);
     return found;
 }
 
 void tu_log_clear(void)
 {
     log_init();
-    sqlease_mutex_lock(&log_lock);
+    sqle_mutex_lock(&log_lock);
     log_len = 0;
     log_buf[0] = '\0';
-    sqlease_mutex_unlock(&log_lock);
+    sqle_mutex_unlock(&log_lock);
 }
 
 const char *tu_dir(void)
@@ -139,7 +139,7 @@ int tu_migrate(sqlease_db *db, const char *t, const char *name)
 int tu_sql(sqlease_db *db, const char *sql, int64_t *rows)
 {
     sqlease_error err;
-    int rc = db_exec(db, sql, NULL, 0, NULL, 0, NULL, rows, &err);
+    int rc = sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, rows, &err);
     if (rc != SQLEASE_OK)
         fprintf(stderr, "sql '%s': %s\n", sql, err.message);
     return rc;
@@ -150,7 +150,7 @@ void tu_drop(sqlease_db *db, const char *t)
     char sql[256];
     sqlease_error err;
     snprintf(sql, sizeof sql, "DROP TABLE %s", t);
-    db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
+    sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
 }
 
 void tu_options(sqlease_options *o, const char *t, const char *name, const char *owner,
@@ -170,13 +170,13 @@ void tu_options(sqlease_options *o, const char *t, const char *name, const char 
 
 int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms)
 {
-    int64_t end = sqlease_mono_ms() + timeout_ms;
+    int64_t end = sqle_mono_ms() + timeout_ms;
     for (;;) {
         if (cond(arg))
             return 1;
-        if (sqlease_mono_ms() >= end)
+        if (sqle_mono_ms() >= end)
             return 0;
-        sqlease_sleep_ms(5);
+        sqle_sleep_ms(5);
     }
 }
 
@@ -190,8 +190,8 @@ int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms)
  * abandoned while hung may return long after the test closed its handle.
  */
 typedef struct faulty_ctl {
-    sqlease_mutex m;
-    sqlease_cond cv;
+    sqle_mutex m;
+    sqle_cond cv;
     int mode;
     int64_t delay_ms;
     int hung;
@@ -216,12 +216,12 @@ static void ctl_unref(faulty_ctl *c)
 {
     int last;
 
-    sqlease_mutex_lock(&c->m);
+    sqle_mutex_lock(&c->m);
     last = --c->refs == 0;
-    sqlease_mutex_unlock(&c->m);
+    sqle_mutex_unlock(&c->m);
     if (last) {
-        sqlease_cond_destroy(&c->cv);
-        sqlease_mutex_destroy(&c->m);
+        sqle_cond_destroy(&c->cv);
+        sqle_mutex_destroy(&c->m);
         free(c);
     }
 }
@@ -237,46 +237,46 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
     int rc;
     size_t i;
 
-    sqlease_mutex_lock(&f->m);
+    sqle_mutex_lock(&f->m);
     if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
         f->matched++;
-        f->matched_at = sqlease_mono_ms();
+        f->matched_at = sqle_mono_ms();
         while (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL &&
                f->match_mode == TU_FAULT_HANG) {
             f->hung++;
-            sqlease_cond_wait_until(&f->cv, &f->m, -1);
+            sqle_cond_wait_until(&f->cv, &f->m, -1);
             f->hung--;
         }
         if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
             mode = f->match_mode;
-            sqlease_mutex_unlock(&f->m);
+            sqle_mutex_unlock(&f->m);
             if (mode == TU_FAULT_CONNECT)
-                return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0,
-                                   "injected: connection lost");
-            return odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+                return sqle_err(err, SQLEASE_ECONNECT, "08S01", 0,
+                                "injected: connection lost");
+            return sqle_odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
         }
     }
     if (f->mode == TU_FAULT_HANG_ONCE && !f->once_taken) {
         f->once_taken = 1;
         f->hung++;
         while (f->mode == TU_FAULT_HANG_ONCE)
-            sqlease_cond_wait_until(&f->cv, &f->m, -1);
+            sqle_cond_wait_until(&f->cv, &f->m, -1);
         f->hung--;
     }
     while (f->mode == TU_FAULT_HANG) {
         f->hung++;
-        sqlease_cond_wait_until(&f->cv, &f->m, -1);
+        sqle_cond_wait_until(&f->cv, &f->m, -1);
         f->hung--;
     }
     mode = f->mode;
     delay = f->delay_ms;
-    sqlease_mutex_unlock(&f->m);
+    sqle_mutex_unlock(&f->m);
 
     if (mode == TU_FAULT_CONNECT)
-        return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
+        return sqle_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
     if (mode == TU_FAULT_DELAY)
-        sqlease_sleep_ms(delay);
-    rc = odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
+        sqle_sleep_ms(delay);
+    rc = sqle_odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
     if (rc == SQLEASE_OK && mode == TU_FAULT_ZERO_CLOCK)
         for (i = 0; i < nout; i++)
             if (out[i].type == DB_INT64 && out[i].i != NULL)
@@ -289,14 +289,14 @@ static int faulty_connect(void *self, sqlease_error *err)
     faulty_port *p = self;
     faulty_ctl *f = p->ctl;
 
-    sqlease_mutex_lock(&f->m);
+    sqle_mutex_lock(&f->m);
     while (f->mode == TU_FAULT_HANG_CONNECT) {
         f->hung++;
-        sqlease_cond_wait_until(&f->cv, &f->m, -1);
+        sqle_cond_wait_until(&f->cv, &f->m, -1);
         f->hung--;
     }
-    sqlease_mutex_unlock(&f->m);
-    return odbc_ops.connect(p->inner, err);
+    sqle_mutex_unlock(&f->m);
+    return sqle_odbc_ops.connect(p->inner, err);
 }
 
 /* An injected connection failure reads as a dropped connection. */
@@ -305,42 +305,42 @@ static int faulty_connected(void *self)
     faulty_port *p = self;
     int mode;
 
-    sqlease_mutex_lock(&p->ctl->m);
+    sqle_mutex_lock(&p->ctl->m);
     mode = p->ctl->mode;
-    sqlease_mutex_unlock(&p->ctl->m);
+    sqle_mutex_unlock(&p->ctl->m);
     return mode != TU_FAULT_CONNECT && mode != TU_FAULT_HANG_CONNECT &&
-           odbc_ops.connected(p->inner);
+           sqle_odbc_ops.connected(p->inner);
 }
 
-static const sqlease_dialect *faulty_dialect(void *self)
+static const sqle_dialect *faulty_dialect(void *self)
 {
     faulty_port *p = self;
-    return odbc_ops.dialect(p->inner);
+    return sqle_odbc_ops.dialect(p->inner);
 }
 
-static void *faulty_clone(void *self, const sqlease_dialect *d, sqlease_error *err)
+static void *faulty_clone(void *self, const sqle_dialect *d, sqlease_error *err)
 {
     faulty_port *p = self;
     faulty_port *n = calloc(1, sizeof *n);
 
     if (n == NULL)
         return NULL;
-    n->inner = odbc_ops.clone(p->inner, d, err);
+    n->inner = sqle_odbc_ops.clone(p->inner, d, err);
     if (n->inner == NULL) {
         free(n);
         return NULL;
     }
     n->ctl = p->ctl;
-    sqlease_mutex_lock(&n->ctl->m);
+    sqle_mutex_lock(&n->ctl->m);
     n->ctl->refs++;
-    sqlease_mutex_unlock(&n->ctl->m);
+    sqle_mutex_unlock(&n->ctl->m);
     return n;
 }
 
 static void faulty_close(void *self)
 {
     faulty_port *p = self;
-    odbc_ops.close(p->inner);
+    sqle_odbc_ops.close(p->inner);
     ctl_unref(p->ctl);
     free(p);
 }
@@ -355,15 +355,15 @@ static int faulty_exec_rows(void *self, const char *sql, const db_bind *binds, s
     int mode;
     int64_t delay;
 
-    sqlease_mutex_lock(&p->ctl->m);
+    sqle_mutex_lock(&p->ctl->m);
     mode = p->ctl->mode;
     delay = p->ctl->delay_ms;
-    sqlease_mutex_unlock(&p->ctl->m);
+    sqle_mutex_unlock(&p->ctl->m);
     if (mode == TU_FAULT_CONNECT)
-        return sqlease_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
+        return sqle_err(err, SQLEASE_ECONNECT, "08S01", 0, "injected: connection lost");
     if (mode == TU_FAULT_DELAY)
-        sqlease_sleep_ms(delay);
-    return odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
+        sqle_sleep_ms(delay);
+    return sqle_odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
 }
 
 static const db_ops faulty_ops = { faulty_exec, faulty_connect, faulty_connected,
@@ -391,7 +391,7 @@ tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms)
         free(c);
         return NULL;
     }
-    rc = odbc_new(&proto->inner, tu_dsn(), NULL, 5000, 5000, &err);
+    rc = sqle_odbc_new(&proto->inner, tu_dsn(), NULL, 5000, 5000, &err);
     if (rc != SQLEASE_OK) {
         fprintf(stderr, "cannot open %s: %s\n", tu_dsn(), err.message);
         free(f);
@@ -399,8 +399,8 @@ tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms)
         free(c);
         return NULL;
     }
-    sqlease_mutex_init(&c->m);
-    sqlease_cond_init(&c->cv);
+    sqle_mutex_init(&c->m);
+    sqle_cond_init(&c->cv);
     c->refs = 2; /* the test's handle and the prototype */
     c->matched_at = -1;
     proto->ctl = c;
@@ -410,7 +410,7 @@ tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms)
     o.log_level = SQLEASE_LOG_DEBUG;
     o.query_timeout_ms = qt_ms;
     o.login_timeout_ms = qt_ms;
-    if (db_wrap(db, &faulty_ops, proto, "faulty", &o, &err) != SQLEASE_OK) {
+    if (sqle_db_wrap(db, &faulty_ops, proto, "faulty", &o, &err) != SQLEASE_OK) {
         fprintf(stderr, "cannot open %s behind the fault injector: %s\n", tu_dsn(), err.message);
         ctl_unref(c);
         free(f);
@@ -421,44 +421,44 @@ tu_faulty *tu_faulty_open_qt(sqlease_db **db, int64_t qt_ms)
 
 void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
 {
-    sqlease_mutex_lock(&f->ctl->m);
+    sqle_mutex_lock(&f->ctl->m);
     f->ctl->mode = mode;
     f->ctl->delay_ms = delay_ms;
     f->ctl->once_taken = 0;
-    sqlease_cond_broadcast(&f->ctl->cv);
-    sqlease_mutex_unlock(&f->ctl->m);
+    sqle_cond_broadcast(&f->ctl->cv);
+    sqle_mutex_unlock(&f->ctl->m);
 }
 
 void tu_fault_match(tu_faulty *f, const char *needle, int mode)
 {
     faulty_ctl *c = f->ctl;
 
-    sqlease_mutex_lock(&c->m);
+    sqle_mutex_lock(&c->m);
     snprintf(c->needle, sizeof c->needle, "%s", needle != NULL ? needle : "");
     c->match_mode = mode;
     c->matched = 0;
     c->matched_at = -1;
-    sqlease_cond_broadcast(&c->cv);
-    sqlease_mutex_unlock(&c->m);
+    sqle_cond_broadcast(&c->cv);
+    sqle_mutex_unlock(&c->m);
 }
 
 int tu_fault_matched(tu_faulty *f, int64_t *last_at)
 {
     int n;
-    sqlease_mutex_lock(&f->ctl->m);
+    sqle_mutex_lock(&f->ctl->m);
     n = f->ctl->matched;
     if (last_at != NULL)
         *last_at = f->ctl->matched_at;
-    sqlease_mutex_unlock(&f->ctl->m);
+    sqle_mutex_unlock(&f->ctl->m);
     return n;
 }
 
 int tu_fault_hung(tu_faulty *f)
 {
     int n;
-    sqlease_mutex_lock(&f->ctl->m);
+    sqle_mutex_lock(&f->ctl->m);
     n = f->ctl->hung;
-    sqlease_mutex_unlock(&f->ctl->m);
+    sqle_mutex_unlock(&f->ctl->m);
     return n;
 }
 

@@ -95,7 +95,7 @@ static int resolve_duration(const value_flag *f, int64_t *out)
  * it on exit. */
 static int inherited_identity(const char *env)
 {
-    const char *token = sqlease_getenv("SQLEASE_TOKEN");
+    const char *token = sqle_getenv("SQLEASE_TOKEN");
     return token != NULL && token[0] != '\0' &&
            (strcmp(env, "SQLEASE_NAME") == 0 || strcmp(env, "SQLEASE_OWNER") == 0);
 }
@@ -114,7 +114,7 @@ static int resolve_sources(value_flag *flags)
             continue;
         }
         if (f->env != NULL && !inherited_identity(f->env)) {
-            const char *v = sqlease_getenv(f->env);
+            const char *v = sqle_getenv(f->env);
             if (v != NULL && v[0] != '\0') {
                 f->text = v;
                 f->source = f->env;

@@ -8,9 +8,9 @@
 #include "child.h"
 #include "cli.h"
 
-long cli_child_pid(const sqlease_child *c)
+long cli_child_pid(const sqle_child *c)
 {
-    return sqlease_child_pid(c);
+    return sqle_child_pid(c);
 }
 
 const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *buf, size_t cap)
@@ -36,7 +36,7 @@ const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *bu
     return buf;
 }
 
-int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
+int cli_child_start(sqle_child *c, char *const *argv, const char *name,
                     const char *owner, int64_t token, const char *fence_sql, int foreground,
                     char *err, size_t cap)
 {
@@ -60,8 +60,8 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
     else
         snprintf(env_fence, sizeof env_fence, "SQLEASE_FENCE_SQL");
     env[n++] = env_fence;
-    return sqlease_child_spawn_ex(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
-                                  err, cap);
+    return sqle_child_spawn_ex(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
+                               err, cap);
 }
 
 /*
@@ -71,53 +71,53 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
  * released or another CMD started: SIGTERM the group, give it the grace,
  * then SIGKILL it.
  */
-static void sweep_group(sqlease_child *c, int64_t grace_ms)
+static void sweep_group(sqle_child *c, int64_t grace_ms)
 {
     int64_t until;
 
-    if (!sqlease_child_group_alive(c))
+    if (!sqle_child_group_alive(c))
         return;
     cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) left processes in its group; stopping them",
             cli_child_pid(c));
-    sqlease_child_terminate(c);
-    until = sqlease_mono_ms() + (grace_ms > 0 ? grace_ms : 0);
-    while (sqlease_child_group_alive(c) && sqlease_mono_ms() < until)
-        sqlease_sleep_ms(10);
-    if (sqlease_child_group_alive(c))
-        sqlease_child_kill(c);
+    sqle_child_terminate(c);
+    until = sqle_mono_ms() + (grace_ms > 0 ? grace_ms : 0);
+    while (sqle_child_group_alive(c) && sqle_mono_ms() < until)
+        sqle_sleep_ms(10);
+    if (sqle_child_group_alive(c))
+        sqle_child_kill(c);
 }
 
-int cli_child_poll(sqlease_child *c, int64_t grace_ms, int *code)
+int cli_child_poll(sqle_child *c, int64_t grace_ms, int *code)
 {
-    int r = sqlease_child_wait(c, 0, code);
+    int r = sqle_child_wait(c, 0, code);
 
     if (r == 1) {
         sweep_group(c, grace_ms);
-        sqlease_child_close(c);
+        sqle_child_close(c);
     }
     return r;
 }
 
-int cli_child_stop(sqlease_child *c, int64_t grace_ms)
+int cli_child_stop(sqle_child *c, int64_t grace_ms)
 {
-    int64_t termed = sqlease_mono_ms();
+    int64_t termed = sqle_mono_ms();
     int code = -1;
     int r;
 
-    sqlease_child_terminate(c);
-    r = sqlease_child_wait(c, grace_ms, &code);
+    sqle_child_terminate(c);
+    r = sqle_child_wait(c, grace_ms, &code);
     if (r == 0) {
         cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) still running %" PRId64
                 " ms after SIGTERM; sending SIGKILL", cli_child_pid(c), grace_ms);
-        sqlease_child_kill(c);
+        sqle_child_kill(c);
         /* A wait interrupted by one of our signals returns 0: wait on. */
         do
-            r = sqlease_child_wait(c, -1, &code);
+            r = sqle_child_wait(c, -1, &code);
         while (r == 0);
     }
     /* The group had its SIGTERM with the leader's: what is left gets only
      * the rest of the same grace, so the whole stop fits in it. */
-    sweep_group(c, termed + grace_ms - sqlease_mono_ms());
-    sqlease_child_close(c);
+    sweep_group(c, termed + grace_ms - sqle_mono_ms());
+    sqle_child_close(c);
     return r == 1 ? code : -1;
 }

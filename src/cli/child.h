@@ -19,7 +19,7 @@
  * Must be called from the main thread (the death signal that ties CMD to
  * this process is tied to the thread that forks).  Returns 0, or -1 with
  * a message in err. */
-int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
+int cli_child_start(sqle_child *c, char *const *argv, const char *name,
                     const char *owner, int64_t token, const char *fence_sql, int foreground,
                     char *err, size_t cap);
 
@@ -30,18 +30,18 @@ int cli_child_start(sqlease_child *c, char *const *argv, const char *name,
 const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *buf, size_t cap);
 
 /* The process id for messages (0 once the handle is closed). */
-long cli_child_pid(const sqlease_child *c);
+long cli_child_pid(const sqle_child *c);
 
 /* Non-blocking look: 1 if CMD exited (*code set, handle closed, and any
  * process it left in its group stopped: SIGTERM, SIGKILL after grace_ms),
  * 0 if it is still running, -1 on error (CMD may still be running: stop
  * it). */
-int cli_child_poll(sqlease_child *c, int64_t grace_ms, int *code);
+int cli_child_poll(sqle_child *c, int64_t grace_ms, int *code);
 
 /* Stop CMD: SIGTERM to its group, SIGKILL to the group if it has not
  * exited after grace_ms, then wait until it is reaped.  Returns its exit
  * status (128+N for signal N), or -1 if it could not be waited for.  The
  * handle is closed either way. */
-int cli_child_stop(sqlease_child *c, int64_t grace_ms);
+int cli_child_stop(sqle_child *c, int64_t grace_ms);
 
 #endif

@@ -259,7 +259,7 @@ int cli_cmd_status(const cli_args *a)
     /* A watch ends with SIGINT or SIGTERM, and that is its normal end:
      * routed before the first statement, so that one arriving at any
      * moment is seen. */
-    if ((seen & 2u) && sqlease_signal_setup() != 0) {
+    if ((seen & 2u) && sqle_signal_setup() != 0) {
         cli_error("cannot install signal handlers");
         return CLI_EXIT_OSERR;
     }
@@ -271,9 +271,9 @@ int cli_cmd_status(const cli_args *a)
     /* The local clock is read on both sides of the query and the midpoint
      * is compared with the database's reading, so the skew is not
      * inflated by the round trip. */
-    before = sqlease_wall_ms();
+    before = sqle_wall_ms();
     st = sqlease_lease_status(lease, &info, &err);
-    after = sqlease_wall_ms();
+    after = sqle_wall_ms();
     if (st != SQLEASE_OK) {
         rc = fail_lease(&err, st);
     } else {
@@ -394,23 +394,23 @@ static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
     snprintf(owner, sizeof owner, "%s", first->held ? first->owner : "");
     if (fflush(stdout) != 0)
         return CLI_EXIT_OK; /* main reports the failed write */
-    while (sqlease_signal_received() == 0) {
+    while (sqle_signal_received() == 0) {
         sqlease_lease_info in;
         sqlease_error err;
-        int64_t until = sqlease_mono_ms() + retry, before, after;
+        int64_t until = sqle_mono_ms() + retry, before, after;
         int st;
 
         /* Slices, so that a signal is answered within 100 ms. */
-        while (sqlease_signal_received() == 0 && sqlease_mono_ms() < until) {
-            int64_t left = until - sqlease_mono_ms();
-            sqlease_sleep_ms(left < 100 ? left : 100);
+        while (sqle_signal_received() == 0 && sqle_mono_ms() < until) {
+            int64_t left = until - sqle_mono_ms();
+            sqle_sleep_ms(left < 100 ? left : 100);
         }
-        if (sqlease_signal_received() != 0)
+        if (sqle_signal_received() != 0)
             break;
         memset(&err, 0, sizeof err);
-        before = sqlease_wall_ms();
+        before = sqle_wall_ms();
         st = sqlease_lease_status(lease, &in, &err);
-        after = sqlease_wall_ms();
+        after = sqle_wall_ms();
         if (st != SQLEASE_OK) {
             cli_log(SQLEASE_LOG_WARN, "status --watch: %s (trying again in %" PRId64 " ms)",
                     err.message[0] != '\0' ? err.message : sqlease_strerror(st), retry);
@@ -565,9 +565,9 @@ int cli_cmd_list(const cli_args *a)
         return rc;
     memset(&err, 0, sizeof err);
     memset(&rows, 0, sizeof rows);
-    before = sqlease_wall_ms();
+    before = sqle_wall_ms();
     st = sqlease_list(db, table_of(a), collect_row, &rows, &err);
-    after = sqlease_wall_ms();
+    after = sqle_wall_ms();
     if (st == SQLEASE_OK && rows.failed) {
         st = SQLEASE_ENOMEM;
         snprintf(err.message, sizeof err.message, "out of memory");

@@ -28,7 +28,7 @@ enum { WAIT_STARTED, WAIT_SIGNAL, WAIT_NOEXEC, WAIT_TIMEOUT };
 
 /* Block until the lease is held (then start CMD), a signal arrives, or
  * deadline_mono (-1: none) passes. */
-static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int64_t *token,
+static int wait_and_start(cli_session *s, char **cmd, sqle_child *child, int64_t *token,
                           int64_t deadline_mono)
 {
     char err[512];
@@ -38,7 +38,7 @@ static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int6
         int64_t now, wake;
         int r;
 
-        if (sqlease_signal_received() != 0)
+        if (sqle_signal_received() != 0)
             return WAIT_SIGNAL;
         cli_hold_view_get(&s->hold, &v);
         r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1, token, err,
@@ -50,7 +50,7 @@ static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int6
             return WAIT_NOEXEC;
         }
         cli_session_observe(s);
-        now = sqlease_mono_ms();
+        now = sqle_mono_ms();
         if (deadline_mono >= 0 && now >= deadline_mono)
             return WAIT_TIMEOUT;
         wake = now + POLL_MS;
@@ -65,13 +65,13 @@ static int wait_and_start(cli_session *s, char **cmd, sqlease_child *child, int6
  * classifier's "locked", by the dialect of the session's database). */
 static const char *error_hint(const cli_session *s, const char *reason)
 {
-    sqlease_diag d;
+    sqle_diag d;
 
     d.sqlstate = NULL;
     d.native = 0;
     d.message = reason;
-    if (sqlease_classify(&d, sqlease_dialect_find(sqlease_db_dialect(s->db)),
-                         SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_LOCKED)
+    if (sqle_classify(&d, sqle_dialect_find(sqlease_db_dialect(s->db)),
+                      SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_LOCKED)
         return " (another connection holds the SQLite file's write lock; the DSN's"
                " Timeout= is how long to wait for it)";
     return "";
@@ -129,14 +129,14 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
  * left stopped (it wants the terminal and the job is in the background)
  * has its stop kept in *parked_sig, to continue it after `fg`.
  */
-static void mirror_stop(cli_session *s, sqlease_child *child, int sig, int *parked_sig)
+static void mirror_stop(cli_session *s, sqle_child *child, int sig, int *parked_sig)
 {
     cli_log(SQLEASE_LOG_INFO, "CMD (pid %ld) stopped by signal %d; suspending lease '%s'"
             " job (the lease is not renewed while suspended)", cli_child_pid(child), sig,
             s->name);
-    (void)sqlease_child_terminal(child, 0);
-    sqlease_job_suspend(sig);
-    if (sqlease_child_resume(child, sig)) {
+    (void)sqle_child_terminal(child, 0);
+    sqle_job_suspend(sig);
+    if (sqle_child_resume(child, sig)) {
         cli_log(SQLEASE_LOG_INFO, "continued; continuing CMD (pid %ld)", cli_child_pid(child));
         return;
     }
@@ -149,7 +149,7 @@ static void mirror_stop(cli_session *s, sqlease_child *child, int sig, int *park
  * last two cases stop it first.  *code gets CMD's status.  CMD's exit
  * counts as the lease lost when the guard caused it: the guard acts only
  * once the hold's deadline has passed with sqlease not running. */
-static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int *code)
+static int watch_child(cli_session *s, sqle_child *child, int64_t grace, int *code)
 {
     int parked_sig = 0;
 
@@ -173,9 +173,9 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
         }
         if (r < 0)
             return ENDED_ERROR;
-        if (parked_sig != 0 && sqlease_child_resume(child, parked_sig))
+        if (parked_sig != 0 && sqle_child_resume(child, parked_sig))
             parked_sig = 0;
-        if (sqlease_child_stopped(child, &sig))
+        if (sqle_child_stopped(child, &sig))
             (void)mirror_stop(s, child, sig, &parked_sig);
         cli_hold_view_get(&s->hold, &v);
         if (!v.held) {
@@ -187,7 +187,7 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
             cli_hold_child_gone(&s->hold);
             return ENDED_LOST;
         }
-        if (sqlease_signal_received() != 0) {
+        if (sqle_signal_received() != 0) {
             cli_session_guard_stopping(s);
             *code = cli_child_stop(child, grace);
             cli_session_guard_done(s);
@@ -196,7 +196,7 @@ static int watch_child(cli_session *s, sqlease_child *child, int64_t grace, int 
         }
         cli_session_guard_tick(s);
         cli_session_observe(s);
-        cli_hold_wait(&s->hold, v.version, sqlease_mono_ms() + POLL_MS);
+        cli_hold_wait(&s->hold, v.version, sqle_mono_ms() + POLL_MS);
     }
 }
 
@@ -205,8 +205,8 @@ int cli_cmd_run(const cli_args *a)
     cli_job_flags f;
     cli_session s;
     cli_hold_view v;
-    sqlease_child child;
-    int64_t token = 0, t0 = sqlease_mono_ms();
+    sqle_child child;
+    int64_t token = 0, t0 = sqle_mono_ms();
     int code = 0, rc, ended, started;
 
     cli_log_init(a, SQLEASE_LOG_WARN);
@@ -233,9 +233,9 @@ int cli_cmd_run(const cli_args *a)
     started = wait_and_start(&s, f.cmd, &child, &token,
                              f.timeout_ms >= 0 ? t0 + f.timeout_ms : -1);
     if (started != WAIT_STARTED) {
-        int sig = sqlease_signal_received();
+        int sig = sqle_signal_received();
         if (started == WAIT_TIMEOUT)
-            rc = give_up(&s, a, &f, sqlease_mono_ms() - t0);
+            rc = give_up(&s, a, &f, sqle_mono_ms() - t0);
         else
             rc = started == WAIT_NOEXEC ? CLI_EXIT_NOEXEC : 128 + sig;
         cli_session_stop(&s);
@@ -256,7 +256,7 @@ int cli_cmd_run(const cli_args *a)
         break;
     case ENDED_SIGNAL:
         cli_log(SQLEASE_LOG_INFO, "interrupted; stopped CMD (token %" PRId64 ")", token);
-        rc = 128 + sqlease_signal_received();
+        rc = 128 + sqle_signal_received();
         break;
     default:
         cli_error("cannot wait for CMD; stopping it");

@@ -28,7 +28,7 @@ typedef struct supervise_loop {
     char **cmd;
     int64_t grace_ms;
     int cannot_start;  /* CMD could not be started: exit 127 */
-    sqlease_child child;
+    sqle_child child;
     int running;            /* CMD is running */
     int64_t token;          /* CMD's token */
     int64_t started_mono;   /* when CMD was started */
@@ -126,12 +126,12 @@ static int crashed(supervise_loop *L, int code, int64_t now)
             " staying out of contention for %" PRId64 " ms so that another host can take it",
             L->quick_failures, L->quick_failures == 1 ? "" : "s", L->crash_window_ms, code,
             L->s->name, L->token, L->crash_pause_ms);
-    cli_format_time(sqlease_wall_ms() + L->crash_pause_ms, until, sizeof until);
+    cli_format_time(sqle_wall_ms() + L->crash_pause_ms, until, sizeof until);
     snprintf(note, sizeof note, "paused after %d quick CMD failures (last status %d);"
              " contending again at %s", L->quick_failures, code, until);
     cli_session_pause(L->s, note);
     L->quick_failures = 0;
-    L->paused_until = sqlease_mono_ms() + L->crash_pause_ms;
+    L->paused_until = sqle_mono_ms() + L->crash_pause_ms;
     return 1;
 }
 
@@ -213,8 +213,8 @@ int cli_cmd_supervise(const cli_args *a)
         log_waiting(&L);
     cli_session_ready(&s);
 
-    while (sqlease_signal_received() == 0 && !L.cannot_start) {
-        int64_t now = sqlease_mono_ms();
+    while (sqle_signal_received() == 0 && !L.cannot_start) {
+        int64_t now = sqle_mono_ms();
         int64_t wake = now + POLL_MS;
 
         if (L.paused_until != 0 && now >= L.paused_until) {
@@ -239,7 +239,7 @@ int cli_cmd_supervise(const cli_args *a)
         cli_notify_close();
         return L.cannot_start ? CLI_EXIT_NOEXEC : rc;
     }
-    cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sqlease_signal_received());
+    cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sqle_signal_received());
     if (L.running)
         stop_child(&L, "shutting down");
     cli_session_stop(&s);

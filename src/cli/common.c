@@ -148,7 +148,7 @@ void cli_log_emit(int level, const char *line)
                 line);
         return;
     }
-    cli_format_time(sqlease_wall_ms(), stamp, sizeof stamp);
+    cli_format_time(sqle_wall_ms(), stamp, sizeof stamp);
     fprintf(stderr, "%s sqlease: %s: %s\n", stamp, level_name(level), line);
 }
 

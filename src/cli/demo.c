@@ -55,7 +55,7 @@ typedef struct demo_event {
 typedef struct demo_proc {
     char owner[16];
     char log[DEMO_PATH + 32];
-    sqlease_child child;
+    sqle_child child;
     int alive;      /* spawned and not yet reaped */
     int exit_code;
 } demo_proc;
@@ -82,7 +82,7 @@ static void say(const demo *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    printf("t=%.1fs  %s\n", (double)(sqlease_mono_ms() - d->t0) / 1000.0, msg);
+    printf("t=%.1fs  %s\n", (double)(sqle_mono_ms() - d->t0) / 1000.0, msg);
     fflush(stdout);
 }
 
@@ -182,20 +182,20 @@ static int is_waiting(demo *d, int idx)
 static int await(demo *d, int (*cond)(demo *, int), int arg, int64_t timeout_ms,
                  const char *what)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     if (deadline > d->t0 + DEMO_BUDGET_MS)
         deadline = d->t0 + DEMO_BUDGET_MS;
     for (;;) {
-        if (sqlease_signal_received() != 0)
+        if (sqle_signal_received() != 0)
             return fail("interrupted while waiting for %s", what);
         if (read_events(d) != 0)
             return -1;
         if (cond(d, arg))
             return 0;
-        if (sqlease_mono_ms() >= deadline)
+        if (sqle_mono_ms() >= deadline)
             return fail("%s did not happen within %.1f s", what, secs(timeout_ms));
-        sqlease_sleep_ms(DEMO_POLL_MS);
+        sqle_sleep_ms(DEMO_POLL_MS);
     }
 }
 
@@ -216,7 +216,7 @@ static int spawn_proc(demo *d, int idx)
     snprintf(env_log, sizeof env_log, "SQLEASE_DEMO_LOG=%s", p->log);
     env[0] = env_log;
     /* execv's convention: the strings are not written to. */
-    if (sqlease_child_spawn(&p->child, (char *const *)argv, env, 1, err, sizeof err) != 0)
+    if (sqle_child_spawn(&p->child, (char *const *)argv, env, 1, err, sizeof err) != 0)
         return fail("cannot start %s: %s", p->owner, err);
     p->alive = 1;
     return 0;
@@ -226,13 +226,13 @@ static int spawn_proc(demo *d, int idx)
  * exit_code, -1 if it did not within timeout_ms. */
 static int reap(demo_proc *p, int64_t timeout_ms)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     while (p->alive) {
-        int64_t left = deadline - sqlease_mono_ms();
-        int r = sqlease_child_wait(&p->child, left > 0 ? left : 0, &p->exit_code);
+        int64_t left = deadline - sqle_mono_ms();
+        int r = sqle_child_wait(&p->child, left > 0 ? left : 0, &p->exit_code);
         if (r == 1) {
-            sqlease_child_close(&p->child);
+            sqle_child_close(&p->child);
             p->alive = 0;
         } else if (r < 0 || left <= 0) {
             return -1;
@@ -244,16 +244,16 @@ static int reap(demo_proc *p, int64_t timeout_ms)
 /* Poll until a process that is not our child is gone; -1 on timeout. */
 static int await_pid_gone(long pid, int64_t timeout_ms, int64_t *gone_at)
 {
-    int64_t deadline = sqlease_mono_ms() + timeout_ms;
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     for (;;) {
         if (!cli_sys_pid_alive(pid)) {
-            *gone_at = sqlease_mono_ms();
+            *gone_at = sqle_mono_ms();
             return 0;
         }
-        if (sqlease_mono_ms() >= deadline)
+        if (sqle_mono_ms() >= deadline)
             return -1;
-        sqlease_sleep_ms(10);
+        sqle_sleep_ms(10);
     }
 }
 
@@ -344,8 +344,8 @@ static int scenario(demo *d)
         return -1;
     say(d, "demo-B and demo-C are up and waiting for the lease");
 
-    killed_at = sqlease_mono_ms();
-    if (sqlease_process_signal(cli_child_pid(&h1->child), 9) != 0)
+    killed_at = sqle_mono_ms();
+    if (sqle_process_signal(cli_child_pid(&h1->child), 9) != 0)
         return fail("cannot SIGKILL %s", h1->owner);
     say(d, "SIGKILL %s's sqlease (pid %ld)", h1->owner, cli_child_pid(&h1->child));
     if (reap(h1, 5000) != 0)
@@ -369,8 +369,8 @@ static int scenario(demo *d)
         return fail("takeover took %.2f s, more than %.2f s", secs(e2->mono_ms - killed_at),
                     secs(DEMO_TTL_MS + DEMO_RETRY_MS + DEMO_TAKEOVER_ALLOWANCE_MS));
 
-    termed_at = sqlease_mono_ms();
-    if (sqlease_process_signal(cli_child_pid(&h2->child), 15) != 0)
+    termed_at = sqle_mono_ms();
+    if (sqle_process_signal(cli_child_pid(&h2->child), 15) != 0)
         return fail("cannot SIGTERM %s", h2->owner);
     say(d, "SIGTERM %s's sqlease (graceful: stop the job, release the lease)", h2->owner);
     if (await(d, have_starts, 3, DEMO_RETRY_MS + 5000, "a handover") != 0)
@@ -390,7 +390,7 @@ static int scenario(demo *d)
                     h2->alive ? -1 : h2->exit_code);
     say(d, "%s's sqlease exited 0", h2->owner);
 
-    if (sqlease_process_signal(cli_child_pid(&h3->child), 15) != 0 || reap(h3, 5000) != 0 ||
+    if (sqle_process_signal(cli_child_pid(&h3->child), 15) != 0 || reap(h3, 5000) != 0 ||
         h3->exit_code != 0)
         return fail("%s's sqlease did not exit 0 after SIGTERM", h3->owner);
     say(d, "SIGTERM %s's sqlease: exited 0", h3->owner);
@@ -424,22 +424,22 @@ static void dump(const char *title, const char *path)
  * is left, and remove the directory. */
 static void cleanup(demo *d, int failed)
 {
-    int64_t deadline = sqlease_mono_ms() + 3000;
+    int64_t deadline = sqle_mono_ms() + 3000;
 
     for (int i = 0; i < DEMO_PROCS; i++)
         if (d->p[i].alive)
-            sqlease_child_terminate(&d->p[i].child);
+            sqle_child_terminate(&d->p[i].child);
     for (int i = 0; i < DEMO_PROCS; i++) {
-        int64_t left = deadline - sqlease_mono_ms();
+        int64_t left = deadline - sqle_mono_ms();
         if (d->p[i].alive && reap(&d->p[i], left > 0 ? left : 0) != 0) {
-            sqlease_child_kill(&d->p[i].child);
+            sqle_child_kill(&d->p[i].child);
             reap(&d->p[i], 5000);
         }
     }
     if (read_events(d) == 0)
         for (int i = 0; i < d->nev; i++)
             if (d->ev[i].is_start && cli_sys_pid_alive(d->ev[i].pid))
-                (void)sqlease_process_signal(d->ev[i].pid, 9);
+                (void)sqle_process_signal(d->ev[i].pid, 9);
     if (failed) {
         for (int i = 0; i < DEMO_PROCS; i++)
             dump(d->p[i].owner, d->p[i].log);
@@ -475,8 +475,8 @@ int cli_cmd_demo(const cli_args *a)
         cli_error("out of memory");
         return CLI_EXIT_OSERR;
     }
-    d->t0 = sqlease_mono_ms();
-    if (sqlease_signal_setup() != 0 || cli_sys_self_exe(a->argv0, d->exe, sizeof d->exe) != 0 ||
+    d->t0 = sqle_mono_ms();
+    if (sqle_signal_setup() != 0 || cli_sys_self_exe(a->argv0, d->exe, sizeof d->exe) != 0 ||
         cli_sys_make_temp_dir("sqlease-demo", d->dir, sizeof d->dir) != 0) {
         cli_error("demo: cannot set up (temporary directory, own path or signals)");
         free(d);

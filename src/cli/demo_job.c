@@ -16,15 +16,15 @@ static int record(const char *path, const char *what, const char *owner, const c
 {
     char line[512];
 
-    snprintf(line, sizeof line, "%s %" PRId64 " %s %s %ld\n", what, sqlease_mono_ms(), owner,
-             token, sqlease_pid());
+    snprintf(line, sizeof line, "%s %" PRId64 " %s %s %ld\n", what, sqle_mono_ms(), owner,
+             token, sqle_pid());
     return cli_sys_append_line(path, line);
 }
 
 int cli_cmd_demo_job(const cli_args *a)
 {
-    const char *owner = sqlease_getenv("SQLEASE_OWNER");
-    const char *token = sqlease_getenv("SQLEASE_TOKEN");
+    const char *owner = sqle_getenv("SQLEASE_OWNER");
+    const char *token = sqle_getenv("SQLEASE_TOKEN");
     const char *events;
 
     if (a->cmd_argc != 1)
@@ -34,13 +34,13 @@ int cli_cmd_demo_job(const cli_args *a)
         cli_error("__demo-job: SQLEASE_OWNER and SQLEASE_TOKEN must be set");
         return CLI_EXIT_USAGE;
     }
-    if (sqlease_signal_setup() != 0 || record(events, "start", owner, token) != 0) {
+    if (sqle_signal_setup() != 0 || record(events, "start", owner, token) != 0) {
         cli_error("__demo-job: cannot record to %s", events);
         return CLI_EXIT_OSERR;
     }
     /* Short naps: the stop is recorded within 20 ms of the signal. */
-    while (sqlease_signal_received() == 0)
-        sqlease_sleep_ms(20);
+    while (sqle_signal_received() == 0)
+        sqle_sleep_ms(20);
     if (record(events, "stop", owner, token) != 0)
         return CLI_EXIT_OSERR;
     return CLI_EXIT_OK;

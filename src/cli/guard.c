@@ -62,7 +62,7 @@ void cli_guard_stopping(cli_guard *g)
 {
     if (g->os.pid <= 0)
         return;
-    guard_send(g, CLI_OS_GUARD_NEVER, sqlease_mono_ms() + g->grace_ms + g->slack_ms);
+    guard_send(g, CLI_OS_GUARD_NEVER, sqle_mono_ms() + g->grace_ms + g->slack_ms);
 }
 
 int cli_guard_acted(cli_guard *g)

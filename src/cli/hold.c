@@ -14,14 +14,14 @@ static void on_started(void *userdata, int64_t token)
 {
     cli_hold *h = userdata;
 
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     h->held = 1;
     h->token = token;
-    h->taken_mono_ms = sqlease_mono_ms();
+    h->taken_mono_ms = sqle_mono_ms();
     h->starts++;
     h->version++;
-    sqlease_cond_broadcast(&h->cv);
-    sqlease_mutex_unlock(&h->mu);
+    sqle_cond_broadcast(&h->cv);
+    sqle_mutex_unlock(&h->mu);
 }
 
 /* Runs on a library thread, which must not return until CMD is gone: the
@@ -33,32 +33,32 @@ static void on_stopped(void *userdata, int reason)
     cli_hold *h = userdata;
     int64_t deadline;
 
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     h->held = 0;
     h->stop_reason = reason;
     h->version++;
-    sqlease_cond_broadcast(&h->cv);
-    deadline = sqlease_mono_ms() + h->stop_wait_ms;
+    sqle_cond_broadcast(&h->cv);
+    deadline = sqle_mono_ms() + h->stop_wait_ms;
     while (h->child_running) {
-        if (sqlease_cond_wait_until(&h->cv, &h->mu, deadline) == 1 && h->child_running) {
+        if (sqle_cond_wait_until(&h->cv, &h->mu, deadline) == 1 && h->child_running) {
             cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
                     " ms after the lease ended; killing its process group",
                     h->stop_wait_ms);
-            sqlease_child_kill(&h->child);
+            sqle_child_kill(&h->child);
             break;
         }
     }
-    sqlease_mutex_unlock(&h->mu);
+    sqle_mutex_unlock(&h->mu);
 }
 
 int cli_hold_init(cli_hold *h, int64_t stop_wait_ms)
 {
     memset(h, 0, sizeof *h);
     h->stop_wait_ms = stop_wait_ms;
-    if (sqlease_mutex_init(&h->mu) != 0)
+    if (sqle_mutex_init(&h->mu) != 0)
         return -1;
-    if (sqlease_cond_init(&h->cv) != 0) {
-        sqlease_mutex_destroy(&h->mu);
+    if (sqle_cond_init(&h->cv) != 0) {
+        sqle_mutex_destroy(&h->mu);
         return -1;
     }
     return 0;
@@ -66,8 +66,8 @@ int cli_hold_init(cli_hold *h, int64_t stop_wait_ms)
 
 void cli_hold_destroy(cli_hold *h)
 {
-    sqlease_cond_destroy(&h->cv);
-    sqlease_mutex_destroy(&h->mu);
+    sqle_cond_destroy(&h->cv);
+    sqle_mutex_destroy(&h->mu);
 }
 
 /* The supervisor reports each change of holder while it does not hold:
@@ -78,27 +78,27 @@ static void on_holder(void *userdata, const char *owner, int64_t token, const ch
     cli_hold *h = userdata;
 
     (void)data;
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     h->holder_known = 1;
     snprintf(h->holder, sizeof h->holder, "%s", owner != NULL ? owner : "");
     h->holder_token = token;
     h->version++;
-    sqlease_cond_broadcast(&h->cv);
-    sqlease_mutex_unlock(&h->mu);
+    sqle_cond_broadcast(&h->cv);
+    sqle_mutex_unlock(&h->mu);
 }
 
 int cli_hold_holder(cli_hold *h, char *owner, size_t cap, int64_t *token)
 {
     int r;
 
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     r = !h->holder_known ? -1 : h->holder[0] != '\0';
     if (r > 0) {
         snprintf(owner, cap, "%s", h->holder);
         if (token != NULL)
             *token = h->holder_token;
     }
-    sqlease_mutex_unlock(&h->mu);
+    sqle_mutex_unlock(&h->mu);
     return r;
 }
 
@@ -112,31 +112,31 @@ void cli_hold_attach(cli_hold *h, sqlease_options *o)
 
 void cli_hold_view_get(cli_hold *h, cli_hold_view *v)
 {
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     v->version = h->version;
     v->starts = h->starts;
     v->held = h->held;
     v->token = h->token;
     v->taken_mono_ms = h->taken_mono_ms;
     v->stop_reason = h->stop_reason;
-    sqlease_mutex_unlock(&h->mu);
+    sqle_mutex_unlock(&h->mu);
 }
 
 void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms)
 {
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     if (h->version == seen)
-        (void)sqlease_cond_wait_until(&h->cv, &h->mu, deadline_mono_ms);
-    sqlease_mutex_unlock(&h->mu);
+        (void)sqle_cond_wait_until(&h->cv, &h->mu, deadline_mono_ms);
+    sqle_mutex_unlock(&h->mu);
 }
 
-int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const char *name,
+int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
                          const char *owner, int foreground, int64_t *token, char *err,
                          size_t cap)
 {
     int r = 0;
 
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     if (h->held) {
         char fence[SQLEASE_FENCE_LITERAL_MAX];
         *token = h->token;
@@ -150,17 +150,17 @@ int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const
             r = -1;
         }
     }
-    sqlease_mutex_unlock(&h->mu);
+    sqle_mutex_unlock(&h->mu);
     return r;
 }
 
 void cli_hold_child_gone(cli_hold *h)
 {
-    sqlease_mutex_lock(&h->mu);
+    sqle_mutex_lock(&h->mu);
     h->child_running = 0;
     memset(&h->child, 0, sizeof h->child);
-    sqlease_cond_broadcast(&h->cv);
-    sqlease_mutex_unlock(&h->mu);
+    sqle_cond_broadcast(&h->cv);
+    sqle_mutex_unlock(&h->mu);
 }
 
 /* No default: a stop reason added to sqlease.h without words here fails

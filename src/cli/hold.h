@@ -18,16 +18,16 @@
 #include "sqlease.h"
 
 typedef struct cli_hold {
-    sqlease_mutex mu;
-    sqlease_cond cv;
+    sqle_mutex mu;
+    sqle_cond cv;
     uint64_t version;       /* bumped by every callback: "something changed" */
     uint64_t starts;        /* on_started calls so far */
     int held;               /* between on_started and on_stopped */
     int64_t token;          /* of the current or last hold */
-    int64_t taken_mono_ms;  /* sqlease_mono_ms() at on_started */
+    int64_t taken_mono_ms;  /* sqle_mono_ms() at on_started */
     int stop_reason;        /* of the last on_stopped */
     int child_running;      /* main thread: CMD is running */
-    sqlease_child child;    /* a copy taken at start, valid while
+    sqle_child child;    /* a copy taken at start, valid while
                                child_running: the main thread may close
                                its own handle while on_stopped still
                                needs to reach the process group */
@@ -72,7 +72,7 @@ void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms);
  * for this one to be stopped.  Returns 1 (started; *token set), 0 (not
  * held: nothing started), -1 (CMD could not be started; err set).
  * foreground as for cli_child_start. */
-int cli_hold_start_child(cli_hold *h, sqlease_child *c, char *const *argv, const char *name,
+int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
                          const char *owner, int foreground, int64_t *token, char *err,
                          size_t cap);
 

@@ -35,10 +35,10 @@ int main(int argc, char **argv)
      * the mask): a parent may have left SIGCHLD ignored, which makes the
      * kernel discard CMD's exit status, or SIGTERM blocked, which would
      * keep sqlease from ever hearing it. */
-    sqlease_signal_defaults();
+    sqle_signal_defaults();
     /* A closed stdin would be the next thing opened (the database's
      * socket), and CMD would get it as its stdin. */
-    sqlease_stdio_ensure();
+    sqle_stdio_ensure();
     cli_log_detect();
     rc = cli_args_parse(argc, argv, &a);
     if (rc == CLI_CONTINUE) {

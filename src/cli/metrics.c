@@ -45,7 +45,7 @@ int cli_metrics_init(cli_metrics *m, const char *path, char *err, size_t cap)
         return -1;
     }
     /* Not *.prom, so a collector never reads a file being written. */
-    snprintf(m->tmp, n + 32, "%s.%ld.tmp", path, sqlease_pid());
+    snprintf(m->tmp, n + 32, "%s.%ld.tmp", path, sqle_pid());
     return 0;
 }
 
@@ -164,7 +164,7 @@ void cli_metrics_write(cli_metrics *m, const cli_metrics_values *v)
                "Renews by the holder that failed with an error.", buf);
         ok = !ferror(f);
         ok = fclose(f) == 0 && ok;
-        ok = ok && sqlease_file_replace(m->tmp, m->path) == 0;
+        ok = ok && sqle_file_replace(m->tmp, m->path) == 0;
     }
     if (!ok) {
         if (!m->failing)

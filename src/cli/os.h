@@ -40,7 +40,7 @@
 
 /* The host's wall clock in epoch milliseconds, used only to report skew
  * against the database and to stamp log lines, never for a lease. */
-int64_t sqlease_wall_ms(void);
+int64_t sqle_wall_ms(void);
 
 /* ---- files and directories (file.c) ------------------------------- */
 
@@ -48,7 +48,7 @@ int64_t sqlease_wall_ms(void);
  * so that a reader sees the old file or the new one, never a mix and
  * never none: rename() on POSIX, MoveFileEx with REPLACE_EXISTING on
  * Windows.  Returns 0/-1. */
-int sqlease_file_replace(const char *from, const char *to);
+int sqle_file_replace(const char *from, const char *to);
 
 /* For the demo (on Windows each of these fails, and the demo says it is
  * not supported there): */
@@ -79,7 +79,7 @@ int cli_sys_self_exe(const char *argv0, char *buf, size_t cap);
  * so that nothing opened later (a database socket) takes that number and
  * is handed to a child as its standard input or output.  Call first thing
  * in main.  Windows: nothing. */
-void sqlease_stdio_ensure(void);
+void sqle_stdio_ensure(void);
 /* 1 if stderr is connected to the systemd journal: $JOURNAL_STREAM names
  * the device and inode ("DEV:INO", decimal) of the stream systemd gave
  * the service, and stderr is that very file (systemd's documented test:
@@ -99,17 +99,17 @@ int cli_sys_stderr_is_journal(void);
  * every thread inherits the clean mask.  Windows: the C runtime's
  * handlers go back to their defaults and Ctrl-C handling is re-enabled
  * (a parent that created us in a new process group disabled it). */
-void sqlease_signal_defaults(void);
+void sqle_signal_defaults(void);
 /* Route SIGTERM/SIGINT/SIGHUP (Windows: console control events: Ctrl-C
  * as SIGINT, Ctrl-Break/close/logoff/shutdown as SIGTERM) to a flag that
- * sqlease_signal_received() reads, and ignore SIGPIPE.  POSIX handlers
+ * sqle_signal_received() reads, and ignore SIGPIPE.  POSIX handlers
  * are installed without SA_RESTART, so blocking calls return EINTR.
  * Returns 0/-1. */
-int sqlease_signal_setup(void);
+int sqle_signal_setup(void);
 /* The signal number last received (SIGTERM, SIGINT, SIGHUP), or 0. */
-int sqlease_signal_received(void);
+int sqle_signal_received(void);
 /* Send a signal to a pid (used by the demo): 9 kill, 15 terminate. */
-int sqlease_process_signal(long pid, int sig);
+int sqle_process_signal(long pid, int sig);
 
 /* ---- the process table (proc.c) ----------------------------------- */
 
@@ -154,7 +154,7 @@ int cli_sys_pid_alive(long pid);
 
 /* ---- child processes (process.c) ---------------------------------- */
 
-typedef struct sqlease_child {
+typedef struct sqle_child {
 #ifdef _WIN32
     void *process;  /* HANDLE */
     void *job;      /* HANDLE of a kill-on-close job object */
@@ -164,7 +164,7 @@ typedef struct sqlease_child {
     int stop_sig;   /* a stop seen by a wait and not yet reported, or 0 */
 #endif
     int running;
-} sqlease_child;
+} sqle_child;
 
 /* Start argv[0] (searched on PATH) with argv, the current environment plus
  * the `nenv` "KEY=VALUE" strings in `env` (a "KEY" alone, without '=',
@@ -184,52 +184,52 @@ typedef struct sqlease_child {
  * is not the terminal's foreground job unless spawned with
  * SQLEASE_CHILD_FOREGROUND: it does not get the terminal's Ctrl-C, and
  * reading the terminal stops it. */
-int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
-                        size_t nenv, char *errbuf, size_t errcap);
-/* Flags for sqlease_child_spawn_ex. */
+int sqle_child_spawn(sqle_child *c, char *const argv[], const char *const *env,
+                     size_t nenv, char *errbuf, size_t errcap);
+/* Flags for sqle_child_spawn_ex. */
 enum {
     /* POSIX: if standard input is the session's controlling terminal
      * and its foreground process group is the caller's, make the child's
      * new group the terminal's foreground (done by both parent and child
      * before exec, SIGTTOU blocked), so that it reads the terminal and
-     * gets its Ctrl-C and Ctrl-Z; sqlease_child_close (or
-     * sqlease_child_terminal) gives it back.  Stops of such a child are
-     * reported (sqlease_child_stopped below).  Ignored without such a
+     * gets its Ctrl-C and Ctrl-Z; sqle_child_close (or
+     * sqle_child_terminal) gives it back.  Stops of such a child are
+     * reported (sqle_child_stopped below).  Ignored without such a
      * terminal, and on Windows (the child shares the console). */
     SQLEASE_CHILD_FOREGROUND = 1
 };
-/* sqlease_child_spawn with flags. */
-int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
-                           size_t nenv, int flags, char *errbuf, size_t errcap);
+/* sqle_child_spawn with flags. */
+int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *env,
+                        size_t nenv, int flags, char *errbuf, size_t errcap);
 /* Wait up to timeout_ms (-1: forever) for the child to exit.  Returns 1
  * and sets *exit_code (128+signal for a signal) if it exited, 0 if it is
  * still running, -1 on error (including a child already waited for).  A
- * signal routed by sqlease_signal_setup() may end the wait early with 0,
- * so that the caller can look at sqlease_signal_received(); callers that
+ * signal routed by sqle_signal_setup() may end the wait early with 0,
+ * so that the caller can look at sqle_signal_received(); callers that
  * must react to signals still wait in bounded slices, since the signal
  * may be delivered to another thread. */
-int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code);
+int sqle_child_wait(sqle_child *c, int64_t timeout_ms, int *exit_code);
 /* Continue the child's whole process group (SIGCONT; Windows: nothing). */
-void sqlease_child_continue(sqlease_child *c);
+void sqle_child_continue(sqle_child *c);
 /* Ask the child's whole process group to stop (SIGTERM;
  * Windows: CTRL_BREAK to the group; the caller escalates to kill).  Both
  * this and kill keep reaching members the leader left behind after it
- * was waited for, until sqlease_child_close(). */
-void sqlease_child_terminate(sqlease_child *c);
+ * was waited for, until sqle_child_close(). */
+void sqle_child_terminate(sqle_child *c);
 /* Kill the whole process group (SIGKILL; Windows: TerminateJobObject,
  * exit code 137). */
-void sqlease_child_kill(sqlease_child *c);
+void sqle_child_kill(sqle_child *c);
 /* Release handles of a child that has been waited for, giving the
  * terminal back if the child's group has it.  Windows: closing the job
  * kills whatever is still in it. */
-void sqlease_child_close(sqlease_child *c);
-/* The child's process id (for messages, and sqlease_process_signal), or
+void sqle_child_close(sqle_child *c);
+/* The child's process id (for messages, and sqle_process_signal), or
  * 0 once it has been closed. */
-long sqlease_child_pid(const sqlease_child *c);
+long sqle_child_pid(const sqle_child *c);
 /* 1 while any process of the child's group (POSIX: its process group,
  * zombies included; Windows: its job object) is still there, also after
- * the leader has been waited for, until sqlease_child_close. */
-int sqlease_child_group_alive(const sqlease_child *c);
+ * the leader has been waited for, until sqle_child_close. */
+int sqle_child_group_alive(const sqle_child *c);
 
 /* Remove `name` from this process's environment (for variables meant for
  * sqlease alone, which CMD must not inherit).  Returns 0/-1. */
@@ -241,25 +241,25 @@ int cli_os_unsetenv(const char *name);
  * standard input was the session's controlling terminal (POSIX; on
  * Windows, and for other children, nothing is ever reported stopped).
  *
- * sqlease_child_stopped: 1 if the child has been stopped since the last
+ * sqle_child_stopped: 1 if the child has been stopped since the last
  * call (*sig gets the signal: SIGTSTP for Ctrl-Z, SIGTTIN/SIGTTOU for
  * terminal access from the background, SIGSTOP), else 0.  Stops are
- * seen by sqlease_child_wait, which goes on waiting for an exit.
+ * seen by sqle_child_wait, which goes on waiting for an exit.
  *
- * sqlease_child_terminal: to_child 1 makes the child's group the
+ * sqle_child_terminal: to_child 1 makes the child's group the
  * terminal's foreground, but only while the caller's group is (after a
  * shell's `fg`; not after `bg`); to_child 0 gives the foreground back to
  * the caller's group if the child's group has it.  Returns 1 if the
  * child's group has the terminal afterwards.
  *
- * sqlease_job_suspend: stop this whole process (every thread) and the
+ * sqle_job_suspend: stop this whole process (every thread) and the
  * rest of its process group -- the job, as the shell sees it -- the way
  * the terminal's Ctrl-Z would have if the child had not had the terminal,
  * and return once the job is continued (at once if the kernel discards
  * the stop, as it does for an orphaned group).  Take the terminal back
  * first.
  *
- * sqlease_child_resume: after that, continue the child's group (SIGCONT),
+ * sqle_child_resume: after that, continue the child's group (SIGCONT),
  * giving it the terminal if our group is the foreground again.  A child
  * stopped for terminal access (sig SIGTTIN/SIGTTOU) would stop again at
  * once without the terminal: it is left stopped and 0 returned; call
@@ -268,10 +268,10 @@ int cli_os_unsetenv(const char *name);
  * While a child started this way has the terminal, SIGTTOU is ignored in
  * this process, so that its own messages do not stop it when the
  * terminal's `tostop` is set. */
-int sqlease_child_stopped(sqlease_child *c, int *sig);
-int sqlease_child_terminal(sqlease_child *c, int to_child);
-void sqlease_job_suspend(int sig);
-int sqlease_child_resume(sqlease_child *c, int sig);
+int sqle_child_stopped(sqle_child *c, int *sig);
+int sqle_child_terminal(sqle_child *c, int to_child);
+void sqle_job_suspend(int sig);
+int sqle_child_resume(sqle_child *c, int sig);
 
 /* ---- the guard process (guard.c) ---------------------------------- */
 
@@ -295,7 +295,7 @@ typedef struct cli_os_guard {
 void cli_os_guard_init(cli_os_guard *g);
 
 /* Fork a guard for the process group `pgid`: SIGTERM (and SIGCONT) to
- * the group at term_at, SIGKILL at kill_at (sqlease_mono_ms() values),
+ * the group at term_at, SIGKILL at kill_at (sqle_mono_ms() values),
  * unless told otherwise; after a SIGTERM, SIGKILL at most grace_ms later;
  * when the pipe reaches end-of-file (sqlease is gone), SIGKILL at once.
  * Call from the main thread.  Returns 0 (started); 1 when this OS has no

@@ -183,7 +183,7 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
 
 /* Shared with the library's threads, hence the lock. */
 typedef struct cli_session_log {
-    sqlease_mutex mu;
+    sqle_mutex mu;
     int defer;              /* the first acquire runs: hold its error back */
     int quiet;              /* stopping a supervisor that never held */
     char deferred[640];     /* the first acquire's error, not printed yet */
@@ -235,13 +235,13 @@ static void session_log_sink(void *userdata, int level, const char *line)
 
     if (narration(line))
         show = SQLEASE_LOG_DEBUG;
-    sqlease_mutex_lock(&s->mu);
+    sqle_mutex_lock(&s->mu);
     if (s->quiet) {
         show = SQLEASE_LOG_DEBUG;
     } else if (level <= SQLEASE_LOG_WARN && show <= SQLEASE_LOG_WARN) {
         if (level == SQLEASE_LOG_ERROR) {
             s->failing = 1;
-            s->failing_since = sqlease_mono_ms();
+            s->failing_since = sqle_mono_ms();
             snprintf(s->last_error, sizeof s->last_error, "%s", line);
         }
         if (s->defer && level == SQLEASE_LOG_ERROR) {
@@ -258,7 +258,7 @@ static void session_log_sink(void *userdata, int level, const char *line)
             }
         }
     }
-    sqlease_mutex_unlock(&s->mu);
+    sqle_mutex_unlock(&s->mu);
     if (emit && show <= cli_log_level())
         cli_log_emit(show, line);
 }
@@ -272,16 +272,16 @@ static void note_failure(cli_session *ss, const char *line, int print)
     int repeat;
 
     line_key(line, key, sizeof key);
-    sqlease_mutex_lock(&s->mu);
+    sqle_mutex_lock(&s->mu);
     repeat = s->failing && strcmp(key, s->last_key) == 0;
     s->failing = 1;
-    s->failing_since = sqlease_mono_ms();
+    s->failing_since = sqle_mono_ms();
     snprintf(s->last_error, sizeof s->last_error, "%s", line);
     if (repeat)
         s->repeats++;
     else
         memcpy(s->last_key, key, sizeof key);
-    sqlease_mutex_unlock(&s->mu);
+    sqle_mutex_unlock(&s->mu);
     if (print)
         cli_log(repeat ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_ERROR, "%s", line);
 }
@@ -296,9 +296,9 @@ const char *cli_session_first_error(cli_session *ss, int print)
         return NULL;
     if (print) {
         line_key(s->deferred, key, sizeof key);
-        sqlease_mutex_lock(&s->mu);
+        sqle_mutex_lock(&s->mu);
         memcpy(s->last_key, key, sizeof key);
-        sqlease_mutex_unlock(&s->mu);
+        sqle_mutex_unlock(&s->mu);
         cli_log(SQLEASE_LOG_ERROR, "%s", s->deferred);
     }
     return s->deferred;
@@ -307,19 +307,19 @@ const char *cli_session_first_error(cli_session *ss, int print)
 /* The log's flags, under its lock. */
 static void log_set(cli_session *s, int *field, int value)
 {
-    sqlease_mutex_lock(&s->log->mu);
+    sqle_mutex_lock(&s->log->mu);
     *field = value;
-    sqlease_mutex_unlock(&s->log->mu);
+    sqle_mutex_unlock(&s->log->mu);
 }
 
 /* The database answered: the failure (if any) is over. */
 static void log_clear_failure(cli_session *s)
 {
-    sqlease_mutex_lock(&s->log->mu);
+    sqle_mutex_lock(&s->log->mu);
     s->log->failing = 0;
     s->log->repeats = 0;
     s->log->last_key[0] = '\0';
-    sqlease_mutex_unlock(&s->log->mu);
+    sqle_mutex_unlock(&s->log->mu);
 }
 
 /*
@@ -369,10 +369,10 @@ int cli_session_failing(cli_session *s, char *reason, size_t cap)
 
     if (s->log == NULL)
         return 0;
-    sqlease_mutex_lock(&s->log->mu);
+    sqle_mutex_lock(&s->log->mu);
     failing = s->log->failing;
     memcpy(line, s->log->last_error, sizeof line);
-    sqlease_mutex_unlock(&s->log->mu);
+    sqle_mutex_unlock(&s->log->mu);
     if (reason != NULL && cap > 0) {
         reason[0] = '\0';
         if (failing)
@@ -436,7 +436,7 @@ static int open_retryable(int st, const sqlease_error *err)
 {
     if (st != SQLEASE_ECONNECT && st != SQLEASE_ETIMEOUT)
         return 0;
-    return sqlease_classify_error(err, NULL, SQLEASE_AT_CONNECT) != SQLEASE_FAIL_CONFIG;
+    return sqle_classify_error(err, NULL, SQLEASE_AT_CONNECT) != SQLEASE_FAIL_CONFIG;
 }
 
 /*
@@ -474,12 +474,12 @@ static int open_db(cli_session *s)
         if (failures == 1)
             cli_log(SQLEASE_LOG_INFO, "trying again every %" PRId64 " ms", retry);
         cli_session_observe(s);
-        for (int64_t until = sqlease_mono_ms() + retry; sqlease_mono_ms() < until;) {
-            if (sqlease_signal_received() != 0)
+        for (int64_t until = sqle_mono_ms() + retry; sqle_mono_ms() < until;) {
+            if (sqle_signal_received() != 0)
                 return CLI_EXIT_OK;
-            sqlease_sleep_ms(50);
+            sqle_sleep_ms(50);
         }
-        if (sqlease_signal_received() != 0)
+        if (sqle_signal_received() != 0)
             return CLI_EXIT_OK;
     }
     if (failures > 0) {
@@ -538,7 +538,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     s->contact_mono = -1;
     cli_guard_init(&s->guard);
     s->log = calloc(1, sizeof *s->log);
-    if (s->log == NULL || sqlease_mutex_init(&s->log->mu) != 0) {
+    if (s->log == NULL || sqle_mutex_init(&s->log->mu) != 0) {
         free(s->log);
         s->log = NULL;
         cli_error("cannot create a mutex");
@@ -573,7 +573,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     /* Routed before connecting, so that a SIGTERM while supervise waits
      * for the database, or while the first acquire runs, is seen
      * afterwards instead of killing us mid-statement. */
-    if (sqlease_signal_setup() != 0) {
+    if (sqle_signal_setup() != 0) {
         cli_error("cannot install signal handlers");
         cli_session_stop(s);
         return CLI_EXIT_OSERR;
@@ -650,7 +650,7 @@ static int end_supervisor(cli_session *s, sqlease_error *err)
         s->base[2] += st.losses;
         s->base[3] += st.renew_failures;
         if (st.last_contact_ago_ms >= 0)
-            s->contact_mono = sqlease_mono_ms() - st.last_contact_ago_ms;
+            s->contact_mono = sqle_mono_ms() - st.last_contact_ago_ms;
     }
     log_set(s, &s->log->quiet, 0);
     return rc;
@@ -695,7 +695,7 @@ int cli_session_stop(cli_session *s)
     cli_metrics_close(&s->metrics);
     /* The handles left behind log into it until the process exits. */
     if (s->log != NULL && !left) {
-        sqlease_mutex_destroy(&s->log->mu);
+        sqle_mutex_destroy(&s->log->mu);
         free(s->log);
     }
     s->log = NULL;
@@ -726,9 +726,9 @@ int cli_session_resume(cli_session *s)
 
     s->pause_note[0] = '\0';
     s->holder_known = 0;
-    sqlease_mutex_lock(&s->hold.mu);
+    sqle_mutex_lock(&s->hold.mu);
     s->hold.holder_known = 0; /* the new supervisor reports afresh */
-    sqlease_mutex_unlock(&s->hold.mu);
+    sqle_mutex_unlock(&s->hold.mu);
     rc = start_supervisor(s);
     if (rc == CLI_CONTINUE)
         (void)cli_session_first_error(s, 1);
@@ -774,7 +774,7 @@ int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
 static void current_values(cli_session *s, const sqlease_state *st, int have,
                            cli_metrics_values *v)
 {
-    int64_t now = sqlease_mono_ms();
+    int64_t now = sqle_mono_ms();
 
     memset(v, 0, sizeof *v);
     v->held = have && st->holding;
@@ -827,7 +827,7 @@ void cli_session_observe(cli_session *s)
     cli_metrics_values v;
     int have = 0, recovered = 0, changed;
     unsigned repeats = 0;
-    int64_t now = sqlease_mono_ms();
+    int64_t now = sqle_mono_ms();
     int64_t every = s->heartbeat_ms > 0 ? s->heartbeat_ms : 1000;
 
     memset(&st, 0, sizeof st);
@@ -837,7 +837,7 @@ void cli_session_observe(cli_session *s)
         s->contact_mono = now - st.last_contact_ago_ms;
     if (s->log != NULL) {
         cli_session_log *l = s->log;
-        sqlease_mutex_lock(&l->mu);
+        sqle_mutex_lock(&l->mu);
         if (l->failing && s->contact_mono >= 0 && s->contact_mono > l->failing_since) {
             l->failing = 0;
             recovered = 1;
@@ -845,7 +845,7 @@ void cli_session_observe(cli_session *s)
             l->repeats = 0;
             l->last_key[0] = '\0';
         }
-        sqlease_mutex_unlock(&l->mu);
+        sqle_mutex_unlock(&l->mu);
     }
     if (recovered) {
         if (repeats > 0)
@@ -904,17 +904,17 @@ static int64_t hold_deadline(cli_session *s)
     if (s->sup == NULL || sqlease_supervisor_state(s->sup, &st) != SQLEASE_OK ||
         !st.holding || st.deadline_in_ms <= 0)
         return -1;
-    return sqlease_mono_ms() + st.deadline_in_ms;
+    return sqle_mono_ms() + st.deadline_in_ms;
 }
 
-void cli_session_guard_start(cli_session *s, const sqlease_child *c)
+void cli_session_guard_start(cli_session *s, const sqle_child *c)
 {
     int64_t deadline = hold_deadline(s);
 
     /* Lost between the start and here: the guard gets "now", sqlease's own
      * stop follows within one round of its main loop. */
     if (deadline < 0)
-        deadline = sqlease_mono_ms();
+        deadline = sqle_mono_ms();
     (void)cli_guard_start(&s->guard, cli_child_pid(c), deadline, s->kill_grace_ms,
                          s->guard_slack_ms);
 }

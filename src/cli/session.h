@@ -121,7 +121,7 @@ int cli_session_failing(cli_session *s, char *reason, size_t cap);
  * after CMD was started; guard_tick every round of the main loop while CMD
  * runs (passes the hold's deadline on when it moved); guard_stopping just
  * before sqlease stops CMD itself; guard_done once CMD has been reaped. */
-void cli_session_guard_start(cli_session *s, const sqlease_child *c);
+void cli_session_guard_start(cli_session *s, const sqle_child *c);
 void cli_session_guard_tick(cli_session *s);
 void cli_session_guard_stopping(cli_session *s);
 void cli_session_guard_done(cli_session *s);

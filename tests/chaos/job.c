@@ -121,7 +121,7 @@ int ch_job_main(int argc, char **argv)
         b[2].i = token;
         b[2].s = NULL;
         sent = ch_mono_ms();
-        rc = db_exec(db, sql, b, 3, NULL, 0, NULL, &rows, &err);
+        rc = sqle_db_exec(db, sql, b, 3, NULL, 0, NULL, &rows, &err);
         answered = ch_mono_ms();
         res = rc != SQLEASE_OK ? 'E' : rows == 1 ? 'A' : rows == 0 ? 'R' : 'E';
         ch_append(events, "%lld write %d %ld %lld %c %lld", (long long)answered, inst, pid,

@@ -397,7 +397,7 @@ int reap_instance(int i, int64_t timeout_ms)
 static int sql(const char *text, int64_t *rows)
 {
     sqlease_error err;
-    int rc = db_exec(CH.db, text, NULL, 0, NULL, 0, NULL, rows, &err);
+    int rc = sqle_db_exec(CH.db, text, NULL, 0, NULL, 0, NULL, rows, &err);
 
     if (rc != SQLEASE_OK)
         say("statement failed (%s): %s: %s", sqlease_strerror(rc), text, err.message);
@@ -459,7 +459,7 @@ static void check_guarded_row(void)
     out[1].i = &n;
     snprintf(q, sizeof q, "SELECT fence, n FROM %s WHERE id = 1", CH.guarded_table);
     for (int tries = 0; tries < 20 && rc != SQLEASE_OK; tries++) {
-        rc = db_exec(CH.db, q, NULL, 0, out, 2, &has, NULL, &err);
+        rc = sqle_db_exec(CH.db, q, NULL, 0, out, 2, &has, NULL, &err);
         if (rc != SQLEASE_OK)
             ch_nap_ms(500);
     }

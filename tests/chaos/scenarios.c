@@ -750,7 +750,7 @@ static void holder_owner(char *buf, size_t cap)
     b.s = LEASE_NAME;
     snprintf(q, sizeof q, "SELECT owner FROM %s WHERE name = ?", CH.lease_table);
     for (int tries = 0; tries < 2; tries++)
-        if (db_exec(CH.db, q, &b, 1, &out, 1, &has, NULL, &err) == SQLEASE_OK)
+        if (sqle_db_exec(CH.db, q, &b, 1, &out, 1, &has, NULL, &err) == SQLEASE_OK)
             break;
     if (!has || out.is_null)
         buf[0] = '\0';

@@ -29,7 +29,7 @@ static int write_pid(const char *path)
     f = fopen(tmp, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "%ld\n", sqlease_pid());
+    fprintf(f, "%ld\n", sqle_pid());
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         return -1;
     return 0;
@@ -48,6 +48,6 @@ int main(int argc, char **argv)
         perror(argv[3]);
         return 2;
     }
-    sqlease_sleep_ms(sleep_ms);
+    sqle_sleep_ms(sleep_ms);
     return code;
 }

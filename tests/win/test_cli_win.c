@@ -222,7 +222,7 @@ static int status_is(const char *name, int64_t want_token, const char *const *ha
  * or as soon as the process that was to start it has ended). */
 static long await_pidfile(const char *path, HANDLE starter, int64_t timeout_ms)
 {
-    int64_t end = sqlease_mono_ms() + timeout_ms;
+    int64_t end = sqle_mono_ms() + timeout_ms;
     long pid = 0;
 
     for (;;) {
@@ -232,10 +232,10 @@ static long await_pidfile(const char *path, HANDLE starter, int64_t timeout_ms)
                 pid = 0;
             fclose(f);
         }
-        if (pid > 0 || sqlease_mono_ms() >= end ||
+        if (pid > 0 || sqle_mono_ms() >= end ||
             WaitForSingleObject(starter, 0) == WAIT_OBJECT_0)
             return pid;
-        sqlease_sleep_ms(50);
+        sqle_sleep_ms(50);
     }
 }
 

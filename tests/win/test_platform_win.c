@@ -29,7 +29,7 @@ static char g_self[MAX_PATH];
 /* ---- child modes ---------------------------------------------------- */
 
 /* The arguments test_child_args passes, which the child must get back
- * unchanged through the command line quoting of sqlease_child_spawn. */
+ * unchanged through the command line quoting of sqle_child_spawn. */
 static const char *const tricky_args[] = {
     "plain", "two words", "", "tab\there", "quote\"inside", "trailing\\",
     "back\\\\slashes\\\" and quote", "C:\\Program Files\\x\\", "%PATH%", "a&b|c<d>e^f",
@@ -44,7 +44,7 @@ static int child_main(int argc, char **argv)
     if (strcmp(mode, "exit") == 0 && argc > 3)
         return atoi(argv[3]);
     if (strcmp(mode, "sleep") == 0 && argc > 3) {
-        sqlease_sleep_ms(atoll(argv[3]));
+        sqle_sleep_ms(atoll(argv[3]));
         return 0;
     }
     if (strcmp(mode, "env") == 0 && argc > 4) {
@@ -67,14 +67,14 @@ static int child_main(int argc, char **argv)
     if (strcmp(mode, "wait-signal") == 0) {
         /* Exits 43 once a console control event has been routed to the
          * flag, 0 if none came within the time given. */
-        int64_t end = sqlease_mono_ms() + (argc > 3 ? atoll(argv[3]) : 5000);
+        int64_t end = sqle_mono_ms() + (argc > 3 ? atoll(argv[3]) : 5000);
 
-        if (sqlease_signal_setup() != 0)
+        if (sqle_signal_setup() != 0)
             return 2;
-        while (sqlease_mono_ms() < end) {
-            if (sqlease_signal_received() != 0)
+        while (sqle_mono_ms() < end) {
+            if (sqle_signal_received() != 0)
                 return 43;
-            sqlease_sleep_ms(10);
+            sqle_sleep_ms(10);
         }
         return 0;
     }
@@ -82,20 +82,20 @@ static int child_main(int argc, char **argv)
         /* Start a grandchild in our own job, tell the parent its pid
          * through the file argv[3], and sleep until killed. */
         char *gargv[] = {g_self, "--child", "sleep", "60000", NULL};
-        sqlease_child gc;
+        sqle_child gc;
         char err[256];
         FILE *f;
 
-        if (sqlease_child_spawn(&gc, gargv, NULL, 0, err, sizeof err) != 0) {
+        if (sqle_child_spawn(&gc, gargv, NULL, 0, err, sizeof err) != 0) {
             fprintf(stderr, "spawn-sleeper: %s\n", err);
             return 2;
         }
         f = fopen(argv[3], "w");
         if (f == NULL)
             return 3;
-        fprintf(f, "%ld\n", sqlease_child_pid(&gc));
+        fprintf(f, "%ld\n", sqle_child_pid(&gc));
         fclose(f);
-        sqlease_sleep_ms(60000);
+        sqle_sleep_ms(60000);
         return 0;
     }
     if (strcmp(mode, "write-handle") == 0 && argc > 3) {
@@ -114,7 +114,7 @@ static int child_main(int argc, char **argv)
 /* ---- helpers --------------------------------------------------------- */
 
 /* Spawn this program as a child with the given mode arguments. */
-static int spawn_self(sqlease_child *c, const char *const *args, size_t nargs,
+static int spawn_self(sqle_child *c, const char *const *args, size_t nargs,
                       const char *const *env, size_t nenv)
 {
     char *argv[32];
@@ -126,7 +126,7 @@ static int spawn_self(sqlease_child *c, const char *const *args, size_t nargs,
     for (i = 0; i < nargs && i + 3 < sizeof argv / sizeof argv[0]; i++)
         argv[2 + i] = (char *)args[i];
     argv[2 + i] = NULL;
-    if (sqlease_child_spawn(c, argv, env, nenv, err, sizeof err) != 0) {
+    if (sqle_child_spawn(c, argv, env, nenv, err, sizeof err) != 0) {
         printf("  spawn failed: %s\n", err);
         return -1;
     }
@@ -136,18 +136,18 @@ static int spawn_self(sqlease_child *c, const char *const *args, size_t nargs,
 /* Run a child to its end (bounded) and return its exit code, or -1. */
 static int run_self(const char *const *args, size_t nargs, const char *const *env, size_t nenv)
 {
-    sqlease_child c;
+    sqle_child c;
     int code = -1, r;
 
     if (spawn_self(&c, args, nargs, env, nenv) != 0)
         return -1;
-    r = sqlease_child_wait(&c, 20000, &code);
+    r = sqle_child_wait(&c, 20000, &code);
     if (r != 1) {
-        sqlease_child_kill(&c);
-        (void)sqlease_child_wait(&c, 5000, &code);
+        sqle_child_kill(&c);
+        (void)sqle_child_wait(&c, 5000, &code);
         code = -1;
     }
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
     return code;
 }
 
@@ -168,33 +168,33 @@ static int pid_gone_within(long pid, DWORD ms)
 
 static void test_cond_timeout(void)
 {
-    sqlease_mutex m;
-    sqlease_cond c;
+    sqle_mutex m;
+    sqle_cond c;
     int64_t t0, deadline, waited;
     int r = 0;
 
-    WT_CHECK(sqlease_mutex_init(&m) == 0);
-    WT_CHECK(sqlease_cond_init(&c) == 0);
-    sqlease_mutex_lock(&m);
-    WT_CHECK(sqlease_cond_wait_until(&c, &m, sqlease_mono_ms() - 1) == 1);
-    t0 = sqlease_mono_ms();
+    WT_CHECK(sqle_mutex_init(&m) == 0);
+    WT_CHECK(sqle_cond_init(&c) == 0);
+    sqle_mutex_lock(&m);
+    WT_CHECK(sqle_cond_wait_until(&c, &m, sqle_mono_ms() - 1) == 1);
+    t0 = sqle_mono_ms();
     deadline = t0 + 200;
     /* Spurious wakeups are allowed: loop as the callers do. */
     while (r == 0)
-        r = sqlease_cond_wait_until(&c, &m, deadline);
-    waited = sqlease_mono_ms() - t0;
-    sqlease_mutex_unlock(&m);
+        r = sqle_cond_wait_until(&c, &m, deadline);
+    waited = sqle_mono_ms() - t0;
+    sqle_mutex_unlock(&m);
     printf("  200 ms timed wait took %" PRId64 " ms\n", waited);
     WT_CHECK(r == 1);
     WT_CHECK(waited >= 200);
     WT_CHECK(waited < 1200);
-    sqlease_cond_destroy(&c);
-    sqlease_mutex_destroy(&m);
+    sqle_cond_destroy(&c);
+    sqle_mutex_destroy(&m);
 }
 
 typedef struct {
-    sqlease_mutex m;
-    sqlease_cond c;
+    sqle_mutex m;
+    sqle_cond c;
     int flag;
 } wake_ctx;
 
@@ -202,43 +202,43 @@ static void waker(void *p)
 {
     wake_ctx *w = p;
 
-    sqlease_sleep_ms(100);
-    sqlease_mutex_lock(&w->m);
+    sqle_sleep_ms(100);
+    sqle_mutex_lock(&w->m);
     w->flag = 1;
-    sqlease_cond_signal(&w->c);
-    sqlease_mutex_unlock(&w->m);
+    sqle_cond_signal(&w->c);
+    sqle_mutex_unlock(&w->m);
 }
 
 static void test_cond_signal(void)
 {
     wake_ctx w;
-    sqlease_thread t;
+    sqle_thread t;
     int64_t t0, took;
 
     memset(&w, 0, sizeof w);
-    WT_CHECK(sqlease_mutex_init(&w.m) == 0 && sqlease_cond_init(&w.c) == 0);
-    t0 = sqlease_mono_ms();
-    WT_CHECK(sqlease_thread_start(&t, waker, &w) == 0);
-    sqlease_mutex_lock(&w.m);
-    while (!w.flag && sqlease_mono_ms() < t0 + 5000)
-        (void)sqlease_cond_wait_until(&w.c, &w.m, t0 + 5000);
-    took = sqlease_mono_ms() - t0;
-    sqlease_mutex_unlock(&w.m);
-    sqlease_thread_join(&t);
+    WT_CHECK(sqle_mutex_init(&w.m) == 0 && sqle_cond_init(&w.c) == 0);
+    t0 = sqle_mono_ms();
+    WT_CHECK(sqle_thread_start(&t, waker, &w) == 0);
+    sqle_mutex_lock(&w.m);
+    while (!w.flag && sqle_mono_ms() < t0 + 5000)
+        (void)sqle_cond_wait_until(&w.c, &w.m, t0 + 5000);
+    took = sqle_mono_ms() - t0;
+    sqle_mutex_unlock(&w.m);
+    sqle_thread_join(&t);
     WT_CHECK(w.flag == 1);
     WT_CHECK(took >= 100);
     WT_CHECK(took < 2000);
-    sqlease_cond_destroy(&w.c);
-    sqlease_mutex_destroy(&w.m);
+    sqle_cond_destroy(&w.c);
+    sqle_mutex_destroy(&w.m);
 }
 
 #define NTHREADS 8
 #define NINCR 20000
 
 typedef struct {
-    sqlease_mutex m;
+    sqle_mutex m;
     uint64_t plain;
-    sqlease_atomic_u64 atomic;
+    sqle_atomic_u64 atomic;
     uint64_t thread_ids[NTHREADS];
     int next;
 } counter_ctx;
@@ -248,44 +248,44 @@ static void counter(void *p)
     counter_ctx *k = p;
     int i;
 
-    sqlease_mutex_lock(&k->m);
-    k->thread_ids[k->next++] = sqlease_thread_self();
-    sqlease_mutex_unlock(&k->m);
+    sqle_mutex_lock(&k->m);
+    k->thread_ids[k->next++] = sqle_thread_self();
+    sqle_mutex_unlock(&k->m);
     for (i = 0; i < NINCR; i++) {
-        sqlease_mutex_lock(&k->m);
+        sqle_mutex_lock(&k->m);
         k->plain++;
-        sqlease_mutex_unlock(&k->m);
-        sqlease_atomic_add(&k->atomic, 1);
+        sqle_mutex_unlock(&k->m);
+        sqle_atomic_add(&k->atomic, 1);
     }
 }
 
 static void test_threads(void)
 {
     counter_ctx k;
-    sqlease_thread t[NTHREADS];
+    sqle_thread t[NTHREADS];
     int i, j, started = 0;
 
     memset(&k, 0, sizeof k);
-    WT_CHECK(sqlease_mutex_init(&k.m) == 0);
+    WT_CHECK(sqle_mutex_init(&k.m) == 0);
     for (i = 0; i < NTHREADS; i++)
-        if (sqlease_thread_start(&t[i], counter, &k) == 0)
+        if (sqle_thread_start(&t[i], counter, &k) == 0)
             started++;
     WT_CHECK(started == NTHREADS);
     for (i = 0; i < started; i++)
-        sqlease_thread_join(&t[i]);
+        sqle_thread_join(&t[i]);
     WT_CHECK(k.plain == (uint64_t)started * NINCR);
-    WT_CHECK(sqlease_atomic_load(&k.atomic) == (uint64_t)started * NINCR);
+    WT_CHECK(sqle_atomic_load(&k.atomic) == (uint64_t)started * NINCR);
     for (i = 0; i < started; i++) {
-        WT_CHECK(k.thread_ids[i] != sqlease_thread_self());
+        WT_CHECK(k.thread_ids[i] != sqle_thread_self());
         for (j = i + 1; j < started; j++)
             WT_CHECK(k.thread_ids[i] != k.thread_ids[j]);
     }
-    sqlease_mutex_destroy(&k.m);
+    sqle_mutex_destroy(&k.m);
 }
 
 static void nothing(void *p)
 {
-    sqlease_atomic_add(p, 1);
+    sqle_atomic_add(p, 1);
 }
 
 /* A process may run a thousand leases with two threads each: small
@@ -293,37 +293,37 @@ static void nothing(void *p)
 static void test_many_threads(void)
 {
     enum { N = 300 };
-    static sqlease_thread t[N];
-    sqlease_atomic_u64 ran = {0};
+    static sqle_thread t[N];
+    sqle_atomic_u64 ran = {0};
     int i, started = 0;
 
     for (i = 0; i < N; i++)
-        if (sqlease_thread_start(&t[i], nothing, &ran) == 0)
+        if (sqle_thread_start(&t[i], nothing, &ran) == 0)
             started++;
     for (i = 0; i < started; i++)
-        sqlease_thread_join(&t[i]);
+        sqle_thread_join(&t[i]);
     WT_CHECK(started == N);
-    WT_CHECK(sqlease_atomic_load(&ran) == (uint64_t)N);
+    WT_CHECK(sqle_atomic_load(&ran) == (uint64_t)N);
 }
 
 static void test_clocks(void)
 {
-    int64_t prev = sqlease_mono_ms(), t0, slept, wall;
+    int64_t prev = sqle_mono_ms(), t0, slept, wall;
     int i, backwards = 0;
 
     for (i = 0; i < 100000; i++) {
-        int64_t now = sqlease_mono_ms();
+        int64_t now = sqle_mono_ms();
         if (now < prev)
             backwards++;
         prev = now;
     }
     WT_CHECK(backwards == 0);
-    t0 = sqlease_mono_ms();
-    sqlease_sleep_ms(150);
-    slept = sqlease_mono_ms() - t0;
+    t0 = sqle_mono_ms();
+    sqle_sleep_ms(150);
+    slept = sqle_mono_ms() - t0;
     WT_CHECK(slept >= 150);
     WT_CHECK(slept < 1150);
-    wall = sqlease_wall_ms();
+    wall = sqle_wall_ms();
     /* After 2020-01-01 and before 2100-01-01. */
     WT_CHECK(wall > INT64_C(1577836800000));
     WT_CHECK(wall < INT64_C(4102444800000));
@@ -333,8 +333,8 @@ static void test_uuid(void)
 {
     unsigned char a[16], b[16];
 
-    WT_CHECK(sqlease_uuid_random(a) == 0);
-    WT_CHECK(sqlease_uuid_random(b) == 0);
+    WT_CHECK(sqle_uuid_random(a) == 0);
+    WT_CHECK(sqle_uuid_random(b) == 0);
     WT_CHECK(memcmp(a, b, 16) != 0);
     WT_CHECK((a[6] >> 4) == 4);        /* version 4 */
     WT_CHECK((a[8] & 0xC0) == 0x80);   /* RFC 4122 variant */
@@ -345,14 +345,14 @@ static void test_host_pid_env(void)
 {
     char host[256];
 
-    sqlease_hostname(host, sizeof host);
-    printf("  host '%s', pid %ld\n", host, sqlease_pid());
+    sqle_hostname(host, sizeof host);
+    printf("  host '%s', pid %ld\n", host, sqle_pid());
     WT_CHECK(host[0] != '\0');
-    WT_CHECK(sqlease_pid() == (long)GetCurrentProcessId());
+    WT_CHECK(sqle_pid() == (long)GetCurrentProcessId());
     WT_CHECK(_putenv("SQLEASE_WIN_TEST=x1") == 0);
-    WT_CHECK(sqlease_getenv("SQLEASE_WIN_TEST") != NULL
-          && strcmp(sqlease_getenv("SQLEASE_WIN_TEST"), "x1") == 0);
-    WT_CHECK(sqlease_getenv("SQLEASE_WIN_TEST_UNSET") == NULL);
+    WT_CHECK(sqle_getenv("SQLEASE_WIN_TEST") != NULL
+          && strcmp(sqle_getenv("SQLEASE_WIN_TEST"), "x1") == 0);
+    WT_CHECK(sqle_getenv("SQLEASE_WIN_TEST_UNSET") == NULL);
 }
 
 static void test_child_exit_codes(void)
@@ -429,10 +429,10 @@ static void test_child_args(void)
 static void test_child_not_found(void)
 {
     char *argv[] = {"no-such-program-sqlease.exe", NULL};
-    sqlease_child c;
+    sqle_child c;
     char err[256];
 
-    WT_CHECK(sqlease_child_spawn(&c, argv, NULL, 0, err, sizeof err) == -1);
+    WT_CHECK(sqle_child_spawn(&c, argv, NULL, 0, err, sizeof err) == -1);
     printf("  message: %s\n", err);
     WT_CHECK(strstr(err, "no-such-program-sqlease.exe") != NULL);
     WT_CHECK(strstr(err, "No such file or directory") != NULL);
@@ -441,7 +441,7 @@ static void test_child_not_found(void)
 static void test_child_kill(void)
 {
     const char *args[] = {"sleep", "60000"};
-    sqlease_child c;
+    sqle_child c;
     int code = -1;
     long pid;
 
@@ -449,16 +449,16 @@ static void test_child_kill(void)
         WT_CHECK(!"spawn");
         return;
     }
-    pid = sqlease_child_pid(&c);
-    WT_CHECK(pid > 0 && pid != sqlease_pid());
-    WT_CHECK(sqlease_child_wait(&c, 200, &code) == 0);
-    sqlease_child_kill(&c);
-    WT_CHECK(sqlease_child_wait(&c, 5000, &code) == 1);
+    pid = sqle_child_pid(&c);
+    WT_CHECK(pid > 0 && pid != sqle_pid());
+    WT_CHECK(sqle_child_wait(&c, 200, &code) == 0);
+    sqle_child_kill(&c);
+    WT_CHECK(sqle_child_wait(&c, 5000, &code) == 1);
     WT_CHECK(code == 137);
     /* Waited for already: an error, not a second exit. */
-    WT_CHECK(sqlease_child_wait(&c, 0, &code) == -1);
-    sqlease_child_close(&c);
-    WT_CHECK(sqlease_child_pid(&c) == 0);
+    WT_CHECK(sqle_child_wait(&c, 0, &code) == -1);
+    sqle_child_close(&c);
+    WT_CHECK(sqle_child_pid(&c) == 0);
     WT_CHECK(pid_gone_within(pid, 1000));
 }
 
@@ -467,16 +467,16 @@ static void test_child_kill(void)
 static void test_child_close_kills(void)
 {
     const char *args[] = {"sleep", "60000"};
-    sqlease_child c;
+    sqle_child c;
     long pid;
 
     if (spawn_self(&c, args, 2, NULL, 0) != 0) {
         WT_CHECK(!"spawn");
         return;
     }
-    pid = sqlease_child_pid(&c);
-    sqlease_sleep_ms(100);
-    sqlease_child_close(&c);
+    pid = sqle_child_pid(&c);
+    sqle_sleep_ms(100);
+    sqle_child_close(&c);
     WT_CHECK(pid_gone_within(pid, 5000));
 }
 
@@ -487,7 +487,7 @@ static void test_child_dies_with_parent(void)
 {
     char pidfile[MAX_PATH + 32], tmp[MAX_PATH];
     const char *args[] = {"spawn-sleeper", pidfile};
-    sqlease_child c;
+    sqle_child c;
     long gpid = 0;
     int code = -1;
     int64_t end;
@@ -501,8 +501,8 @@ static void test_child_dies_with_parent(void)
         WT_CHECK(!"spawn");
         return;
     }
-    end = sqlease_mono_ms() + 10000;
-    while (gpid == 0 && sqlease_mono_ms() < end) {
+    end = sqle_mono_ms() + 10000;
+    while (gpid == 0 && sqle_mono_ms() < end) {
         FILE *f = fopen(pidfile, "r");
         if (f != NULL) {
             if (fscanf(f, "%ld", &gpid) != 1)
@@ -510,21 +510,21 @@ static void test_child_dies_with_parent(void)
             fclose(f);
         }
         if (gpid == 0)
-            sqlease_sleep_ms(20);
+            sqle_sleep_ms(20);
     }
     WT_CHECK(gpid > 0);
     if (gpid > 0) {
         WT_CHECK(!pid_gone_within(gpid, 0));
         /* Kill the child process alone, not its job (which would take
          * the grandchild by another route). */
-        WT_CHECK(sqlease_process_signal(sqlease_child_pid(&c), 9) == 0);
-        WT_CHECK(sqlease_child_wait(&c, 5000, &code) == 1);
+        WT_CHECK(sqle_process_signal(sqle_child_pid(&c), 9) == 0);
+        WT_CHECK(sqle_child_wait(&c, 5000, &code) == 1);
         WT_CHECK(code == 137);
         WT_CHECK(pid_gone_within(gpid, 5000));
     }
-    sqlease_child_kill(&c);
-    (void)sqlease_child_wait(&c, 5000, &code);
-    sqlease_child_close(&c);
+    sqle_child_kill(&c);
+    (void)sqle_child_wait(&c, 5000, &code);
+    sqle_child_close(&c);
     remove(pidfile);
 }
 
@@ -535,35 +535,35 @@ static void test_child_dies_with_parent(void)
 static void test_child_terminate(void)
 {
     const char *args[] = {"wait-signal", "10000"};
-    sqlease_child c;
+    sqle_child c;
     int code = -1, r;
 
     if (spawn_self(&c, args, 2, NULL, 0) != 0) {
         WT_CHECK(!"spawn");
         return;
     }
-    sqlease_sleep_ms(300); /* let it install its handler */
-    sqlease_child_terminate(&c);
-    r = sqlease_child_wait(&c, 1500, &code);
+    sqle_sleep_ms(300); /* let it install its handler */
+    sqle_child_terminate(&c);
+    r = sqle_child_wait(&c, 1500, &code);
     if (r == 1)
         printf("INFO terminate: the child saw CTRL_BREAK and exited with %d\n", code);
     else
         printf("INFO terminate: CTRL_BREAK did not reach the child (no shared console); "
                "killing it\n");
     if (r == 0) {
-        sqlease_child_kill(&c);
-        r = sqlease_child_wait(&c, 5000, &code);
+        sqle_child_kill(&c);
+        r = sqle_child_wait(&c, 5000, &code);
         WT_CHECK(r == 1 && code == 137);
     } else {
         WT_CHECK(r == 1 && code == 43);
     }
-    sqlease_child_close(&c);
+    sqle_child_close(&c);
 }
 
 static void test_signal_setup(void)
 {
-    WT_CHECK(sqlease_signal_setup() == 0);
-    WT_CHECK(sqlease_signal_received() == 0);
+    WT_CHECK(sqle_signal_setup() == 0);
+    WT_CHECK(sqle_signal_received() == 0);
 }
 
 int main(int argc, char **argv)

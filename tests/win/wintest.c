@@ -55,10 +55,10 @@ void wt_run(const char *name, void (*fn)(void))
         binary = 1;
     }
     g_current_failed = 0;
-    t0 = sqlease_mono_ms();
+    t0 = sqle_mono_ms();
     fn();
     printf("%s %s (%" PRId64 " ms)\n", g_current_failed ? "FAIL" : "PASS", name,
-           sqlease_mono_ms() - t0);
+           sqle_mono_ms() - t0);
     fflush(stdout);
     if (g_current_failed)
         g_failed++;

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <time.h>
 
-int64_t sqlease_mono_ms(void)
+int64_t sqle_mono_ms(void)
 {
     struct timespec ts;
 
@@ -21,7 +21,7 @@ int64_t sqlease_mono_ms(void)
 /* nanosleep stops early when a signal handler runs (the tool installs
  * them without SA_RESTART); the remainder is slept so the call lasts as
  * long as asked. */
-void sqlease_sleep_ms(int64_t ms)
+void sqle_sleep_ms(int64_t ms)
 {
     struct timespec req, rem;
 

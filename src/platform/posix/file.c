@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sqlease_path_exists(const char *path)
+int sqle_path_exists(const char *path)
 {
     struct stat st;
     return path != NULL && stat(path, &st) == 0;
 }
 
-void sqlease_cwd(char *buf, size_t cap)
+void sqle_cwd(char *buf, size_t cap)
 {
     if (cap > 0 && getcwd(buf, cap) == NULL)
         buf[0] = '\0';

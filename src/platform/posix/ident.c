@@ -11,7 +11,7 @@
 
 #include <uuid/uuid.h>
 
-void sqlease_hostname(char *buf, size_t cap)
+void sqle_hostname(char *buf, size_t cap)
 {
     char name[256];
     size_t n;
@@ -29,12 +29,12 @@ void sqlease_hostname(char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-long sqlease_pid(void)
+long sqle_pid(void)
 {
     return (long)getpid();
 }
 
-int sqlease_uuid_random(unsigned char out[16])
+int sqle_uuid_random(unsigned char out[16])
 {
     uuid_t u;
 
@@ -43,7 +43,7 @@ int sqlease_uuid_random(unsigned char out[16])
     return 0;
 }
 
-const char *sqlease_getenv(const char *name)
+const char *sqle_getenv(const char *name)
 {
     return getenv(name);
 }

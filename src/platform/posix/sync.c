@@ -4,7 +4,7 @@
  *
  * OS contract relied on: pthreads with pthread_condattr_setclock, so a
  * condition variable times out on CLOCK_MONOTONIC, the clock
- * sqlease_mono_ms() reads (clock.c); the compiler's __atomic builtins.
+ * sqle_mono_ms() reads (clock.c); the compiler's __atomic builtins.
  */
 #include "platform.h"
 
@@ -13,29 +13,29 @@
 
 /* ---- mutexes and condition variables ------------------------------- */
 
-int sqlease_mutex_init(sqlease_mutex *m)
+int sqle_mutex_init(sqle_mutex *m)
 {
     return pthread_mutex_init(&m->m, NULL) == 0 ? 0 : -1;
 }
 
-void sqlease_mutex_destroy(sqlease_mutex *m)
+void sqle_mutex_destroy(sqle_mutex *m)
 {
     pthread_mutex_destroy(&m->m);
 }
 
-void sqlease_mutex_lock(sqlease_mutex *m)
+void sqle_mutex_lock(sqle_mutex *m)
 {
     pthread_mutex_lock(&m->m);
 }
 
-void sqlease_mutex_unlock(sqlease_mutex *m)
+void sqle_mutex_unlock(sqle_mutex *m)
 {
     pthread_mutex_unlock(&m->m);
 }
 
 /* The condition variable runs on CLOCK_MONOTONIC: with the default
  * (CLOCK_REALTIME) a wall-clock step would move every lease deadline. */
-int sqlease_cond_init(sqlease_cond *c)
+int sqle_cond_init(sqle_cond *c)
 {
     pthread_condattr_t attr;
     int rc;
@@ -53,25 +53,25 @@ int sqlease_cond_init(sqlease_cond *c)
     return rc == 0 ? 0 : -1;
 }
 
-void sqlease_cond_destroy(sqlease_cond *c)
+void sqle_cond_destroy(sqle_cond *c)
 {
     pthread_cond_destroy(&c->c);
 }
 
-void sqlease_cond_signal(sqlease_cond *c)
+void sqle_cond_signal(sqle_cond *c)
 {
     pthread_cond_signal(&c->c);
 }
 
-void sqlease_cond_broadcast(sqlease_cond *c)
+void sqle_cond_broadcast(sqle_cond *c)
 {
     pthread_cond_broadcast(&c->c);
 }
 
-/* The absolute deadline is the same number sqlease_mono_ms() returns, so
- * when the wait times out, sqlease_mono_ms() >= deadline already holds:
+/* The absolute deadline is the same number sqle_mono_ms() returns, so
+ * when the wait times out, sqle_mono_ms() >= deadline already holds:
  * a caller re-reading the clock never sees a timeout "early". */
-int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms)
+int sqle_cond_wait_until(sqle_cond *c, sqle_mutex *m, int64_t deadline_mono_ms)
 {
     struct timespec ts;
     int rc;
@@ -90,12 +90,12 @@ int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_
 
 /* ---- atomics ------------------------------------------------------- */
 
-uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
+uint64_t sqle_atomic_load(const sqle_atomic_u64 *a)
 {
     return __atomic_load_n(&a->v, __ATOMIC_SEQ_CST);
 }
 
-void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n)
+void sqle_atomic_add(sqle_atomic_u64 *a, uint64_t n)
 {
     (void)__atomic_fetch_add(&a->v, n, __ATOMIC_SEQ_CST);
 }

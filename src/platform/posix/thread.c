@@ -36,7 +36,7 @@ static void *thread_trampoline(void *p)
     return NULL;
 }
 
-int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
+int sqle_thread_start(sqle_thread *t, void (*fn)(void *), void *arg)
 {
     pthread_attr_t attr;
     thread_start_ctx *ctx;
@@ -67,19 +67,19 @@ int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
     return 0;
 }
 
-void sqlease_thread_join(sqlease_thread *t)
+void sqle_thread_join(sqle_thread *t)
 {
     pthread_join(t->t, NULL);
 }
 
-void sqlease_thread_detach(sqlease_thread *t)
+void sqle_thread_detach(sqle_thread *t)
 {
     pthread_detach(t->t);
 }
 
 /* pthread_t is an integer on Linux and a pointer elsewhere; its bytes are
  * stable for the thread's life, which is all an equality test needs. */
-uint64_t sqlease_thread_self(void)
+uint64_t sqle_thread_self(void)
 {
     pthread_t self = pthread_self();
     uint64_t id = 0;

@@ -9,7 +9,7 @@
 /* counter * 1000 would overflow 63 bits after about a month of uptime
  * where the frequency is in the GHz range (some systems expose the TSC),
  * so whole seconds and the remainder are scaled separately. */
-int64_t sqlease_mono_ms(void)
+int64_t sqle_mono_ms(void)
 {
     LARGE_INTEGER f, c;
 
@@ -21,13 +21,13 @@ int64_t sqlease_mono_ms(void)
 
 /* Sleep() may end a tick early; sleeping again for the rest keeps the
  * promise of "at least ms". */
-void sqlease_sleep_ms(int64_t ms)
+void sqle_sleep_ms(int64_t ms)
 {
     int64_t end, left;
 
     if (ms <= 0)
         return;
-    end = sqlease_mono_ms() + ms;
-    while ((left = end - sqlease_mono_ms()) > 0)
+    end = sqle_mono_ms() + ms;
+    while ((left = end - sqle_mono_ms()) > 0)
         Sleep(left > 0x7FFFFFFF ? (DWORD)0x7FFFFFFF : (DWORD)left);
 }

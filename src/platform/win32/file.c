@@ -5,12 +5,12 @@
  */
 #include "win32.h"
 
-int sqlease_path_exists(const char *path)
+int sqle_path_exists(const char *path)
 {
     return path != NULL && GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES;
 }
 
-void sqlease_cwd(char *buf, size_t cap)
+void sqle_cwd(char *buf, size_t cap)
 {
     DWORD n;
 

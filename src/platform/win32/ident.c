@@ -11,7 +11,7 @@
 
 /* The DNS host name, like gethostname() on POSIX; the NetBIOS name if
  * that is not available. */
-void sqlease_hostname(char *buf, size_t cap)
+void sqle_hostname(char *buf, size_t cap)
 {
     char name[256];
     DWORD n = (DWORD)sizeof name;
@@ -34,7 +34,7 @@ void sqlease_hostname(char *buf, size_t cap)
     buf[len] = '\0';
 }
 
-long sqlease_pid(void)
+long sqle_pid(void)
 {
     return (long)GetCurrentProcessId();
 }
@@ -42,7 +42,7 @@ long sqlease_pid(void)
 /* UUID's first three fields are little-endian integers in memory; they
  * are written big-endian so the bytes read like the RFC 4122 text form
  * (version nibble in the high half of byte 6), as libuuid gives them. */
-int sqlease_uuid_random(unsigned char out[16])
+int sqle_uuid_random(unsigned char out[16])
 {
     UUID u;
     RPC_STATUS st = UuidCreate(&u);
@@ -61,7 +61,7 @@ int sqlease_uuid_random(unsigned char out[16])
     return 0;
 }
 
-const char *sqlease_getenv(const char *name)
+const char *sqle_getenv(const char *name)
 {
     return getenv(name);
 }

@@ -9,53 +9,53 @@
  */
 #include "win32.h"
 
-_Static_assert(sizeof(SRWLOCK) == sizeof(void *), "SRWLOCK must fit sqlease_mutex");
+_Static_assert(sizeof(SRWLOCK) == sizeof(void *), "SRWLOCK must fit sqle_mutex");
 _Static_assert(sizeof(CONDITION_VARIABLE) == sizeof(void *),
-               "CONDITION_VARIABLE must fit sqlease_cond");
+               "CONDITION_VARIABLE must fit sqle_cond");
 
 #define SRW(m) ((PSRWLOCK)(void *)&(m)->p)
 #define CV(c) ((PCONDITION_VARIABLE)(void *)&(c)->p)
 
 /* ---- mutexes and condition variables ------------------------------- */
 
-int sqlease_mutex_init(sqlease_mutex *m)
+int sqle_mutex_init(sqle_mutex *m)
 {
     InitializeSRWLock(SRW(m));
     return 0;
 }
 
-void sqlease_mutex_destroy(sqlease_mutex *m)
+void sqle_mutex_destroy(sqle_mutex *m)
 {
     (void)m; /* an SRWLOCK holds no resources */
 }
 
-void sqlease_mutex_lock(sqlease_mutex *m)
+void sqle_mutex_lock(sqle_mutex *m)
 {
     AcquireSRWLockExclusive(SRW(m));
 }
 
-void sqlease_mutex_unlock(sqlease_mutex *m)
+void sqle_mutex_unlock(sqle_mutex *m)
 {
     ReleaseSRWLockExclusive(SRW(m));
 }
 
-int sqlease_cond_init(sqlease_cond *c)
+int sqle_cond_init(sqle_cond *c)
 {
     InitializeConditionVariable(CV(c));
     return 0;
 }
 
-void sqlease_cond_destroy(sqlease_cond *c)
+void sqle_cond_destroy(sqle_cond *c)
 {
     (void)c;
 }
 
-void sqlease_cond_signal(sqlease_cond *c)
+void sqle_cond_signal(sqle_cond *c)
 {
     WakeConditionVariable(CV(c));
 }
 
-void sqlease_cond_broadcast(sqlease_cond *c)
+void sqle_cond_broadcast(sqle_cond *c)
 {
     WakeAllConditionVariable(CV(c));
 }
@@ -64,7 +64,7 @@ void sqlease_cond_broadcast(sqlease_cond *c)
  * early, so a timeout is reported only once the monotonic clock has
  * really reached the deadline; an early one counts as spurious (0) and
  * the caller's loop waits again for the rest. */
-int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_mono_ms)
+int sqle_cond_wait_until(sqle_cond *c, sqle_mutex *m, int64_t deadline_mono_ms)
 {
     int64_t left;
     DWORD ms;
@@ -73,18 +73,18 @@ int sqlease_cond_wait_until(sqlease_cond *c, sqlease_mutex *m, int64_t deadline_
         SleepConditionVariableSRW(CV(c), SRW(m), INFINITE, 0);
         return 0;
     }
-    left = deadline_mono_ms - sqlease_mono_ms();
+    left = deadline_mono_ms - sqle_mono_ms();
     if (left <= 0)
         return 1;
     ms = left > 0x7FFFFFFF ? (DWORD)0x7FFFFFFF : (DWORD)left;
     if (!SleepConditionVariableSRW(CV(c), SRW(m), ms, 0) && GetLastError() == ERROR_TIMEOUT)
-        return sqlease_mono_ms() >= deadline_mono_ms ? 1 : 0;
+        return sqle_mono_ms() >= deadline_mono_ms ? 1 : 0;
     return 0;
 }
 
 /* ---- atomics ------------------------------------------------------- */
 
-uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
+uint64_t sqle_atomic_load(const sqle_atomic_u64 *a)
 {
 #if defined(__GNUC__) || defined(__clang__)
     return __atomic_load_n(&a->v, __ATOMIC_SEQ_CST);
@@ -95,7 +95,7 @@ uint64_t sqlease_atomic_load(const sqlease_atomic_u64 *a)
 #endif
 }
 
-void sqlease_atomic_add(sqlease_atomic_u64 *a, uint64_t n)
+void sqle_atomic_add(sqle_atomic_u64 *a, uint64_t n)
 {
 #if defined(__GNUC__) || defined(__clang__)
     (void)__atomic_fetch_add(&a->v, n, __ATOMIC_SEQ_CST);

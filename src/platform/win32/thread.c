@@ -25,7 +25,7 @@ static unsigned __stdcall thread_trampoline(void *p)
     return 0;
 }
 
-int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
+int sqle_thread_start(sqle_thread *t, void (*fn)(void *), void *arg)
 {
     thread_start_ctx *ctx = malloc(sizeof *ctx);
     uintptr_t h;
@@ -44,7 +44,7 @@ int sqlease_thread_start(sqlease_thread *t, void (*fn)(void *), void *arg)
     return 0;
 }
 
-void sqlease_thread_join(sqlease_thread *t)
+void sqle_thread_join(sqle_thread *t)
 {
     WaitForSingleObject((HANDLE)t->handle, INFINITE);
     CloseHandle((HANDLE)t->handle);
@@ -53,14 +53,14 @@ void sqlease_thread_join(sqlease_thread *t)
 
 /* The thread runs on and its resources go when it ends: closing the
  * handle does not stop it. */
-void sqlease_thread_detach(sqlease_thread *t)
+void sqle_thread_detach(sqle_thread *t)
 {
     if (t->handle != NULL)
         CloseHandle((HANDLE)t->handle);
     t->handle = NULL;
 }
 
-uint64_t sqlease_thread_self(void)
+uint64_t sqle_thread_self(void)
 {
     return (uint64_t)GetCurrentThreadId();
 }

@@ -5,7 +5,7 @@
 
 #include <time.h>
 
-int64_t sqlease_wall_ms(void)
+int64_t sqle_wall_ms(void)
 {
     struct timespec ts;
 

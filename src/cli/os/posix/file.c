@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-int sqlease_file_replace(const char *from, const char *to)
+int sqle_file_replace(const char *from, const char *to)
 {
     return rename(from, to) == 0 ? 0 : -1;
 }

@@ -348,20 +348,20 @@ void cli_os_guard_end(cli_os_guard *g, int64_t wait_ms)
         /* It exits at once on the disarm record, or on the end-of-file
          * closing the pipe just caused; one that does not (someone stopped
          * it) is killed after wait_ms rather than waited for forever. */
-        int64_t give_up = sqlease_mono_ms() + wait_ms;
+        int64_t give_up = sqle_mono_ms() + wait_ms;
         pid_t r;
 
         for (;;) {
             r = waitpid((pid_t)g->pid, &st, WNOHANG);
             if (r != 0 && !(r < 0 && errno == EINTR))
                 break;
-            if (sqlease_mono_ms() >= give_up) {
+            if (sqle_mono_ms() >= give_up) {
                 (void)kill((pid_t)g->pid, SIGKILL);
                 while (waitpid((pid_t)g->pid, &st, 0) < 0 && errno == EINTR)
                     ;
                 break;
             }
-            sqlease_sleep_ms(2);
+            sqle_sleep_ms(2);
         }
     }
     cli_os_guard_init(g);

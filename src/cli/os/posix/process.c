@@ -347,14 +347,14 @@ static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], 
  * blocked across fork (so no handler of ours runs in the child before its
  * dispositions are reset), and exec failure reported through a CLOEXEC
  * pipe: EOF on it means the exec happened. */
-int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
-                        size_t nenv, char *errbuf, size_t errcap)
+int sqle_child_spawn(sqle_child *c, char *const argv[], const char *const *env,
+                     size_t nenv, char *errbuf, size_t errcap)
 {
-    return sqlease_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
+    return sqle_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
 }
 
-int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
-                           size_t nenv, int flags, char *errbuf, size_t errcap)
+int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *env,
+                        size_t nenv, int flags, char *errbuf, size_t errcap)
 {
     spawn_plan plan;
     sigset_t all, old;
@@ -449,8 +449,8 @@ static int decode_status(int st)
 }
 
 /* One non-blocking look: 1 reaped (code set), 0 still running, -1 error.
- * A stop is kept for sqlease_child_stopped and counts as running. */
-static int reap_nohang(sqlease_child *c, int *exit_code)
+ * A stop is kept for sqle_child_stopped and counts as running. */
+static int reap_nohang(sqle_child *c, int *exit_code)
 {
     int st;
     pid_t r;
@@ -477,9 +477,9 @@ static int reap_nohang(sqlease_child *c, int *exit_code)
  * exactly as long as needed; elsewhere (or on kernels before 5.3) the
  * child is polled with short, growing sleeps.  A routed signal that
  * interrupts the wait ends it with 0 so the caller can react. */
-int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
+int sqle_child_wait(sqle_child *c, int64_t timeout_ms, int *exit_code)
 {
-    int64_t deadline = timeout_ms >= 0 ? sqlease_mono_ms() + timeout_ms : -1;
+    int64_t deadline = timeout_ms >= 0 ? sqle_mono_ms() + timeout_ms : -1;
     int64_t step = 1;
     int r;
 #ifdef SQLEASE_HAVE_PIDFD
@@ -499,7 +499,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
             int wait_ms = -1, pr;
 
             if (deadline >= 0) {
-                int64_t left = deadline - sqlease_mono_ms();
+                int64_t left = deadline - sqle_mono_ms();
 
                 if (left < 0)
                     left = 0;
@@ -509,7 +509,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
             pfd.events = POLLIN;
             pfd.revents = 0;
             pr = poll(&pfd, 1, wait_ms);
-            if (pr < 0 && errno == EINTR && sqlease_signal_received() != 0) {
+            if (pr < 0 && errno == EINTR && sqle_signal_received() != 0) {
                 r = reap_nohang(c, exit_code);
                 break;
             }
@@ -520,7 +520,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
             r = reap_nohang(c, exit_code);
             if (r != 0)
                 break;
-            if (deadline >= 0 && sqlease_mono_ms() >= deadline)
+            if (deadline >= 0 && sqle_mono_ms() >= deadline)
                 break;
         }
         close(pidfd);
@@ -541,12 +541,12 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
             }
             if (w < 0 && errno != EINTR)
                 return -1;
-            if (sqlease_signal_received() != 0)
+            if (sqle_signal_received() != 0)
                 return 0;
         }
     }
     for (;;) {
-        int64_t left = deadline - sqlease_mono_ms();
+        int64_t left = deadline - sqle_mono_ms();
         struct timespec ts;
 
         if (left <= 0)
@@ -555,7 +555,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
             step = left;
         ts.tv_sec = 0;
         ts.tv_nsec = (long)step * 1000000L;
-        if (nanosleep(&ts, NULL) != 0 && errno == EINTR && sqlease_signal_received() != 0)
+        if (nanosleep(&ts, NULL) != 0 && errno == EINTR && sqle_signal_received() != 0)
             return reap_nohang(c, exit_code);
         r = reap_nohang(c, exit_code);
         if (r != 0)
@@ -572,7 +572,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
  * SIGTERM is followed by a SIGCONT: a group someone stopped (Ctrl-Z, a
  * SIGSTOP) still gets its grace to exit cleanly. */
 /* The pid is read once: kill(-0, ...) would signal our own group. */
-void sqlease_child_terminate(sqlease_child *c)
+void sqle_child_terminate(sqle_child *c)
 {
     long pid = c != NULL ? c->pid : 0;
     if (pid > 0) {
@@ -581,25 +581,25 @@ void sqlease_child_terminate(sqlease_child *c)
     }
 }
 
-void sqlease_child_continue(sqlease_child *c)
+void sqle_child_continue(sqle_child *c)
 {
     long pid = c != NULL ? c->pid : 0;
     if (pid > 0)
         (void)kill(-(pid_t)pid, SIGCONT);
 }
 
-void sqlease_child_kill(sqlease_child *c)
+void sqle_child_kill(sqle_child *c)
 {
     long pid = c != NULL ? c->pid : 0;
     if (pid > 0)
         (void)kill(-(pid_t)pid, SIGKILL);
 }
 
-void sqlease_child_close(sqlease_child *c)
+void sqle_child_close(sqle_child *c)
 {
     if (c == NULL)
         return;
-    (void)sqlease_child_terminal(c, 0);
+    (void)sqle_child_terminal(c, 0);
     c->pid = 0;
     c->running = 0;
     c->tty = -1;
@@ -612,7 +612,7 @@ void sqlease_child_close(sqlease_child *c)
  * it never goes away.  kill(-pgid, 0) counts zombies, so the group is
  * looked for in the process table where there is one.
  */
-int sqlease_child_group_alive(const sqlease_child *c)
+int sqle_child_group_alive(const sqle_child *c)
 {
     long pgid = c != NULL ? c->pid : 0;
     int n;
@@ -623,7 +623,7 @@ int sqlease_child_group_alive(const sqlease_child *c)
     return n != 0; /* -1: no table to look in; kill() found the group */
 }
 
-long sqlease_child_pid(const sqlease_child *c)
+long sqle_child_pid(const sqle_child *c)
 {
     return c != NULL ? c->pid : 0;
 }

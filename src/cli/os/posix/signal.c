@@ -12,7 +12,7 @@
 /* Only an ignored signal survives exec, so that is all a parent can have
  * left us; a handler present now was installed by this process (a
  * sanitizer's runtime, before main) and stays. */
-void sqlease_signal_defaults(void)
+void sqle_signal_defaults(void)
 {
     struct sigaction old, dfl;
     sigset_t none;
@@ -46,7 +46,7 @@ static void on_signal(int sig)
 
 /* No SA_RESTART: a blocking call returns EINTR, so a loop waiting on it
  * gets the chance to look at the flag. */
-int sqlease_signal_setup(void)
+int sqle_signal_setup(void)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
     struct sigaction sa;
@@ -67,12 +67,12 @@ int sqlease_signal_setup(void)
     return 0;
 }
 
-int sqlease_signal_received(void)
+int sqle_signal_received(void)
 {
     return __atomic_load_n(&g_signal_received, __ATOMIC_SEQ_CST);
 }
 
-int sqlease_process_signal(long pid, int sig)
+int sqle_process_signal(long pid, int sig)
 {
     if (pid <= 0)
         return -1;

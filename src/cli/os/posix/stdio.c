@@ -13,7 +13,7 @@
 
 /* open() returns the lowest free number, so each closed one of 0..2 is
  * filled in turn. */
-void sqlease_stdio_ensure(void)
+void sqle_stdio_ensure(void)
 {
     int fd;
 

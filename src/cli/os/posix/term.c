@@ -28,7 +28,7 @@ void cli_os_set_foreground(int tty, pid_t pgrp)
     (void)pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-int sqlease_child_stopped(sqlease_child *c, int *sig)
+int sqle_child_stopped(sqle_child *c, int *sig)
 {
     int s = c != NULL && c->tty >= 0 ? c->stop_sig : 0;
 
@@ -43,7 +43,7 @@ int sqlease_child_stopped(sqlease_child *c, int *sig)
 /* The terminal moves only between our group and the child's: never away
  * from a group the shell made foreground in the meantime (after `bg`, or
  * when another job runs in the foreground). */
-int sqlease_child_terminal(sqlease_child *c, int to_child)
+int sqle_child_terminal(sqle_child *c, int to_child)
 {
     pid_t fg;
 
@@ -64,7 +64,7 @@ int sqlease_child_terminal(sqlease_child *c, int to_child)
  * call returns once the job is continued.  The kernel discards SIGTSTP,
  * SIGTTIN and SIGTTOU aimed at an orphaned group: then this returns at
  * once. */
-void sqlease_job_suspend(int sig)
+void sqle_job_suspend(int sig)
 {
     /* SIGTTOU is ignored while a child has the terminal (see spawn). */
     if (sig == SIGTTOU)
@@ -77,12 +77,12 @@ void sqlease_job_suspend(int sig)
 /* After a stop for terminal access (SIGTTIN, SIGTTOU) the child would stop
  * again at once unless it has the terminal: it stays stopped until our
  * group is the foreground again (the shell's `fg`). */
-int sqlease_child_resume(sqlease_child *c, int sig)
+int sqle_child_resume(sqle_child *c, int sig)
 {
     if (c == NULL || c->pid <= 0)
         return 0;
-    if (!sqlease_child_terminal(c, 1) && (sig == SIGTTIN || sig == SIGTTOU))
+    if (!sqle_child_terminal(c, 1) && (sig == SIGTTIN || sig == SIGTTOU))
         return 0;
-    sqlease_child_continue(c);
+    sqle_child_continue(c);
     return 1;
 }

@@ -9,7 +9,7 @@ typedef VOID(WINAPI *precise_time_fn)(LPFILETIME);
 
 /* GetSystemTimePreciseAsFileTime is looked up at run time so the file
  * also builds (and runs, less precisely) with an older _WIN32_WINNT. */
-int64_t sqlease_wall_ms(void)
+int64_t sqle_wall_ms(void)
 {
     FILETIME ft;
     ULARGE_INTEGER u;

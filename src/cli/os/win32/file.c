@@ -6,7 +6,7 @@
 #include "os_win32.h"
 
 /* rename() on Windows refuses an existing target. */
-int sqlease_file_replace(const char *from, const char *to)
+int sqle_file_replace(const char *from, const char *to)
 {
     return MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING) ? 0 : -1;
 }

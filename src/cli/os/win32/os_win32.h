@@ -20,7 +20,7 @@
 
 #include "cli/os.h"
 
-/* The auto-reset event sqlease_signal_setup() created and the control
+/* The auto-reset event sqle_signal_setup() created and the control
  * handler sets, or NULL before that. */
 HANDLE cli_os_signal_event(void);
 

@@ -341,16 +341,16 @@ static BOOL create_process(char *cmdline, void *envblock, PROCESS_INFORMATION *p
  * neither it nor anything it starts can escape the job's kill-on-close.
  * The job exists before the process so that no failure can leave a
  * suspended process behind unaccounted for. */
-int sqlease_child_spawn(sqlease_child *c, char *const argv[], const char *const *env,
-                        size_t nenv, char *errbuf, size_t errcap)
+int sqle_child_spawn(sqle_child *c, char *const argv[], const char *const *env,
+                     size_t nenv, char *errbuf, size_t errcap)
 {
-    return sqlease_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
+    return sqle_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
 }
 
 /* The child shares our console, so SQLEASE_CHILD_FOREGROUND has nothing
  * to do here. */
-int sqlease_child_spawn_ex(sqlease_child *c, char *const argv[], const char *const *env,
-                           size_t nenv, int flags, char *errbuf, size_t errcap)
+int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *env,
+                        size_t nenv, int flags, char *errbuf, size_t errcap)
 {
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits;
     PROCESS_INFORMATION pi;
@@ -419,7 +419,7 @@ out:
 
 /* One wait on the process and, when signals are routed, on the signal
  * event, so that a console control event ends an unbounded wait. */
-int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
+int sqle_child_wait(sqle_child *c, int64_t timeout_ms, int *exit_code)
 {
     HANDLE hs[2];
     DWORD n = 1, ms, r, code;
@@ -435,7 +435,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
         hs[n++] = cli_os_signal_event();
     {
         LONG seen = cli_os_signal_count();
-        int64_t until = timeout_ms >= 0 ? sqlease_mono_ms() + timeout_ms : -1;
+        int64_t until = timeout_ms >= 0 ? sqle_mono_ms() + timeout_ms : -1;
 
         for (;;) {
             r = WaitForMultipleObjects(n, hs, FALSE, ms);
@@ -443,7 +443,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
                 break;
             /* The event a signal before this wait left set: wait on. */
             if (until >= 0) {
-                int64_t left = until - sqlease_mono_ms();
+                int64_t left = until - sqle_mono_ms();
                 if (left <= 0) {
                     r = WAIT_TIMEOUT;
                     break;
@@ -468,7 +468,7 @@ int sqlease_child_wait(sqlease_child *c, int64_t timeout_ms, int *exit_code)
 /* CTRL_BREAK goes to the child's process group (its id is the child's
  * pid, thanks to CREATE_NEW_PROCESS_GROUP); it reaches only processes
  * sharing our console, which is why the caller escalates to kill. */
-void sqlease_child_terminate(sqlease_child *c)
+void sqle_child_terminate(sqle_child *c)
 {
     DWORD pid;
 
@@ -481,12 +481,12 @@ void sqlease_child_terminate(sqlease_child *c)
 
 
 /* No job control: nothing here is ever stopped, so nothing to continue. */
-void sqlease_child_continue(sqlease_child *c)
+void sqle_child_continue(sqle_child *c)
 {
     (void)c;
 }
 
-void sqlease_child_kill(sqlease_child *c)
+void sqle_child_kill(sqle_child *c)
 {
     if (c == NULL)
         return;
@@ -496,7 +496,7 @@ void sqlease_child_kill(sqlease_child *c)
         TerminateProcess((HANDLE)c->process, 137);
 }
 
-void sqlease_child_close(sqlease_child *c)
+void sqle_child_close(sqle_child *c)
 {
     if (c == NULL)
         return;
@@ -509,7 +509,7 @@ void sqlease_child_close(sqlease_child *c)
     c->running = 0;
 }
 
-int sqlease_child_group_alive(const sqlease_child *c)
+int sqle_child_group_alive(const sqle_child *c)
 {
     JOBOBJECT_BASIC_ACCOUNTING_INFORMATION info;
 
@@ -521,7 +521,7 @@ int sqlease_child_group_alive(const sqlease_child *c)
     return info.ActiveProcesses > 0;
 }
 
-long sqlease_child_pid(const sqlease_child *c)
+long sqle_child_pid(const sqle_child *c)
 {
     if (c == NULL || c->process == NULL)
         return 0;

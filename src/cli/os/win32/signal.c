@@ -52,8 +52,8 @@ static BOOL WINAPI ctrl_handler(DWORD type)
 /* The C runtime's handlers are per process and start at their defaults;
  * what a parent can leave us is the console's "ignore Ctrl-C" flag (set
  * for a process created in a new process group), which would keep
- * Ctrl-C from reaching sqlease_signal_setup's handler. */
-void sqlease_signal_defaults(void)
+ * Ctrl-C from reaching sqle_signal_setup's handler. */
+void sqle_signal_defaults(void)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGABRT, SIGFPE, SIGILL, SIGSEGV, SIGBREAK};
     size_t i;
@@ -63,7 +63,7 @@ void sqlease_signal_defaults(void)
     (void)SetConsoleCtrlHandler(NULL, FALSE);
 }
 
-int sqlease_signal_setup(void)
+int sqle_signal_setup(void)
 {
     if (g_signal_event == NULL) {
         g_signal_event = CreateEventA(NULL, FALSE, FALSE, NULL);
@@ -73,14 +73,14 @@ int sqlease_signal_setup(void)
     return SetConsoleCtrlHandler(ctrl_handler, TRUE) ? 0 : -1;
 }
 
-int sqlease_signal_received(void)
+int sqle_signal_received(void)
 {
     return (int)g_signal_received;
 }
 
 /* Windows has no signals to send: both stop the process at once, with
  * the exit code a POSIX shell would show for that signal. */
-int sqlease_process_signal(long pid, int sig)
+int sqle_process_signal(long pid, int sig)
 {
     HANDLE h;
     BOOL ok;

@@ -5,7 +5,7 @@
  */
 #include "os_win32.h"
 
-void sqlease_stdio_ensure(void)
+void sqle_stdio_ensure(void)
 {
 }
 

@@ -5,26 +5,26 @@
  */
 #include "os_win32.h"
 
-int sqlease_child_stopped(sqlease_child *c, int *sig)
+int sqle_child_stopped(sqle_child *c, int *sig)
 {
     (void)c;
     (void)sig;
     return 0;
 }
 
-int sqlease_child_terminal(sqlease_child *c, int to_child)
+int sqle_child_terminal(sqle_child *c, int to_child)
 {
     (void)c;
     (void)to_child;
     return 0;
 }
 
-void sqlease_job_suspend(int sig)
+void sqle_job_suspend(int sig)
 {
     (void)sig;
 }
 
-int sqlease_child_resume(sqlease_child *c, int sig)
+int sqle_child_resume(sqle_child *c, int sig)
 {
     (void)c;
     (void)sig;
