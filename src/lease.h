@@ -47,4 +47,52 @@ uint64_t sqle_lease_statements(const sqlease_lease *l);
 int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_resolved *r,
                             sqlease_error *err);
 
+/*
+ * Batched statements (lease_each.c): many leases of one sqlease_db and one
+ * table answered by one statement per chunk instead of one each.  The
+ * supervisor's tick runner gathers the renews that are due (and the
+ * followers' reads) of all its supervisors into these.
+ */
+
+/* One lease's part in a batched statement. */
+typedef struct sqle_each {
+    sqlease_lease *lease;      /* in: one db and one table for the whole
+                                  array (renew: also one ttl) */
+    int rc;                    /* out: this lease's answer */
+    sqlease_lease_info info;   /* out (status_each): the row, as
+                                  sqlease_lease_status fills it */
+} sqle_each;
+
+/* Renew the hold of every lease in each[0..n-1] (each has a held token:
+ * it renews what sqle_lease_acquire would), answering by `deadline`
+ * (sqle_mono_ms; 0: the db's usual bound from now).  Each lease's outcome
+ * is exact: rc SQLEASE_OK (renewed: the token is unchanged) or
+ * SQLEASE_NOT_HELD (the hold is gone: the lease forgets its held token,
+ * as a renew that matched 0 rows does in sqle_lease_acquire).  When a
+ * statement fails, every lease it (or a later, unsent chunk) carried gets
+ * that status: not known either way, an error, not a loss.  Returns
+ * SQLEASE_OK when every statement answered, else the first failure (err
+ * filled). */
+int sqle_lease_renew_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err);
+
+/* Read the rows of every lease in each[0..n-1] with the database clock,
+ * one statement per chunk: each info as sqlease_lease_status gives it
+ * (held, mine), rc SQLEASE_OK, or SQLEASE_ENOROW for a name with no row.
+ * Failures as in sqle_lease_renew_each. */
+int sqle_lease_status_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err);
+
+/* The follower's take after a read (`seen`, from sqle_lease_status_each)
+ * showed the row free or expired: the take UPDATE bound to the token it
+ * saw, as sqle_lease_acquire's follower branch sends after its own read.
+ * OK with *taken = 1 and `info` describing the new hold; SQLEASE_NOT_HELD
+ * when another take won in between (or the read showed a live hold); or
+ * an error. */
+int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
+                         sqlease_lease_info *info, int *taken, sqlease_error *err);
+
+/* What groups leases into one batch: the table (validated identifier)
+ * and the ttl in ms. */
+const char *sqle_lease_table(const sqlease_lease *l);
+int64_t sqle_lease_ttl(const sqlease_lease *l);
+
 #endif
