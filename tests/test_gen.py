@@ -447,7 +447,8 @@ class RealTemplate(GenCase):
             "{table} SET"), sql)
         self.assertEqual(each[("sqlite", "renew_each")][1][-1], ttl)
         self.assertTrue(sql.endswith("RETURNING name, owner, token"), sql)
-        self.assertIn("IN (VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?)) AND expires_at_ms > c.now_ms",
+        self.assertIn("IN (VALUES (?, ?, CAST(? AS BIGINT)), (?, ?, CAST(? AS BIGINT)), "
+                      "(?, ?, CAST(? AS BIGINT))) AND expires_at_ms > c.now_ms",
                       each[("postgres", "renew_each")][2])
         self.assertIn("WHERE name IN (?, ?, ?)", each[("sqlite", "status_each")][2])
         # PostgreSQL reads its clock once, in FROM.
