@@ -1134,8 +1134,21 @@ static void test_renew_each_exact_losses(void)
     uint64_t before;
     int64_t rows = -1;
     size_t i;
+    int rc;
 
     many_hold(&m, 30000);
+    /* A statement whose every hold is gone: no row renewed, no row
+     * returned, and that is an answer (not held), not an error. */
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = '', expires_at_ms = 0 WHERE name = 'n05'",
+             m.t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    before = sqlease_db_statements(db);
+    rc = sqle_lease_renew_each(m.each + 5, 1, 0, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "renew_each of a lost hold: %s\n", err.message);
+    CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(m.each[5].rc, SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, is_mysql() ? 2 : 1);
     snprintf(sql, sizeof sql,
              "UPDATE %s SET owner = 'thief', token = token + 1 WHERE name = 'n17'", m.t);
     CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
@@ -1147,7 +1160,7 @@ static void test_renew_each_exact_losses(void)
     CU_ASSERT_EQUAL(sqle_lease_renew_each(m.each, MANY, 0, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, is_mysql() ? 2 : 1);
     for (i = 0; i < MANY; i++) {
-        int lost = i == 17 || i == 42;
+        int lost = i == 5 || i == 17 || i == 42;
         CU_ASSERT_EQUAL(m.each[i].rc, lost ? SQLEASE_NOT_HELD : SQLEASE_OK);
         SQLEASE_FENCE_INIT(&f);
         /* A loss forgets the held token, as a lost renew does. */
@@ -1166,7 +1179,8 @@ static void test_renew_each_exact_losses(void)
     CU_ASSERT_EQUAL(sqle_lease_renew_each(m.each, MANY, 0, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
     for (i = 0; i < MANY; i++)
-        CU_ASSERT_EQUAL(m.each[i].rc, i == 17 || i == 42 ? SQLEASE_NOT_HELD : SQLEASE_OK);
+        CU_ASSERT_EQUAL(m.each[i].rc,
+                        i == 5 || i == 17 || i == 42 ? SQLEASE_NOT_HELD : SQLEASE_OK);
     many_free(&m);
 }
 
