@@ -227,13 +227,15 @@ static void pool_main(void *arg)
         }
         if (e->closing)
             break;
-        idle_until = sqle_mono_ms() + POOL_IDLE_MS;
+        /* The last thread waits without a timer: an idle process wakes
+         * for nothing. */
+        idle_until = e->cb_threads > 1 ? sqle_mono_ms() + POOL_IDLE_MS : -1;
         e->cb_idle++;
         sqle_engine_wait(e, &e->cb_cv, idle_until);
         e->cb_idle--;
         if (e->cb_woken > 0)
             e->cb_woken--;
-        if (e->ready_head == NULL && !e->closing && e->cb_threads > 1 &&
+        if (e->ready_head == NULL && !e->closing && e->cb_threads > 1 && idle_until >= 0 &&
             sqle_mono_ms() >= idle_until)
             break;
     }
