@@ -384,17 +384,23 @@ typedef struct sqlease_options {
 
     /* Supervisor callbacks (ignored by a bare lease).  Which thread runs
      * them:
-     *   - on_started: the caller's own thread, inside
-     *     sqlease_supervisor_start, when its first acquire takes the
-     *     lease; after that, the supervisor's heartbeat thread.
-     *   - on_stopped: the heartbeat thread when the hold is found gone
-     *     (SQLEASE_STOP_LOST); the supervisor's watchdog thread at the
-     *     renew deadline (SQLEASE_STOP_DEADLINE); the caller's thread
-     *     inside sqlease_supervisor_stop or _free (SQLEASE_STOP_SHUTDOWN),
-     *     and inside sqlease_supervisor_start if it fails after the first
-     *     acquire (SQLEASE_STOP_SHUTDOWN).
+     *   - the caller's own thread inside sqlease_supervisor_start, for
+     *     what its first acquire found (on_started if it took the lease,
+     *     on_holder if another holds it), and inside
+     *     sqlease_supervisor_stop or _free (on_stopped with
+     *     SQLEASE_STOP_SHUTDOWN);
+     *   - otherwise a thread of the handle's callback pool: every
+     *     supervisor of one sqlease_db shares a few threads (see
+     *     sqlease_supervisor_start), and a supervisor's callbacks are
+     *     queued and run one at a time, in order.  When every pool thread
+     *     is inside a callback and another callback is due, the pool
+     *     starts one more thread, so a slow callback of one supervisor
+     *     never delays another supervisor's (above all its on_stopped at
+     *     the renew deadline).
      * Whatever the thread, for one supervisor they never run two at once
      * and strictly alternate: on_started, on_stopped, on_started, ...
+     * A slow callback delays only its own supervisor's next callback (an
+     * on_stopped queued behind a slow on_started runs when it returns).
      * Since they may run inside start, stop and free, a callback must not
      * take a lock that the caller holds around those calls, nor wait for
      * what that caller does after them.  Each on_started is a fresh
@@ -447,13 +453,13 @@ typedef struct sqlease_options {
      * within one retry; a hold that starts and ends between two reads is
      * not seen.  Not called while this supervisor holds: on_started says
      * so; after it stops holding, the first read is reported whatever it
-     * shows.  Runs on the supervisor's heartbeat thread (or the caller's
+     * shows.  Runs where on_started does (a pool thread, or the caller's
      * thread inside sqlease_supervisor_start, for its first acquire),
      * never at the same time as on_started or on_stopped of the same
      * supervisor, and with the same rules as they have: it must not call
      * sqlease_supervisor_stop or _free on its own supervisor, nor take a
-     * lock the caller holds around start, stop and free.  It delays the
-     * next poll by as long as it runs.  Gets `userdata`. */
+     * lock the caller holds around start, stop and free.  It delays only
+     * this supervisor's next callback.  Gets `userdata`. */
     void (*on_holder)(void *userdata, const char *owner, int64_t token, const char *data);
 } sqlease_options;
 
@@ -793,18 +799,38 @@ struct sqlease_state {
 /* Validate `opt`, make a lease on `db` (which must outlive the
  * supervisor), run the first acquire synchronously (so on_started has
  * been called, on this thread, before this returns if the lease was
- * free), then keep
- * renewing or retrying on a heartbeat thread, with a watchdog thread that
- * stops the work at proof + renew_deadline even while a statement hangs.
+ * free), then keep renewing or retrying in the background.
+ *
+ * Threads: a supervisor has none of its own.  Every supervisor of one
+ * sqlease_db shares that handle's threads, started with the first and
+ * stopped with the last: a runner that sends their statements, a
+ * watchdog that stops the work at proof + renew_deadline even while a
+ * statement hangs, and a callback pool of one thread (more only while
+ * callbacks run at the same moment; see on_started).  With the handle's
+ * statement worker, that is four threads per sqlease_db however many
+ * leases it supervises.
+ *
+ * Statements: the runner sends them in rounds.  The renews due within
+ * half a heartbeat of each other, of leases with the same table and ttl,
+ * go as one statement (one per chunk of the dialect's batch size: see
+ * README, "Many leases on one handle"), with each lease's outcome known
+ * exactly (a lease whose hold is gone is a loss for it alone); the
+ * followers' polls of one table, due within half a retry, go as one
+ * read, and a take only for a row that read found free or expired.  A
+ * renew is sent early, never late.  A lone lease sends the same single statements as
+ * sqlease_lease_acquire.  The handle's worker serves the runner and
+ * every other caller earliest deadline first.
+ *
  * Returns SQLEASE_OK (running, whether or not it holds the lease),
  * SQLEASE_EINVAL, SQLEASE_ENOMEM, SQLEASE_EPLATFORM, or SQLEASE_ENOROW /
- * SQLEASE_ENOTABLE (a broken installation: nothing is started).  A
- * connection error on the first acquire is not fatal: the supervisor
- * starts and keeps retrying. */
+ * SQLEASE_ENOTABLE / SQLEASE_EROWCOUNT (a broken installation: nothing is
+ * started).  A connection error on the first acquire is not fatal: the
+ * supervisor starts and keeps retrying.  Thread-safe: any thread may
+ * start supervisors on one handle at the same time. */
 SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
                                          const sqlease_options *opt, sqlease_error *err);
 
-/* Stop: stop the heartbeat, stop the work (on_stopped with
+/* Stop: stop renewing, stop the work (on_stopped with
  * SQLEASE_STOP_SHUTDOWN, on this thread, if it was running: at once, even
  * while a statement is in flight, once a callback running on another
  * thread has returned), then release the lease so a successor can take
@@ -822,7 +848,7 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
 SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *err);
 
 /* Stop (if not stopped) and free.  After a stop that returned
- * SQLEASE_ETIMEOUT it waits for the supervisor's thread to finish its
+ * SQLEASE_ETIMEOUT it waits for the runner to finish the supervisor's
  * statement (bounded as every statement is) and tries the release once
  * more, so it may take up to twice the stop's bound. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
@@ -838,8 +864,8 @@ SQLEASE_API int sqlease_supervisor_state_(sqlease_supervisor *sup, sqlease_state
 
 /* Wait until the supervisor holds the lease and its on_started has
  * returned, at most timeout_ms (0..SQLEASE_MAX_DURATION_MS; 0 only
- * looks).  Sends nothing itself: the supervisor's heartbeat thread takes
- * the lease at its next retry.  Returns SQLEASE_OK (holding now; it may
+ * looks).  Sends nothing itself: the handle's runner takes the lease at
+ * the supervisor's next retry.  Returns SQLEASE_OK (holding now; it may
  * of course lose the lease right after), SQLEASE_NOT_HELD (not holding at
  * the timeout), SQLEASE_ESTATE (the supervisor is stopped or stopping, or
  * the call comes from one of its own callbacks), SQLEASE_EINVAL.  Returns

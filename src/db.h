@@ -110,6 +110,8 @@ struct sqlease_db {
     int need_connect;              /* the worker's connection is down */
     int nabandoned;                /* abandoned workers still inside the driver */
     int refs;                      /* the owner's, plus one per worker alive */
+    struct sqle_engine *engine;    /* the supervisors' threads (engine.c), NULL
+                                      while the handle has no supervisor */
     int closing;
 };
 

@@ -6,6 +6,7 @@
  * graceful handover within one retry.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "platform.h"
@@ -1043,6 +1044,318 @@ static void test_stop_keeps_min_hold(void)
     tu_drop(db, t);
 }
 
+
+/* ---- many leases on one handle: batched statements, shared threads ---- */
+
+/* Migrate `n` names "part-<i>" of table t into names/buf. */
+static void many_names(const char *t, int n, char (*buf)[16], const char **names)
+{
+    sqlease_error err;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        snprintf(buf[i], 16, "part-%d", i);
+        names[i] = buf[i];
+    }
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, names, (size_t)n, &err), SQLEASE_OK);
+}
+
+static sqlease_supervisor *start_named(const char *t, const char *name, const char *owner,
+                                       recorder *r, int64_t hb, int64_t retry)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_supervisor *s = NULL;
+
+    tu_options(&o, t, name, owner, 3000, hb, 1500, retry);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = r;
+    CU_ASSERT_EQUAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_OK);
+    return s;
+}
+
+typedef struct { sqlease_supervisor **s; int n; uint64_t *base; uint64_t more; } acq_arg;
+/* Every supervisor has answered `more` acquires beyond base[i]. */
+static int all_acquired(void *arg)
+{
+    acq_arg *a = arg;
+    sqlease_state st;
+    int i;
+
+    for (i = 0; i < a->n; i++)
+        if (sqlease_supervisor_state(a->s[i], &st) != SQLEASE_OK || st.acquires < a->base[i] + a->more)
+            return 0;
+    return 1;
+}
+
+/*
+ * 64 holders of one table and ttl on one handle renew with one statement
+ * per heartbeat (per chunk), not 64: over BEATS heartbeats the handle
+ * sends at most 4 statements per round (a round may split in two when
+ * takes were spread out; MariaDB adds a read only when a renew falls
+ * short), while one statement per lease would be 64 per round.  Every
+ * hold keeps its token.
+ */
+static void test_batched_renews(void)
+{
+    enum { N = 64, BEATS = 6 };
+    char t[64], buf[N][16];
+    const char *names[N];
+    recorder r[N];
+    sqlease_supervisor *s[N];
+    uint64_t base[N], before, sent;
+    sqlease_state st;
+    acq_arg a;
+    int i;
+
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, N, buf, names);
+    for (i = 0; i < N; i++) {
+        rec_init(&r[i]);
+        s[i] = start_named(t, names[i], "batch-owner", &r[i], 300, 100);
+        CU_ASSERT_FATAL(s[i] != NULL);
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 1);
+    }
+    for (i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(s[i], &st), SQLEASE_OK);
+        base[i] = st.acquires;
+    }
+    before = sqlease_db_statements(db);
+    a.s = s;
+    a.n = N;
+    a.base = base;
+    a.more = BEATS;
+    CU_ASSERT(tu_await(all_acquired, &a, BEATS * 300 * 3));
+    sent = sqlease_db_statements(db) - before;
+    printf("\n    %d holders, %d heartbeats: %llu statements\n", N, BEATS,
+           (unsigned long long)sent);
+    CU_ASSERT(sent <= 4 * (BEATS + 1));
+    for (i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(s[i], &st), SQLEASE_OK);
+        CU_ASSERT_EQUAL(st.holding, 1);
+        CU_ASSERT_EQUAL(st.token, r[i].value[0]);
+        CU_ASSERT_EQUAL(st.losses, 0);
+    }
+    for (i = 0; i < N; i++) {
+        sqlease_supervisor_free(s[i]);
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 2);
+        CU_ASSERT_EQUAL(r[i].value[1], SQLEASE_STOP_SHUTDOWN);
+    }
+    tu_drop(db, t);
+}
+
+/*
+ * A batch in which one hold was taken from under its holder (an admin's
+ * UPDATE: another owner, the next token) is a loss for that lease alone:
+ * it stops with SQLEASE_STOP_LOST within a heartbeat and a bit, and the
+ * others keep running with their tokens.
+ */
+static void test_batch_loses_one(void)
+{
+    enum { N = 12, VICTIM = 5 };
+    char t[64], buf[N][16], sql[256];
+    const char *names[N];
+    recorder r[N];
+    sqlease_supervisor *s[N];
+    sqlease_state st;
+    int64_t rows = -1, at;
+    int i;
+
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, N, buf, names);
+    for (i = 0; i < N; i++) {
+        rec_init(&r[i]);
+        s[i] = start_named(t, names[i], "batch-owner", &r[i], 200, 100);
+        CU_ASSERT_FATAL(s[i] != NULL);
+    }
+    snprintf(sql, sizeof sql,
+             "UPDATE %s SET owner = 'thief', token = token + 1 WHERE name = 'part-%d'", t,
+             VICTIM);
+    at = sqle_mono_ms();
+    CU_ASSERT_EQUAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    CU_ASSERT_FATAL(await_events(&r[VICTIM], 2, 800));
+    CU_ASSERT_EQUAL(r[VICTIM].kind[1], 'T');
+    CU_ASSERT_EQUAL(r[VICTIM].value[1], SQLEASE_STOP_LOST);
+    CU_ASSERT(r[VICTIM].at[1] - at <= 800);
+    /* Two more rounds: the others still hold, with the tokens they began with. */
+    sqle_sleep_ms(450);
+    for (i = 0; i < N; i++) {
+        if (i == VICTIM)
+            continue;
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 1);
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(s[i], &st), SQLEASE_OK);
+        CU_ASSERT_EQUAL(st.holding, 1);
+        CU_ASSERT_EQUAL(st.token, r[i].value[0]);
+    }
+    for (i = 0; i < N; i++)
+        sqlease_supervisor_free(s[i]);
+    tu_drop(db, t);
+}
+
+typedef struct { recorder *r; int n; int events; } all_arg;
+static int all_have(void *arg)
+{
+    all_arg *a = arg;
+    int i;
+
+    for (i = 0; i < a->n; i++)
+        if (rec_count(&a->r[i]) < a->events)
+            return 0;
+    return 1;
+}
+
+/*
+ * 32 followers waiting on leases another handle holds poll with one read
+ * per retry round, not one each: over ROUNDS retries at most 28
+ * statements (32 per round without batching).  When the holder lets go
+ * of every lease, every follower starts within two retries and a bit.
+ */
+static void test_batched_followers(void)
+{
+    enum { N = 32, ROUNDS = 6, RETRY = 200 };
+    char t[64], buf[N][16];
+    const char *names[N];
+    recorder r[N];
+    sqlease_supervisor *s[N];
+    sqlease_lease *held[N];
+    sqlease_db *other = tu_open();
+    sqlease_options o;
+    sqlease_error err;
+    uint64_t before, sent;
+    int64_t freed;
+    all_arg a;
+    int i;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, N, buf, names);
+    for (i = 0; i < N; i++) {
+        tu_options(&o, t, names[i], "other-holder", 30000, 10000, 20000, 1000);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&held[i], other, &o, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(held[i], NULL, &err), SQLEASE_OK);
+    }
+    for (i = 0; i < N; i++) {
+        rec_init(&r[i]);
+        s[i] = start_named(t, names[i], "follower", &r[i], 100, RETRY);
+        CU_ASSERT_FATAL(s[i] != NULL);
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 0);
+    }
+    before = sqlease_db_statements(db);
+    sqle_sleep_ms(ROUNDS * RETRY);
+    sent = sqlease_db_statements(db) - before;
+    printf("\n    %d followers, %d retries: %llu statements\n", N, ROUNDS,
+           (unsigned long long)sent);
+    CU_ASSERT(sent <= 28);
+    CU_ASSERT(sent >= ROUNDS / 2); /* they do poll */
+    freed = sqle_mono_ms();
+    for (i = 0; i < N; i++)
+        CU_ASSERT_EQUAL(sqlease_lease_release(held[i], NULL, &err), SQLEASE_OK);
+    a.r = r;
+    a.n = N;
+    a.events = 1;
+    CU_ASSERT(tu_await(all_have, &a, 2 * RETRY + 500 + 2000));
+    for (i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 1);
+        CU_ASSERT(r[i].at[0] - freed <= 2 * RETRY + 500);
+    }
+    for (i = 0; i < N; i++) {
+        sqlease_supervisor_free(s[i]);
+        sqlease_lease_free(held[i]);
+    }
+    sqlease_db_close(other);
+    tu_drop(db, t);
+}
+
+/*
+ * A slow on_stopped of one lease delays no other lease's stop: both
+ * holds are taken from under their holders at once, A's on_stopped takes
+ * 2 s, and B's on_stopped still comes within a heartbeat and a bit (the
+ * callback pool starts a thread when every one it has is busy).
+ */
+static void test_slow_stop_delays_no_other(void)
+{
+    char t[64], buf[2][16], sql[256];
+    const char *names[2];
+    recorder ra, rb;
+    sqlease_supervisor *a, *b;
+    int64_t rows = -1, at;
+
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, 2, buf, names);
+    rec_init(&ra);
+    rec_init(&rb);
+    ra.stop_sleep_ms = 2000;
+    a = start_named(t, names[0], "slow", &ra, 200, 100);
+    b = start_named(t, names[1], "fast", &rb, 200, 100);
+    CU_ASSERT_FATAL(a != NULL && b != NULL);
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = 'thief', token = token + 1", t);
+    at = sqle_mono_ms();
+    CU_ASSERT_EQUAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 2);
+    CU_ASSERT_FATAL(await_events(&ra, 2, 1000));
+    CU_ASSERT_FATAL(await_events(&rb, 2, 1000));
+    CU_ASSERT_EQUAL(rb.value[1], SQLEASE_STOP_LOST);
+    CU_ASSERT(rb.at[1] - at <= 700);
+    sqlease_supervisor_free(a);
+    sqlease_supervisor_free(b);
+    tu_drop(db, t);
+}
+
+#ifdef __linux__
+#include <dirent.h>
+/* Threads of this process now. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *de;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* Threads do not grow with leases: 200 supervisors on one handle run on
+ * the handle's few threads (its statement worker, the runner, the
+ * watchdog, the callback pool), not two each. */
+static void test_threads_per_handle(void)
+{
+    enum { N = 200 };
+    char t[64], (*buf)[16] = calloc(N, 16);
+    const char **names = calloc(N, sizeof *names);
+    recorder *r = calloc(N, sizeof *r);
+    sqlease_supervisor **s = calloc(N, sizeof *s);
+    int i, base, during;
+
+    CU_ASSERT_FATAL(buf != NULL && names != NULL && r != NULL && s != NULL);
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, N, buf, names);
+    base = thread_count();
+    for (i = 0; i < N; i++) {
+        rec_init(&r[i]);
+        s[i] = start_named(t, names[i], "threads", &r[i], 300, 100);
+        CU_ASSERT_FATAL(s[i] != NULL);
+    }
+    sqle_sleep_ms(700);
+    during = thread_count();
+    printf("\n    threads: %d before, %d with %d supervisors\n", base, during, N);
+    CU_ASSERT(during - base <= 8); /* 3 here; a sanitizer may add its own */
+    for (i = 0; i < N; i++)
+        sqlease_supervisor_free(s[i]);
+    tu_drop(db, t);
+    free(buf);
+    free(names);
+    free(r);
+    free(s);
+}
+#endif
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("supervisor", NULL, NULL);
@@ -1071,6 +1384,14 @@ static void add(void)
                 test_stop_during_renew_is_quiet);
     CU_add_test(s, "a stop with a minimum hold keeps the row until then",
                 test_stop_keeps_min_hold);
+    CU_add_test(s, "64 holders renew with one statement per heartbeat", test_batched_renews);
+    CU_add_test(s, "a batch that loses one lease stops that one alone", test_batch_loses_one);
+    CU_add_test(s, "32 followers poll with one read per retry", test_batched_followers);
+    CU_add_test(s, "a slow on_stopped delays no other lease's stop",
+                test_slow_stop_delays_no_other);
+#ifdef __linux__
+    CU_add_test(s, "threads do not grow with supervisors", test_threads_per_handle);
+#endif
 }
 
 int main(void)
