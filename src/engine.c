@@ -63,6 +63,13 @@ static void pool_spawn(sqle_engine *e)
     e->cb_threads++;
 }
 
+/* The pool took a supervisor off the ready list: progress. */
+static void ready_taken(sqle_engine *e)
+{
+    e->ready_count--;
+    e->ready_since = e->ready_head != NULL ? sqle_mono_ms() : 0;
+}
+
 static void ready_remove(sqle_engine *e, sqlease_supervisor *s)
 {
     sqlease_supervisor **pp, *prev = NULL;
@@ -74,6 +81,7 @@ static void ready_remove(sqle_engine *e, sqlease_supervisor *s)
                 e->ready_tail = prev;
             s->ready_next = NULL;
             s->on_ready = 0;
+            ready_taken(e);
             return;
         }
     }
@@ -81,9 +89,11 @@ static void ready_remove(sqle_engine *e, sqlease_supervisor *s)
 
 /*
  * Queue cb for s.  If no thread is running s's callbacks, s joins the
- * ready list and an idle pool thread is woken; when every pool thread is
- * inside a callback, a new one is started, so that a slow callback of one
- * supervisor never holds up another's (its stop above all).
+ * ready list and an idle pool thread is woken.  When none is idle, the
+ * callback waits for one to come free; should none come free within
+ * POOL_STALL_MS (every thread is inside a slow callback), the watchdog
+ * grows the pool (pool_grow), so that a slow callback of one supervisor
+ * never holds up another's stop by more than that.
  */
 void sqle_engine_queue_cb(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
 {
@@ -103,12 +113,36 @@ void sqle_engine_queue_cb(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
     else
         e->ready_head = s;
     e->ready_tail = s;
+    e->ready_count++;
+    if (e->ready_since == 0)
+        e->ready_since = sqle_mono_ms();
     if (e->cb_idle > e->cb_woken) {
         e->cb_woken++;
         sqle_cond_signal(&e->cb_cv);
-    } else {
+    } else if (e->cb_threads == 0) {
         pool_spawn(e);
+    } else {
+        sqle_cond_signal(&e->wd_cv); /* to check for a stall */
     }
+}
+
+/* Called by the watchdog (e->m held): if callbacks have waited
+ * POOL_STALL_MS and no pool thread is free, start a thread for each
+ * waiting supervisor.  Returns when to look again (mono ms, -1: no need). */
+static int64_t pool_grow(sqle_engine *e, int64_t now)
+{
+    size_t want, n;
+
+    ENGINE_HELD(e);
+    if (e->ready_head == NULL)
+        return -1;
+    if (e->cb_idle > e->cb_woken || now < e->ready_since + POOL_STALL_MS)
+        return e->ready_since + POOL_STALL_MS;
+    want = e->ready_count;
+    for (n = 0; n < want; n++)
+        pool_spawn(e);
+    e->ready_since = now;
+    return now + POOL_STALL_MS;
 }
 
 /* Call one queued callback, e->m let go around the call.  The lines that
@@ -210,9 +244,10 @@ static void pool_main(void *arg)
 
 /* ---- the watchdog --------------------------------------------------- */
 
-/* Stop every holder whose deadline has come; sleep until the next one.
- * A renew only moves a deadline later, so waking at a deadline that has
- * moved costs one scan and nothing else; a new hold signals wd_cv. */
+/* Stop every holder whose deadline has come, grow the callback pool if
+ * it is stalled; sleep until the next deadline or stall check.  A renew
+ * only moves a deadline later, so waking at a deadline that has moved
+ * costs one scan and nothing else; a new hold signals wd_cv. */
 static void watchdog_main(void *arg)
 {
     sqle_engine *e = arg;
@@ -222,6 +257,8 @@ static void watchdog_main(void *arg)
         int64_t now = sqle_mono_ms(), earliest = -1;
         sqlease_supervisor *s;
 
+        int64_t grow_at;
+
         for (s = e->head; s != NULL; s = s->next) {
             if (s->state != SUP_HOLDER || !s->running)
                 continue;
@@ -230,6 +267,9 @@ static void watchdog_main(void *arg)
             else if (earliest < 0 || s->deadline < earliest)
                 earliest = s->deadline;
         }
+        grow_at = pool_grow(e, sqle_mono_ms());
+        if (grow_at >= 0 && (earliest < 0 || grow_at < earliest))
+            earliest = grow_at;
         sqle_engine_wait(e, &e->wd_cv, earliest);
     }
     sqle_engine_unlock(e);
@@ -600,6 +640,7 @@ int sqle_engine_acquire(sqlease_db *db, sqle_engine **out, sqlease_error *err)
         return sqle_fail(err, SQLEASE_EPLATFORM, "cannot create a mutex or condition variable");
     }
     e->db = db;
+    e->now_ms = sqle_mono_ms;
     e->runner_up = sqle_thread_start(&e->runner, runner_main, e) == 0;
     e->watchdog_up = e->runner_up && sqle_thread_start(&e->watchdog, watchdog_main, e) == 0;
     ok = e->watchdog_up;

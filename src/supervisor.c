@@ -147,10 +147,10 @@ static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
 /*
  * A hold proven by a statement sent at `proof` with `token`: start the
  * work, unless that proof has already run out (an answer that arrives
- * after its own deadline never starts work: the next renew proves it
- * afresh) or the work already ran under this token (a fenced resource
- * would take a stopped run's late writes for the new run's): such a hold
- * goes stale, to be released before the next take.
+ * after its own deadline never starts work) or the work already ran
+ * under this token (a fenced resource would take a stopped run's late
+ * writes for the new run's): such a hold goes stale, to be released
+ * before the next take, which gets a new token.
  */
 static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int64_t now,
                        sup_note *note)
@@ -165,19 +165,20 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
         return;
     }
     if (now >= proof + s->r.renew_deadline_ms) {
-        s->state = SUP_FOLLOWER; /* the lease keeps the token: the next
-                                    statement is its renew */
+        /* Give it up and take afresh: a follower never holds a token, so
+         * what it sends is always a poll. */
+        s->state = SUP_STALE;
         s->next_due = now;
-        note_set(note, SQLEASE_LOG_WARN, "hold proven too late; not starting the work yet");
+        note_set(note, SQLEASE_LOG_WARN, "hold proven too late; not starting the work, "
+                 "giving the hold up");
         return;
     }
     cb = cb_new(CB_STARTED);
     if (cb == NULL) {
-        /* Without a queued on_started the work cannot start: stay a
-         * follower with the hold, and try again at the next renew. */
-        s->state = SUP_FOLLOWER;
-        s->next_due = proof + s->r.heartbeat_ms;
-        note_set(note, SQLEASE_LOG_ERROR, "out of memory; not starting the work yet");
+        s->state = SUP_STALE;
+        s->next_due = now;
+        note_set(note, SQLEASE_LOG_ERROR, "out of memory; not starting the work, giving the "
+                 "hold up");
         return;
     }
     s->state = SUP_HOLDER;
@@ -230,7 +231,7 @@ static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
 void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int64_t arg,
                    const sqlease_lease_info *row, sup_note *note)
 {
-    int64_t now = sqle_mono_ms();
+    int64_t now = s->e->now_ms();
     enum sup_state was = s->state;
 
     ENGINE_HELD(s->e);
@@ -252,10 +253,13 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
              * caller reports EV_LOST first; this is a guard). */
             stop_work(s, SQLEASE_STOP_LOST, note);
             start_work(s, arg, proof, now, note);
-        } else if (s->state == SUP_FOLLOWER) {
+        } else if (s->state == SUP_FOLLOWER && ev == EV_TAKEN) {
             start_work(s, arg, proof, now, note);
-        } else if (s->state == SUP_STALE) {
-            s->next_due = now; /* a renew of the stale hold: release it now */
+        } else if (s->state == SUP_FOLLOWER || s->state == SUP_STALE) {
+            /* A renew of a hold no work runs under (a follower sends no
+             * renew; this is a guard) or of the stale one: give it up. */
+            s->state = SUP_STALE;
+            s->next_due = now;
         }
         break;
     case EV_LOST:

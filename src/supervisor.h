@@ -18,11 +18,14 @@
  *                 keep any work running past its deadline;
  *   callbacks     run on a small pool: a supervisor's callbacks are queued
  *                 and run one at a time in order, so on_started and
- *                 on_stopped strictly alternate; the pool grows by one
- *                 thread whenever an event waits and every pool thread is
- *                 inside a callback, so a slow on_stopped of one lease
- *                 delays no other lease's stop; threads beyond the first
- *                 leave after a second idle.
+ *                 on_stopped strictly alternate.  When callbacks have
+ *                 waited POOL_STALL_MS with every pool thread inside a
+ *                 callback, the watchdog starts a thread for each waiting
+ *                 supervisor, so a slow on_stopped of one lease delays
+ *                 another lease's stop by at most that, while a burst of
+ *                 quick callbacks (a thousand deadline stops at once) is
+ *                 served by the threads there are.  Threads beyond the
+ *                 first leave after a second idle.
  *
  * So a process has, per sqlease_db with supervisors: the db's statement
  * worker (db.c), a runner, a watchdog and one callback thread, plus one
@@ -139,6 +142,9 @@ struct sqlease_supervisor {
 
 struct sqle_engine {
     sqlease_db *db;
+    /* The clock the state machine reads (sqle_mono_ms; a test's own, to
+     * drive sqle_sup_step through deadlines without waiting for them). */
+    int64_t (*now_ms)(void);
     sqle_mutex m;
 #ifndef NDEBUG
     uint64_t m_owner;        /* thread holding m, for ENGINE_HELD */
@@ -150,6 +156,9 @@ struct sqle_engine {
     sqlease_supervisor *head;    /* every registered supervisor */
     size_t count;
     sqlease_supervisor *ready_head, *ready_tail; /* callbacks waiting */
+    size_t ready_count;
+    int64_t ready_since;     /* mono ms the pool last took from a non-empty
+                                ready list (or it became non-empty); 0: empty */
     int cb_threads, cb_idle; /* pool threads alive; waiting for work */
     int cb_woken;            /* idle ones signalled, not yet awake */
     int closing;
@@ -163,6 +172,10 @@ void sqle_engine_unlock(sqle_engine *e);
 /* Wait on cv (one of e's) until `until` (mono ms, -1: no bound); every
  * wait on e->m goes through here, so that ENGINE_HELD stays true. */
 void sqle_engine_wait(sqle_engine *e, sqle_cond *cv, int64_t until);
+/* How long queued callbacks may wait while every pool thread is busy
+ * before the pool grows (engine.c). */
+#define POOL_STALL_MS 50
+
 #ifndef NDEBUG
 #define ENGINE_HELD(e) assert((e)->m_owner == sqle_thread_self())
 #else
