@@ -75,6 +75,29 @@ FRAGMENTS = {
     "fence": ({"name", "owner", "token"}, {"name", "owner", "token"}, True),
 }
 
+# Batched statements: one statement for many leases of one table.  Each
+# repeats one lease's part, written once as {each: ITEM}, for every lease
+# it carries (the items separated by EACH_SEP), so that the library builds
+# the text for n leases from the parts the generator emits: the head (the
+# text before {each: ...}), the item, the separator and the tail (the text
+# after).  name -> (required params of head and tail, allowed ones,
+# required params of the item, allowed ones).  {table} must be in the head
+# or the tail; the item takes no placeholder.
+EACH_STATEMENTS = {
+    # The holders' renew of many holds: each item is one hold (name,
+    # owner, token); one ttl for them all.  It answers which rows it
+    # renewed (their name, owner and token) when renew_each_returns is
+    # true, else only how many.
+    "renew_each": ({"ttl_ms"}, {"ttl_ms"}, {"name", "owner", "token"},
+                   {"name", "owner", "token"}),
+    # After a renew_each that can only count and counted fewer rows than
+    # holds: which of the holds are live now (name, owner, token of each).
+    "renewed_each": (set(), set(), {"name", "owner", "token"}, {"name", "owner", "token"}),
+    # The followers' read of many rows: status's columns after the name.
+    "status_each": (set(), set(), {"name"}, {"name"}),
+}
+EACH_SEP = ", "
+
 # At most this many markers in a fragment: the library hands the values
 # to bind in a fixed array of this size (SQLEASE_FENCE_MAX_VALUES).
 FRAGMENT_MAX_MARKERS = 16
@@ -95,8 +118,15 @@ LITERAL_STYLES = {
 
 STRING_FIELDS = ("now_ms", "string_literal")
 LIST_FIELDS = ("aliases", "dbms_names", "session_setup")
+# Positive integers: the most leases one batched statement carries, and
+# the most bound parameters the dialect's server (or driver) accepts in
+# one statement; the generator checks that every batched statement at
+# batch_max leases stays within max_params.
+INT_FIELDS = ("batch_max", "max_params")
+BOOL_FIELDS = ("renew_each_returns",)
 FIELDS = (("now_ms",) + LIST_FIELDS + ("drivers",) + tuple(STATEMENTS)
-          + tuple(FRAGMENTS) + ("string_literal", "failures"))
+          + tuple(FRAGMENTS) + tuple(EACH_STATEMENTS) + BOOL_FIELDS + INT_FIELDS
+          + ("string_literal", "failures"))
 
 # How a failure is recognised (src/classify.c), in struct order: the
 # sub-table `failures` of a row, each a list of SQLSTATEs (five
@@ -144,6 +174,9 @@ SETTING_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 SQLSTATE_RE = re.compile(r"[0-9A-Z]{2}(?:[0-9A-Z]{3})?")
 PLACEHOLDER_RE = re.compile(r"\{([^{}]*)\}")
+# The repetition construct of a batched statement, {each: ITEM}, as the
+# inside of a placeholder.
+EACH_RE = re.compile(r"\s*each\s*:")
 
 
 class FieldError(Exception):
@@ -188,6 +221,9 @@ def substitute_placeholders(text, now_ms, allow_table):
             uses_table = True
         elif name in ("now", "table"):
             raise FieldError("placeholder '{%s}' is not allowed here" % name)
+        elif EACH_RE.match(name):
+            raise FieldError("'{each: ...}' is only allowed in a batched statement (%s)"
+                             % ", ".join(EACH_STATEMENTS))
         else:
             raise FieldError("unknown placeholder '{%s}' (known: {now}, {table})" % name)
         pos = m.end()
@@ -328,6 +364,84 @@ def check_fragment(field, value, now_ms):
     return sql, params
 
 
+def check_params(used, required, allowed, what=""):
+    """The parameters a part uses against the ones it must and may use."""
+    extra = sorted(set(used) - allowed, key=list(PARAMS).index)
+    if extra:
+        raise FieldError("%sunexpected parameter%s %s (%s takes %s)"
+                         % (what, "s" if len(extra) > 1 else "",
+                            ", ".join(":" + p for p in extra),
+                            "it" if what else "this statement",
+                            ", ".join(":" + p for p in PARAMS if p in allowed) or "none"))
+    missing = sorted(required - set(used), key=list(PARAMS).index)
+    if missing:
+        raise FieldError("%smissing parameter%s %s"
+                         % (what, "s" if len(missing) > 1 else "",
+                            ", ".join(":" + p for p in missing)))
+
+
+def check_each(field, value, now_ms):
+    """A batched statement: exactly one {each: ITEM}.  Returns a dict of
+    its parts, each lexed on its own: head, item, tail (sql and params)
+    and the separator."""
+    head_req, head_allowed, item_req, item_allowed = EACH_STATEMENTS[field]
+    text = value.strip()
+    if not text:
+        raise FieldError("empty statement")
+    spans = []
+    pos = 0
+    while True:
+        i = text.find("{", pos)
+        if i < 0:
+            break
+        m = PLACEHOLDER_RE.match(text, i)
+        if not m:
+            if EACH_RE.match(text, i + 1):
+                raise FieldError("'{each: ...}' at offset %d is not closed, or holds a "
+                                 "placeholder (an item takes none)" % i)
+            raise FieldError("unclosed '{' at offset %d" % i)
+        if EACH_RE.match(m.group(1)):
+            spans.append(m)
+        pos = m.end()
+    if not spans:
+        raise FieldError("a batched statement needs one '{each: ...}' (the part repeated "
+                         "for every lease)")
+    if len(spans) > 1:
+        raise FieldError("%d '{each: ...}'; a batched statement has exactly one" % len(spans))
+    m = spans[0]
+    head_text, tail_text = text[:m.start()], text[m.end():]
+    item_text = m.group(1)[EACH_RE.match(m.group(1)).end():].strip()
+    if not item_text:
+        raise FieldError("'{each: ...}' is empty")
+    if ";" in item_text:
+        raise FieldError("';' in '{each: ...}'")
+    head_text, head_table = substitute_placeholders(head_text, now_ms, allow_table=True)
+    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, allow_table=True)
+    head_sql, head_params = lex_sql(head_text, allow_params=True)
+    tail_sql, tail_params = lex_sql(tail_text, allow_params=True)
+    try:
+        item_sql, item_params = lex_sql(item_text, allow_params=True)
+        check_params(item_params, item_req, item_allowed)
+    except FieldError as e:
+        raise FieldError("'{each: ...}': %s" % e) from None
+    check_params(head_params + tail_params, head_req, head_allowed)
+    if not (head_table or tail_table):
+        raise FieldError("statement does not use {table}")
+    # The parts are joined as they are: keep the blank that stood between
+    # a part and the construct.
+    if head_sql and head_text[-1:].isspace():
+        head_sql += " "
+    if tail_sql and tail_text[:1].isspace():
+        tail_sql = " " + tail_sql
+    return {"head": (head_sql, head_params), "item": (item_sql, item_params), "sep": EACH_SEP,
+            "tail": (tail_sql, tail_params)}
+
+
+def each_nparams(st, n):
+    """Bound parameters of batched statement `st` carrying n leases."""
+    return len(st["head"][1]) + n * len(st["item"][1]) + len(st["tail"][1])
+
+
 def check_types(field, value):
     """The TOML type of one field's value."""
     if field in LIST_FIELDS:
@@ -343,6 +457,14 @@ def check_types(field, value):
     elif field == "failures":
         if not isinstance(value, dict):
             raise FieldError("expected a table of lists, got %s" % type_name(value))
+    elif field in INT_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise FieldError("expected an integer, got %s" % type_name(value))
+        if value < 1:
+            raise FieldError("%d: must be at least 1" % value)
+    elif field in BOOL_FIELDS:
+        if not isinstance(value, bool):
+            raise FieldError("expected a boolean, got %s" % type_name(value))
     elif not isinstance(value, str):
         raise FieldError("expected a string, got %s" % type_name(value))
 
@@ -445,6 +567,10 @@ def check_field(field, value, key, now_ms):
         return check_statement(field, value, now_ms)
     if field in FRAGMENTS:
         return check_fragment(field, value, now_ms)
+    if field in EACH_STATEMENTS:
+        return check_each(field, value, now_ms)
+    if field in INT_FIELDS or field in BOOL_FIELDS:
+        return value
     if field == "string_literal":
         return do_literal(value)
     raise AssertionError(field)
@@ -504,7 +630,16 @@ def check_row(key, row, common, common_fields, errors, where):
         except FieldError as e:
             errors.append("%s: %s" % (where(key, "now_ms"), e))
             ok = False
+    returns = row.get("renew_each_returns", common.get("renew_each_returns"))
     for field in FIELDS:
+        if field == "renewed_each" and returns is not False:
+            # Sent only after a renew_each that can only count.
+            if field in row and returns is True:
+                errors.append("%s: not used: renew_each_returns is true (renew_each says "
+                              "which rows it renewed)" % where(key, field))
+                ok = False
+            out[field] = None
+            continue
         if field == "failures":
             # Not inherited: the row's lists add to [common]'s.
             try:
@@ -539,7 +674,7 @@ def check_row(key, row, common, common_fields, errors, where):
         if field == "now_ms":
             continue
         if now_ms is None and (field in STATEMENTS or field in FRAGMENTS
-                               or field == "session_setup"):
+                               or field in EACH_STATEMENTS or field == "session_setup"):
             ok = False  # the clock is wrong or missing, and said so
             continue
         try:
@@ -550,6 +685,18 @@ def check_row(key, row, common, common_fields, errors, where):
             errors.append("%s%s: %s" % (where(key, field),
                                         " (inherited from [common])" if inherited else "", e))
             ok = False
+    if ok:
+        # A full chunk of every batched statement must fit the dialect's
+        # limit on bound parameters.
+        for field in EACH_STATEMENTS:
+            if out[field] is None:
+                continue
+            n = each_nparams(out[field], out["batch_max"])
+            if n > out["max_params"]:
+                errors.append("%s: %d leases make %s bind %d parameters; max_params is %d"
+                              % (where(key, "batch_max"), out["batch_max"], field, n,
+                                 out["max_params"]))
+                ok = False
     return out if ok else None
 
 
@@ -803,6 +950,18 @@ typedef struct sqle_stmt {{
     size_t nparams;
 }} sqle_stmt;
 
+/* A batched statement (many leases, one statement): the text for n
+ * leases is head.sql, then item.sql n times with sep between them, then
+ * tail.sql; its markers are bound in that order, head.params first, then
+ * item.params once per lease, then tail.params.  {{table}} may be in the
+ * head or the tail.  head.sql NULL: the dialect does not have it. */
+typedef struct sqle_each_stmt {{
+    sqle_stmt head;
+    sqle_stmt item;
+    const char *sep;
+    sqle_stmt tail;
+}} sqle_each_stmt;
+
 /* A list of strings. */
 typedef struct sqle_strings {{
     const char *const *items;
@@ -831,6 +990,11 @@ typedef struct sqle_dialect {{
     sqle_stmt {stmts};
     /* Predicates for the caller's own statements (same shape). */
     sqle_stmt {frags};
+    /* Batched statements; renewed_each only when !renew_each_returns. */
+    sqle_each_stmt {eachs};
+    int renew_each_returns; /* renew_each returns each renewed row */
+    size_t batch_max;       /* leases one batched statement carries at most */
+    size_t max_params;      /* bound parameters one statement may have */
     int string_literal; /* sqle_literal_style */
     sqle_failure_rules failures; /* its own; [common]'s apply too */
 }} sqle_dialect;
@@ -858,6 +1022,7 @@ def render_h():
                        for n, t, f, _ in PARAM_LIST)
     return HEADER.format(gen=GENERATOR_NAME, tmpl=TEMPLATE_NAME,
                          stmts=", ".join(STATEMENTS), frags=", ".join(FRAGMENTS),
+                         eachs=", ".join(EACH_STATEMENTS),
                          param_enum=enum, param_count=len(PARAM_LIST), param_list=xs,
                          failure_fields="\n".join("    sqle_strings %s;" % name
                                                   for name, _ in FAILURE_FIELDS))
@@ -939,6 +1104,23 @@ def render_c(dialects, common_failures, h_name):
                 refs[field] = (sql, "%s, %d" % (name, len(params)))
             else:
                 refs[field] = (sql, "NULL, 0")
+        for field in EACH_STATEMENTS:
+            st = d[field]
+            if st is None:
+                refs[field] = None
+                continue
+            parts = []
+            for part in ("head", "item", "tail"):
+                sql, params = st[part]
+                if params:
+                    name = "%s_%s_%s_params" % (k, field, part)
+                    w("static const unsigned char %s[] = {" % name)
+                    w("    " + ", ".join(PARAMS[p][0] for p in params))
+                    w("};")
+                    parts.append((sql, "%s, %d" % (name, len(params))))
+                else:
+                    parts.append((sql, "NULL, 0"))
+            refs[field] = (parts, st["sep"])
         w("")
         b = []
         b.append("    {")
@@ -952,6 +1134,21 @@ def render_c(dialects, common_failures, h_name):
             sql, pref = refs[field]
             b.append("        /* %s */" % field)
             b.append("        { %s,\n          %s }," % (c_string(sql, "          "), pref))
+        for field in EACH_STATEMENTS:
+            b.append("        /* %s */" % field)
+            if refs[field] is None:
+                b.append("        { { NULL, NULL, 0 }, { NULL, NULL, 0 }, NULL, "
+                         "{ NULL, NULL, 0 } },")
+                continue
+            parts, sep = refs[field]
+            (hs, hp), (is_, ip), (ts, tp) = parts
+            b.append("        { { %s,\n            %s },\n          { %s,\n            %s },\n"
+                     "          %s,\n          { %s,\n            %s } },"
+                     % (c_string(hs, "            "), hp, c_string(is_, "            "), ip,
+                        c_string(sep, "          "), c_string(ts, "            "), tp))
+        b.append("        %d, /* renew_each_returns */" % (1 if d["renew_each_returns"] else 0))
+        b.append("        %d, /* batch_max */" % d["batch_max"])
+        b.append("        %d, /* max_params */" % d["max_params"])
         b.append("        %s," % LITERAL_STYLES[d["string_literal"]])
         b.append("        /* failures */")
         b.append("        %s" % refs["failures"])

@@ -465,6 +465,8 @@ static void by_group(sqle_engine *e, sqlease_supervisor **v, size_t n,
 {
     size_t i = 0, j;
 
+    if (n == 0)
+        return; /* v may be NULL: nothing was ever gathered of this kind */
     qsort(v, n, sizeof *v, cmp);
     while (i < n) {
         for (j = i + 1; j < n && cmp(&v[i], &v[j]) == 0; j++)

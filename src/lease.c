@@ -41,37 +41,7 @@
 #include "db.h"
 #include "internal.h"
 #include "lease.h"
-
-struct sqlease_lease {
-    sqlease_db *db;
-    const sqle_dialect *d;
-    char *table;
-    char *name;
-    char *owner;
-    char *data;      /* what the take publishes; NULL: nothing */
-    int64_t ttl_ms;
-    int64_t min_hold_ms;  /* what sqlease_lease_release keeps the row for */
-    int64_t retry_ms; /* between tries of sqlease_lease_acquire_wait */
-    /* {table} already substituted, built once. */
-    char *sql_acquire;
-    char *sql_renew;
-    char *sql_release;
-    char *sql_release_force;
-    char *sql_status;
-    char *sql_fence;
-    /* Token of the hold this handle believes it has (what it renews), or
-     * -1. */
-    int64_t held_token;
-    /* Token of the hold this handle last proved, kept after a failed
-     * renew or sqle_lease_forget, so that a release can still give that hold
-     * up; -1 if it never held.  A release is scoped to it. */
-    int64_t proven_token;
-    /* The deadline (sqle_mono_ms) shared by every statement of the
-     * call in progress: a public call answers within one bound, however
-     * many statements it sends. */
-    int64_t deadline;
-    sqle_atomic_u64 statements;
-};
+#include "lease_impl.h"
 
 static int nomem(sqlease_error *err)
 {
@@ -186,7 +156,7 @@ void sqle_lease_forget(sqlease_lease *l)
  * A missing table is a broken installation, not a transient error: say
  * which table and what to run, keeping the driver's words after it.
  */
-static int explain_missing_table(sqlease_lease *l, int rc, sqlease_error *err)
+static int explain_missing_table(const sqlease_lease *l, int rc, sqlease_error *err)
 {
     if (rc == SQLEASE_ENOTABLE && err != NULL) {
         char driver[sizeof err->message];
@@ -196,6 +166,11 @@ static int explain_missing_table(sqlease_lease *l, int rc, sqlease_error *err)
                  driver);
     }
     return rc;
+}
+
+int sqle_lease_explain(const sqlease_lease *l, int rc, sqlease_error *err)
+{
+    return explain_missing_table(l, rc, err);
 }
 
 static int run_held(sqlease_lease *l, const sqle_stmt *st, const char *sql, int64_t token,
@@ -224,7 +199,7 @@ static int run(sqlease_lease *l, const sqle_stmt *st, const char *sql, int64_t t
 
 /* The status and list statements' columns after the name: owner, token,
  * acquired_at_ms, expires_at_ms, the clock, data. */
-#define ROW_COLUMNS 6
+#define ROW_COLUMNS SQLE_ROW_COLUMNS
 
 /* Point out[0..ROW_COLUMNS-1] at the fields of `info`. */
 static void row_out(db_out *out, sqlease_lease_info *info)
@@ -263,6 +238,17 @@ static int row_finish(const db_out *out, sqlease_lease_info *info, const char *n
         info->data[0] = '\0';
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
     return SQLEASE_OK;
+}
+
+void sqle_lease_row_out(db_out *out, sqlease_lease_info *info)
+{
+    row_out(out, info);
+}
+
+int sqle_lease_row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
+                          sqlease_error *err)
+{
+    return row_finish(out, info, now_expr, err);
 }
 
 /* One SELECT of the row and the database clock.  `mine` is set for the
@@ -362,32 +348,31 @@ static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
 }
 
 /*
- * A follower's try: read the row and the clock; if some hold is live
- * (another process's, or one under this owner id that this handle does
- * not know the token of), that is the answer, with the holder in `info`.
- * If the row is free or expired, take it with one UPDATE bound to the
- * token the read saw: one affected row means this handle now holds the
- * token after it, and 0 means the row changed in between (another take
- * won).  The UPDATE's WHERE decides; the read only spares the UPDATE
- * while the lease is held.  After a take `info` describes the new hold,
- * with the times of the read (acquired_at_ms and expires_at_ms are lower
- * bounds: the take ran a moment later).
+ * A follower's take after a read (`row`) of the row and the clock: if
+ * some hold is live (another process's, or one under this owner id that
+ * this handle does not know the token of), that is the answer, with the
+ * holder in `info`.  If the row is free or expired, take it with one
+ * UPDATE bound to the token the read saw: one affected row means this
+ * handle now holds the token after it, and 0 means the row changed in
+ * between (another take won).  The UPDATE's WHERE decides; the read only
+ * spares the UPDATE while the lease is held.  After a take `info`
+ * describes the new hold, with the times of the read (acquired_at_ms and
+ * expires_at_ms are lower bounds: the take ran a moment later).  The read
+ * may be this handle's own (take) or one statement's answer for many
+ * leases (sqle_lease_status_each).
  */
-static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
+static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
+                           sqlease_lease_info *info, int *taken, sqlease_error *err)
 {
-    sqlease_lease_info row;
     int held = 0;
     int rc;
 
-    rc = read_row(l, &row, err);
-    if (rc != SQLEASE_OK)
-        return rc;
     if (info != NULL)
-        *info = row;
-    if (row.held)
+        *info = *row;
+    if (row->held)
         return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
-                         l->name, row.owner, (long long)row.token);
-    rc = send_acquire(l, 1, row.token, &held, err);
+                         l->name, row->owner, (long long)row->token);
+    rc = send_acquire(l, 1, row->token, &held, err);
     if (lost_race(l, rc, err)) {
         /* Whoever won holds it now; the next read says who. */
         char why[sizeof err->message];
@@ -401,17 +386,47 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
         return sqle_fail(err, SQLEASE_NOT_HELD,
                          "lease '%s' was taken by another acquire between its read and its "
                          "take", l->name);
-    l->held_token = l->proven_token = row.token + 1;
+    l->held_token = l->proven_token = row->token + 1;
     if (info != NULL) {
         snprintf(info->owner, sizeof info->owner, "%s", l->owner);
         snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
-        info->token = row.token + 1;
-        info->acquired_at_ms = row.db_now_ms;
-        info->expires_at_ms = row.db_now_ms + l->ttl_ms;
+        info->token = row->token + 1;
+        info->acquired_at_ms = row->db_now_ms;
+        info->expires_at_ms = row->db_now_ms + l->ttl_ms;
         info->held = info->mine = 1;
     }
     *taken = 1;
     return SQLEASE_OK;
+}
+
+/* A follower's try: read the row and the clock, then take it if the read
+ * shows it free or expired. */
+static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
+{
+    sqlease_lease_info row;
+    int rc;
+
+    rc = read_row(l, &row, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    return take_after_read(l, &row, info, taken, err);
+}
+
+/* The tick runner reads many rows with one statement and takes only the
+ * ones it found free, through the same take a lone follower sends. */
+int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
+                         sqlease_lease_info *info, int *taken, sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+
+    sqle_err_clear(err);
+    if (taken != NULL)
+        *taken = 0;
+    if (l == NULL || seen == NULL || taken == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "take: lease, seen and taken must not be NULL");
+    l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
+    return take_after_read(l, seen, info, taken, err);
 }
 
 int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,

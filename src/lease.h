@@ -90,6 +90,13 @@ int sqle_lease_status_each(sqle_each *each, size_t n, int64_t deadline, sqlease_
 int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
 
+/* The same two with chunks of at most `max` leases (0: the dialect's
+ * batch_max), so that tests can split a batch without a thousand rows. */
+int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
+                              sqlease_error *err);
+int sqle_lease_status_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
+                               sqlease_error *err);
+
 /* What groups leases into one batch: the table (validated identifier)
  * and the ttl in ms. */
 const char *sqle_lease_table(const sqlease_lease *l);

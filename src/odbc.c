@@ -1158,8 +1158,13 @@ static int exec_fetch(odbc_conn *c, const char *sql, const db_bind *binds, size_
     r = SQLExecute(h);
     if (r == SQL_NO_DATA) {
         /* An UPDATE or DELETE that matched nothing: success, 0 rows
-         * (psqlODBC and others say so this way). */
+         * (psqlODBC and others say so this way).  psqlODBC says it of an
+         * UPDATE ... RETURNING that matched nothing too, and then has no
+         * cursor to fetch from: no rows, read as no row. */
         count = 0;
+        for (i = 0; i < nout; i++)
+            out[i].is_null = 1;
+        nout = 0;
     } else if (!ok(r)) {
         rc = stmt_failure(c, h, 0, "SQLExecute", r, err);
         goto done;

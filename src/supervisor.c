@@ -140,8 +140,7 @@ static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
         s->losses++;
     cb->reason = reason;
     sqle_engine_queue_cb(s->e, s, cb);
-    note_set(note, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
-             "stopping the work: %s", sqlease_stop_reason_str(reason));
+    (void)note; /* "stopping the work" is logged where on_stopped is called */
 }
 
 /*
@@ -192,7 +191,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
     cb->token = token;
     sqle_engine_queue_cb(s->e, s, cb);
     sqle_cond_signal(&s->e->wd_cv);
-    note_set(note, SQLEASE_LOG_INFO, "holding the lease; starting the work");
+    /* "starting the work" is logged where on_started is called. */
 }
 
 /* Tell on_holder what a follower's read showed, if the holder or its token

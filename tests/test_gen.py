@@ -28,6 +28,7 @@ STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version"
               "add_version", "probe_data", "add_data", "probe_exact", "make_exact", "seed",
               "acquire", "renew", "release", "release_force", "status", "list"]
 FRAGMENTS = ["fence"]
+EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -69,6 +70,41 @@ static void stmt(const char *key, const char *name, const sqle_stmt *s)
     printf("] %s\n", s->sql);
 }
 
+/* A batched statement as the library builds it for 3 leases: the
+ * markers, the parameters in binding order, the text. */
+static void each(const char *key, const char *name, const sqle_each_stmt *e)
+{
+    size_t i, n, q = 0;
+    char sql[8192];
+    unsigned char params[64];
+    size_t np = 0;
+
+    if (e->head.sql == NULL) {
+        printf("E %s %s 0 [] -\n", key, name);
+        return;
+    }
+    snprintf(sql, sizeof sql, "%s", e->head.sql);
+    for (i = 0; i < e->head.nparams; i++)
+        params[np++] = e->head.params[i];
+    for (n = 0; n < 3; n++) {
+        if (n > 0)
+            strcat(sql, e->sep);
+        strcat(sql, e->item.sql);
+        for (i = 0; i < e->item.nparams; i++)
+            params[np++] = e->item.params[i];
+    }
+    strcat(sql, e->tail.sql);
+    for (i = 0; i < e->tail.nparams; i++)
+        params[np++] = e->tail.params[i];
+    for (i = 0; sql[i]; i++)
+        if (sql[i] == '?')
+            q++;
+    printf("E %s %s %zu [", key, name, q);
+    for (i = 0; i < np; i++)
+        printf("%s%u", i ? "," : "", (unsigned)params[i]);
+    printf("] %s\n", sql);
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -98,6 +134,11 @@ int main(int argc, char **argv)
         stmt(d->key, "status", &d->status);
         stmt(d->key, "list", &d->list);
         stmt(d->key, "fence", &d->fence);
+        each(d->key, "renew_each", &d->renew_each);
+        each(d->key, "renewed_each", &d->renewed_each);
+        each(d->key, "status_each", &d->status_each);
+        printf("B %s returns=%d batch_max=%zu max_params=%zu\n", d->key,
+               d->renew_each_returns, d->batch_max, d->max_params);
     }
     for (a = 1; a < argc; a++) {
         const sqle_dialect *d;
@@ -203,6 +244,17 @@ class GenCase(unittest.TestCase):
                 _, key, name, q, params, sql = line.split(" ", 5)
                 plist = [int(x) for x in params.strip("[]").split(",") if x]
                 res[(key, name)] = (int(q), plist, sql)
+        return res
+
+    def batched(self, probe_out):
+        """E lines: (key, name) -> (markers, params, sql for 3 leases);
+        sql None for a statement the dialect does not have."""
+        res = {}
+        for line in probe_out.splitlines():
+            if line.startswith("E "):
+                _, key, name, q, params, sql = line.split(" ", 5)
+                plist = [int(x) for x in params.strip("[]").split(",") if x]
+                res[(key, name)] = (int(q), plist, None if sql == "-" else sql)
         return res
 
     def assertRejected(self, text, *fragments):
@@ -352,6 +404,73 @@ class RealTemplate(GenCase):
         self.assertEqual(stmts[("sqlite", "fence")][1], [name, owner, token])
         self.assertEqual(stmts[("postgres", "fence")][2].count("clock_timestamp()"), 1)
         self.assertIn("expires_at_ms > c.now_ms", stmts[("postgres", "fence")][2])
+
+    def test_batched_statements(self):
+        self.assertEqual(self.gen().returncode, 0)
+        out = self.probe()
+        each = self.batched(out)
+        name, owner, ttl, token = 0, 1, 2, 3
+        limits = dict(line.split(" ", 2)[1:] for line in out.splitlines()
+                      if line.startswith("B "))
+        self.assertEqual(limits, {
+            "mysql": "returns=0 batch_max=512 max_params=65535",
+            "postgres": "returns=1 batch_max=512 max_params=65535",
+            "sqlite": "returns=1 batch_max=256 max_params=999",
+            "sqlserver": "returns=1 batch_max=512 max_params=2100",
+        })
+        for key in ("mysql", "postgres", "sqlite", "sqlserver"):
+            q, params, sql = each[(key, "renew_each")]
+            self.assertEqual(q, len(params), key)
+            # :ttl_ms once (before or after the holds), and one hold per
+            # lease.
+            self.assertEqual(params.count(ttl), 1, key)
+            self.assertIn(params.index(ttl), (0, len(params) - 1), key)
+            per = [p for p in params if p != ttl]
+            self.assertEqual(len(per) % 3, 0, key)
+            self.assertEqual(set(per), {name, owner, token}, key)
+            self.assertEqual(per.count(token), 3, key)
+            self.assertIn("{table}", sql, key)
+            self.assertIn("version = ", sql, key)
+            self.assertNotIn("data", sql, key)
+            q, params, sql = each[(key, "status_each")]
+            self.assertEqual(q, len(params), key)
+            self.assertEqual(set(params), {name}, key)
+            self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
+            self.assertIn("data FROM {table}", sql.replace("l.data", "data"), key)
+        # Items are separated as written: three holds, two separators.
+        # SQLite's holds are a WITH table: sqliteodbc opens a result set
+        # only for a statement that starts with SELECT, WITH or the like,
+        # and the renew's RETURNING rows must come back.
+        sql = each[("sqlite", "renew_each")][2]
+        self.assertTrue(sql.startswith(
+            "WITH h (name, owner, token) AS (VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?)) UPDATE "
+            "{table} SET"), sql)
+        self.assertEqual(each[("sqlite", "renew_each")][1][-1], ttl)
+        self.assertTrue(sql.endswith("RETURNING name, owner, token"), sql)
+        self.assertIn("IN (VALUES (?, ?, CAST(? AS BIGINT)), (?, ?, CAST(? AS BIGINT)), "
+                      "(?, ?, CAST(? AS BIGINT))) AND expires_at_ms > c.now_ms",
+                      each[("postgres", "renew_each")][2])
+        self.assertIn("WHERE name IN (?, ?, ?)", each[("sqlite", "status_each")][2])
+        # PostgreSQL reads its clock once, in FROM.
+        self.assertEqual(each[("postgres", "renew_each")][2].count("clock_timestamp()"), 1)
+        self.assertIn("expires_at_ms > c.now_ms RETURNING", each[("postgres", "renew_each")][2])
+        self.assertEqual(each[("postgres", "status_each")][2].count("clock_timestamp()"), 1)
+        # MySQL/MariaDB: exact bytes (each value and its length), and the
+        # follow-up read of the holds that a short count leaves unknown.
+        self.assertEqual(each[("mysql", "renew_each")][1],
+                         [ttl] + [name, name, owner, owner, token] * 3)
+        self.assertNotIn("RETURNING", each[("mysql", "renew_each")][2])
+        q, params, sql = each[("mysql", "renewed_each")]
+        self.assertEqual(params, [name, name, owner, owner, token] * 3)
+        self.assertTrue(sql.startswith("SELECT name, owner, token FROM {table}"), sql)
+        self.assertIn("expires_at_ms > (TIMESTAMPDIFF", sql)
+        self.assertEqual(each[("mysql", "status_each")][1], [name, name] * 3)
+        for key in ("postgres", "sqlite", "sqlserver"):
+            self.assertEqual(each[(key, "renewed_each")], (0, [], None), key)
+        # SQL Server: OUTPUT, and the lengths compared.
+        sql = each[("sqlserver", "renew_each")][2]
+        self.assertIn("OUTPUT inserted.name, inserted.owner, inserted.token", sql)
+        self.assertIn("DATALENGTH(l.owner) = DATALENGTH(v.owner)", sql)
 
     def test_deterministic(self):
         a = self.gen(outdir="a")
@@ -870,6 +989,144 @@ class Malformed(GenCase):
                                   "field",
                                   REL + ": row 'mysql', field 'acquire': empty statement")
         self.assertEqual(len(err.strip().splitlines()), 2, err)
+
+    def test_each_missing_construct(self):
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = ("SELECT name, owner, token, acquired_at_ms, "
+                                         "expires_at_ms, {now}, data FROM {table} "
+                                         "WHERE name = :name")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': a batched statement "
+                            "needs one '{each: ...}'")
+
+    def test_each_twice(self):
+        rows = self.rows()
+        rows["postgres"]["status_each"] = own(rows, "postgres", "status_each").replace(
+            "IN ({each: :name})", "IN ({each: :name}) OR name IN ({each: :name})")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'postgres', field 'status_each': 2 '{each: ...}'")
+
+    def test_each_outside_batched_statement(self):
+        rows = self.rows()
+        rows["sqlite"]["status"] = ("SELECT owner, token, acquired_at_ms, expires_at_ms, {now}, "
+                                    "data FROM {table} WHERE name IN ({each: :name})")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status': '{each: ...}' is only "
+                            "allowed in a batched statement")
+
+    def test_each_item_parameters(self):
+        rows = self.rows()
+        rows["common"]["renew_each"] = rows["common"]["renew_each"].replace(
+            "(:name, :owner, :token)", "(:name, :owner, :tokn)")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'common', field 'renew_each': '{each: ...}': "
+                            "unknown parameter ':tokn'")
+        rows = self.rows()
+        rows["mysql"]["renewed_each"] = rows["mysql"]["renewed_each"].replace(
+            ", :token)})", ")})").replace(", token)", ")")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'mysql', field 'renewed_each': '{each: ...}': "
+                            "missing parameter :token")
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{each: :name}", "{each: :name, :ttl_ms}")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
+                            "unexpected parameter :ttl_ms")
+
+    def test_each_head_parameters(self):
+        # The ttl is bound once, outside the items; a renew without it
+        # could not write an expiry.
+        rows = self.rows()
+        rows["sqlite"]["renew_each"] = own(rows, "sqlite", "renew_each").replace(
+            "{now} + :ttl_ms", "{now} + 1000")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'renew_each': missing parameter "
+                            ":ttl_ms")
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "WHERE ", "WHERE owner <> :owner AND ")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': unexpected parameter "
+                            ":owner")
+
+    def test_each_item_takes_no_placeholder(self):
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{each: :name}", "{each: :name, {now}}")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': '{each: ...}' at "
+                            "offset")
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{each: :name}", "{each: }")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': '{each: ...}' is empty")
+
+    def test_each_without_table(self):
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{table}", "sys_job_lease")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': statement does not "
+                            "use {table}")
+
+    def test_batch_max_within_max_params(self):
+        # 1 + 400 * 3 parameters do not fit SQLite's 999.
+        rows = self.rows()
+        rows["sqlite"]["batch_max"] = 400
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'batch_max': 400 leases make "
+                            "renew_each bind 1201 parameters; max_params is 999")
+        # MariaDB binds 5 per hold: 2100 would not take 512 of them.
+        rows = self.rows()
+        rows["mysql"]["max_params"] = 2100
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'mysql', field 'batch_max': 512 leases make "
+                            "renew_each bind 2561 parameters; max_params is 2100")
+
+    def test_limit_and_flag_types(self):
+        rows = self.rows()
+        rows["sqlite"]["batch_max"] = "256"
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'batch_max': expected an integer, "
+                            "got a string")
+        rows = self.rows()
+        rows["postgres"]["max_params"] = 0
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'postgres', field 'max_params': 0: must be at least 1")
+        rows = self.rows()
+        rows["sqlite"]["renew_each_returns"] = 1
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'renew_each_returns': expected a "
+                            "boolean, got an integer")
+        rows = self.rows()
+        rows["sqlite"]["batch_max"] = True
+        self.assertRejected(dump_toml(rows), "field 'batch_max': expected an integer, got a "
+                            "boolean")
+
+    def test_renewed_each_only_without_returning(self):
+        # A dialect that can only count must say how to find the renewed
+        # rows; one whose renew returns them must not carry a statement
+        # that is never sent.
+        rows = self.rows()
+        del rows["mysql"]["renewed_each"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'mysql', field 'renewed_each': missing required field")
+        rows = self.rows()
+        rows["sqlite"]["renewed_each"] = rows["mysql"]["renewed_each"]
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'renewed_each': not used: "
+                            "renew_each_returns is true")
+        # A dialect that turns the flag off and gives the read generates.
+        rows = self.rows()
+        rows["sqlite"]["renew_each_returns"] = False
+        rows["sqlite"]["renewed_each"] = (
+            "SELECT name, owner, token FROM {table} WHERE (name, owner, token) IN "
+            "(VALUES {each: (:name, :owner, :token)}) AND expires_at_ms > {now}")
+        self.assertEqual(self.gen(dump_toml(rows)).returncode, 0)
+        each = self.batched(self.probe())
+        self.assertEqual(each[("sqlite", "renewed_each")][1], [0, 1, 3] * 3)
 
     def test_no_rows(self):
         self.assertRejected("# nothing\n", REL + ": no dialect rows")

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lease.h"
+#include "lease_impl.h"
 #include "platform.h"
 
 #include "testutil.h"
@@ -1001,6 +1003,469 @@ static void test_redaction_table(void)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Batched statements (lease_each.c)                                    */
+/* ------------------------------------------------------------------ */
+
+/* More than 64, and not a power of two: the chunk is padded. */
+#define MANY 70
+
+typedef struct many {
+    const char *t;
+    char names[MANY][16];
+    sqlease_lease *l[MANY];
+    sqle_each each[MANY];
+    int64_t token[MANY];
+} many;
+
+/* MANY rows in a fresh table, each held by a lease of its own. */
+static void many_hold(many *m, int64_t ttl)
+{
+    const char *names[MANY];
+    sqlease_lease_info info;
+    sqlease_error err;
+    size_t i;
+
+    memset(m, 0, sizeof *m);
+    m->t = tu_table();
+    for (i = 0; i < MANY; i++) {
+        snprintf(m->names[i], sizeof m->names[i], "n%02zu", i);
+        names[i] = m->names[i];
+    }
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, m->t, names, MANY, &err), SQLEASE_OK);
+    for (i = 0; i < MANY; i++) {
+        m->l[i] = make(m->t, m->names[i], i % 2 ? "owner-a" : "owner-b", ttl);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(m->l[i], &info, &err), SQLEASE_OK);
+        m->token[i] = info.token;
+        m->each[i].lease = m->l[i];
+        m->each[i].rc = -1;
+    }
+}
+
+static void many_free(many *m)
+{
+    size_t i;
+
+    for (i = 0; i < MANY; i++)
+        sqlease_lease_free(m->l[i]);
+    tu_drop(db, m->t);
+}
+
+static int is_mysql(void)
+{
+    return strcmp(sqlease_db_dialect(db), "mysql") == 0;
+}
+
+/* The database clock, once it has moved past every expiry the takes
+ * wrote minus the ttl (so a renew now writes a later expiry). */
+static int64_t clock_after_takes(many *m, int64_t ttl)
+{
+    sqlease_error err;
+    int64_t past = 0, now = 0;
+    size_t i;
+
+    CU_ASSERT_EQUAL_FATAL(sqle_lease_status_each(m->each, MANY, 0, &err), SQLEASE_OK);
+    for (i = 0; i < MANY; i++)
+        if (m->each[i].info.expires_at_ms - ttl > past)
+            past = m->each[i].info.expires_at_ms - ttl;
+    CU_ASSERT_FATAL(tu_await(clock_past, &past, 3000));
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+    return now;
+}
+
+static void test_renew_each_one_statement(void)
+{
+    many m;
+    sqlease_error err;
+    sqlease_fence f;
+    uint64_t before, per[MANY];
+    int64_t now;
+    size_t i;
+    int rc;
+
+    many_hold(&m, 30000);
+    now = clock_after_takes(&m, 30000);
+    for (i = 0; i < MANY; i++)
+        per[i] = sqle_lease_statements(m.l[i]);
+    before = sqlease_db_statements(db);
+    rc = sqle_lease_renew_each(m.each, MANY, 0, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "renew_each: %s\n", err.message);
+    CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+    /* 70 leases in one chunk (batch_max is 256 or more): one statement. */
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
+    for (i = 0; i < MANY; i++) {
+        CU_ASSERT_EQUAL(m.each[i].rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(m.each[i].info.token, m.token[i]);
+        CU_ASSERT_EQUAL(m.each[i].info.mine, 1);
+        CU_ASSERT_STRING_EQUAL(m.each[i].info.owner, i % 2 ? "owner-a" : "owner-b");
+        /* The lease's own counter: one statement carried it. */
+        CU_ASSERT_EQUAL(sqle_lease_statements(m.l[i]) - per[i], 1);
+        SQLEASE_FENCE_INIT(&f);
+        CU_ASSERT_EQUAL(sqlease_lease_fence(m.l[i], &f, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(f.token, m.token[i]);
+    }
+    /* The renew wrote every expiry from the clock read after the takes. */
+    CU_ASSERT_EQUAL(sqle_lease_status_each(m.each, MANY, 0, &err), SQLEASE_OK);
+    for (i = 0; i < MANY; i++) {
+        CU_ASSERT_EQUAL(m.each[i].rc, SQLEASE_OK);
+        CU_ASSERT(m.each[i].info.expires_at_ms >= now + 30000);
+        CU_ASSERT_EQUAL(m.each[i].info.token, m.token[i]);
+        CU_ASSERT_EQUAL(m.each[i].info.mine, 1);
+    }
+    /* A single renew of one of them still works, with the same token. */
+    {
+        sqlease_lease_info info;
+        CU_ASSERT_EQUAL(sqlease_lease_acquire(m.l[3], &info, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(info.token, m.token[3]);
+    }
+    many_free(&m);
+}
+
+/* One hold stolen and one expired in the table: exactly those two are
+ * lost.  MySQL/MariaDB count 68 of 70 and read which, in a second
+ * statement. */
+static void test_renew_each_exact_losses(void)
+{
+    many m;
+    sqlease_error err;
+    sqlease_fence f;
+    char sql[256];
+    uint64_t before;
+    int64_t rows = -1;
+    size_t i;
+    int rc;
+
+    many_hold(&m, 30000);
+    /* A statement whose every hold is gone: no row renewed, no row
+     * returned, and that is an answer (not held), not an error. */
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = '', expires_at_ms = 0 WHERE name = 'n05'",
+             m.t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    before = sqlease_db_statements(db);
+    rc = sqle_lease_renew_each(m.each + 5, 1, 0, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "renew_each of a lost hold: %s\n", err.message);
+    CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(m.each[5].rc, SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, is_mysql() ? 2 : 1);
+    snprintf(sql, sizeof sql,
+             "UPDATE %s SET owner = 'thief', token = token + 1 WHERE name = 'n17'", m.t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    snprintf(sql, sizeof sql, "UPDATE %s SET expires_at_ms = 1 WHERE name = 'n42'", m.t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_renew_each(m.each, MANY, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, is_mysql() ? 2 : 1);
+    for (i = 0; i < MANY; i++) {
+        int lost = i == 5 || i == 17 || i == 42;
+        CU_ASSERT_EQUAL(m.each[i].rc, lost ? SQLEASE_NOT_HELD : SQLEASE_OK);
+        SQLEASE_FENCE_INIT(&f);
+        /* A loss forgets the held token, as a lost renew does. */
+        CU_ASSERT_EQUAL(sqlease_lease_fence(m.l[i], &f, &err),
+                        lost ? SQLEASE_NOT_HELD : SQLEASE_OK);
+    }
+    /* The expired row was not renewed by the batch either. */
+    CU_ASSERT_EQUAL(sqle_lease_status_each(m.each, MANY, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(m.each[42].info.held, 0);
+    CU_ASSERT_EQUAL(m.each[42].info.expires_at_ms, 1);
+    CU_ASSERT_STRING_EQUAL(m.each[17].info.owner, "thief");
+    CU_ASSERT_EQUAL(m.each[17].info.mine, 0);
+    /* Next heartbeat: the two lost ones send nothing, the rest renew in
+     * one statement whose count is complete (no second one anywhere). */
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_renew_each(m.each, MANY, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
+    for (i = 0; i < MANY; i++)
+        CU_ASSERT_EQUAL(m.each[i].rc,
+                        i == 5 || i == 17 || i == 42 ? SQLEASE_NOT_HELD : SQLEASE_OK);
+    many_free(&m);
+}
+
+/* Chunks of at most 8: ceil(70 / 8) = 9 statements, every lease in one. */
+static void test_renew_each_chunks(void)
+{
+    many m;
+    sqlease_error err;
+    char sql[256];
+    uint64_t before, per[MANY];
+    int64_t rows = -1;
+    size_t i;
+
+    many_hold(&m, 30000);
+    for (i = 0; i < MANY; i++)
+        per[i] = sqle_lease_statements(m.l[i]);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_renew_each_max(m.each, MANY, 0, 8, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, (MANY + 7) / 8);
+    for (i = 0; i < MANY; i++) {
+        CU_ASSERT_EQUAL(m.each[i].rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(sqle_lease_statements(m.l[i]) - per[i], 1);
+    }
+    /* A loss in the last chunk (6 leases, padded to 8): only its chunk
+     * needs the second statement on MySQL/MariaDB. */
+    snprintf(sql, sizeof sql,
+             "UPDATE %s SET owner = 'thief', token = token + 1 WHERE name = 'n66'", m.t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_renew_each_max(m.each, MANY, 0, 8, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, (MANY + 7) / 8 + (is_mysql() ? 1 : 0));
+    for (i = 0; i < MANY; i++)
+        CU_ASSERT_EQUAL(m.each[i].rc, i == 66 ? SQLEASE_NOT_HELD : SQLEASE_OK);
+    /* Chunks of 3 (not a power of two) and of 1. */
+    CU_ASSERT_EQUAL(sqle_lease_renew_each_max(m.each, MANY, 0, 3, &err), SQLEASE_OK);
+    for (i = 0; i < MANY; i++)
+        CU_ASSERT_EQUAL(m.each[i].rc, i == 66 ? SQLEASE_NOT_HELD : SQLEASE_OK);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_status_each_max(m.each, MANY, 0, 1, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, MANY);
+    for (i = 0; i < MANY; i++) {
+        CU_ASSERT_EQUAL(m.each[i].rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(m.each[i].info.mine, i != 66);
+    }
+    many_free(&m);
+}
+
+/* The same lease twice, and a handle that believes in a hold under a
+ * look-alike owner id: the duplicate is renewed once (a complete count on
+ * MySQL/MariaDB), the look-alike is not a hold. */
+static void test_renew_each_duplicates_and_look_alikes(void)
+{
+    const char *t = tu_table();
+    const char *names[2] = { "job", "other" };
+    sqlease_lease *a, *fake, *b;
+    sqlease_lease_info info;
+    sqle_each each[4];
+    sqlease_error err;
+    uint64_t before;
+
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, names, 2, &err), SQLEASE_OK);
+    a = make(t, "job", "worker", 30000);
+    fake = make(t, "job", "worker ", 30000);
+    b = make(t, "other", "WORKER", 30000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    fake->held_token = info.token; /* as if it had proved a's hold */
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_OK);
+    memset(each, 0, sizeof each);
+    each[0].lease = a;
+    each[1].lease = fake;
+    each[2].lease = b;
+    each[3].lease = a;
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_renew_each(each, 4, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[0].rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[1].rc, SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(each[2].rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[3].rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, is_mysql() ? 2 : 1);
+    CU_ASSERT_EQUAL(fake->held_token, -1);
+    /* Without the look-alike, the duplicate alone: a complete count. */
+    each[1].lease = b;
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_renew_each(each, 4, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
+    CU_ASSERT(each[0].rc == SQLEASE_OK && each[1].rc == SQLEASE_OK && each[2].rc == SQLEASE_OK &&
+              each[3].rc == SQLEASE_OK);
+    /* A batch must be one table and one ttl: EINVAL for all, nothing
+     * sent. */
+    {
+        sqlease_lease *x = make(t, "job", "owner-x", 20000);
+        each[1].lease = x;
+        before = sqlease_db_statements(db);
+        CU_ASSERT_EQUAL(sqle_lease_renew_each(each, 4, 0, &err), SQLEASE_EINVAL);
+        CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 0);
+        CU_ASSERT(each[0].rc == SQLEASE_EINVAL && each[3].rc == SQLEASE_EINVAL);
+        sqlease_lease_free(x);
+    }
+    sqlease_lease_free(a);
+    sqlease_lease_free(fake);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
+/* One read for rows held by this handle, by another, free, expired and
+ * missing. */
+static void test_status_each_mix(void)
+{
+    const char *t = tu_table();
+    const char *names[4] = { "mine", "theirs", "free", "expired" };
+    sqlease_options o;
+    sqlease_lease *l[5], *other, *gone;
+    sqlease_lease_info info;
+    sqle_each each[5];
+    sqlease_error err;
+    char sql[256];
+    int64_t rows = -1, mine_token, their_token, free_token, now = 0;
+    uint64_t before, per;
+    size_t i;
+
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, names, 4, &err), SQLEASE_OK);
+    tu_options(&o, t, "mine", "me", 30000, 7500, 15000, 3750);
+    o.data = "10.0.0.5:8080";
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&l[0], db, &o, &err), SQLEASE_OK);
+    l[1] = make(t, "theirs", "me", 30000);
+    l[2] = make(t, "free", "me", 30000);
+    l[3] = make(t, "expired", "me", 30000);
+    l[4] = make(t, "ghost", "me", 30000);
+    other = make(t, "theirs", "them", 30000);
+    gone = make(t, "expired", "them", 30000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(l[0], &info, &err), SQLEASE_OK);
+    mine_token = info.token;
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(other, &info, &err), SQLEASE_OK);
+    their_token = info.token;
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_status(l[2], &info, &err), SQLEASE_OK);
+    free_token = info.token;
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(gone, &info, &err), SQLEASE_OK);
+    snprintf(sql, sizeof sql, "UPDATE %s SET expires_at_ms = 1 WHERE name = 'expired'", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    memset(each, 0, sizeof each);
+    for (i = 0; i < 5; i++)
+        each[i].lease = l[i];
+    per = sqle_lease_statements(l[4]);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_status_each(each, 5, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
+    CU_ASSERT_EQUAL(sqle_lease_statements(l[4]) - per, 1);
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+
+    CU_ASSERT_EQUAL(each[0].rc, SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(each[0].info.owner, "me");
+    CU_ASSERT_EQUAL(each[0].info.token, mine_token);
+    CU_ASSERT_EQUAL(each[0].info.held, 1);
+    CU_ASSERT_EQUAL(each[0].info.mine, 1);
+    CU_ASSERT_STRING_EQUAL(each[0].info.data, "10.0.0.5:8080");
+    CU_ASSERT(each[0].info.db_now_ms > 1600000000000LL && each[0].info.db_now_ms <= now);
+    CU_ASSERT(each[0].info.expires_at_ms - each[0].info.db_now_ms > 25000);
+
+    CU_ASSERT_EQUAL(each[1].rc, SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(each[1].info.owner, "them");
+    CU_ASSERT_EQUAL(each[1].info.token, their_token);
+    CU_ASSERT_EQUAL(each[1].info.held, 1);
+    CU_ASSERT_EQUAL(each[1].info.mine, 0);
+    CU_ASSERT_STRING_EQUAL(each[1].info.data, "");
+
+    CU_ASSERT_EQUAL(each[2].rc, SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(each[2].info.owner, "");
+    CU_ASSERT_EQUAL(each[2].info.token, free_token);
+    CU_ASSERT_EQUAL(each[2].info.held, 0);
+    CU_ASSERT_EQUAL(each[2].info.expires_at_ms, 0);
+
+    CU_ASSERT_EQUAL(each[3].rc, SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(each[3].info.owner, "them");
+    CU_ASSERT_EQUAL(each[3].info.held, 0);
+    CU_ASSERT_EQUAL(each[3].info.expires_at_ms, 1);
+
+    CU_ASSERT_EQUAL(each[4].rc, SQLEASE_ENOROW);
+    CU_ASSERT_EQUAL(each[4].info.token, 0);
+    CU_ASSERT_STRING_EQUAL(each[4].info.owner, "");
+
+    /* Every row read with one clock reading where the clock is volatile
+     * (PostgreSQL reads it once, in FROM), and one instant elsewhere. */
+    CU_ASSERT_EQUAL(each[0].info.db_now_ms, each[1].info.db_now_ms);
+    CU_ASSERT_EQUAL(each[0].info.db_now_ms, each[2].info.db_now_ms);
+
+    for (i = 0; i < 5; i++)
+        sqlease_lease_free(l[i]);
+    sqlease_lease_free(other);
+    sqlease_lease_free(gone);
+    tu_drop(db, t);
+}
+
+/* The take after a batched read: a free row is taken with token + 1; a
+ * row that changed since the read is not; a read that showed a live hold
+ * sends nothing. */
+static void test_take_seen(void)
+{
+    const char *t = tu_table();
+    const char *names[2] = { "a", "b" };
+    sqlease_lease *fa, *fb, *rival;
+    sqlease_lease_info info;
+    sqle_each each[2];
+    sqlease_error err;
+    uint64_t before;
+    int taken = -1;
+
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, names, 2, &err), SQLEASE_OK);
+    fa = make(t, "a", "follower", 30000);
+    fb = make(t, "b", "follower", 30000);
+    rival = make(t, "b", "rival", 30000);
+    memset(each, 0, sizeof each);
+    each[0].lease = fa;
+    each[1].lease = fb;
+    CU_ASSERT_EQUAL_FATAL(sqle_lease_status_each(each, 2, 0, &err), SQLEASE_OK);
+    CU_ASSERT(each[0].rc == SQLEASE_OK && each[1].rc == SQLEASE_OK);
+    CU_ASSERT(!each[0].info.held && !each[1].info.held);
+
+    /* a: free since the read, taken in one statement, token + 1. */
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_take_seen(fa, &each[0].info, 0, &info, &taken, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1);
+    CU_ASSERT_EQUAL(taken, 1);
+    CU_ASSERT_EQUAL(info.token, each[0].info.token + 1);
+    CU_ASSERT_STRING_EQUAL(info.owner, "follower");
+    CU_ASSERT_EQUAL(info.mine, 1);
+    /* It now holds that token: the batched renew renews it. */
+    CU_ASSERT_EQUAL(sqle_lease_renew_each(each, 1, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[0].rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[0].info.token, info.token);
+
+    /* b: a rival takes it between the read and the take. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(rival, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, each[1].info.token + 1);
+    taken = -1;
+    CU_ASSERT_EQUAL(sqle_lease_take_seen(fb, &each[1].info, 0, &info, &taken, &err),
+                    SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(taken, 0);
+    CU_ASSERT_EQUAL(sqlease_lease_status(fb, &info, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(info.owner, "rival");
+
+    /* A read that shows the rival's live hold: nothing is sent. */
+    CU_ASSERT_EQUAL_FATAL(sqle_lease_status_each(each + 1, 1, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[1].info.held, 1);
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_take_seen(fb, &each[1].info, 0, &info, &taken, &err),
+                    SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 0);
+    CU_ASSERT_STRING_EQUAL(info.owner, "rival");
+    CU_ASSERT_EQUAL(taken, 0);
+
+    sqlease_lease_free(fa);
+    sqlease_lease_free(fb);
+    sqlease_lease_free(rival);
+    tu_drop(db, t);
+}
+
+/* A failed statement answers every lease it carried, and the ones after
+ * it, with its status: an error, not a loss (the holds are kept). */
+static void test_each_failure(void)
+{
+    many m;
+    sqlease_error err;
+    sqlease_fence f;
+    int rc;
+    size_t i;
+
+    many_hold(&m, 30000);
+    tu_drop(db, m.t);
+    rc = sqle_lease_renew_each_max(m.each, MANY, 0, 16, &err);
+    CU_ASSERT_EQUAL(rc, SQLEASE_ENOTABLE);
+    CU_ASSERT_EQUAL(err.status, SQLEASE_ENOTABLE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, m.t));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease migrate"));
+    for (i = 0; i < MANY; i++) {
+        CU_ASSERT_EQUAL(m.each[i].rc, SQLEASE_ENOTABLE);
+        SQLEASE_FENCE_INIT(&f);
+        CU_ASSERT_EQUAL(sqlease_lease_fence(m.l[i], &f, &err), SQLEASE_OK);
+    }
+    rc = sqle_lease_status_each(m.each, MANY, 0, &err);
+    CU_ASSERT_EQUAL(rc, SQLEASE_ENOTABLE);
+    for (i = 0; i < MANY; i++)
+        CU_ASSERT_EQUAL(m.each[i].rc, SQLEASE_ENOTABLE);
+    many_free(&m);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("lease", NULL, NULL);
@@ -1028,6 +1493,15 @@ static void add(void)
     CU_add_test(s, "names, owners and tables are checked up front",
                 test_names_owners_tables_checked);
     CU_add_test(s, "redaction: PWD-suffixed keys, blanks before '='", test_redaction_table);
+    CU_add_test(s, "batched renew: 70 leases, one statement", test_renew_each_one_statement);
+    CU_add_test(s, "batched renew: exactly the stolen and the expired hold are lost",
+                test_renew_each_exact_losses);
+    CU_add_test(s, "batched renew and read split into chunks", test_renew_each_chunks);
+    CU_add_test(s, "batched renew: duplicates, look-alike owners, mixed batches",
+                test_renew_each_duplicates_and_look_alikes);
+    CU_add_test(s, "batched read: held, free, expired and missing rows", test_status_each_mix);
+    CU_add_test(s, "take after a batched read", test_take_seen);
+    CU_add_test(s, "a failed batch answers every lease with the error", test_each_failure);
 }
 
 int main(void)

@@ -1,0 +1,599 @@
+/*
+ * lease_each.c -- many leases of one table answered by one statement per
+ * chunk: the holders' renews, and the followers' reads.
+ *
+ * A process that holds a thousand leases on one connection would
+ * otherwise send a thousand renews per heartbeat, each a round trip and
+ * (on SQLite) a durable commit.  These statements carry up to the
+ * dialect's batch_max leases each, built from the dialect table's
+ * batched statements ({each: ...}, see templates/dialects.toml), and
+ * still give every lease its own exact answer:
+ *
+ *   - A renew returns the name, owner and token of each row it renewed
+ *     (RETURNING, OUTPUT), and a hold is renewed exactly when its triple
+ *     comes back.  A dialect whose UPDATE cannot return rows
+ *     (MySQL/MariaDB) answers with the count; a count equal to the number
+ *     of distinct holds means all were renewed, and only a count short of
+ *     it costs a second statement, the read of which holds are live now
+ *     (a hold the renew missed cannot come back: a take changes the
+ *     token).
+ *   - A read returns each row with the name first; a name without a row
+ *     is the lease's ENOROW.
+ *
+ * The number of leases a statement carries is padded up to a power of
+ * two (at most batch_max) by repeating the last one: the ODBC layer
+ * keeps a prepared statement per distinct text, and this bounds the
+ * texts to a handful per table.  A hold or a name listed twice matches
+ * its row once.
+ *
+ * Each lease's own statement counter counts every statement that carried
+ * it, so sqlease_state.statements still says what the lease cost; the
+ * handle's counter (sqlease_db_statements) counts each statement once.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "internal.h"
+#include "lease.h"
+#include "lease_impl.h"
+
+const char *sqle_lease_table(const sqlease_lease *l)
+{
+    return l->table;
+}
+
+int64_t sqle_lease_ttl(const sqlease_lease *l)
+{
+    return l->ttl_ms;
+}
+
+/* ------------------------------------------------------------------ */
+/* Building a batched statement                                         */
+/* ------------------------------------------------------------------ */
+
+/* A lease's part in a statement: the values its item binds. */
+static void lease_params(const sqlease_lease *l, db_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->name = l->name;
+    p->owner = l->owner;
+    p->ttl_ms = l->ttl_ms;
+    p->token = l->held_token;
+    p->data = l->data;
+}
+
+/* Bind one part's markers from `p`, appending to binds[*nb]. */
+static int bind_part(const sqle_stmt *part, const db_params *p, db_bind *binds, size_t *nb,
+                     sqlease_error *err)
+{
+    size_t i;
+
+    for (i = 0; i < part->nparams; i++) {
+        if (sqle_db_param_bind(p, part->params[i], &binds[*nb]) != 0)
+            return sqle_fail(err, SQLEASE_EINVAL, "batched statement: unknown parameter %d",
+                             (int)part->params[i]);
+        (*nb)++;
+    }
+    return SQLEASE_OK;
+}
+
+/*
+ * The text and the bound values of `st` for the leases ls[0..n-1],
+ * padded to `padded` items with the last lease.  *sql (malloc'd, {table}
+ * substituted) and *binds (malloc'd; text values point into the leases)
+ * are the caller's to free.
+ */
+static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *ls, size_t n,
+                 size_t padded, char **sql, db_bind **binds, size_t *nbinds, sqlease_error *err)
+{
+    size_t hl = strlen(st->head.sql), il = strlen(st->item.sql), sl = strlen(st->sep);
+    size_t tl = strlen(st->tail.sql);
+    size_t len = hl + padded * il + (padded - 1) * sl + tl + 1;
+    size_t nb = st->head.nparams + padded * st->item.nparams + st->tail.nparams;
+    char *text, *q;
+    db_params p;
+    size_t i;
+    int rc;
+
+    *sql = NULL;
+    *binds = NULL;
+    *nbinds = 0;
+    text = malloc(len);
+    *binds = malloc((nb > 0 ? nb : 1) * sizeof **binds);
+    if (text == NULL || *binds == NULL) {
+        free(text);
+        free(*binds);
+        *binds = NULL;
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    q = text;
+    memcpy(q, st->head.sql, hl);
+    q += hl;
+    for (i = 0; i < padded; i++) {
+        if (i > 0) {
+            memcpy(q, st->sep, sl);
+            q += sl;
+        }
+        memcpy(q, st->item.sql, il);
+        q += il;
+    }
+    memcpy(q, st->tail.sql, tl + 1);
+
+    /* The head and the tail bind what is the same for every lease (the
+     * ttl): from the first. */
+    lease_params(ls[0]->lease, &p);
+    rc = bind_part(&st->head, &p, *binds, nbinds, err);
+    for (i = 0; i < padded && rc == SQLEASE_OK; i++) {
+        lease_params(ls[i < n ? i : n - 1]->lease, &p);
+        rc = bind_part(&st->item, &p, *binds, nbinds, err);
+    }
+    if (rc == SQLEASE_OK) {
+        lease_params(ls[0]->lease, &p);
+        rc = bind_part(&st->tail, &p, *binds, nbinds, err);
+    }
+    if (rc == SQLEASE_OK) {
+        *sql = sqle_sql_for_table(text, table);
+        if (*sql == NULL)
+            rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    free(text);
+    if (rc != SQLEASE_OK) {
+        free(*binds);
+        *binds = NULL;
+        *nbinds = 0;
+    }
+    return rc;
+}
+
+/* Leases a chunk of k is sent as: the next power of two, at most max. */
+static size_t padded_size(size_t k, size_t max)
+{
+    size_t p = 1;
+
+    while (p < k)
+        p *= 2;
+    return p < max ? p : max;
+}
+
+/* The chunk size: the dialect's batch_max, or less when asked (`max`,
+ * 0: no limit of the caller's), and never more than its max_params
+ * allows for this statement. */
+static size_t chunk_max(const sqle_dialect *d, const sqle_each_stmt *st, size_t max)
+{
+    size_t c = d->batch_max > 0 ? d->batch_max : 1;
+    size_t fixed = st->head.nparams + st->tail.nparams;
+
+    if (max > 0 && max < c)
+        c = max;
+    if (st->item.nparams > 0 && d->max_params > fixed &&
+        c > (d->max_params - fixed) / st->item.nparams)
+        c = (d->max_params - fixed) / st->item.nparams;
+    return c > 0 ? c : 1;
+}
+
+/*
+ * Every lease of a batch must share the handle and the table (and, for a
+ * renew, the ttl, bound once): one statement cannot span two.  A batch
+ * that mixes them is the caller's mistake, answered with EINVAL for every
+ * lease before anything is sent.
+ */
+static int check_batch(sqle_each *each, size_t n, int same_ttl, const char *fn,
+                       sqlease_error *err)
+{
+    const sqlease_lease *first;
+    size_t i;
+
+    if (each == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "%s: each is NULL", fn);
+    first = each[0].lease;
+    for (i = 0; i < n; i++) {
+        const sqlease_lease *l = each[i].lease;
+        if (l == NULL || first == NULL || l->db != first->db ||
+            strcmp(l->table, first->table) != 0 || (same_ttl && l->ttl_ms != first->ttl_ms)) {
+            size_t j;
+            for (j = 0; j < n; j++)
+                each[j].rc = SQLEASE_EINVAL;
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "%s: lease %zu is NULL or not of the first one's handle, table%s",
+                             fn, i, same_ttl ? " and ttl" : "");
+        }
+    }
+    return SQLEASE_OK;
+}
+
+/* A failed statement: the leases it carried and the ones not sent yet
+ * get its status, with the lease that names the table explaining it. */
+static int fail_rest(sqle_each **ls, size_t from, size_t n, int rc, sqlease_error *err)
+{
+    size_t i;
+
+    if (from < n)
+        rc = sqle_lease_explain(ls[from]->lease, rc, err);
+    for (i = from; i < n; i++)
+        ls[i]->rc = rc;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The renew                                                            */
+/* ------------------------------------------------------------------ */
+
+/* A renewed row as the renew (or the follow-up read) returns it. */
+typedef struct hold_row {
+    char name[SQLEASE_MAX_NAME + 1];
+    char owner[SQLEASE_MAX_OWNER + 1];
+    int64_t token;
+} hold_row;
+
+static int cmp_hold(const char *name_a, const char *owner_a, int64_t token_a,
+                    const char *name_b, const char *owner_b, int64_t token_b)
+{
+    int c = strcmp(name_a, name_b);
+
+    if (c == 0)
+        c = strcmp(owner_a, owner_b);
+    if (c == 0)
+        c = token_a < token_b ? -1 : token_a > token_b;
+    return c;
+}
+
+static int cmp_hold_rows(const void *a, const void *b)
+{
+    const hold_row *x = a, *y = b;
+    return cmp_hold(x->name, x->owner, x->token, y->name, y->owner, y->token);
+}
+
+/* Holds in (name, owner, token) order: equal holds are neighbours. */
+static int cmp_each_hold(const void *a, const void *b)
+{
+    const sqlease_lease *x = (*(sqle_each *const *)a)->lease;
+    const sqlease_lease *y = (*(sqle_each *const *)b)->lease;
+    return cmp_hold(x->name, x->owner, x->held_token, y->name, y->owner, y->held_token);
+}
+
+/* Send `st` for ls[0..n-1] and fetch the holds it returns into rows
+ * (room for `padded`); *nrows gets how many came. */
+static int fetch_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_t padded,
+                       int64_t deadline, hold_row *rows, size_t *nrows, sqlease_error *err)
+{
+    sqlease_lease *l = ls[0]->lease;
+    db_out *out;
+    db_bind *binds = NULL;
+    size_t nb = 0, i;
+    char *sql = NULL;
+    int rc;
+
+    *nrows = 0;
+    out = calloc(padded * 3, sizeof *out);
+    if (out == NULL)
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    for (i = 0; i < padded; i++) {
+        out[i * 3].type = DB_TEXT;
+        out[i * 3].s = rows[i].name;
+        out[i * 3].cap = sizeof rows[i].name;
+        out[i * 3 + 1].type = DB_TEXT;
+        out[i * 3 + 1].s = rows[i].owner;
+        out[i * 3 + 1].cap = sizeof rows[i].owner;
+        out[i * 3 + 2].type = DB_INT64;
+        out[i * 3 + 2].i = &rows[i].token;
+    }
+    rc = build(st, l->table, ls, n, padded, &sql, &binds, &nb, err);
+    if (rc == SQLEASE_OK) {
+        for (i = 0; i < n; i++)
+            sqle_atomic_add(&ls[i]->lease->statements, 1);
+        rc = sqle_db_exec_rows_by(l->db, deadline, sql, binds, nb, out, 3, padded, nrows, err);
+    }
+    free(sql);
+    free(binds);
+    free(out);
+    return rc;
+}
+
+/* Send `st` for ls[0..n-1]; *rows gets the count it reports. */
+static int count_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_t padded,
+                       int64_t deadline, int64_t *rows, sqlease_error *err)
+{
+    sqlease_lease *l = ls[0]->lease;
+    db_bind *binds = NULL;
+    size_t nb = 0, i;
+    char *sql = NULL;
+    int rc;
+
+    rc = build(st, l->table, ls, n, padded, &sql, &binds, &nb, err);
+    if (rc == SQLEASE_OK) {
+        for (i = 0; i < n; i++)
+            sqle_atomic_add(&ls[i]->lease->statements, 1);
+        rc = sqle_db_exec_by(l->db, deadline, sql, binds, nb, NULL, 0, NULL, rows, err);
+    }
+    free(sql);
+    free(binds);
+    return rc;
+}
+
+/* Each lease of the chunk: renewed if its hold is among rows[0..nrows-1]. */
+static void mark_renewed(sqle_each **ls, size_t n, hold_row *rows, size_t nrows)
+{
+    size_t i;
+
+    qsort(rows, nrows, sizeof *rows, cmp_hold_rows);
+    for (i = 0; i < n; i++) {
+        const sqlease_lease *l = ls[i]->lease;
+        hold_row key;
+        snprintf(key.name, sizeof key.name, "%s", l->name);
+        snprintf(key.owner, sizeof key.owner, "%s", l->owner);
+        key.token = l->held_token;
+        ls[i]->rc = bsearch(&key, rows, nrows, sizeof *rows, cmp_hold_rows) != NULL
+                        ? SQLEASE_OK : SQLEASE_NOT_HELD;
+    }
+}
+
+/*
+ * One chunk of holds (sorted, so equal ones are neighbours): the renew,
+ * and on a dialect that only counts, the read of the live holds when the
+ * count is short of the distinct holds.  Sets each lease's rc, or returns
+ * a failure (rcs then untouched).
+ */
+static int renew_chunk(const sqle_dialect *d, sqle_each **ls, size_t n, size_t padded,
+                       int64_t deadline, sqlease_error *err)
+{
+    hold_row *rows;
+    size_t nrows = 0, distinct = 0, i;
+    int64_t count = -1;
+    int rc;
+
+    rows = calloc(padded, sizeof *rows);
+    if (rows == NULL)
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    if (d->renew_each_returns) {
+        rc = fetch_holds(&d->renew_each, ls, n, padded, deadline, rows, &nrows, err);
+        if (rc == SQLEASE_OK)
+            mark_renewed(ls, n, rows, nrows);
+        free(rows);
+        return rc;
+    }
+    rc = count_holds(&d->renew_each, ls, n, padded, deadline, &count, err);
+    for (i = 0; i < n; i++)
+        if (i == 0 || cmp_each_hold(&ls[i - 1], &ls[i]) != 0)
+            distinct++;
+    if (rc == SQLEASE_OK && count == (int64_t)distinct) {
+        for (i = 0; i < n; i++)
+            ls[i]->rc = SQLEASE_OK;
+    } else if (rc == SQLEASE_OK && count > (int64_t)distinct) {
+        rc = sqle_fail(err, SQLEASE_EROWCOUNT,
+                       "the renew of %zu leases reported %lld rows affected; expected at "
+                       "most %zu (is the name not the primary key?)",
+                       distinct, (long long)count, distinct);
+    } else if (rc == SQLEASE_OK) {
+        /* Some hold is gone (or the driver did not count): which? */
+        rc = fetch_holds(&d->renewed_each, ls, n, padded, deadline, rows, &nrows, err);
+        if (rc == SQLEASE_OK)
+            mark_renewed(ls, n, rows, nrows);
+    }
+    free(rows);
+    return rc;
+}
+
+int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
+                              sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+    const sqle_dialect *d;
+    sqle_each **ls;
+    size_t i, m = 0, cmax;
+    int rc = SQLEASE_OK;
+
+    sqle_err_clear(err);
+    if (n == 0)
+        return SQLEASE_OK;
+    rc = check_batch(each, n, 1, "renew_each", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    d = each[0].lease->d;
+    if (d->renew_each.head.sql == NULL ||
+        (!d->renew_each_returns && d->renewed_each.head.sql == NULL)) {
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_EDIALECT;
+        return sqle_fail(err, SQLEASE_EDIALECT, "dialect %s has no batched renew", d->key);
+    }
+    ls = malloc(n * sizeof *ls);
+    if (ls == NULL) {
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_ENOMEM;
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    /* A lease with no hold has nothing to renew: not held, and nothing
+     * sent for it. */
+    for (i = 0; i < n; i++) {
+        memset(&each[i].info, 0, sizeof each[i].info);
+        if (each[i].lease->held_token < 0)
+            each[i].rc = SQLEASE_NOT_HELD;
+        else
+            ls[m++] = &each[i];
+    }
+    if (deadline <= 0)
+        deadline = sqle_db_deadline(each[0].lease->db);
+    qsort(ls, m, sizeof *ls, cmp_each_hold);
+    cmax = chunk_max(d, &d->renew_each, max);
+    if (!d->renew_each_returns && chunk_max(d, &d->renewed_each, max) < cmax)
+        cmax = chunk_max(d, &d->renewed_each, max);
+    for (i = 0; i < m; i += cmax) {
+        size_t k = m - i < cmax ? m - i : cmax;
+        rc = renew_chunk(d, ls + i, k, padded_size(k, cmax), deadline, err);
+        if (rc != SQLEASE_OK) {
+            /* Not known either way: an error, not a loss; the holds are
+             * kept for the next try. */
+            rc = fail_rest(ls, i, m, rc, err);
+            break;
+        }
+    }
+    /* What sqle_lease_acquire's renew does with its answer. */
+    for (i = 0; i < n; i++) {
+        sqlease_lease *l = each[i].lease;
+        sqlease_lease_info *info = &each[i].info;
+        if (each[i].rc == SQLEASE_OK) {
+            l->proven_token = l->held_token;
+            info->size = sizeof *info;
+            snprintf(info->owner, sizeof info->owner, "%s", l->owner);
+            snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
+            info->token = l->held_token;
+            info->held = info->mine = 1;
+        } else if (each[i].rc == SQLEASE_NOT_HELD) {
+            l->held_token = -1;
+        }
+    }
+    free(ls);
+    return rc;
+}
+
+int sqle_lease_renew_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err)
+{
+    return sqle_lease_renew_each_max(each, n, deadline, 0, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* The read                                                             */
+/* ------------------------------------------------------------------ */
+
+/* status_each's columns: the name, then status's. */
+#define EACH_COLUMNS (1 + SQLE_ROW_COLUMNS)
+
+typedef struct name_row {
+    char name[SQLEASE_MAX_NAME + 1];
+    sqlease_lease_info info;
+} name_row;
+
+static int cmp_name_rows(const void *a, const void *b)
+{
+    return strcmp(((const name_row *)a)->name, ((const name_row *)b)->name);
+}
+
+static int cmp_name_key(const void *key, const void *row)
+{
+    return strcmp(key, ((const name_row *)row)->name);
+}
+
+static int cmp_each_name(const void *a, const void *b)
+{
+    return strcmp((*(sqle_each *const *)a)->lease->name, (*(sqle_each *const *)b)->lease->name);
+}
+
+/* One chunk of names: one read, every lease's info and rc from it. */
+static int status_chunk(const sqle_dialect *d, sqle_each **ls, size_t n, size_t padded,
+                        int64_t deadline, sqlease_error *err)
+{
+    sqlease_lease *first = ls[0]->lease;
+    name_row *rows;
+    db_out *out;
+    db_bind *binds = NULL;
+    size_t nb = 0, nrows = 0, i;
+    char *sql = NULL;
+    int rc;
+
+    rows = calloc(padded, sizeof *rows);
+    out = calloc(padded * EACH_COLUMNS, sizeof *out);
+    if (rows == NULL || out == NULL) {
+        free(rows);
+        free(out);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < padded; i++) {
+        db_out *o = out + i * EACH_COLUMNS;
+        o[0].type = DB_TEXT;
+        o[0].s = rows[i].name;
+        o[0].cap = sizeof rows[i].name;
+        sqle_lease_row_out(o + 1, &rows[i].info);
+    }
+    rc = build(&d->status_each, first->table, ls, n, padded, &sql, &binds, &nb, err);
+    if (rc == SQLEASE_OK) {
+        for (i = 0; i < n; i++)
+            sqle_atomic_add(&ls[i]->lease->statements, 1);
+        rc = sqle_db_exec_rows_by(first->db, deadline, sql, binds, nb, out, EACH_COLUMNS, padded,
+                                  &nrows, err);
+    }
+    for (i = 0; i < nrows && rc == SQLEASE_OK; i++) {
+        db_out *o = out + i * EACH_COLUMNS;
+        rows[i].info.size = sizeof rows[i].info;
+        if (o[0].is_null)
+            rows[i].name[0] = '\0';
+        rc = sqle_lease_row_finish(o + 1, &rows[i].info, d->now_ms, err);
+    }
+    if (rc == SQLEASE_OK) {
+        qsort(rows, nrows, sizeof *rows, cmp_name_rows);
+        for (i = 0; i < n; i++) {
+            sqlease_lease *l = ls[i]->lease;
+            sqlease_lease_info *info = &ls[i]->info;
+            const name_row *r = bsearch(l->name, rows, nrows, sizeof *rows, cmp_name_key);
+            if (r == NULL) {
+                memset(info, 0, sizeof *info);
+                ls[i]->rc = SQLEASE_ENOROW;
+                continue;
+            }
+            *info = r->info;
+            info->mine = info->held && l->held_token >= 0 && info->token == l->held_token &&
+                         strcmp(info->owner, l->owner) == 0;
+            ls[i]->rc = SQLEASE_OK;
+        }
+    }
+    free(sql);
+    free(binds);
+    free(out);
+    free(rows);
+    return rc;
+}
+
+int sqle_lease_status_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
+                               sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+    const sqle_dialect *d;
+    sqle_each **ls;
+    size_t i, cmax;
+    int rc = SQLEASE_OK;
+
+    sqle_err_clear(err);
+    if (n == 0)
+        return SQLEASE_OK;
+    rc = check_batch(each, n, 0, "status_each", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    d = each[0].lease->d;
+    for (i = 0; i < n; i++)
+        memset(&each[i].info, 0, sizeof each[i].info);
+    if (d->status_each.head.sql == NULL) {
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_EDIALECT;
+        return sqle_fail(err, SQLEASE_EDIALECT, "dialect %s has no batched read", d->key);
+    }
+    ls = malloc(n * sizeof *ls);
+    if (ls == NULL) {
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_ENOMEM;
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++)
+        ls[i] = &each[i];
+    if (deadline <= 0)
+        deadline = sqle_db_deadline(each[0].lease->db);
+    qsort(ls, n, sizeof *ls, cmp_each_name);
+    cmax = chunk_max(d, &d->status_each, max);
+    for (i = 0; i < n; i += cmax) {
+        size_t k = n - i < cmax ? n - i : cmax;
+        rc = status_chunk(d, ls + i, k, padded_size(k, cmax), deadline, err);
+        if (rc != SQLEASE_OK) {
+            rc = fail_rest(ls, i, n, rc, err);
+            break;
+        }
+    }
+    free(ls);
+    return rc;
+}
+
+int sqle_lease_status_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err)
+{
+    return sqle_lease_status_each_max(each, n, deadline, 0, err);
+}

@@ -1,0 +1,63 @@
+/*
+ * lease_impl.h -- the lease handle itself, and what the one-lease
+ * statements (lease.c) share with the batched ones (lease_each.c): both
+ * read and write the same hold, and read rows the same way.  Only those
+ * two files include it; everything else sees the handle through lease.h
+ * and sqlease.h.
+ */
+#ifndef SQLEASE_LEASE_IMPL_H
+#define SQLEASE_LEASE_IMPL_H
+
+#include "db.h"
+#include "lease.h"
+
+struct sqlease_lease {
+    sqlease_db *db;
+    const sqle_dialect *d;
+    char *table;
+    char *name;
+    char *owner;
+    char *data;      /* what the take publishes; NULL: nothing */
+    int64_t ttl_ms;
+    int64_t min_hold_ms;  /* what sqlease_lease_release keeps the row for */
+    int64_t retry_ms; /* between tries of sqlease_lease_acquire_wait */
+    /* {table} already substituted, built once. */
+    char *sql_acquire;
+    char *sql_renew;
+    char *sql_release;
+    char *sql_release_force;
+    char *sql_status;
+    char *sql_fence;
+    /* Token of the hold this handle believes it has (what it renews), or
+     * -1. */
+    int64_t held_token;
+    /* Token of the hold this handle last proved, kept after a failed
+     * renew or sqle_lease_forget, so that a release can still give that hold
+     * up; -1 if it never held.  A release is scoped to it. */
+    int64_t proven_token;
+    /* The deadline (sqle_mono_ms) shared by every statement of the
+     * call in progress: a public call answers within one bound, however
+     * many statements it sends. */
+    int64_t deadline;
+    sqle_atomic_u64 statements;
+};
+
+/* The status statement's columns: owner, token, acquired_at_ms,
+ * expires_at_ms, the clock, data (status_each reads the name before
+ * them). */
+#define SQLE_ROW_COLUMNS 6
+
+/* Point out[0..SQLE_ROW_COLUMNS-1] at the fields of `info`. */
+void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);
+
+/* After a row was fetched through sqle_lease_row_out: NULL text reads as
+ * "", a clock that is not a positive time is an error (now_expr names it),
+ * and `held` says whether some owner holds an unexpired lease. */
+int sqle_lease_row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
+                          sqlease_error *err);
+
+/* A missing table said as a broken installation: which table, and what to
+ * run.  Returns rc. */
+int sqle_lease_explain(const sqlease_lease *l, int rc, sqlease_error *err);
+
+#endif
