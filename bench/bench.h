@@ -33,6 +33,9 @@ enum {
     PH_ALL = 63
 };
 
+/* --leases: how many counts one run may measure. */
+#define BENCH_LEASES_MAX 8
+
 typedef struct bench_cfg {
     const char *conn;       /* connection string or DSN */
     const char *dialect;    /* forced dialect, or NULL to detect */
@@ -40,8 +43,9 @@ typedef struct bench_cfg {
     int json;
     int verbose;
     unsigned phases;        /* PH_* bits */
-    int leases;             /* leases_1000: how many leases */
-    double leases_s;        /* leases_1000: measured seconds */
+    int leases[BENCH_LEASES_MAX]; /* leases_N: each N measured in turn */
+    int n_leases;
+    double leases_s;        /* leases_N: measured seconds */
     double leases_start_budget_s; /* stop starting more after this long */
     int samples;            /* latency: samples of each kind */
     int min_samples;        /* latency: ... at least, however long they take */
@@ -51,6 +55,23 @@ typedef struct bench_cfg {
     double stmts_s;         /* statements per tick: measured seconds */
     double idle_s;          /* idle CPU: measured seconds */
 } bench_cfg;
+
+/* One many-leases measurement (leases_N): N supervisors on one handle. */
+typedef struct bench_many {
+    int requested;            /* N */
+    int leases;               /* started within the start budget */
+    int missed_deadlines;     /* in the hold window */
+    int missed_during_start;  /* deadline/lost stops while the others were being started */
+    int missed_during_stop;   /* ... while they were being stopped */
+    int not_holding;          /* at the end of the hold window */
+    int threads;              /* the process's, in the hold window */
+    double seconds, start_s, stop_s, migrate_s, cpu_pct, bytes_per_lease, stmts_per_s;
+    /* The stop, in two halves: one supervisor after another on one
+     * thread, then the rest from STOPPERS threads at once. */
+    int stop_serial_n, stop_parallel_n, stoppers;
+    double stop_serial_s, stop_parallel_s;
+    long rss_kib, rss_before_kib;
+} bench_many;
 
 /* A median with its spread. */
 typedef struct bench_spread {
@@ -91,14 +112,9 @@ typedef struct bench_results {
     int have_crash;
     bench_spread crash;
 
-    /* many leases on one connection */
-    int have_leases;
-    int leases_requested;     /* --leases */
-    int leases, missed_deadlines, threads, not_holding;  /* leases: started in the budget */
-    int missed_during_start;  /* deadline/lost stops while the others were being started */
-    int missed_during_stop;   /* ... while they were being stopped */
-    double leases_s, start_s, stop_s, migrate_s, cpu_pct, bytes_per_lease, stmts_per_s;
-    long rss_kib, rss_before_kib;
+    /* many leases on one connection: one entry per measured N */
+    int n_many;
+    bench_many many[BENCH_LEASES_MAX];
 
     /* idle supervisor */
     int have_idle;
@@ -202,7 +218,8 @@ int bench_latency(const bench_cfg *cfg, bench_results *res);
 int bench_graceful(const bench_cfg *cfg, bench_results *res);
 int bench_crash(const bench_cfg *cfg, bench_results *res);
 int bench_idle(const bench_cfg *cfg, bench_results *res);
-int bench_leases(const bench_cfg *cfg, bench_results *res);
+/* n leases on a fresh handle and table; on success appends to res->many. */
+int bench_leases(const bench_cfg *cfg, int n, bench_results *res);
 
 /* ---- output ------------------------------------------------------- */
 

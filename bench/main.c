@@ -25,7 +25,7 @@
 static void usage(FILE *out)
 {
     fputs("usage: sqlease-bench [--dsn CONN] [--dialect X] [--short] [--json] [--only LIST]\n"
-          "                     [--leases N] [--samples N] [--trials N] [-v]\n"
+          "                     [--leases N[,N...]] [--samples N] [--trials N] [-v]\n"
           "  --dsn CONN    DSN name or connection string (default: SQLite in a fresh\n"
           "                temporary directory, removed afterwards); the benchmark creates\n"
           "                and drops the tables sqlease_bench, sqlease_bench_many, bench_raw\n"
@@ -33,8 +33,9 @@ static void usage(FILE *out)
           "  --short       a quick run (about 40 s): fewer samples, trials and leases\n"
           "  --json        one JSON object on stdout (the table goes to stderr)\n"
           "  --only LIST   comma-separated subset of: stmts,latency,graceful,crash,idle,leases\n"
-          "  --leases N    leases held at once in the leases measurement (default 1000;\n"
-          "                --short 200)\n"
+          "  --leases N[,N...]  leases held at once in the leases measurement, measured\n"
+          "                for each N in turn, each on a fresh handle and table (default\n"
+          "                1000,10000; --short 200)\n"
           "  --samples N   latency samples of each kind (default 2000; --short 300)\n"
           "  --trials N    trials of each hand-over gap (default 20 graceful, 10 crash)\n"
           "  -v            show the library's log\n"
@@ -83,6 +84,28 @@ static int positive(const char *s, int *out)
     return 1;
 }
 
+/* A comma-separated list of at most BENCH_LEASES_MAX positive counts. */
+static int parse_counts(const char *list, int *out, int *n)
+{
+    char buf[16];
+
+    *n = 0;
+    for (;;) {
+        size_t len = strcspn(list, ",");
+        if (len == 0 || len >= sizeof buf || *n == BENCH_LEASES_MAX)
+            return 0;
+        memcpy(buf, list, len);
+        buf[len] = '\0';
+        if (!positive(buf, &out[*n]))
+            return 0;
+        (*n)++;
+        list += len;
+        if (*list == '\0')
+            return 1;
+        list++;
+    }
+}
+
 /* Remove the temporary directory and whatever the SQLite driver left in
  * it (the database, a journal). */
 static void remove_dir(const char *dir)
@@ -123,7 +146,7 @@ int main(int argc, char **argv)
     sqlease_error err;
     char tmpdir[4096] = "";
     char conn[4200];
-    int leases = 0, samples = 0, trials = 0;
+    int leases[BENCH_LEASES_MAX], n_leases = 0, samples = 0, trials = 0;
     struct sigaction sa;
     FILE *table_out;
     double t_run;
@@ -154,7 +177,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "sqlease-bench: --only: unknown measurement in '%s'\n", next);
                 return 2;
             }
-        } else if (strcmp(a, "--leases") == 0 && next != NULL && positive(next, &leases)) {
+        } else if (strcmp(a, "--leases") == 0 && next != NULL &&
+                   parse_counts(next, leases, &n_leases)) {
             i++;
         } else if (strcmp(a, "--samples") == 0 && next != NULL && positive(next, &samples)) {
             i++;
@@ -181,7 +205,17 @@ int main(int argc, char **argv)
     cfg.graceful_trials = trials ? trials : cfg.short_run ? 5 : 20;
     cfg.crash_trials = trials ? trials : cfg.short_run ? 3 : 10;
     cfg.idle_s = cfg.short_run ? 5 : 30;
-    cfg.leases = leases ? leases : cfg.short_run ? 200 : 1000;
+    if (n_leases > 0) {
+        memcpy(cfg.leases, leases, sizeof leases);
+        cfg.n_leases = n_leases;
+    } else if (cfg.short_run) {
+        cfg.leases[0] = 200;
+        cfg.n_leases = 1;
+    } else {
+        cfg.leases[0] = 1000;
+        cfg.leases[1] = 10000;
+        cfg.n_leases = 2;
+    }
     cfg.leases_s = cfg.short_run ? 10 : 60;
     cfg.leases_start_budget_s = cfg.short_run ? 15 : 60;
 
@@ -245,9 +279,9 @@ int main(int argc, char **argv)
         bench_msg("idle supervisor (%.0f s)...", cfg.idle_s);
         bench_idle(&cfg, &res);
     }
-    if ((cfg.phases & PH_LEASES) && !bench_interrupted) {
-        bench_msg("%d leases on one connection (%.0f s)...", cfg.leases, cfg.leases_s);
-        bench_leases(&cfg, &res);
+    for (i = 0; i < cfg.n_leases && (cfg.phases & PH_LEASES) && !bench_interrupted; i++) {
+        bench_msg("%d leases on one connection (%.0f s)...", cfg.leases[i], cfg.leases_s);
+        bench_leases(&cfg, cfg.leases[i], &res);
     }
 
     bench_msg("measured in %.1f s", (bench_now_us() - t_run) / 1e6);

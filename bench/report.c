@@ -87,11 +87,69 @@ static const char *num(char *buf, size_t cap, const char *fmt, double v)
     return buf;
 }
 
+/* The goals of leases_N: the supervisors share the handle's threads and
+ * their renews go in batches, so neither threads nor statements grow
+ * with N. */
+#define MANY_MAX_THREADS 8
+#define MANY_MAX_STMTS_PER_S 100
+#define MANY_MAX_BYTES_PER_LEASE 4096
+#define MANY_MAX_START_S 60
+
+static void many_rows(FILE *out, const bench_many *x)
+{
+    char f[48], v[64], g[32];
+    int all = x->leases >= x->requested;
+
+#define FIG(name) (snprintf(f, sizeof f, "leases_%d.%s", x->requested, name), f)
+    row(out, FIG("missed_deadlines"), num(v, sizeof v, "%.0f", x->missed_deadlines), "0",
+        verdict(x->missed_deadlines == 0),
+        "%d%s leases on one connection held %.0f s, heartbeat 1 s; %d not holding at the "
+        "end; also %d missed while starting them, %d while stopping them",
+        x->leases, all ? "" : " (NOT ALL) of the requested", x->seconds, x->not_holding,
+        x->missed_during_start, x->missed_during_stop);
+    if (!all)
+        row(out, FIG("leases"), num(v, sizeof v, "%.0f", x->leases),
+            num(g, sizeof g, "%.0f", x->requested), verdict(0),
+            "only these started within the start budget: the connection is saturated");
+    row(out, FIG("threads"), num(v, sizeof v, "%.0f", x->threads),
+        num(g, sizeof g, "<= %.0f", (double)MANY_MAX_THREADS),
+        verdict(x->threads <= MANY_MAX_THREADS), "the whole process, in the hold window");
+    row(out, FIG("stmts_per_s"), num(v, sizeof v, "%.1f", x->stmts_per_s),
+        num(g, sizeof g, "<= %.0f", (double)MANY_MAX_STMTS_PER_S),
+        verdict(x->stmts_per_s <= MANY_MAX_STMTS_PER_S),
+        "on the connection (sqlease_db_statements), heartbeat 1 s: %.4f per lease",
+        x->leases > 0 ? x->stmts_per_s / x->leases : 0);
+    row(out, FIG("bytes_per_lease"), num(v, sizeof v, "%.0f", x->bytes_per_lease),
+        num(g, sizeof g, "<= %.0f", (double)MANY_MAX_BYTES_PER_LEASE),
+        verdict(x->bytes_per_lease <= MANY_MAX_BYTES_PER_LEASE),
+        "resident growth from before the first start to the end of the hold, per lease");
+    row(out, FIG("start_s"), num(v, sizeof v, "%.2f", x->start_s),
+        num(g, sizeof g, "< %.0f", (double)MANY_MAX_START_S),
+        verdict(all && x->start_s < MANY_MAX_START_S),
+        "to start %d supervisors, one after the other (%.2f ms each); migrate of all %d "
+        "names in one call: %.2f s",
+        x->leases, x->leases > 0 ? x->start_s * 1e3 / x->leases : 0, x->requested,
+        x->migrate_s);
+    row(out, FIG("stop_s"), num(v, sizeof v, "%.2f", x->stop_s), "-", "-",
+        "to stop all: %d one after the other in %.2f s (%.2f ms each), %d from %d threads "
+        "in %.2f s (%.2f ms each)",
+        x->stop_serial_n, x->stop_serial_s,
+        x->stop_serial_n > 0 ? x->stop_serial_s * 1e3 / x->stop_serial_n : 0,
+        x->stop_parallel_n, x->stoppers, x->stop_parallel_s,
+        x->stop_parallel_n > 0 ? x->stop_parallel_s * 1e3 / x->stop_parallel_n : 0);
+    row(out, FIG("cpu_pct"), num(v, sizeof v, "%.2f", x->cpu_pct), "-", "-",
+        "of one core, in the hold window");
+    row(out, FIG("rss_kib"), num(v, sizeof v, "%.0f", (double)x->rss_kib), "-", "-",
+        "%ld KiB before the supervisors started", x->rss_before_kib);
+#undef FIG
+}
+
 void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
 {
     machine m;
     char v[64], g[32];
     int viol = bench_violations();
+    int i;
 
     machine_read(&m);
     fprintf(out, "\nsqlease-bench %s: dialect %s, %s run\n", sqlease_version(),
@@ -147,28 +205,8 @@ void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
             verdict(r->crash.median <= 2300),
             "min %.0f max %.0f, %d trials; ttl 2 s, heartbeat 500 ms, retry 200 ms",
             r->crash.min, r->crash.max, r->crash.n);
-    if (r->have_leases) {
-        row(out, "leases_1000.missed_deadlines", num(v, sizeof v, "%.0f", r->missed_deadlines),
-            "0", verdict(r->missed_deadlines == 0),
-            "%d%s leases on one connection held %.0f s, heartbeat 1 s; %d not holding at the "
-            "end; also %d while starting them (%.1f s), %d while stopping them (%.1f s)",
-            r->leases, r->leases < r->leases_requested ? " (NOT ALL) of the requested" : "",
-            r->leases_s, r->not_holding, r->missed_during_start, r->start_s,
-            r->missed_during_stop, r->stop_s);
-        if (r->leases < r->leases_requested)
-            row(out, "leases_1000.leases", num(v, sizeof v, "%.0f", r->leases),
-                num(g, sizeof g, "%.0f", r->leases_requested), verdict(0),
-                "only these started within the start budget: the connection is saturated");
-        row(out, "leases_1000.threads", num(v, sizeof v, "%.0f", r->threads), "-", "-",
-            "%.2f per lease", r->leases > 0 ? (double)r->threads / r->leases : 0);
-        row(out, "leases_1000.cpu_pct", num(v, sizeof v, "%.2f", r->cpu_pct), "-", "-",
-            "of one core; %.0f statements/s on the connection", r->stmts_per_s);
-        row(out, "leases_1000.rss_kib", num(v, sizeof v, "%.0f", (double)r->rss_kib), "-", "-",
-            "%ld KiB before the supervisors started", r->rss_before_kib);
-        row(out, "leases_1000.bytes_per_lease", num(v, sizeof v, "%.0f", r->bytes_per_lease),
-            "-", "-", "migrate of all %d names in one call: %.2f s", r->leases_requested,
-            r->migrate_s);
-    }
+    for (i = 0; i < r->n_many; i++)
+        many_rows(out, &r->many[i]);
     if (r->have_idle) {
         snprintf(g, sizeof g, "< 0.1");
         row(out, "idle_cpu_pct", num(v, sizeof v, "%.4f", r->idle_cpu_pct), g,
@@ -245,6 +283,7 @@ void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
 {
     jw j = { out, 1 };
     machine m;
+    int i;
 
     machine_read(&m);
     jw_open(&j, NULL);
@@ -297,27 +336,36 @@ void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
     jw_num(&j, "crash_gap_max_ms", r->have_crash, r->crash.max, 1);
     jw_num(&j, "crash_trials", r->have_crash, r->crash.n, 0);
 
-    if (r->have_leases) {
-        jw_open(&j, "leases_1000");
-        jw_num(&j, "leases", 1, r->leases, 0);
-        jw_num(&j, "leases_requested", 1, r->leases_requested, 0);
-        jw_num(&j, "seconds", 1, r->leases_s, 1);
-        jw_num(&j, "missed_deadlines", 1, r->missed_deadlines, 0);
-        jw_num(&j, "not_holding", 1, r->not_holding, 0);
-        jw_num(&j, "missed_during_start", 1, r->missed_during_start, 0);
-        jw_num(&j, "missed_during_stop", 1, r->missed_during_stop, 0);
-        jw_num(&j, "stop_s", 1, r->stop_s, 2);
-        jw_num(&j, "threads", 1, r->threads, 0);
-        jw_num(&j, "cpu_pct", 1, r->cpu_pct, 2);
-        jw_num(&j, "rss_kib", 1, (double)r->rss_kib, 0);
-        jw_num(&j, "rss_before_kib", 1, (double)r->rss_before_kib, 0);
-        jw_num(&j, "bytes_per_lease", 1, r->bytes_per_lease, 0);
-        jw_num(&j, "stmts_per_s", 1, r->stmts_per_s, 1);
-        jw_num(&j, "start_s", 1, r->start_s, 2);
-        jw_num(&j, "migrate_s", 1, r->migrate_s, 2);
+    /* One object per measured N, keyed leases_N; none when the leases
+     * measurement did not run. */
+    for (i = 0; i < r->n_many; i++) {
+        const bench_many *x = &r->many[i];
+        char key[32];
+
+        snprintf(key, sizeof key, "leases_%d", x->requested);
+        jw_open(&j, key);
+        jw_num(&j, "leases", 1, x->leases, 0);
+        jw_num(&j, "leases_requested", 1, x->requested, 0);
+        jw_num(&j, "seconds", 1, x->seconds, 1);
+        jw_num(&j, "missed_deadlines", 1, x->missed_deadlines, 0);
+        jw_num(&j, "not_holding", 1, x->not_holding, 0);
+        jw_num(&j, "missed_during_start", 1, x->missed_during_start, 0);
+        jw_num(&j, "missed_during_stop", 1, x->missed_during_stop, 0);
+        jw_num(&j, "threads", 1, x->threads, 0);
+        jw_num(&j, "stmts_per_s", 1, x->stmts_per_s, 1);
+        jw_num(&j, "cpu_pct", 1, x->cpu_pct, 2);
+        jw_num(&j, "rss_kib", 1, (double)x->rss_kib, 0);
+        jw_num(&j, "rss_before_kib", 1, (double)x->rss_before_kib, 0);
+        jw_num(&j, "bytes_per_lease", 1, x->bytes_per_lease, 0);
+        jw_num(&j, "start_s", 1, x->start_s, 2);
+        jw_num(&j, "stop_s", 1, x->stop_s, 2);
+        jw_num(&j, "stop_serial_n", 1, x->stop_serial_n, 0);
+        jw_num(&j, "stop_serial_s", 1, x->stop_serial_s, 2);
+        jw_num(&j, "stop_parallel_n", 1, x->stop_parallel_n, 0);
+        jw_num(&j, "stop_parallel_s", 1, x->stop_parallel_s, 2);
+        jw_num(&j, "stoppers", 1, x->stoppers, 0);
+        jw_num(&j, "migrate_s", 1, x->migrate_s, 2);
         jw_close(&j);
-    } else {
-        jw_num(&j, "leases_1000", 0, 0, 0);
     }
     jw_num(&j, "idle_cpu_pct", r->have_idle, r->idle_cpu_pct, 4);
     jw_num(&j, "idle_seconds", r->have_idle, r->idle_s, 1);

@@ -1,16 +1,21 @@
 /*
  * scale.c -- what supervisors cost the process that runs them.
  *
- *  - leases: N leases (distinct names in one table, migrated in one
+ *  - leases_N: N leases (distinct names in one table, migrated in one
  *    sqlease_migrate call) held by N supervisors sharing ONE sqlease_db
  *    (one connection), heartbeat 1 s, for a while: deadlines missed
  *    (while holding, and separately while starting and stopping them),
- *    threads, CPU, resident memory.
+ *    threads, statements per second, CPU, resident memory, and how long
+ *    starting and stopping all of them takes.  Run once per N of
+ *    --leases, each on a fresh handle and table.
  *  - idle: one supervisor at the default timings, doing what a holder
  *    does almost all of the time: waiting.  Its CPU over the window.
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "bench.h"
 #include "internal.h"
@@ -37,12 +42,15 @@ static void *stop_main(void *arg)
 }
 
 /*
- * Stop and free the first n supervisors, STOPPERS at a time.  One after
- * the other, each stop waits for its heartbeat's statement in flight, and
- * on a saturated connection that statement queues behind the other
- * supervisors' (the handle's mutex is not first-come first-served): with
- * 1000 leases on one SQLite connection that took 13 minutes.  The library
- * allows stopping supervisors from several threads at once.
+ * Stop and free n supervisors, STOPPERS at a time.  When every supervisor
+ * had its own heartbeat thread, a stop waited for that thread's statement
+ * in flight, which queued behind every other supervisor's on a saturated
+ * connection: one after the other, 1000 leases on one SQLite connection
+ * took 13 minutes to stop.  The supervisors now share the handle's runner
+ * and a stop waits for no renew but its own release, so this is kept only
+ * to measure that stopping from many threads at once (which the library
+ * allows) gains nothing any more: bench_leases stops half of them one
+ * after the other and the other half through here.
  */
 static void stop_all(sqlease_supervisor **sups, int n)
 {
@@ -64,17 +72,27 @@ static void stop_all(sqlease_supervisor **sups, int n)
             pthread_join(th[k], NULL);
 }
 
+/* Resident memory with what earlier measurements freed given back, so
+ * that one N's growth is not hidden by the heap another N left behind. */
+static long rss_now(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    return bench_proc_status("VmRSS");
+}
+
 /*
  * Memory is read before the first supervisor starts and at the end of the
  * window; CPU and statements over the window only, after the start-up
- * burst (two statements per take) has settled into one renew per lease
- * per heartbeat.  Deadline misses are counted apart for the start, the
- * hold and the stop, because a saturated connection misses them in all
- * three for different reasons.
+ * burst (two statements per take) has settled into the batched renews.
+ * Deadline misses are counted apart for the start, the hold and the stop,
+ * because a saturated connection misses them in all three for different
+ * reasons.  The table is dropped first, so each N starts from fresh rows.
  */
-int bench_leases(const bench_cfg *cfg, bench_results *res)
+int bench_leases(const bench_cfg *cfg, int n, bench_results *res)
 {
-    int n = cfg->leases;
+    bench_many m;
     sqlease_db *db = NULL;
     sqlease_supervisor **sups = NULL;
     bench_watch *watches = NULL;
@@ -82,11 +100,13 @@ int bench_leases(const bench_cfg *cfg, bench_results *res)
     char (*names)[32] = NULL;
     const char **name_ptrs = NULL;
     sqlease_error err;
-    int started = 0, inited = 0, missed0 = 0, i, rc;
-    long rss0, rss1;
+    int started = 0, inited = 0, have = 0, missed0 = 0, half, i, rc;
+    long rss1;
     double t0, t1, cpu0, cpu1, wall0, wall1;
     uint64_t st0, st1;
 
+    memset(&m, 0, sizeof m);
+    m.requested = n;
     sups = calloc((size_t)n, sizeof *sups);
     watches = calloc((size_t)n, sizeof *watches);
     members = calloc((size_t)n, sizeof *members);
@@ -98,31 +118,32 @@ int bench_leases(const bench_cfg *cfg, bench_results *res)
         goto out;
     }
     for (i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "bench-%05d", i);
+        snprintf(names[i], sizeof names[i], "bench-%06d", i);
         name_ptrs[i] = names[i];
         bench_watch_init(&watches[i], names[i]);
         bench_member_init(&members[i], &watches[i], names[i]);
         inited++;
     }
     rc = bench_open(&db, cfg, &err);
+    if (rc == SQLEASE_OK)
+        rc = bench_exec(db, "DROP TABLE IF EXISTS " BENCH_TABLE_MANY, &err);
     if (rc != SQLEASE_OK)
         goto out;
     t0 = bench_now_us();
     rc = sqlease_migrate(db, BENCH_TABLE_MANY, name_ptrs, (size_t)n, &err);
     if (rc != SQLEASE_OK)
         goto out;
-    res->migrate_s = (bench_now_us() - t0) / 1e6;
+    m.migrate_s = (bench_now_us() - t0) / 1e6;
+    bench_msg("migrated %d names in %.1f s; starting the supervisors...", n, m.migrate_s);
 
-    rss0 = bench_proc_status("VmRSS");
+    m.rss_before_kib = rss_now();
     missed0 = bench_missed_total();
-    res->leases_requested = n;
     t0 = bench_now_us();
     for (i = 0; i < n && !bench_interrupted; i++) {
         sqlease_options o;
 
-        /* A connection that cannot keep up (each start's first acquire
-         * queues behind every running heartbeat) would take many minutes
-         * to start them all: hold what started within the budget and say
+        /* A connection that cannot keep up would take many minutes to
+         * start them all: hold what started within the budget and say
          * how many that was. */
         if (bench_now_us() - t0 > cfg->leases_start_budget_s * 1e6) {
             bench_msg("only %d of %d supervisors started within %.0f s: the connection is "
@@ -137,13 +158,12 @@ int bench_leases(const bench_cfg *cfg, bench_results *res)
         started++;
     }
     t1 = bench_now_us();
-    res->start_s = (t1 - t0) / 1e6;
-    n = started;
-    res->leases = n;
+    m.start_s = (t1 - t0) / 1e6;
+    m.leases = started;
 
-    res->missed_during_start = bench_missed_total() - missed0;
+    m.missed_during_start = bench_missed_total() - missed0;
     missed0 = bench_missed_total();
-    bench_msg("%d supervisors started in %.1f s; holding for %.0f s...", n, res->start_s,
+    bench_msg("%d supervisors started in %.1f s; holding for %.0f s...", started, m.start_s,
               cfg->leases_s);
 
     /* Let the heartbeats spread out before measuring. */
@@ -155,34 +175,44 @@ int bench_leases(const bench_cfg *cfg, bench_results *res)
     cpu1 = bench_cpu_s();
     wall1 = bench_now_us();
     st1 = sqlease_db_statements(db);
-    rss1 = bench_proc_status("VmRSS");
+    rss1 = rss_now();
 
-    res->leases_s = (wall1 - wall0) / 1e6;
-    res->threads = (int)bench_proc_status("Threads");
-    res->rss_kib = rss1;
-    res->rss_before_kib = rss0;
-    res->bytes_per_lease = n > 0 ? (double)(rss1 - rss0) * 1024.0 / n : 0;
-    res->cpu_pct = (cpu1 - cpu0) / ((wall1 - wall0) / 1e6) * 100.0;
-    res->stmts_per_s = (double)(st1 - st0) / ((wall1 - wall0) / 1e6);
-    res->missed_deadlines = bench_missed_total() - missed0;
-    res->not_holding = 0;
-    for (i = 0; i < n; i++) {
+    m.seconds = (wall1 - wall0) / 1e6;
+    m.threads = (int)bench_proc_status("Threads");
+    m.rss_kib = rss1;
+    m.bytes_per_lease =
+        started > 0 ? (double)(rss1 - m.rss_before_kib) * 1024.0 / started : 0;
+    m.cpu_pct = (cpu1 - cpu0) / m.seconds * 100.0;
+    m.stmts_per_s = (double)(st1 - st0) / m.seconds;
+    m.missed_deadlines = bench_missed_total() - missed0;
+    for (i = 0; i < started; i++) {
         sqlease_state st;
         sqlease_supervisor_state(sups[i], &st);
         if (!st.holding)
-            res->not_holding++;
+            m.not_holding++;
     }
-    res->have_leases = !bench_interrupted;
+    have = !bench_interrupted;
     rc = SQLEASE_OK;
 
 out:
+    /* Half one after the other on this thread, half from STOPPERS
+     * threads: the two rates side by side say whether stopping in
+     * parallel still buys anything. */
+    missed0 = bench_missed_total();
+    half = started / 2;
     t0 = bench_now_us();
-    if (started > 0)
-        stop_all(sups, started);
-    if (res->have_leases) {
-        res->stop_s = (bench_now_us() - t0) / 1e6;
-        res->missed_during_stop = bench_missed_total() - missed0 - res->missed_deadlines;
-    }
+    for (i = 0; i < half; i++)
+        sqlease_supervisor_free(sups[i]);
+    t1 = bench_now_us();
+    if (started > half)
+        stop_all(sups + half, started - half);
+    m.stop_serial_n = half;
+    m.stop_serial_s = (t1 - t0) / 1e6;
+    m.stop_parallel_n = started - half;
+    m.stoppers = STOPPERS;
+    m.stop_parallel_s = (bench_now_us() - t1) / 1e6;
+    m.stop_s = (bench_now_us() - t0) / 1e6;
+    m.missed_during_stop = bench_missed_total() - missed0;
     sqlease_db_close(db);
     for (i = 0; i < inited; i++) {
         bench_member_destroy(&members[i]);
@@ -194,10 +224,13 @@ out:
     free(names);
     free(name_ptrs);
     if (rc != SQLEASE_OK) {
-        bench_msg("leases: %s (%s)", err.message, sqlease_strerror(rc));
+        bench_msg("leases_%d: %s (%s)", n, err.message, sqlease_strerror(rc));
         res->failed = 1;
         return -1;
     }
+    if (have && res->n_many < BENCH_LEASES_MAX)
+        res->many[res->n_many++] = m;
+    bench_msg("leases_%d: stopped in %.1f s", n, m.stop_s);
     return 0;
 }
 

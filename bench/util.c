@@ -283,7 +283,7 @@ static void member_started(void *ud, int64_t token)
 }
 
 /* on_stopped must follow an on_started of the same supervisor; a stop
- * for a deadline or a loss is what leases_1000 counts as missed. */
+ * for a deadline or a loss is what leases_N counts as missed. */
 static void member_stopped(void *ud, int reason)
 {
     bench_member *mb = ud;
