@@ -36,6 +36,19 @@
 #   job-stop                 SIGSTOP of the holder's whole sqlease process group
 #   same-owner               a second instance with the holder's --owner
 #
+#   galera     through ci/galera.sh (3 nodes): not in the default list;
+#              SQLEASE_CHAOS_DIALECTS=galera runs it
+#
+# On galera each of three instances talks to a node of its own, and the
+# `galera` scenario kills the holder's node (and, before that, a node no
+# holder uses), cuts it off from the others with nftables, freezes it,
+# and restarts the whole cluster (--faults picks among node-kill,
+# node-kill-other, node-cutoff, node-freeze, cluster-restart); the CMDs'
+# writes are fenced by the library's own predicate.  Then `contend`
+# counts the conflicts of concurrent takes on different nodes and what
+# they were read as.  With --long the node faults run three times and the
+# contention 30 s a phase.
+#
 # On SQLite only job-stop and same-owner apply.  Kernel faults need root and
 # nft (package nftables): without them they are skipped, and the run says
 # so.  After every fault the fleet must have a holder again within ttl +
@@ -109,7 +122,7 @@ on_exit() {
         cleanup_after "$p"
     done
     [ -z "$CURRENT_OUT" ] || rm -f "$CURRENT_OUT"
-    [ -z "${SUMMARY_OWNED:-}" ] || rm -f "$SUMMARY_OWNED"
+    [ -z "${SUMMARY_OWNED:-}" ] || rm -f "$SUMMARY_OWNED" "$SUMMARY_OWNED.galera"
 }
 
 # One harness run; its summary line goes to $SQLEASE_CHAOS_SUMMARY.  The
@@ -139,6 +152,8 @@ run_one() {
     wait "$tailpid" 2>/dev/null
     cleanup_after "$CURRENT_PID"
     CURRENT_PID=""
+    [ "$SQLEASE_CHAOS_SUMMARY" = /dev/null ] ||
+        grep '^galera-summary ' "$out" | sed "s/^/$name /" >>"$SQLEASE_CHAOS_SUMMARY.galera"
     grep '^chaos-summary ' "$out" | sed "s/\$/ exit=$rc/" >>"$SQLEASE_CHAOS_SUMMARY" ||
         printf 'chaos-summary dialect=%s scenario=%s exit=%s (no verdict)\n' "$name" \
             "$(printf '%s' "$*" | sed 's/ /_/g')" "$rc" >>"$SQLEASE_CHAOS_SUMMARY"
@@ -168,6 +183,24 @@ if [ "${1:-}" = "--inner" ]; then
         *) args+=("$1"); shift ;;
         esac
     done
+    if [ "$name" = galera ]; then
+        # A node each (ci/galera.sh): the node faults, then the contention
+        # count.  The CMDs' writes are fenced by the library's predicate.
+        nodes=(--instances 3 --fence lease --instance-dsn "$SQLEASE_GALERA_DSN1"
+               --instance-dsn "$SQLEASE_GALERA_DSN2" --instance-dsn "$SQLEASE_GALERA_DSN3")
+        rounds=()
+        [ "${SQLEASE_CHAOS_LONG:-0}" != 1 ] || rounds=(--rounds 3)
+        run_one galera --scenario galera "${nodes[@]}" "${rounds[@]}" "${args[@]}" || status=1
+        # --faults names node faults; the contention run has none.
+        cargs=()
+        for ((k = 0; k < ${#args[@]}; k++)); do
+            if [ "${args[$k]}" = --faults ]; then k=$((k + 1)); else cargs+=("${args[$k]}"); fi
+        done
+        [ -n "$INTERRUPTED" ] ||
+            run_one galera --scenario contend "${nodes[@]}" "${rounds[@]}" "${cargs[@]}" || status=1
+        [ -z "$INTERRUPTED" ] || exit "$INTERRUPTED"
+        exit "$status"
+    fi
     kernel=()
     if [ "${SQLEASE_CHAOS_LONG:-0}" = 1 ]; then
         [ "$given_seconds" = 1 ] || random+=(--seconds 600)
@@ -224,6 +257,9 @@ for d in $DIALECTS; do
     mariadb)
         SQLEASE_MARIADB_OPTIONS=0 bash "$HERE/mariadb.sh" bash "$HERE/chaos.sh" --inner mariadb \
             "${passthru[@]}" || failed=1
+        ;;
+    galera)
+        bash "$HERE/galera.sh" bash "$HERE/chaos.sh" --inner galera "${passthru[@]}" || failed=1
         ;;
     *)
         echo "chaos.sh: unknown dialect '$d' in SQLEASE_CHAOS_DIALECTS" >&2
@@ -300,6 +336,12 @@ END {
     }
     for (d in skip) printf "\nskipped on %s:%s\n", d, skip[d]
 }' "$SUMMARY"
+if [ -s "$SUMMARY.galera" ]; then
+    # Conflicts the cluster's nodes counted (certification failures,
+    # brute-force aborts) and, under contention, what the takes read them as.
+    printf '\nreplicated cluster: conflicts and contention\n'
+    sed 's/ galera-summary / /' "$SUMMARY.galera"
+fi
 if [ -n "$INTERRUPTED" ]; then
     echo "chaos: INTERRUPTED"
     exit "$INTERRUPTED"
