@@ -43,7 +43,7 @@ const char *const ch_fault_names[F_NKINDS] = {
     "loss-to-client", "loss-to-server", "server-freeze-short", "server-freeze-long",
     "silent-server", "term-idle", "term-in-flight", "term-twice", "term-run",
     "job-stop", "same-owner", "node-kill", "node-kill-other", "node-cutoff", "node-freeze",
-    "cluster-restart", "fleet-reset",
+    "cluster-restart", "failover", "fleet-reset",
 };
 
 void ch_obs_init(ch_obs *o)

@@ -158,6 +158,7 @@ enum ch_fault_kind {
                               out of the primary component, its clients connected */
     F_NODE_FREEZE,         /* SIGSTOP the holder's node, longer than the ttl */
     F_CLUSTER_RESTART,     /* every node stopped, the cluster bootstrapped again */
+    F_FAILOVER,            /* failover.c: the primary killed, its standby promoted */
     F_RESET,               /* not a fault: the harness restarted a fleet that did
                               not settle, so the next fault starts clean */
     F_NKINDS

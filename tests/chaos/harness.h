@@ -56,6 +56,7 @@ typedef struct ch_harness {
     const char *fence;          /* --fence: "token" (fence <= token) or "lease" (the
                                    library's fence predicate, SQLEASE_FENCE_SQL) */
     const char *ctl;            /* the cluster's control command (SQLEASE_GALERA_CTL) */
+    const char *pg_ctl;         /* the primary/standby pair's (SQLEASE_PG_HA_CTL) */
     int rounds;                 /* --rounds: the galera scenario's list this many times */
     int64_t ttl, hb, rd, retry, grace, slack, qtimeout, login_timeout;
     int64_t short_fault, long_fault;  /* fault lengths below and above the ttl */
@@ -129,5 +130,8 @@ int64_t stop_bound(int64_t t);
 void scenario_galera(void);
 void scenario_contend(void);
 void galera_teardown(void);
+
+/* failover.c */
+void scenario_failover(void);
 
 #endif

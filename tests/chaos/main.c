@@ -1194,7 +1194,7 @@ static void usage(void)
 {
     printf("usage: sqlease-chaos [--seconds N] [--seed S]\n"
            "                     [--scenario chaos|kernel|reconnect-short|reconnect-long|"
-           "partition-shutdown|galera|contend]\n"
+           "partition-shutdown|galera|contend|failover]\n"
            "                     [--kinds base|all] [--faults KIND,...] [--short-fault D]\n"
            "                     [--long-fault D]\n"
            "                     [--give-up D] [--sqlease PATH] [--dsn CONN] [--db-host H]\n"
@@ -1234,7 +1234,7 @@ static int scenario_known(const char *s)
     static const char *const known[] = {"chaos",          "kernel",
                                         "reconnect-short", "reconnect-long",
                                         "partition-shutdown", "galera",
-                                        "contend"};
+                                        "contend",        "failover"};
 
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(s, known[i]) == 0)
@@ -1282,6 +1282,7 @@ static int parse_args(int argc, char **argv)
     CH.restart_cmd = env_or("SQLEASE_DB_RESTART", NULL);
     CH.pids_cmd = env_or("SQLEASE_DB_PIDS_CMD", NULL);
     CH.ctl = env_or("SQLEASE_GALERA_CTL", NULL);
+    CH.pg_ctl = env_or("SQLEASE_PG_HA_CTL", NULL);
     CH.fence = "token";
     CH.rounds = 1;
     CH.ninst = 5;
@@ -1359,8 +1360,13 @@ static int parse_args(int argc, char **argv)
         (strcmp(CH.fence, "token") != 0 && strcmp(CH.fence, "lease") != 0) || CH.rounds < 1) {
         fprintf(stderr, "chaos: --seconds >= 10, --instances 2..%d, --kinds base or all, "
                         "--fence token or lease, --rounds >= 1, --scenario chaos, kernel, "
-                        "reconnect-short, reconnect-long, partition-shutdown, galera or "
-                        "contend\n", MAX_INST);
+                        "reconnect-short, reconnect-long, partition-shutdown, galera, "
+                        "contend or failover\n", MAX_INST);
+        return 64;
+    }
+    if (strcmp(CH.scenario, "failover") == 0 && CH.pg_ctl == NULL) {
+        fprintf(stderr, "chaos: --scenario failover needs SQLEASE_PG_HA_CTL "
+                        "(ci/pg-replica.sh sets it)\n");
         return 64;
     }
     if ((strcmp(CH.scenario, "galera") == 0 || strcmp(CH.scenario, "contend") == 0) &&
@@ -1623,6 +1629,8 @@ int main(int argc, char **argv)
             scenario_galera();
         else if (strcmp(CH.scenario, "contend") == 0)
             scenario_contend();
+        else if (strcmp(CH.scenario, "failover") == 0)
+            scenario_failover();
         else
             scenario_reconnect_long();
     }
