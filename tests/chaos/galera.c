@@ -422,6 +422,7 @@ void galera_teardown(void)
  *
  *   T hold W PID TOKEN FROM TO     a hold: its take answered at FROM, its
  *                                  release sent at TO (inside the hold)
+ *   T race W PID MESSAGE           the first conflict read as a lost race
  *   T error W PID STATUS MESSAGE   anything but held / not held
  *   T tally W PID TAKES MISSES RACES ERRORS
  *
@@ -493,9 +494,11 @@ int ch_contend_main(int argc, char **argv)
                           rc == SQLEASE_OK ? "cleared no row" : err.message);
             }
         } else if (rc == SQLEASE_NOT_HELD) {
-            if (strstr(err.message, "concurrent acquire") != NULL)
-                races++;
-            else
+            if (strstr(err.message, "concurrent acquire") != NULL) {
+                if (races++ == 0) /* one sample per worker, for the record */
+                    ch_append(events, "%lld race %d %ld %s", (long long)ch_mono_ms(), worker,
+                              pid, err.message);
+            } else
                 misses++;
             /* A follower of a held lease polls; a tight loop would only
              * starve the servers of the machine's CPU. */
@@ -533,6 +536,7 @@ static void contend_phase(const char *label, int per_node, int64_t seconds)
     pid_t pids[64];
     int nw = 0;
     long takes = 0, misses = 0, races = 0, errors = 0, overlaps = 0, backwards = 0;
+    int races_shown = 0;
     int64_t cert0, bf0, cert1, bf1;
     hold *holds = NULL;
     size_t nh = 0, caph = 0;
@@ -605,6 +609,9 @@ static void contend_phase(const char *label, int per_node, int64_t seconds)
             misses += b;
             races += c;
             errors += e;
+        } else if (strcmp(kind, "race") == 0 && races_shown++ == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            say("contend (%s): a conflict as a take read it: %s", label, line);
         } else if (strcmp(kind, "error") == 0) {
             line[strcspn(line, "\n")] = '\0';
             ch_violation(&CH.obs, "contend (%s): a take or release failed: %s", label, line);
