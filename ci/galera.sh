@@ -258,11 +258,24 @@ stop_everything() {
         $CTL stop "$n" || true
     done
 }
+CHILD=""
+# The command, if it still runs (this script was signalled): SIGTERM, and
+# up to 30 s to finish (the chaos harness stops its fleet first).
+# shellcheck disable=SC2317  # called from the EXIT trap
+stop_child() {
+    [ -n "$CHILD" ] || return 0
+    kill -TERM "$CHILD" 2>/dev/null
+    for _ in $(seq 1 300); do kill -0 "$CHILD" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$CHILD" 2>/dev/null
+    wait "$CHILD" 2>/dev/null
+    CHILD=""
+}
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
     set +e    # every step of the clean-up runs, whichever fails
+    stop_child
     log "stopping the cluster"
     stop_everything
     [ -z "${WATCHDOG:-}" ] || kill "$WATCHDOG" 2>/dev/null || true
@@ -383,9 +396,14 @@ if [ $# -eq 0 ]; then
 fi
 log "running: $*"
 cd "$TOP"
+# In the background, so that a signal to this script ends the wait at once
+# and its trap stops the command, then the servers.
 set +e
-"$@"
+"$@" &
+CHILD=$!
+wait "$CHILD"
 status=$?
+CHILD=""
 set -e
 log "exit status $status"
 exit "$status"

@@ -162,11 +162,24 @@ EOF
 CTL="bash $WORK/ctl.sh"
 
 STARTED=""
+CHILD=""
+# The command, if it still runs (this script was signalled): SIGTERM, and
+# up to 30 s to finish (the chaos harness stops its fleet first).
+# shellcheck disable=SC2317  # called from the EXIT trap
+stop_child() {
+    [ -n "$CHILD" ] || return 0
+    kill -TERM "$CHILD" 2>/dev/null
+    for _ in $(seq 1 300); do kill -0 "$CHILD" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$CHILD" 2>/dev/null
+    wait "$CHILD" 2>/dev/null
+    CHILD=""
+}
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
     local rc=$? d pm
     trap - EXIT INT TERM HUP
     set +e
+    stop_child
     for d in $STARTED; do
         pm=$(head -n 1 "$d/postmaster.pid" 2>/dev/null)
         if [ -n "$pm" ] && kill -0 "$pm" 2>/dev/null; then
@@ -292,9 +305,14 @@ export SQLEASE_PG_HA_CTL=$CTL
 [ $# -gt 0 ] || set -- $CTL status
 log "running: $*"
 cd "$TOP"
+# In the background, so that a signal to this script ends the wait at once
+# and its trap stops the command, then the servers.
 set +e
-"$@"
+"$@" &
+CHILD=$!
+wait "$CHILD"
 status=$?
+CHILD=""
 set -e
 log "exit status $status"
 exit "$status"
