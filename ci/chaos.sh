@@ -46,7 +46,8 @@
 # standby's WAL receiver, has the holder hand over, kills the primary and
 # promotes the standby.  pg-async is expected to give a token out twice
 # (its summary says LOSS, and it does not fail the run): an asynchronous
-# standby loses the acknowledged take.
+# standby loses the acknowledged take.  PASS there means the loss did not
+# show in that run.
 #
 # On galera each of three instances talks to a node of its own, and the
 # `galera` scenario kills the holder's node (and, before that, a node no
