@@ -12,6 +12,8 @@
 #               trouble), e.g. "test_lease test_supervisor"; default: all but
 #               test_guard (see below)
 #   SKIP_SANITIZERS=1  only the default build
+#   HA_LONG=1   the long checks of replicated databases (ci/ha.sh --long,
+#               about 15 minutes) instead of the short ones
 #   ALLOW_WARNINGS=1   do not fail the build step on compiler warnings
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -119,6 +121,11 @@ step "dialect matrix (postgres, mariadb, sqlserver)" reported env SQLEASE_MATRIX
 step "Windows: MinGW cross-build, run under Wine" reported bash ci/windows.sh
 step "valgrind: run and supervise" bash ci/valgrind.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
+if [ "${HA_LONG:-0}" = 1 ]; then
+    step "replicated databases (long: every node fault x3, clock skew)" bash ci/ha.sh --long
+else
+    step "replicated databases: Galera node faults, PostgreSQL failover" bash ci/ha.sh
+fi
 step "benchmark (short: sqlite, postgres, mariadb)" bash ci/bench.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address

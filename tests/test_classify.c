@@ -213,6 +213,18 @@ static const recorded_diag recorded[] = {
       "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]Deadlock found when trying to get lock; try "
       "restarting transaction",
       SQLEASE_FAIL_SERIALIZATION, SQLEASE_EDB },
+    /* A Galera node: a take that lost to a take certified on another
+     * node first (a certification failure or a brute-force abort) reads
+     * as a deadlock, so as a lost race; a node out of the primary
+     * component refuses statements as a broken link would. */
+    { "maodbc", "galera certification conflict", STMT, "40001", 1213,
+      "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]Deadlock found when trying to get lock; try "
+      "restarting transaction",
+      SQLEASE_FAIL_SERIALIZATION, SQLEASE_EDB },
+    { "maodbc", "galera node not in the primary component", STMT, "08S01", 1047,
+      "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]WSREP has not yet prepared node for application "
+      "use",
+      SQLEASE_FAIL_CONN_LOST, SQLEASE_ECONNECT },
     { "maodbc", "lock wait timeout", STMT, "HY000", 1205,
       "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]Lock wait timeout exceeded; try restarting "
       "transaction",

@@ -42,7 +42,8 @@ const char *const ch_fault_names[F_NKINDS] = {
     "cut-one-short", "cut-one-long", "cut-fleet-short", "cut-fleet-long",
     "loss-to-client", "loss-to-server", "server-freeze-short", "server-freeze-long",
     "silent-server", "term-idle", "term-in-flight", "term-twice", "term-run",
-    "job-stop", "same-owner", "fleet-reset",
+    "job-stop", "same-owner", "node-kill", "node-kill-other", "node-cutoff", "node-freeze",
+    "cluster-restart", "failover", "fleet-reset",
 };
 
 void ch_obs_init(ch_obs *o)

@@ -55,6 +55,12 @@ int64_t ch_rng_range(int64_t lo, int64_t hi);
 /* `sqlease-chaos __job ...`: the CMD sqlease runs.  Returns the exit code. */
 int ch_job_main(int argc, char **argv);
 
+/* ---- galera.c ----------------------------------------------------- */
+
+/* `sqlease-chaos __contend ...`: one worker of the contention scenario.
+ * Returns the exit code. */
+int ch_contend_main(int argc, char **argv);
+
 /* ---- proxy.c ------------------------------------------------------ */
 
 typedef struct ch_proxy ch_proxy;
@@ -144,6 +150,15 @@ enum ch_fault_kind {
     F_TERM_RUN,            /* ... the holder a `sqlease run`, a statement in flight */
     F_JOB_STOP,            /* SIGSTOP the holder's sqlease process group (job control) */
     F_SAME_OWNER,          /* a second instance with the holder's --owner */
+    /* galera.c: faults of a node of a replicated cluster, each instance
+       talking to a node of its own */
+    F_NODE_KILL,           /* SIGKILL the holder's node, then it rejoins */
+    F_NODE_KILL_OTHER,     /* SIGKILL a node no holder talks to, then it rejoins */
+    F_NODE_CUTOFF,         /* the holder's node cut off from the others (nftables):
+                              out of the primary component, its clients connected */
+    F_NODE_FREEZE,         /* SIGSTOP the holder's node, longer than the ttl */
+    F_CLUSTER_RESTART,     /* every node stopped, the cluster bootstrapped again */
+    F_FAILOVER,            /* failover.c: the primary killed, its standby promoted */
     F_RESET,               /* not a fault: the harness restarted a fleet that did
                               not settle, so the next fault starts clean */
     F_NKINDS

@@ -28,6 +28,7 @@ typedef struct instance {
     char owner[128];      /* --owner, or "" for sqlease's own default */
     char conn[1400];      /* what sqlease connects with (its proxy leg) */
     char jconn[1400];     /* what its CMD connects with (a leg of its own) */
+    int node;             /* --instance-dsn: which of them (1-based); 0 without */
 } instance;
 
 typedef struct ch_harness {
@@ -47,7 +48,16 @@ typedef struct ch_harness {
     int ninst;
     int keep;
     int kinds_all;              /* the chaos scenario also draws the kernel/server kinds */
-    const char *faults;         /* --faults: the kernel scenario's list, or NULL for all */
+    const char *faults;         /* --faults: the kernel or galera scenario's list, or NULL
+                                   for all */
+    const char *inst_dsn[MAX_INST]; /* --instance-dsn: instance i talks to
+                                       inst_dsn[i % ninst_dsn] (a node of a cluster) */
+    int ninst_dsn;
+    const char *fence;          /* --fence: "token" (fence <= token) or "lease" (the
+                                   library's fence predicate, SQLEASE_FENCE_SQL) */
+    const char *ctl;            /* the cluster's control command (SQLEASE_GALERA_CTL) */
+    const char *pg_ctl;         /* the primary/standby pair's (SQLEASE_PG_HA_CTL) */
+    int rounds;                 /* --rounds: the galera scenario's list this many times */
     int64_t ttl, hb, rd, retry, grace, slack, qtimeout, login_timeout;
     int64_t short_fault, long_fault;  /* fault lengths below and above the ttl */
     int64_t over_ttl;           /* length of the faults that need only outlast the ttl */
@@ -113,5 +123,15 @@ void run_kernel_fault(int kind, long h);
 long settle(int64_t since, int reset_on_timeout);
 void scenario_kernel(void);
 void scenarios_teardown(void);
+int in_list(const char *list, const char *name);
+int64_t stop_bound(int64_t t);
+
+/* galera.c */
+void scenario_galera(void);
+void scenario_contend(void);
+void galera_teardown(void);
+
+/* failover.c */
+void scenario_failover(void);
 
 #endif

@@ -11,7 +11,16 @@
  *
  * so the database itself refuses a write whose token is lower than one
  * already written: a holder that lost the lease without knowing it (frozen,
- * partitioned) cannot overwrite its successor's work.  Event lines (one
+ * partitioned) cannot overwrite its successor's work.  With `--fence lease`
+ * the guard is the library's own fence predicate instead of the token
+ * comparison,
+ *
+ *   UPDATE g SET fence = :tok, last_writer = :inst, n = n + 1
+ *    WHERE id = 1 AND $SQLEASE_FENCE_SQL
+ *
+ * which proves the hold in the same statement: on a replicated database
+ * the write then counts on the lease row as the node it runs on sees it.
+ * Event lines (one
  * write() each, times in CLOCK_MONOTONIC ms):
  *
  *   T start INST PID TOKEN SQLEASE_PID
@@ -49,12 +58,14 @@ static void job_log(void *ud, int level, const char *line)
 
 int ch_job_main(int argc, char **argv)
 {
-    const char *events = NULL, *dsn = NULL, *table = NULL, *tok_env;
+    const char *events = NULL, *dsn = NULL, *table = NULL, *tok_env, *fence = "token";
+    const char *fence_sql = getenv("SQLEASE_FENCE_SQL");
+    int nbind;
     int inst = -1;
     int64_t token, interval = 100;
     struct sigaction sa;
     sqlease_db *db = NULL;
-    char sql[512], writer[32];
+    char sql[2048], writer[32];
     long pid = (long)getpid();
 
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -66,6 +77,8 @@ int ch_job_main(int argc, char **argv)
             dsn = argv[i + 1];
         else if (strcmp(argv[i], "--table") == 0)
             table = argv[i + 1];
+        else if (strcmp(argv[i], "--fence") == 0)
+            fence = argv[i + 1];
         else if (strcmp(argv[i], "--interval-ms") == 0)
             interval = atoll(argv[i + 1]);
     }
@@ -73,6 +86,10 @@ int ch_job_main(int argc, char **argv)
     if (events == NULL || dsn == NULL || table == NULL || inst < 0 || tok_env == NULL) {
         fprintf(stderr, "chaos job: needs --events --instance --dsn --table and "
                         "SQLEASE_TOKEN\n");
+        return 64;
+    }
+    if (strcmp(fence, "lease") == 0 && (fence_sql == NULL || fence_sql[0] == '\0')) {
+        fprintf(stderr, "chaos job: --fence lease needs SQLEASE_FENCE_SQL\n");
         return 64;
     }
     token = atoll(tok_env);
@@ -84,9 +101,17 @@ int ch_job_main(int argc, char **argv)
 
     ch_append(events, "%lld start %d %ld %lld %ld", (long long)ch_mono_ms(), inst, pid,
               (long long)token, (long)getppid());
-    snprintf(sql, sizeof sql,
-             "UPDATE %s SET fence = ?, last_writer = ?, n = n + 1 WHERE id = 1 AND fence <= ?",
-             table);
+    if (strcmp(fence, "lease") == 0) {
+        snprintf(sql, sizeof sql,
+                 "UPDATE %s SET fence = ?, last_writer = ?, n = n + 1 WHERE id = 1 AND %s",
+                 table, fence_sql);
+        nbind = 2;
+    } else {
+        snprintf(sql, sizeof sql,
+                 "UPDATE %s SET fence = ?, last_writer = ?, n = n + 1 WHERE id = 1 AND "
+                 "fence <= ?", table);
+        nbind = 3;
+    }
     snprintf(writer, sizeof writer, "i%d-%ld", inst, pid);
 
     while (!stop_requested) {
@@ -121,7 +146,7 @@ int ch_job_main(int argc, char **argv)
         b[2].i = token;
         b[2].s = NULL;
         sent = ch_mono_ms();
-        rc = sqle_db_exec(db, sql, b, 3, NULL, 0, NULL, &rows, &err);
+        rc = sqle_db_exec(db, sql, b, nbind, NULL, 0, NULL, &rows, &err);
         answered = ch_mono_ms();
         res = rc != SQLEASE_OK ? 'E' : rows == 1 ? 'A' : rows == 0 ? 'R' : 'E';
         ch_append(events, "%lld write %d %ld %lld %c %lld", (long long)answered, inst, pid,

@@ -2,9 +2,11 @@
  * main.c -- sqlease-chaos: prove "one holder at a time" under faults.
  *
  *   sqlease-chaos [--seconds N] [--seed S] [--scenario chaos|kernel|
- *                 reconnect-short|reconnect-long|partition-shutdown]
+ *                 reconnect-short|reconnect-long|partition-shutdown|galera|
+ *                 contend]
  *                 [--kinds base|all] [--faults KIND,...] [--short-fault D]
  *                 [--long-fault D] [--give-up D] [--sqlease PATH] [--dsn CONN]
+ *                 [--instance-dsn CONN]... [--fence token|lease] [--rounds N]
  *                 [--db-port P] [--stop-cmd CMD] [--start-cmd CMD]
  *                 [--restart-cmd CMD] [--pids-cmd CMD] [--instances N] [--keep]
  *
@@ -35,6 +37,15 @@
  * ($SQLEASE_DB_PIDS_CMD), partitions the server's port (--db-port,
  * $SQLEASE_DB_PORT), kernel faults root and nft; faults without what they
  * need are skipped, and said so.  SQLite has none of these.
+ *
+ * A replicated database (galera.c): --instance-dsn, given once per node,
+ * makes instance i talk to node i % nodes (its sqlease and its CMD alike,
+ * with no proxy), and the `galera` scenario kills, cuts off, freezes and
+ * restarts the holder's node through $SQLEASE_GALERA_CTL (ci/galera.sh);
+ * `contend` counts what concurrent takes on different nodes meet.  With
+ * --fence lease the CMD's writes are guarded by the library's own fence
+ * predicate (SQLEASE_FENCE_SQL) instead of a token comparison, so a stale
+ * write accepted is the predicate's failure.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -322,6 +333,8 @@ int start_instance(int i)
     argv[n++] = in->jconn;
     argv[n++] = "--table";
     argv[n++] = CH.guarded_table;
+    argv[n++] = "--fence";
+    argv[n++] = (char *)CH.fence;
     argv[n] = NULL;
 
     pid = fork();
@@ -1130,6 +1143,7 @@ static void teardown(void)
     CH.obs.t_end = ch_mono_ms();
     say("shutting down");
     scenarios_teardown(); /* kernel rules gone, server resumed, every leg forwarding */
+    galera_teardown();    /* every node resumed, connected and running */
     if (CH.db_down && CH.start_cmd != NULL)
         db_start();
     for (int i = 0; i < CH.ninst; i++)
@@ -1180,12 +1194,13 @@ static void usage(void)
 {
     printf("usage: sqlease-chaos [--seconds N] [--seed S]\n"
            "                     [--scenario chaos|kernel|reconnect-short|reconnect-long|"
-           "partition-shutdown]\n"
+           "partition-shutdown|galera|contend|failover]\n"
            "                     [--kinds base|all] [--faults KIND,...] [--short-fault D]\n"
            "                     [--long-fault D]\n"
            "                     [--give-up D] [--sqlease PATH] [--dsn CONN] [--db-host H]\n"
            "                     [--db-port P] [--stop-cmd CMD] [--start-cmd CMD]\n"
            "                     [--restart-cmd CMD] [--pids-cmd CMD] [--instances N] [--keep]\n"
+           "                     [--instance-dsn CONN]... [--fence token|lease] [--rounds N]\n"
            "Durations take a unit (500ms, 2s).  Environment: SQLEASE_BIN, SQLEASE_TEST_DSN,\n"
            "SQLEASE_DB_PORT, SQLEASE_DB_STOP, SQLEASE_DB_START, SQLEASE_DB_RESTART,\n"
            "SQLEASE_DB_PIDS_CMD.  Kernel faults (nftables) need root and nft; without them\n"
@@ -1216,8 +1231,10 @@ static int parse_ms(const char *flag, const char *text, int64_t *ms)
 
 static int scenario_known(const char *s)
 {
-    static const char *const known[] = {"chaos", "kernel", "reconnect-short",
-                                        "reconnect-long", "partition-shutdown"};
+    static const char *const known[] = {"chaos",          "kernel",
+                                        "reconnect-short", "reconnect-long",
+                                        "partition-shutdown", "galera",
+                                        "contend",        "failover"};
 
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(s, known[i]) == 0)
@@ -1264,6 +1281,10 @@ static int parse_args(int argc, char **argv)
     CH.start_cmd = env_or("SQLEASE_DB_START", NULL);
     CH.restart_cmd = env_or("SQLEASE_DB_RESTART", NULL);
     CH.pids_cmd = env_or("SQLEASE_DB_PIDS_CMD", NULL);
+    CH.ctl = env_or("SQLEASE_GALERA_CTL", NULL);
+    CH.pg_ctl = env_or("SQLEASE_PG_HA_CTL", NULL);
+    CH.fence = "token";
+    CH.rounds = 1;
     CH.ninst = 5;
     CH.give_up = 20000;
     for (int i = 1; i < argc; i++) {
@@ -1318,6 +1339,16 @@ static int parse_args(int argc, char **argv)
             CH.pids_cmd = v;
         else if (strcmp(a, "--instances") == 0)
             CH.ninst = atoi(v);
+        else if (strcmp(a, "--instance-dsn") == 0) {
+            if (CH.ninst_dsn == MAX_INST) {
+                fprintf(stderr, "chaos: at most %d --instance-dsn\n", MAX_INST);
+                return 64;
+            }
+            CH.inst_dsn[CH.ninst_dsn++] = v;
+        } else if (strcmp(a, "--fence") == 0)
+            CH.fence = v;
+        else if (strcmp(a, "--rounds") == 0)
+            CH.rounds = atoi(v);
         else {
             fprintf(stderr, "chaos: unknown flag '%s'\n", a);
             usage();
@@ -1325,10 +1356,23 @@ static int parse_args(int argc, char **argv)
         }
     }
     if (CH.seconds < 10 || CH.ninst < 2 || CH.ninst > MAX_INST || !scenario_known(CH.scenario) ||
-        (strcmp(kinds, "base") != 0 && strcmp(kinds, "all") != 0)) {
+        (strcmp(kinds, "base") != 0 && strcmp(kinds, "all") != 0) ||
+        (strcmp(CH.fence, "token") != 0 && strcmp(CH.fence, "lease") != 0) || CH.rounds < 1) {
         fprintf(stderr, "chaos: --seconds >= 10, --instances 2..%d, --kinds base or all, "
-                        "--scenario chaos, kernel, reconnect-short, reconnect-long or "
-                        "partition-shutdown\n", MAX_INST);
+                        "--fence token or lease, --rounds >= 1, --scenario chaos, kernel, "
+                        "reconnect-short, reconnect-long, partition-shutdown, galera, "
+                        "contend or failover\n", MAX_INST);
+        return 64;
+    }
+    if (strcmp(CH.scenario, "failover") == 0 && CH.pg_ctl == NULL) {
+        fprintf(stderr, "chaos: --scenario failover needs SQLEASE_PG_HA_CTL "
+                        "(ci/pg-replica.sh sets it)\n");
+        return 64;
+    }
+    if ((strcmp(CH.scenario, "galera") == 0 || strcmp(CH.scenario, "contend") == 0) &&
+        (CH.ninst_dsn < 2 || CH.ctl == NULL)) {
+        fprintf(stderr, "chaos: --scenario %s needs an --instance-dsn per node (2 or more) "
+                        "and SQLEASE_GALERA_CTL (ci/galera.sh sets them)\n", CH.scenario);
         return 64;
     }
     CH.kinds_all = strcmp(kinds, "all") == 0;
@@ -1350,8 +1394,17 @@ static int parse_args(int argc, char **argv)
  * wrong side of the ttl. */
 static int set_timings(void)
 {
-    if (strcmp(CH.scenario, "reconnect-short") != 0 &&
-        strcmp(CH.scenario, "reconnect-long") != 0) {
+    if (strcmp(CH.scenario, "galera") == 0 || strcmp(CH.scenario, "contend") == 0) {
+        /* A node joining or leaving a Galera cluster stalls every commit
+         * for 1-2 s (the group agrees on the new membership first): a
+         * renew deadline 4 s past the heartbeat rides that out, where
+         * the short timings would hand the lease over at every change. */
+        CH.ttl = 8000;
+        CH.hb = 1000;
+        CH.rd = 5000;
+        CH.retry = 500;
+    } else if (strcmp(CH.scenario, "reconnect-short") != 0 &&
+               strcmp(CH.scenario, "reconnect-long") != 0) {
         CH.ttl = 3000;
         CH.hb = 500;
         CH.rd = 1500;
@@ -1419,6 +1472,16 @@ static void conn_for_leg(char *buf, size_t cap, int leg)
 static void set_conns(void)
 {
     for (int i = 0; i < CH.ninst; i++) {
+        if (CH.ninst_dsn > 0) {
+            /* A node of its own, for sqlease and its CMD alike: a fault of
+             * the node is what singles the instance out. */
+            const char *d = CH.inst_dsn[i % CH.ninst_dsn];
+
+            snprintf(CH.inst[i].conn, sizeof CH.inst[i].conn, "%s", d);
+            snprintf(CH.inst[i].jconn, sizeof CH.inst[i].jconn, "%s", d);
+            CH.inst[i].node = i % CH.ninst_dsn + 1;
+            continue;
+        }
         conn_for_leg(CH.inst[i].conn, sizeof CH.inst[i].conn, i);
         conn_for_leg(CH.inst[i].jconn, sizeof CH.inst[i].jconn, CH.ninst + i);
     }
@@ -1453,6 +1516,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "__job") == 0)
         return ch_job_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "__contend") == 0)
+        return ch_contend_main(argc - 1, argv + 1);
     rc = parse_args(argc, argv);
     if (rc >= 0)
         return rc;
@@ -1501,7 +1566,13 @@ int main(int argc, char **argv)
         return 69;
     }
     CH.silent_leg = -1;
-    if (strcmp(CH.dialect, "sqlite") != 0 && CH.db_port > 0) {
+    if (CH.ninst_dsn > 0) {
+        /* No proxy: each instance talks to its node directly.  The table
+         * stays empty, but its keeper resumes a frozen node if the
+         * harness dies. */
+        if (ch_nft_open(CH.net_why, sizeof CH.net_why) == 0)
+            snprintf(CH.net_why, sizeof CH.net_why, "a node per instance, no proxy");
+    } else if (strcmp(CH.dialect, "sqlite") != 0 && CH.db_port > 0) {
         /* The kernel faults' table first: its keeper must exist before
          * any rule does. */
         CH.net_ok = ch_nft_open(CH.net_why, sizeof CH.net_why) == 0;
@@ -1534,9 +1605,9 @@ int main(int argc, char **argv)
     if (CH.net_ok)
         printf("  kernel faults: nftables table inet %s (removed on every exit)\n",
                ch_nft_table());
-    else
+    else if (CH.ninst_dsn == 0)
         printf("  kernel faults: SKIPPED: %s\n", CH.net_why);
-    if (strcmp(CH.dialect, "sqlite") != 0 && CH.pids_cmd == NULL)
+    if (strcmp(CH.dialect, "sqlite") != 0 && CH.pids_cmd == NULL && CH.ninst_dsn == 0)
         printf("  frozen-server faults: SKIPPED: no --pids-cmd / SQLEASE_DB_PIDS_CMD\n");
     fflush(stdout);
 
@@ -1554,6 +1625,12 @@ int main(int argc, char **argv)
             scenario_partition_shutdown();
         else if (strcmp(CH.scenario, "kernel") == 0)
             scenario_kernel();
+        else if (strcmp(CH.scenario, "galera") == 0)
+            scenario_galera();
+        else if (strcmp(CH.scenario, "contend") == 0)
+            scenario_contend();
+        else if (strcmp(CH.scenario, "failover") == 0)
+            scenario_failover();
         else
             scenario_reconnect_long();
     }

@@ -120,7 +120,7 @@ int kernel_kind_applies(int k)
  * CMD must be gone by its deadline plus the guard's slack and the kill
  * grace (the CMD may be stuck in a write through the same cut and need
  * the SIGKILL); 500 ms more for a loaded machine. */
-static int64_t stop_bound(int64_t t)
+int64_t stop_bound(int64_t t)
 {
     return t + CH.rd + CH.slack + CH.grace + 500;
 }
@@ -903,7 +903,7 @@ long settle(int64_t since, int reset_on_timeout)
 }
 
 /* Whether `name` is one of the comma-separated names in `list`. */
-static int in_list(const char *list, const char *name)
+int in_list(const char *list, const char *name)
 {
     size_t n = strlen(name);
 
