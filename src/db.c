@@ -506,8 +506,27 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
 static void free_ini(sqle_ini *ini);
 
 /* The last reference is gone: no worker is left, nothing is queued. */
+static void table_sql_free(sqle_table_sql *t)
+{
+    if (t == NULL)
+        return;
+    free(t->table);
+    free(t->acquire);
+    free(t->renew);
+    free(t->release);
+    free(t->release_force);
+    free(t->status);
+    free(t->fence);
+    free(t);
+}
+
 static void db_free(sqlease_db *db)
 {
+    while (db->table_sql != NULL) {
+        sqle_table_sql *t = db->table_sql;
+        db->table_sql = t->next;
+        table_sql_free(t);
+    }
     if (db->proto != NULL)
         db->ops->close(db->proto);
     sqle_cond_destroy(&db->work_cv);
@@ -794,6 +813,39 @@ int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
 uint64_t sqlease_db_statements(const sqlease_db *db)
 {
     return db != NULL ? sqle_atomic_load(&db->statements) : 0;
+}
+
+/* Found or built under the handle's lock: a handle sees few tables, so a
+ * list is enough, and building the texts is microseconds. */
+const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
+                                        const char *table)
+{
+    sqle_table_sql *t;
+
+    sqle_mutex_lock(&db->m);
+    for (t = db->table_sql; t != NULL; t = t->next)
+        if (t->d == d && strcmp(t->table, table) == 0)
+            break;
+    if (t == NULL && (t = calloc(1, sizeof *t)) != NULL) {
+        t->d = d;
+        t->table = sqle_strdup(table);
+        t->acquire = sqle_sql_for_table(d->acquire.sql, table);
+        t->renew = sqle_sql_for_table(d->renew.sql, table);
+        t->release = sqle_sql_for_table(d->release.sql, table);
+        t->release_force = sqle_sql_for_table(d->release_force.sql, table);
+        t->status = sqle_sql_for_table(d->status.sql, table);
+        t->fence = sqle_sql_for_table(d->fence.sql, table);
+        if (t->table == NULL || t->acquire == NULL || t->renew == NULL || t->release == NULL ||
+            t->release_force == NULL || t->status == NULL || t->fence == NULL) {
+            table_sql_free(t);
+            t = NULL;
+        } else {
+            t->next = db->table_sql;
+            db->table_sql = t;
+        }
+    }
+    sqle_mutex_unlock(&db->m);
+    return t;
 }
 
 const sqle_dialect *sqle_db_dialect(sqlease_db *db)

@@ -79,6 +79,17 @@ typedef struct db_ops {
                      sqlease_error *err);
 } db_ops;
 
+/* The lease statements with {table} substituted, shared by every lease of
+ * one table on a handle: built by the first lease of the table, freed with
+ * the handle (a lease must not outlive its handle).  Ten thousand leases
+ * of one table keep one copy of the texts, not ten thousand. */
+typedef struct sqle_table_sql {
+    struct sqle_table_sql *next;
+    const sqle_dialect *d;
+    char *table;
+    char *acquire, *renew, *release, *release_force, *status, *fence;
+} sqle_table_sql;
+
 typedef struct db_worker db_worker;
 typedef struct db_req db_req;
 
@@ -110,6 +121,7 @@ struct sqlease_db {
     int need_connect;              /* the worker's connection is down */
     int nabandoned;                /* abandoned workers still inside the driver */
     int refs;                      /* the owner's, plus one per worker alive */
+    sqle_table_sql *table_sql;     /* per table and dialect, see above */
     struct sqle_engine *engine;    /* the supervisors' threads (engine.c), NULL
                                       while the handle has no supervisor */
     int closing;
@@ -153,6 +165,11 @@ int sqle_db_exec(sqlease_db *db, const char *sql, const db_bind *binds, size_t n
 int sqle_db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
                          size_t nbinds, db_out *out, size_t nout, size_t max_rows, size_t *nrows,
                          sqlease_error *err);
+
+/* The statements of `table` in dialect d for the leases of db (shared;
+ * valid until sqlease_db_close), or NULL when out of memory. */
+const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
+                                        const char *table);
 
 const sqle_dialect *sqle_db_dialect(sqlease_db *db);
 

@@ -53,6 +53,7 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
 {
     sqlease_lease *l;
     char owner[SQLEASE_MAX_OWNER + 1];
+    const sqle_table_sql *sql;
     int rc;
 
     l = calloc(1, sizeof *l);
@@ -72,22 +73,21 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
     l->retry_ms = r->retry_ms;
     l->held_token = -1;
     l->proven_token = -1;
-    l->table = sqle_strdup(r->table);
     l->name = sqle_strdup(r->name);
     l->owner = sqle_strdup(r->owner != NULL ? r->owner : owner);
     l->data = r->data != NULL ? sqle_strdup(r->data) : NULL;
-    if (l->table != NULL) {
-        l->sql_acquire = sqle_sql_for_table(l->d->acquire.sql, l->table);
-        l->sql_renew = sqle_sql_for_table(l->d->renew.sql, l->table);
-        l->sql_release = sqle_sql_for_table(l->d->release.sql, l->table);
-        l->sql_release_force = sqle_sql_for_table(l->d->release_force.sql, l->table);
-        l->sql_status = sqle_sql_for_table(l->d->status.sql, l->table);
-        l->sql_fence = sqle_sql_for_table(l->d->fence.sql, l->table);
+    sql = sqle_db_table_sql(db, l->d, r->table);
+    if (sql != NULL) {
+        l->table = sql->table;
+        l->sql_acquire = sql->acquire;
+        l->sql_renew = sql->renew;
+        l->sql_release = sql->release;
+        l->sql_release_force = sql->release_force;
+        l->sql_status = sql->status;
+        l->sql_fence = sql->fence;
     }
-    if (l->table == NULL || l->name == NULL || l->owner == NULL || l->sql_acquire == NULL ||
-        l->sql_renew == NULL || (r->data != NULL && l->data == NULL) ||
-        l->sql_release == NULL || l->sql_release_force == NULL || l->sql_status == NULL ||
-        l->sql_fence == NULL) {
+    if (sql == NULL || l->name == NULL || l->owner == NULL ||
+        (r->data != NULL && l->data == NULL)) {
         sqlease_lease_free(l);
         return nomem(err);
     }
@@ -119,16 +119,9 @@ void sqlease_lease_free(sqlease_lease *l)
 {
     if (l == NULL)
         return;
-    free(l->table);
     free(l->name);
     free(l->owner);
     free(l->data);
-    free(l->sql_fence);
-    free(l->sql_acquire);
-    free(l->sql_renew);
-    free(l->sql_release);
-    free(l->sql_release_force);
-    free(l->sql_status);
     free(l);
 }
 

@@ -14,20 +14,21 @@
 struct sqlease_lease {
     sqlease_db *db;
     const sqle_dialect *d;
-    char *table;
+    const char *table;  /* the handle's copy (sql->table) */
     char *name;
     char *owner;
     char *data;      /* what the take publishes; NULL: nothing */
     int64_t ttl_ms;
     int64_t min_hold_ms;  /* what sqlease_lease_release keeps the row for */
     int64_t retry_ms; /* between tries of sqlease_lease_acquire_wait */
-    /* {table} already substituted, built once. */
-    char *sql_acquire;
-    char *sql_renew;
-    char *sql_release;
-    char *sql_release_force;
-    char *sql_status;
-    char *sql_fence;
+    /* {table} already substituted: the handle's texts for this table,
+     * shared by all its leases (sqle_db_table_sql). */
+    const char *sql_acquire;
+    const char *sql_renew;
+    const char *sql_release;
+    const char *sql_release_force;
+    const char *sql_status;
+    const char *sql_fence;
     /* Token of the hold this handle believes it has (what it renews), or
      * -1. */
     int64_t held_token;
