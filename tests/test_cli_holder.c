@@ -739,6 +739,7 @@ static void test_status_watch(void)
     snprintf(want, sizeof want, "free (expired; last holder holder-a) token %lld\n",
              (long long)(t0 + 1));
     CU_ASSERT_FATAL(await_text(watch_out, want, 1, 15000));
+    CU_ASSERT_FATAL(await_text(json_out, "\"held\":false", 2, 15000));
 
     /* The next holder; then a graceful stop releases the row. */
     b = start_bg(sup_out, "--name", "job", "--owner", "holder-b", TIMING, "supervise", "--",
@@ -748,6 +749,11 @@ static void test_status_watch(void)
     CU_ASSERT_EQUAL(stop_bg(b, SIGTERM), 0);
     snprintf(want, sizeof want, "free token %lld\n", (long long)(t0 + 2));
     CU_ASSERT_FATAL(await_text(watch_out, want, 1, 15000));
+    /* Both watchers must have seen the row free before the next take, or
+     * one polling just before the release and just after the take would
+     * rightly never show this free spell: the initial read, the expiry,
+     * this release. */
+    CU_ASSERT_FATAL(await_text(json_out, "\"held\":false", 3, 15000));
 
     /* A run takes it and lets go. */
     run_env(&res, NULL, "--name", "job", "--owner", "holder-c", TIMING, "run", "--data", "c",
