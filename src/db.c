@@ -607,7 +607,9 @@ int sqle_db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *c
 
 /*
  * A DSN's own odbc.ini section may carry the lease settings, so that a
- * fleet's configuration lives where its connection already does.  They are
+ * fleet's configuration lives where its connection already does: the
+ * section of a bare DSN name, or of the DSN= in a connection string
+ * ("DSN=jobs;UID=x" connects with that section too).  They are
  * read once, here, and checked as strictly as flags: a bare number or a
  * bad identifier fails the open with the key and the DSN named, rather
  * than surfacing later as a lease that behaves differently from what the
@@ -622,15 +624,20 @@ static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
         { "SqleaseRetry", offsetof(sqle_ini, retry_ms) },
     };
     char buf[512];
+    char dsn[SQLE_DSN_NAME_MAX];
     size_t i;
     int rc;
 
     memset(ini, 0, sizeof *ini);
+    /* Messages name the DSN, never the connection string (it may carry a
+     * password). */
+    if (!sqle_odbc_dsn_name(conn, dsn, sizeof dsn))
+        return SQLEASE_OK;
     if (sqle_odbc_dsn_setting(conn, "SqleaseTable", buf, sizeof buf)) {
         if (!sqle_valid_table(buf))
             return sqle_fail(err, SQLEASE_EINVAL,
                              "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
-                             "valid table (identifier or schema.identifier)", buf, conn);
+                             "valid table (identifier or schema.identifier)", buf, dsn);
         ini->table = sqle_strdup(buf);
         if (ini->table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
@@ -639,7 +646,7 @@ static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
         if (strlen(buf) > SQLEASE_MAX_NAME)
             return sqle_fail(err, SQLEASE_EINVAL,
                              "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
-                             conn, SQLEASE_MAX_NAME);
+                             dsn, SQLEASE_MAX_NAME);
         ini->name = sqle_strdup(buf);
         if (ini->name == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
@@ -654,7 +661,7 @@ static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
             rc = sqle_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
         if (rc != SQLEASE_OK)
             return sqle_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
-                             conn, perr.message);
+                             dsn, perr.message);
         *(int64_t *)((char *)ini + durations[i].off) = ms;
     }
     return SQLEASE_OK;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "db.h"
 #include "os.h"
 
 static int log_level = SQLEASE_LOG_WARN;
@@ -225,9 +226,18 @@ void cli_lease_options(const cli_args *a, sqlease_options *o)
     o->log_level = log_level;
 }
 
-/* Before connecting, check what the flags alone decide.  With a DSN name
- * the timing may still come from its odbc.ini section, so the timing rules
- * wait for cli_effective_options; identifiers are checked either way. */
+/* The same test the library makes when it reads the section (db.c). */
+int cli_conn_names_dsn(const char *conn)
+{
+    char dsn[SQLE_DSN_NAME_MAX];
+
+    return sqle_odbc_dsn_name(conn, dsn, sizeof dsn);
+}
+
+/* Before connecting, check what the flags alone decide.  With a DSN (by
+ * name or DSN= in a connection string) the timing may still come from
+ * its odbc.ini section, so the timing rules wait for
+ * cli_effective_options; identifiers are checked either way. */
 int cli_check_options(const cli_args *a)
 {
     sqlease_options o;
@@ -236,7 +246,7 @@ int cli_check_options(const cli_args *a)
 
     memset(&err, 0, sizeof err);
     cli_lease_options(a, &o);
-    if (strchr(dsn, '=') == NULL)
+    if (cli_conn_names_dsn(dsn))
         o.ttl_ms = o.heartbeat_ms = o.renew_deadline_ms = o.retry_ms = 0;
     if (sqlease_options_check(&o, &err) != SQLEASE_OK)
         return cli_usage("%s", err.message[0] ? err.message : "invalid options");

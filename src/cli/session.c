@@ -566,7 +566,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     }
     /* The name is known before connecting unless it may come from the
      * DSN's odbc.ini section; the metrics file waits for it then. */
-    if (a->name != NULL || strchr(a->dsn, '=') != NULL) {
+    if (a->name != NULL || !cli_conn_names_dsn(a->dsn)) {
         s->name = a->name != NULL ? a->name : SQLEASE_DEFAULT_NAME;
         cli_metrics_labels(&s->metrics, s->name, s->owner);
     }
