@@ -53,41 +53,11 @@ int cli_log_to_journal(void)
     return log_journal;
 }
 
-/* Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
- * civil_from_days), so that the stamp needs no gmtime_r/gmtime_s and
- * reads the same on every system. */
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    int64_t era, yy;
-    unsigned doe, yoe, doy, mp;
-
-    z += 719468;
-    era = (z >= 0 ? z : z - 146096) / 146097;
-    doe = (unsigned)(z - era * 146097);
-    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    yy = (int64_t)yoe + era * 400;
-    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = yy + (*m <= 2);
-}
-
+/* The stamp is the OS layer's (stamp.c), so that the guard process,
+ * which cannot use stdio, writes the same one. */
 void cli_format_time(int64_t wall_ms, char *buf, size_t cap)
 {
-    int64_t days, rem, y;
-    unsigned mo, d;
-
-    days = wall_ms / 86400000;
-    rem = wall_ms % 86400000;
-    if (rem < 0) {
-        rem += 86400000;
-        days--;
-    }
-    civil_from_days(days, &y, &mo, &d);
-    snprintf(buf, cap, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y, mo, d,
-             (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
-             (int)(rem % 1000));
+    (void)cli_os_format_stamp(wall_ms, buf, cap);
 }
 
 void cli_error(const char *fmt, ...)
