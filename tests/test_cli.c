@@ -561,6 +561,229 @@ static void test_man_page_complete(void)
     free(man);
 }
 
+/* The part of --help that documents `command`: its line under
+ * "Commands:" ("  status [--json] ...") and the lines indented below it,
+ * up to the next command; for "global", the "Global flags" paragraph.
+ * A malloc'd copy, or NULL if there is none. */
+static char *help_section(const char *help, const char *command)
+{
+    const char *start = NULL, *end, *p;
+
+    if (strcmp(command, "global") == 0) {
+        start = strstr(help, "\nGlobal flags");
+        if (start == NULL)
+            return NULL;
+        end = strstr(start + 1, "\n\n");
+    } else {
+        const char *cmds = strstr(help, "\nCommands:\n");
+        size_t n = strlen(command);
+
+        if (cmds == NULL)
+            return NULL;
+        for (p = cmds + 1; (p = strchr(p, '\n')) != NULL && p[1] != '\n';) {
+            p++;
+            if (strncmp(p, "  ", 2) == 0 && strncmp(p + 2, command, n) == 0 &&
+                (p[2 + n] == ' ' || p[2 + n] == '\n')) {
+                start = p;
+                break;
+            }
+        }
+        if (start == NULL)
+            return NULL;
+        /* The next command: a line indented by exactly two spaces. */
+        for (end = start; (end = strchr(end + 1, '\n')) != NULL;)
+            if (end[1] == '\n' || (end[1] == ' ' && end[2] == ' ' && end[3] != ' '))
+                break;
+    }
+    if (end == NULL)
+        end = start + strlen(start);
+    return strndup(start, (size_t)(end - start));
+}
+
+/* Every "\-\-flag" of a roff line, as "--flag", into flags (at most max);
+ * the bare "\-\-" before CMD is not a flag.  Returns how many. */
+static int roff_flags(const char *line, size_t len, char flags[][48], int max)
+{
+    int n = 0;
+
+    for (const char *p = line; p < line + len && n < max; p++) {
+        size_t k = 0;
+
+        if (strncmp(p, "\\-\\-", 4) != 0)
+            continue;
+        p += 4;
+        flags[n][k++] = '-';
+        flags[n][k++] = '-';
+        while (p < line + len && k + 1 < sizeof flags[0]) {
+            if (*p >= 'a' && *p <= 'z')
+                flags[n][k++] = *p++;
+            else if (strncmp(p, "\\-", 2) == 0 && p[2] >= 'a' && p[2] <= 'z') {
+                flags[n][k++] = '-';
+                p += 2;
+            } else
+                break;
+        }
+        flags[n][k] = '\0';
+        if (k > 2)
+            n++;
+        p--;
+    }
+    return n;
+}
+
+/* `flag` appears in `section` as a whole flag (not as the start of a
+ * longer one: "--timeout" is not found in "--query-timeout" alone). */
+static int has_flag(const char *section, const char *flag)
+{
+    size_t n = strlen(flag);
+
+    for (const char *p = section; (p = strstr(p, flag)) != NULL; p += n) {
+        char before = p == section ? ' ' : p[-1];
+        char after = p[n];
+        if (before != '-' && !(before >= 'a' && before <= 'z') && after != '-' &&
+            !(after >= 'a' && after <= 'z'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Check that the --help of `command` (`sqlease COMMAND --help`; for
+ * "global", `sqlease --help`) documents `flag` in that command's part.
+ * Returns 1 if it does. */
+static int help_documents(const char *command, const char *flag, const char *why)
+{
+    result r;
+    char *section;
+    int ok;
+
+    if (strcmp(command, "global") == 0)
+        run_raw(&r, "--help", NULL);
+    else
+        run_raw(&r, command, "--help", NULL);
+    ASSERT_CODE(r, 0);
+    section = help_section(r.out, command);
+    ok = section != NULL && has_flag(section, flag);
+    if (!ok)
+        fprintf(stderr, "\n  the man page documents %s %s (%s), `sqlease %s --help` does"
+                " not\n", command, flag, why, strcmp(command, "global") == 0 ? "" : command);
+    free(section);
+    result_free(&r);
+    return ok;
+}
+
+/* The other way round: every flag the man page documents is in --help,
+ * in the part of its command (from the SYNOPSIS, whose line names the
+ * command; from RUN AND SUPERVISE FLAGS, where "(run)" or "(supervise)"
+ * limits a flag to one of them; from GLOBAL FLAGS), so that the two
+ * cannot drift apart again. */
+static void test_help_lists_man_flags(void)
+{
+    const char *src = getenv("SQLEASE_SRCDIR");
+    char path[1200], flags[16][48];
+    char *man;
+    const char *p, *sec, *next;
+    int checked = 0, missing = 0;
+
+    if (src == NULL || src[0] == '\0')
+        return; /* run outside `scons test` */
+    snprintf(path, sizeof path, "%s/src/cli/sqlease.1", src);
+    man = slurp(path);
+    CU_ASSERT_FATAL(man != NULL && man[0] != '\0');
+
+    /* SYNOPSIS: "[\fIGLOBAL FLAGS\fR] \fBstatus\fR [\fB\-\-json\fR] ...". */
+    sec = strstr(man, "\n.SH SYNOPSIS\n");
+    next = sec != NULL ? strstr(sec + 1, "\n.SH ") : NULL;
+    CU_ASSERT_FATAL(sec != NULL && next != NULL);
+    for (p = sec; p < next && (p = strstr(p, "[\\fIGLOBAL FLAGS\\fR] \\fB")) != NULL && p < next;) {
+        const char *eol = strchr(p, '\n');
+        char command[32];
+        size_t k = 0;
+        int n;
+
+        p += strlen("[\\fIGLOBAL FLAGS\\fR] \\fB");
+        while (p[k] >= 'a' && p[k] <= 'z' && k + 1 < sizeof command) {
+            command[k] = p[k];
+            k++;
+        }
+        command[k] = '\0';
+        n = roff_flags(p, eol != NULL ? (size_t)(eol - p) : strlen(p), flags, 16);
+        for (int i = 0; i < n; i++, checked++)
+            missing += !help_documents(command, flags[i], "SYNOPSIS");
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+
+    /* RUN AND SUPERVISE FLAGS: ".BI \-\-crash\-limit " N"" then, on the
+     * next line, "(\fBsupervise\fR)" when it is not for both. */
+    sec = strstr(man, "\n.SH RUN AND SUPERVISE FLAGS\n");
+    next = sec != NULL ? strstr(sec + 1, "\n.SH ") : NULL;
+    CU_ASSERT_FATAL(sec != NULL && next != NULL);
+    for (p = sec; (p = strstr(p, "\n.BI \\-\\-")) != NULL && p < next;) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *body = eol != NULL ? eol + 1 : "";
+        int only_run = strncmp(body, "(\\fBrun\\fR)", 11) == 0;
+        int only_sup = strncmp(body, "(\\fBsupervise\\fR)", 17) == 0;
+        int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
+
+        if (n == 1) {
+            if (!only_sup)
+                missing += !help_documents("run", flags[0], "RUN AND SUPERVISE FLAGS");
+            if (!only_run)
+                missing += !help_documents("supervise", flags[0], "RUN AND SUPERVISE FLAGS");
+            checked++;
+        }
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+    /* The same section's flags without ".BI": ".B \-\-no\-wait". */
+    for (p = sec; (p = strstr(p, "\n.B \\-\\-")) != NULL && p < next;) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *body = eol != NULL ? eol + 1 : "";
+        int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
+
+        if (n == 1) {
+            if (strncmp(body, "(\\fBsupervise\\fR)", 17) != 0)
+                missing += !help_documents("run", flags[0], "RUN AND SUPERVISE FLAGS");
+            if (strncmp(body, "(\\fBrun\\fR)", 11) != 0)
+                missing += !help_documents("supervise", flags[0], "RUN AND SUPERVISE FLAGS");
+            checked++;
+        }
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+
+    /* GLOBAL FLAGS: ".BI \-\-dsn " CONN"" and ".BR \-v " | " \-q". */
+    sec = strstr(man, "\n.SH GLOBAL FLAGS\n");
+    next = sec != NULL ? strstr(sec + 1, "\n.SH ") : NULL;
+    CU_ASSERT_FATAL(sec != NULL && next != NULL);
+    for (p = sec; (p = strstr(p, "\n.BI \\-\\-")) != NULL && p < next;) {
+        const char *eol = strchr(p + 1, '\n');
+        int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
+
+        if (n == 1) {
+            missing += !help_documents("global", flags[0], "GLOBAL FLAGS");
+            checked++;
+        }
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+    /* The one-dash flags: ".BR \-v " | " \-q". */
+    if (strstr(sec, "\n.BR \\-v \" | \" \\-q\n") != NULL) {
+        result r;
+        char *g;
+
+        run_raw(&r, "--help", NULL);
+        g = help_section(r.out, "global");
+        CU_ASSERT(g != NULL && strstr(g, "\n  -v ") != NULL && strstr(g, "\n  -q ") != NULL);
+        free(g);
+        result_free(&r);
+        checked += 2;
+    }
+    /* Every command of the SYNOPSIS and the flags of the other sections:
+     * the parse found them all (about 30 today). */
+    CU_ASSERT(checked >= 25);
+    if (checked < 25)
+        fprintf(stderr, "\n  only %d flags found in the man page\n", checked);
+    CU_ASSERT_EQUAL(missing, 0);
+    free(man);
+}
+
 static void test_bare_duration(void)
 {
     static const char *const env[] = {"SQLEASE_TTL=30", NULL};
@@ -2455,50 +2678,57 @@ int main(void)
     static const struct {
         const char *name;
         void (*fn)(void);
+        const char *fn_name; /* for SQLEASE_TEST_ONLY */
     } tests[] = {
-        {"--version", test_version},
-        {"--help lists every command and flag", test_help},
-        {"the man page lists every flag and exit code", test_man_page_complete},
-        {"a duration without a unit is a usage error", test_bare_duration},
-        {"usage errors exit 64 with one line", test_usage_errors},
-        {"a missing command exits 64", test_missing_command},
-        {"an unreachable database exits 69", test_unreachable},
-        {"a password is never printed", test_password_never_printed},
-        {"SQL Server driver, closed port: exit 69", test_sqlserver_driver_closed_port},
-        {"run stops what CMD left in its group before releasing", test_run_stops_leftover_group},
-        {"status before migrate exits 69", test_status_before_migrate},
-        {"migrate is idempotent", test_migrate_twice},
-        {"status --json after migrate", test_status_json},
-        {"run: token, name, exit status, release", test_run_cycle},
-        {"flag > environment > default", test_run_env_precedence},
-        {"status --json while held, escaped owner", test_status_while_held},
-        {"run --no-wait against a holder; supervise SIGTERM", test_no_wait_and_supervise},
-        {"release --force clears a held row", test_release_force},
-        {"run exits 75 and stops CMD when the lease is lost", test_run_lost},
-        {"run waits for the holder to release", test_run_waits},
-        {"run --min-hold exits at once, the row stays held; SIGTERM exits 143",
-         test_run_min_hold_and_sigterm},
-        {"supervise restarts an exiting CMD", test_supervise_restarts},
-        {"bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64},
-        {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
-        {"SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state},
-        {"started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin},
-        {"run --timeout gives up after D, or runs CMD", test_run_timeout},
-        {"run --conflict-exit-code; a loss is still 75", test_conflict_exit_code},
-        {"run -q: a host that gives up prints nothing", test_quiet_loser},
-        {"--metrics-file: values, atomic rewrites, removed", test_metrics_file},
-        {"supervise: READY=1, STATUS=, STOPPING=1", test_systemd_notify},
-        {"supervise waits for a database away at start", test_supervise_waits_for_database},
-        {"a crash-looping CMD gives the lease up", test_crash_loop_gives_up},
-        {"log lines carry a time stamp, except in the journal", test_log_timestamps},
-        {"errors said once and as they are", test_messages_said_once},
-        {"a missing SQLite file: 69 naming it, created only by migrate",
-         test_missing_sqlite_file},
-        {"default connection: a locked SQLite file is bounded by --query-timeout",
-         test_default_conn_bounded_by_query_timeout},
+#define T(name, fn) {name, fn, #fn}
+        T("--version", test_version),
+        T("--help lists every command and flag", test_help),
+        T("the man page lists every flag and exit code", test_man_page_complete),
+        T("--help lists every flag the man page documents, under its command",
+          test_help_lists_man_flags),
+        T("a duration without a unit is a usage error", test_bare_duration),
+        T("usage errors exit 64 with one line", test_usage_errors),
+        T("a missing command exits 64", test_missing_command),
+        T("an unreachable database exits 69", test_unreachable),
+        T("a password is never printed", test_password_never_printed),
+        T("SQL Server driver, closed port: exit 69", test_sqlserver_driver_closed_port),
+        T("run stops what CMD left in its group before releasing",
+          test_run_stops_leftover_group),
+        T("status before migrate exits 69", test_status_before_migrate),
+        T("migrate is idempotent", test_migrate_twice),
+        T("status --json after migrate", test_status_json),
+        T("run: token, name, exit status, release", test_run_cycle),
+        T("flag > environment > default", test_run_env_precedence),
+        T("status --json while held, escaped owner", test_status_while_held),
+        T("run --no-wait against a holder; supervise SIGTERM", test_no_wait_and_supervise),
+        T("release --force clears a held row", test_release_force),
+        T("run exits 75 and stops CMD when the lease is lost", test_run_lost),
+        T("run waits for the holder to release", test_run_waits),
+        T("run --min-hold exits at once, the row stays held; SIGTERM exits 143",
+          test_run_min_hold_and_sigterm),
+        T("supervise restarts an exiting CMD", test_supervise_restarts),
+        T("bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64),
+        T("CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd),
+        T("SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state),
+        T("started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin),
+        T("run --timeout gives up after D, or runs CMD", test_run_timeout),
+        T("run --conflict-exit-code; a loss is still 75", test_conflict_exit_code),
+        T("run -q: a host that gives up prints nothing", test_quiet_loser),
+        T("--metrics-file: values, atomic rewrites, removed", test_metrics_file),
+        T("supervise: READY=1, STATUS=, STOPPING=1", test_systemd_notify),
+        T("supervise waits for a database away at start", test_supervise_waits_for_database),
+        T("a crash-looping CMD gives the lease up", test_crash_loop_gives_up),
+        T("log lines carry a time stamp, except in the journal", test_log_timestamps),
+        T("errors said once and as they are", test_messages_said_once),
+        T("a missing SQLite file: 69 naming it, created only by migrate",
+          test_missing_sqlite_file),
+        T("default connection: a locked SQLite file is bounded by --query-timeout",
+          test_default_conn_bounded_by_query_timeout),
+#undef T
     };
     CU_pSuite suite;
     unsigned failed;
+    const char *only;
 
     g_bin = getenv("SQLEASE_BIN");
     if (g_bin == NULL || g_bin[0] == '\0' || access(g_bin, X_OK) != 0) {
@@ -2519,8 +2749,12 @@ int main(void)
         CU_cleanup_registry();
         return 1;
     }
+    only = getenv("SQLEASE_TEST_ONLY");
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL) {
+        if (only != NULL && only[0] != '\0' && strstr(tests[i].name, only) == NULL &&
+            strstr(tests[i].fn_name, only) == NULL)
+            continue;
+        else if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL) {
             CU_cleanup_registry();
             return 1;
         }
