@@ -237,6 +237,15 @@ const char *sqle_odbc_conn_string(const void *self);
  * does not fit in cap). */
 int sqle_odbc_dsn_name(const char *conn, char *buf, size_t cap);
 
+/* The lease settings of the odbc.ini section of the DSN that `conn`
+ * names (none when it names no DSN), checked: an invalid value returns
+ * SQLEASE_EINVAL naming the key and the DSN.  sqlease_db_open reads them
+ * so; the tool also reads them before it can connect (supervise's retry
+ * while the database is away).  Free with sqle_dsn_ini_free, also after
+ * an error. */
+int sqle_dsn_ini_read(const char *conn, sqle_ini *ini, sqlease_error *err);
+void sqle_dsn_ini_free(sqle_ini *ini);
+
 /* Read a key from the odbc.ini section of the DSN that `conn` names (a
  * DSN name, or a connection string with DSN=; see sqle_odbc_dsn_name)
  * through the driver manager (SQLGetPrivateProfileString).  Returns 1 and

@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -2220,6 +2222,108 @@ static void test_supervise_waits_for_database(void)
     kill_all_bg();
 }
 
+/* The times (ms of the day, from the log's stamps) of the lines of text
+ * that contain needle, into at (at most max).  Returns how many. */
+static int stamps_of(const char *text, const char *needle, int64_t *at, int max)
+{
+    int n = 0;
+
+    for (const char *p = text; p != NULL && *p != '\0' && n < max;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        char line[2048];
+        int h, m, sec, ms;
+
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
+                 p);
+        if (strstr(line, needle) != NULL &&
+            sscanf(line, "%*4d-%*2d-%*2dT%2d:%2d:%2d.%3dZ", &h, &m, &sec, &ms) == 4) {
+            at[n] = (((int64_t)h * 60 + m) * 60 + sec) * 1000 + ms;
+            if (n > 0 && at[n] < at[n - 1])
+                at[n] += 86400000; /* past midnight */
+            n++;
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+/* supervise with a database that cannot be reached at start, `ttl` alone
+ * given: it tries again every min(2 s, ttl/10), not every 2 s.  Runs it
+ * for run_ms and checks the attempts' spacing from the log.  Returns 0
+ * if the driver is not installed (nothing checked), else 1. */
+static int check_start_retry(const char *dsn, const char *ttl, int64_t want_retry,
+                             int64_t run_ms)
+{
+    char log[1100], want[80];
+    int64_t at[64], gap = 0;
+    char *text;
+    pid_t sup;
+    int n, code;
+
+    snprintf(log, sizeof log, "%s/away.%d.log", g_dir, ++g_seq);
+    sup = start_bg_raw_env(log, NULL, "-v", "--dsn", dsn, "--table", g_table, "--ttl", ttl,
+                           "--login-timeout", "1s", "supervise", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    sqle_sleep_ms(run_ms);
+    code = stop_bg(sup, SIGTERM, 15000);
+    text = slurp(log);
+    if (text != NULL && strstr(text, "IM002") != NULL) {
+        free(text);
+        return 0; /* the driver is not installed here */
+    }
+    CU_ASSERT_EQUAL(code, 0);
+    snprintf(want, sizeof want, "trying again every %lld ms", (long long)want_retry);
+    ASSERT_CONTAINS(text, want);
+    n = stamps_of(text, "cannot connect", at, 64);
+    for (int i = 1; i < n; i++)
+        if (at[i] - at[i - 1] > gap)
+            gap = at[i] - at[i - 1];
+    /* One attempt at the start, then one per retry (each a few ms). */
+    if (n < (int)(run_ms / want_retry) - 2 || gap > want_retry + 250) {
+        fprintf(stderr, "\n  %s: %d attempts in %lld ms, longest gap %lld ms (retry %lld)\n",
+                dsn, n, (long long)run_ms, (long long)gap, (long long)want_retry);
+        show_log("supervise", log);
+    }
+    CU_ASSERT(n >= (int)(run_ms / want_retry) - 2);
+    CU_ASSERT(gap <= want_retry + 250);
+    CU_ASSERT(gap >= want_retry - 10);
+    free(text);
+    return 1;
+}
+
+/* A database away at start is tried again at the retry in force: the
+ * derived min(2 s, ttl/10) when only the ttl is given, not a fixed 2 s.
+ * An SQLite file whose directory is missing, and (if its driver is
+ * installed) PostgreSQL on a port where nothing listens. */
+static void test_supervise_start_retry_follows_ttl(void)
+{
+    char dsn[1300];
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int fd, port = 0;
+
+    new_table();
+    snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s/away.%d/t.db", g_dir, ++g_seq);
+    CU_ASSERT(check_start_retry(dsn, "3s", 300, 2500) == 1);
+
+    /* A port that was free a moment ago: bound, then closed. */
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    CU_ASSERT_FATAL(port > 0);
+    snprintf(dsn, sizeof dsn, "Driver=PostgreSQL Unicode;Servername=127.0.0.1;Port=%d;"
+             "Database=x;Username=x;Password=x", port);
+    (void)check_start_retry(dsn, "4s", 400, 2500);
+    kill_all_bg();
+}
+
 /* ---- a crash-looping CMD ------------------------------------------- */
 
 /* A host whose CMD fails at once, again and again, gives the lease up
@@ -2717,6 +2821,8 @@ int main(void)
         T("--metrics-file: values, atomic rewrites, removed", test_metrics_file),
         T("supervise: READY=1, STATUS=, STOPPING=1", test_systemd_notify),
         T("supervise waits for a database away at start", test_supervise_waits_for_database),
+        T("supervise retries a database away at start every derived retry",
+          test_supervise_start_retry_follows_ttl),
         T("a crash-looping CMD gives the lease up", test_crash_loop_gives_up),
         T("log lines carry a time stamp, except in the journal", test_log_timestamps),
         T("errors said once and as they are", test_messages_said_once),

@@ -61,8 +61,13 @@ static int write_ini(void)
             "SqleaseTable = ini_leases\n"
             "SqleaseName = ini_job\n"
             "SqleaseTTL = 1s\n"
-            "SqleaseHeartbeat = 5s\n",
-            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir());
+            "SqleaseHeartbeat = 5s\n"
+            "\n"
+            "[sqlease_ini_away]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/no/such/dir/away.db\n"
+            "SqleaseTTL = 4s\n",
+            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir());
     fclose(f);
     return setenv("ODBCINI", ini_path, 1) != 0;
 }
@@ -426,6 +431,27 @@ static void test_conn_string_with_dsn(void)
     CU_ASSERT(!file_has(log, "hunter2"));
 }
 
+/* supervise waits for a database away at start at the retry the DSN's
+ * section gives (SqleaseTTL 4s alone: 400 ms), by name or by DSN=. */
+static void test_cli_start_retry_from_ini(void)
+{
+    char log[700];
+
+    snprintf(log, sizeof log, "%s/cli-away.log", tu_dir());
+    /* timeout(1) ends it with SIGTERM: supervise exits 0, timeout 124. */
+    CU_ASSERT_EQUAL(cli("timeout -s TERM 1.5", "-v --dsn sqlease_ini_away supervise -- true",
+                        log), 124);
+    CU_ASSERT(file_has(log, "trying again every 400 ms"));
+    CU_ASSERT_EQUAL(cli("timeout -s TERM 1.5",
+                        "-v --dsn 'DSN=sqlease_ini_away;Timeout=1000' supervise -- true", log),
+                    124);
+    CU_ASSERT(file_has(log, "trying again every 400 ms"));
+    /* A flag still wins. */
+    CU_ASSERT_EQUAL(cli("timeout -s TERM 1.5",
+                        "-v --dsn sqlease_ini_away --ttl 5s supervise -- true", log), 124);
+    CU_ASSERT(file_has(log, "trying again every 500 ms"));
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("odbc.ini settings", write_ini, NULL);
@@ -437,6 +463,8 @@ static void add(void)
     CU_add_test(s, "CLI: a ttl alone (flag, environment, odbc.ini)", test_cli_ttl_alone);
     CU_add_test(s, "a connection string with DSN= reads that DSN's section",
                 test_conn_string_with_dsn);
+    CU_add_test(s, "CLI: supervise waits for the database at the DSN's retry",
+                test_cli_start_retry_from_ini);
 }
 
 int main(void)

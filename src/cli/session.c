@@ -9,6 +9,7 @@
 
 #include "child.h"
 #include "classify.h"
+#include "db.h"
 #include "notify.h"
 #include "os.h"
 #include "session.h"
@@ -440,6 +441,35 @@ static int open_retryable(int st, const sqlease_error *err)
 }
 
 /*
+ * The retry in force before there is a database to ask: the flags (and
+ * variables) over the DSN's odbc.ini section, resolved as the library
+ * resolves them once connected, so that a ttl alone gives min(2 s,
+ * ttl/10) here too.  An odbc.ini value that is invalid makes the open
+ * fail at once, so the default then never matters.
+ */
+static int64_t start_retry_ms(const cli_args *a)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqle_ini ini;
+    sqle_resolved r;
+    int64_t retry = SQLEASE_DEFAULT_RETRY_MS;
+
+    memset(&err, 0, sizeof err);
+    cli_lease_options(a, &o);
+    if (sqle_dsn_ini_read(a->dsn, &ini, &err) != SQLEASE_OK) {
+        sqle_dsn_ini_free(&ini);
+        return a->retry_ms > 0 ? a->retry_ms : retry;
+    }
+    /* lease_only: the timing rules are checked once connected, with
+     * their message; here only the retry's value is wanted. */
+    if (sqle_options_resolve(&o, &ini, 1, &r, &err) == SQLEASE_OK && r.retry_ms > 0)
+        retry = r.retry_ms;
+    sqle_dsn_ini_free(&ini);
+    return retry;
+}
+
+/*
  * Connect.  A `run` fails at once (cron runs it again tomorrow); a
  * `supervise` started while the database is away (a host booting before
  * its database, an outage) keeps trying every retry: with a service
@@ -452,7 +482,7 @@ static int open_db(cli_session *s)
     const cli_args *a = s->args;
     sqlease_db_options o;
     sqlease_error err;
-    int64_t retry = a->retry_ms > 0 ? a->retry_ms : SQLEASE_DEFAULT_RETRY_MS;
+    int64_t retry = s->persistent ? start_retry_ms(a) : 0;
     unsigned failures = 0;
     int st;
 
@@ -474,10 +504,10 @@ static int open_db(cli_session *s)
         if (failures == 1)
             cli_log(SQLEASE_LOG_INFO, "trying again every %" PRId64 " ms", retry);
         cli_session_observe(s);
-        for (int64_t until = sqle_mono_ms() + retry; sqle_mono_ms() < until;) {
+        for (int64_t until = sqle_mono_ms() + retry, left; (left = until - sqle_mono_ms()) > 0;) {
             if (sqle_signal_received() != 0)
                 return CLI_EXIT_OK;
-            sqle_sleep_ms(50);
+            sqle_sleep_ms(left < 50 ? left : 50);
         }
         if (sqle_signal_received() != 0)
             return CLI_EXIT_OK;
