@@ -2324,6 +2324,125 @@ static void test_supervise_start_retry_follows_ttl(void)
     kill_all_bg();
 }
 
+/* ---- a reader that has gone ---------------------------------------- */
+
+/* Run sqlease with stdout the write end of a pipe (out_fd) and stderr a
+ * file; waits up to timeout_ms.  Fills r (r->out is ""). */
+static void run_to_fd(result *r, int out_fd, int64_t timeout_ms, ...)
+{
+    char *argv[MAX_ARGS], err[1100];
+    int64_t t0 = sqle_mono_ms();
+    va_list ap;
+    pid_t pid;
+
+    va_start(ap, timeout_ms);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    snprintf(err, sizeof err, "%s/err.%d", g_dir, ++g_seq);
+    pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || e < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(e, 2) < 0 ||
+            chdir(g_dir) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    r->code = pid > 0 ? wait_pid(pid, timeout_ms) : -1;
+    r->ms = sqle_mono_ms() - t0;
+    r->out = strdup("");
+    r->err = slurp(err);
+    unlink(err);
+}
+
+/* stdout a pipe whose reader has gone (`sqlease list | head -0`): every
+ * command says "cannot write to standard output" and exits 74, rather
+ * than dying by SIGPIPE; status --watch also when its reader goes away
+ * while it waits for a change. */
+static void test_closed_stdout_pipe(void)
+{
+    static const char *const cases[][3] = {
+        {"list", NULL}, {"list", "--json", NULL}, {"status", NULL},
+        {"status", "--json", NULL}, {"status", "--watch", NULL}, {"migrate", NULL},
+        {"--help", NULL}, {"status", "--help", NULL},
+    };
+    int fds[2];
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CU_ASSERT_FATAL(pipe(fds) == 0);
+        close(fds[0]); /* the reader is gone before sqlease writes */
+        run_to_fd(&r, fds[1], 20000, "--retry", "200ms", cases[i][0], cases[i][1], NULL);
+        close(fds[1]);
+        if (r.code != 74)
+            fprintf(stderr, "\n  %s %s: exit %d (128+13: SIGPIPE), stderr: %s\n", cases[i][0],
+                    cases[i][1] ? cases[i][1] : "", r.code, r.err);
+        CU_ASSERT_EQUAL(r.code, 74);
+        ASSERT_CONTAINS(r.err, "sqlease: cannot write to standard output\n");
+        CU_ASSERT_EQUAL(count_of(r.err, "cannot write"), 1);
+        result_free(&r);
+    }
+
+    /* status --watch | head -1: the first line is read, then the reader
+     * goes; nothing changes on the lease, yet the watch ends within a
+     * retry or so. */
+    {
+        char line[512];
+        ssize_t n;
+        pid_t pid;
+        int64_t t0;
+        int st, code = -1;
+        char err[1100];
+        char *argv[MAX_ARGS] = {(char *)g_bin, "--dsn", g_dsn, "--table", g_table,
+                                "--retry", "200ms", "status", "--watch", NULL};
+
+        snprintf(err, sizeof err, "%s/watch-err.%d", g_dir, ++g_seq);
+        CU_ASSERT_FATAL(pipe(fds) == 0);
+        pid = fork();
+        if (pid == 0) {
+            int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            close(fds[0]);
+            if (e < 0 || dup2(fds[1], 1) < 0 || dup2(e, 2) < 0)
+                _exit(126);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        CU_ASSERT_FATAL(pid > 0);
+        close(fds[1]);
+        n = read(fds[0], line, sizeof line - 1);
+        CU_ASSERT(n > 0);
+        if (n > 0) {
+            line[n] = '\0';
+            CU_ASSERT_PTR_NOT_NULL(strstr(line, "owner:"));
+        }
+        close(fds[0]);
+        t0 = sqle_mono_ms();
+        while (sqle_mono_ms() - t0 < 5000) {
+            if (waitpid(pid, &st, WNOHANG) == pid) {
+                code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                break;
+            }
+            sqle_sleep_ms(10);
+        }
+        if (code == -1) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        CU_ASSERT_EQUAL(code, 74);
+        CU_ASSERT(sqle_mono_ms() - t0 < 1500);
+        {
+            char *text = slurp(err);
+            ASSERT_CONTAINS(text, "sqlease: cannot write to standard output\n");
+            free(text);
+        }
+        unlink(err);
+    }
+}
+
 /* ---- a crash-looping CMD ------------------------------------------- */
 
 /* A host whose CMD fails at once, again and again, gives the lease up
@@ -2823,6 +2942,8 @@ int main(void)
         T("supervise waits for a database away at start", test_supervise_waits_for_database),
         T("supervise retries a database away at start every derived retry",
           test_supervise_start_retry_follows_ttl),
+        T("stdout a pipe whose reader has gone: exit 74, no SIGPIPE",
+          test_closed_stdout_pipe),
         T("a crash-looping CMD gives the lease up", test_crash_loop_gives_up),
         T("log lines carry a time stamp, except in the journal", test_log_timestamps),
         T("errors said once and as they are", test_messages_said_once),

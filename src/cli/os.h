@@ -94,6 +94,12 @@ void sqle_stdio_ensure(void);
  * a variable inherited by a process whose stderr was redirected no longer
  * matches).  0 otherwise, and always on Windows. */
 int cli_sys_stderr_is_journal(void);
+/* 1 if nobody can read standard output any more: it is a pipe or socket
+ * whose reader has closed its end (poll's POLLERR/POLLHUP), so that a
+ * command that prints only now and then (status --watch) ends when its
+ * reader does rather than at its next line.  0 otherwise (a file, a
+ * terminal, a live reader), and always on Windows. */
+int cli_os_stdout_gone(void);
 
 /* ---- signals (signal.c) ------------------------------------------- */
 
@@ -108,6 +114,13 @@ int cli_sys_stderr_is_journal(void);
  * handlers go back to their defaults and Ctrl-C handling is re-enabled
  * (a parent that created us in a new process group disabled it). */
 void sqle_signal_defaults(void);
+/* Ignore SIGPIPE for the whole process, so that a write to a pipe or
+ * socket whose reader is gone (`sqlease list | head -0`) fails with
+ * EPIPE, which the tool reports (exit 74), instead of killing it without
+ * a word.  CMD still starts with every signal at its default (the spawn
+ * resets them).  Call in main right after sqle_signal_defaults.  Windows:
+ * nothing (there is no SIGPIPE; the write fails). */
+void cli_os_ignore_sigpipe(void);
 /* Route SIGTERM/SIGINT/SIGHUP (Windows: console control events: Ctrl-C
  * as SIGINT, Ctrl-Break/close/logoff/shutdown as SIGTERM) to a flag that
  * sqle_signal_received() reads, and ignore SIGPIPE.  POSIX handlers
