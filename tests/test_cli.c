@@ -2485,6 +2485,93 @@ static void test_crash_loop_gives_up(void)
     kill_all_bg();
 }
 
+/* The token CMD run number `run` saw, from "RUN TOKEN" lines; -1 if it
+ * has not run. */
+static long long token_of_run(const char *text, int run)
+{
+    char want[32];
+    const char *p;
+
+    snprintf(want, sizeof want, "%d ", run);
+    for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, want, strlen(want)) == 0)
+            return strtoll(p + strlen(want), NULL, 10);
+    return -1;
+}
+
+/* After a crash pause, supervise contends again with a new supervisor;
+ * when it takes the lease, the next CMD must start under that hold: a
+ * new, larger token, and the new hold's fence in SQLEASE_FENCE_SQL (the
+ * fence once came from the supervisor the pause had freed).  CMD fails
+ * at once twice (--crash-limit 2), then keeps running; supervise exits 0
+ * on SIGTERM, not by a signal. */
+static void test_crash_pause_then_retake(void)
+{
+    char log[1100], count[1100], tokens[1100], fences[1100], script[6000], want[64];
+    long long t1, t2, t3;
+    char *text, *fence;
+    pid_t sup;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/pause.%d.log", g_dir, ++g_seq);
+    snprintf(count, sizeof count, "%s/pause.%d.count", g_dir, g_seq);
+    snprintf(tokens, sizeof tokens, "%s/pause.%d.tokens", g_dir, g_seq);
+    snprintf(fences, sizeof fences, "%s/pause.%d.fences", g_dir, g_seq);
+    snprintf(script, sizeof script,
+             "n=$(( $(cat '%s' 2>/dev/null || echo 0) + 1 )); echo $n > '%s'; "
+             "echo \"$n $SQLEASE_FENCE_SQL\" >> '%s'; echo \"$n $SQLEASE_TOKEN\" >> '%s'; "
+             "[ $n -le 2 ] && exit 3; exec sleep 60",
+             count, count, fences, tokens);
+    sup = start_bg(log, "--owner", "pauser", "--ttl", "2s", "--heartbeat", "500ms",
+                   "--renew-deadline", "1s", "--retry", "200ms", "supervise", "--crash-limit",
+                   "2", "--crash-window", "10s", "--crash-pause", "500ms", "--", "sh", "-c",
+                   script, NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    /* Runs 1 and 2 a second apart (the restart backoff), the pause, a
+     * take within a retry, run 3: well inside 15 s. */
+    if (!await_file_has(tokens, "\n3 ", 15000)) {
+        show_log("supervise", log);
+        CU_FAIL("no third CMD after the crash pause");
+    }
+    CU_ASSERT(!tu_pid_gone(sup));
+    CU_ASSERT(await_held_by("pauser", 5000));
+    text = slurp(tokens);
+    t1 = token_of_run(text, 1);
+    t2 = token_of_run(text, 2);
+    t3 = token_of_run(text, 3);
+    free(text);
+    CU_ASSERT(t1 > 0);
+    CU_ASSERT_EQUAL(t2, t1);   /* restarted under the same hold */
+    CU_ASSERT(t3 > t2);        /* a new take after the pause */
+    CU_ASSERT_EQUAL(token_now(), t3);
+    /* The third CMD's fence is the new hold's. */
+    text = slurp(fences);
+    fence = text != NULL ? strstr(text, "\n3 ") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(fence);
+    snprintf(want, sizeof want, "%lld", t3);
+    if (fence != NULL) {
+        char *eol = strchr(fence + 1, '\n');
+        if (eol != NULL)
+            *eol = '\0';
+        ASSERT_CONTAINS(fence, want);
+        ASSERT_CONTAINS(fence, "pauser");
+    }
+    free(text);
+    text = slurp(log);
+    ASSERT_CONTAINS(text, "CMD failed 2 times in a row");
+    ASSERT_CONTAINS(text, "contending for lease");
+    free(text);
+    code = stop_bg(sup, SIGTERM, 15000);
+    if (code != 0)
+        show_log("supervise", log);
+    CU_ASSERT_EQUAL(code, 0);
+    CU_ASSERT(await_free(5000));
+    kill_all_bg();
+}
+
 /* ---- log lines ----------------------------------------------------- */
 
 /* Run sqlease with stderr going to a file that exists beforehand, with
@@ -2945,6 +3032,8 @@ int main(void)
         T("stdout a pipe whose reader has gone: exit 74, no SIGPIPE",
           test_closed_stdout_pipe),
         T("a crash-looping CMD gives the lease up", test_crash_loop_gives_up),
+        T("after a crash pause, a new take starts CMD with the new hold",
+          test_crash_pause_then_retake),
         T("log lines carry a time stamp, except in the journal", test_log_timestamps),
         T("errors said once and as they are", test_messages_said_once),
         T("a missing SQLite file: 69 naming it, created only by migrate",

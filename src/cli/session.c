@@ -520,6 +520,20 @@ static int open_db(cli_session *s)
     return CLI_CONTINUE;
 }
 
+/* CMD's SQLEASE_FENCE_SQL comes from the supervisor in force, which
+ * cli_hold_start_child reads from the hold under its lock: set whenever a
+ * supervisor is started, cleared before one is freed, so that a CMD
+ * started after a crash pause (a new supervisor) never reads the one the
+ * pause freed. */
+static void hold_set_sup(cli_session *s, sqlease_supervisor *sup)
+{
+    if (!s->hold_ready)
+        return;
+    sqle_mutex_lock(&s->hold.mu);
+    s->hold.sup = sup;
+    sqle_mutex_unlock(&s->hold.mu);
+}
+
 /* Start a supervisor with the first acquire's error held back. */
 static int start_supervisor(cli_session *s)
 {
@@ -539,8 +553,10 @@ static int start_supervisor(cli_session *s)
     log_set(s, &s->log->defer, 1);
     st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
     log_set(s, &s->log->defer, 0);
-    if (st == SQLEASE_OK)
+    if (st == SQLEASE_OK) {
+        hold_set_sup(s, s->sup);
         return CLI_CONTINUE;
+    }
     /* The error that ends it is the final message; the same line held
      * back from the log is not printed too. */
     s->sup = NULL;
@@ -650,8 +666,6 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
         cli_session_stop(s);
         return rc;
     }
-    /* CMD's SQLEASE_FENCE_SQL is the running hold's fence. */
-    s->hold.sup = s->sup;
     cli_log(SQLEASE_LOG_DEBUG, "lease '%s': owner %s, ttl %" PRId64 "ms, heartbeat %" PRId64
             "ms, renew deadline %" PRId64 "ms, retry %" PRId64 "ms, kill grace %" PRId64 "ms",
             s->name, s->owner, s->ttl_ms, s->heartbeat_ms, s->renew_deadline_ms, s->retry_ms,
@@ -694,7 +708,10 @@ int cli_session_stop(cli_session *s)
     memset(&err, 0, sizeof err);
     cli_guard_disarm(&s->guard);
     if (s->sup != NULL) {
-        int st = end_supervisor(s, &err);
+        int st;
+
+        hold_set_sup(s, NULL);
+        st = end_supervisor(s, &err);
         if (st != SQLEASE_OK) {
             cli_log(SQLEASE_LOG_DEBUG, "release of lease '%s' failed: %s (it expires by itself"
                     " within the ttl)", s->name, err.message[0] ? err.message
@@ -738,6 +755,7 @@ void cli_session_pause(cli_session *s, const char *note)
 
     snprintf(s->pause_note, sizeof s->pause_note, "%s", note);
     if (s->sup != NULL) {
+        hold_set_sup(s, NULL);
         memset(&err, 0, sizeof err);
         if (end_supervisor(s, &err) != SQLEASE_OK)
             cli_log(SQLEASE_LOG_WARN, "release of lease '%s' failed: %s (it expires by itself"
