@@ -2268,9 +2268,12 @@ static int check_start_retry(const char *dsn, const char *ttl, int64_t want_retr
     sqle_sleep_ms(run_ms);
     code = stop_bg(sup, SIGTERM, 15000);
     text = slurp(log);
-    if (text != NULL && strstr(text, "IM002") != NULL) {
+    /* The driver is not registered (IM002) or its library is not there
+     * (unixODBC: 01000 "Can't open lib"), as under a private odbcinst.ini
+     * that lists other drivers only. */
+    if (text != NULL && (strstr(text, "IM002") != NULL || strstr(text, "Can't open lib") != NULL)) {
         free(text);
-        return 0; /* the driver is not installed here */
+        return 0;
     }
     CU_ASSERT_EQUAL(code, 0);
     snprintf(want, sizeof want, "trying again every %lld ms", (long long)want_retry);
