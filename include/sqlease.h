@@ -267,7 +267,8 @@ SQLEASE_API void sqlease_db_options_init_(sqlease_db_options *opt, size_t size);
  * tcp_user_timeout}; MariaDB Connector/ODBC CONN_TIMEOUT, READ_TIMEOUT,
  * WRITE_TIMEOUT (it ignores SQL_ATTR_LOGIN_TIMEOUT); sqliteodbc Timeout
  * (the busy timeout, half the query timeout).
- * When `conn` is a DSN name, the lease settings in that DSN's odbc.ini
+ * When `conn` is a DSN name, or a connection string that names one
+ * ("DSN=prod-pg;UID=app"), the lease settings in that DSN's odbc.ini
  * section (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
  * SqleaseRenewDeadline, SqleaseRetry, SqleaseDialect) are read here through
  * the driver manager (SQLGetPrivateProfileString) and become the defaults

@@ -503,8 +503,6 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
 /* The handle                                                          */
 /* ------------------------------------------------------------------ */
 
-static void free_ini(sqle_ini *ini);
-
 /* The last reference is gone: no worker is left, nothing is queued. */
 static void table_sql_free(sqle_table_sql *t)
 {
@@ -531,7 +529,7 @@ static void db_free(sqlease_db *db)
         db->ops->close(db->proto);
     sqle_cond_destroy(&db->work_cv);
     sqle_mutex_destroy(&db->m);
-    free_ini(&db->ini);
+    sqle_dsn_ini_free(&db->ini);
     free(db->conn_redacted);
     free(db);
 }
@@ -607,13 +605,15 @@ int sqle_db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *c
 
 /*
  * A DSN's own odbc.ini section may carry the lease settings, so that a
- * fleet's configuration lives where its connection already does.  They are
- * read once, here, and checked as strictly as flags: a bare number or a
+ * fleet's configuration lives where its connection already does: the
+ * section of a bare DSN name, or of the DSN= in a connection string
+ * ("DSN=jobs;UID=x" connects with that section too).  They are
+ * read once per open, here, and checked as strictly as flags: a bare number or a
  * bad identifier fails the open with the key and the DSN named, rather
  * than surfacing later as a lease that behaves differently from what the
  * file says.
  */
-static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
+int sqle_dsn_ini_read(const char *conn, sqle_ini *ini, sqlease_error *err)
 {
     static const struct { const char *key; size_t off; } durations[] = {
         { "SqleaseTTL", offsetof(sqle_ini, ttl_ms) },
@@ -622,15 +622,20 @@ static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
         { "SqleaseRetry", offsetof(sqle_ini, retry_ms) },
     };
     char buf[512];
+    char dsn[SQLE_DSN_NAME_MAX];
     size_t i;
     int rc;
 
     memset(ini, 0, sizeof *ini);
+    /* Messages name the DSN, never the connection string (it may carry a
+     * password). */
+    if (!sqle_odbc_dsn_name(conn, dsn, sizeof dsn))
+        return SQLEASE_OK;
     if (sqle_odbc_dsn_setting(conn, "SqleaseTable", buf, sizeof buf)) {
         if (!sqle_valid_table(buf))
             return sqle_fail(err, SQLEASE_EINVAL,
                              "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
-                             "valid table (identifier or schema.identifier)", buf, conn);
+                             "valid table (identifier or schema.identifier)", buf, dsn);
         ini->table = sqle_strdup(buf);
         if (ini->table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
@@ -639,7 +644,7 @@ static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
         if (strlen(buf) > SQLEASE_MAX_NAME)
             return sqle_fail(err, SQLEASE_EINVAL,
                              "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
-                             conn, SQLEASE_MAX_NAME);
+                             dsn, SQLEASE_MAX_NAME);
         ini->name = sqle_strdup(buf);
         if (ini->name == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
@@ -654,13 +659,13 @@ static int read_ini(const char *conn, sqle_ini *ini, sqlease_error *err)
             rc = sqle_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
         if (rc != SQLEASE_OK)
             return sqle_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
-                             conn, perr.message);
+                             dsn, perr.message);
         *(int64_t *)((char *)ini + durations[i].off) = ms;
     }
     return SQLEASE_OK;
 }
 
-static void free_ini(sqle_ini *ini)
+void sqle_dsn_ini_free(sqle_ini *ini)
 {
     free(ini->table);
     free(ini->name);
@@ -706,9 +711,9 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt_in, sqlease_
     if (dialect == NULL && sqle_odbc_dsn_setting(conn, "SqleaseDialect", ini_dialect,
                                                  sizeof ini_dialect))
         dialect = ini_dialect;
-    rc = read_ini(conn, &ini, err);
+    rc = sqle_dsn_ini_read(conn, &ini, err);
     if (rc != SQLEASE_OK) {
-        free_ini(&ini);
+        sqle_dsn_ini_free(&ini);
         return rc;
     }
 
@@ -717,19 +722,19 @@ int sqlease_db_open(sqlease_db **out, const sqlease_db_options *opt_in, sqlease_
                             opt->query_timeout_ms > 0 ? opt->query_timeout_ms : 5000,
                             opt->must_exist, err);
     if (rc != SQLEASE_OK) {
-        free_ini(&ini);
+        sqle_dsn_ini_free(&ini);
         return rc;
     }
     redacted = sqle_redact(conn);
     if (redacted == NULL) {
         sqle_odbc_ops.close(self);
-        free_ini(&ini);
+        sqle_dsn_ini_free(&ini);
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
     rc = sqle_db_wrap(out, &sqle_odbc_ops, self, redacted, opt, err);
     free(redacted);
     if (rc != SQLEASE_OK) {
-        free_ini(&ini);
+        sqle_dsn_ini_free(&ini);
         return rc;
     }
     (*out)->ini = ini;

@@ -227,10 +227,29 @@ int sqle_odbc_open(void **self, const char *conn, const char *dialect_key,
  * password: for tests, never for messages). */
 const char *sqle_odbc_conn_string(const void *self);
 
-/* Read a key from a DSN's section in odbc.ini through the driver manager
- * (SQLGetPrivateProfileString).  Returns 1 and fills buf if the key is
- * set, 0 if it is not or `conn` is a connection string rather than a DSN
- * name. */
+/* Room for a DSN name (unixODBC's SQL_MAX_DSN_LENGTH is 32; Windows
+ * allows longer names in the registry). */
+#define SQLE_DSN_NAME_MAX 256
+
+/* The DSN whose odbc.ini section `conn` connects with: `conn` itself when
+ * it is a bare name, else the value of its first DSN= key.  Returns 1
+ * and fills buf, or 0 (a connection string without DSN=, or a name that
+ * does not fit in cap). */
+int sqle_odbc_dsn_name(const char *conn, char *buf, size_t cap);
+
+/* The lease settings of the odbc.ini section of the DSN that `conn`
+ * names (none when it names no DSN), checked: an invalid value returns
+ * SQLEASE_EINVAL naming the key and the DSN.  sqlease_db_open reads them
+ * so; the tool also reads them before it can connect (supervise's retry
+ * while the database is away).  Free with sqle_dsn_ini_free, also after
+ * an error. */
+int sqle_dsn_ini_read(const char *conn, sqle_ini *ini, sqlease_error *err);
+void sqle_dsn_ini_free(sqle_ini *ini);
+
+/* Read a key from the odbc.ini section of the DSN that `conn` names (a
+ * DSN name, or a connection string with DSN=; see sqle_odbc_dsn_name)
+ * through the driver manager (SQLGetPrivateProfileString).  Returns 1 and
+ * fills buf if the key is set, 0 if it is not or `conn` names no DSN. */
 int sqle_odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap);
 
 #endif

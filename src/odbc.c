@@ -1260,11 +1260,38 @@ static int odbc_ini_value(const char *section, const char *key, char *buf, size_
     return 1;
 }
 
+/* A connection string that names a DSN (DSN=...) connects with that
+ * section's settings as much as a bare DSN name does (the driver reads
+ * the section and lets the string's own keys win), so it is the same
+ * section for sqlease's keys too.  The first DSN= counts, as it does for
+ * the driver manager. */
+int sqle_odbc_dsn_name(const char *conn, char *buf, size_t cap)
+{
+    if (buf == NULL || cap == 0)
+        return 0;
+    buf[0] = '\0';
+    if (conn == NULL || conn[0] == '\0')
+        return 0;
+    if (strchr(conn, '=') == NULL) {
+        if (strlen(conn) >= cap)
+            return 0;
+        memcpy(buf, conn, strlen(conn) + 1);
+        return 1;
+    }
+    if (!conn_attr(conn, "DSN", buf, cap) || buf[0] == '\0') {
+        buf[0] = '\0';
+        return 0;
+    }
+    return 1;
+}
+
 int sqle_odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap)
 {
+    char dsn[SQLE_DSN_NAME_MAX];
+
     if (buf != NULL && cap > 0)
         buf[0] = '\0';
-    if (conn == NULL || strchr(conn, '=') != NULL)
+    if (!sqle_odbc_dsn_name(conn, dsn, sizeof dsn))
         return 0;
-    return odbc_ini_value(conn, key, buf, cap, "odbc.ini");
+    return odbc_ini_value(dsn, key, buf, cap, "odbc.ini");
 }

@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -558,6 +560,229 @@ static void test_man_page_complete(void)
         }
     }
     result_free(&r);
+    free(man);
+}
+
+/* The part of --help that documents `command`: its line under
+ * "Commands:" ("  status [--json] ...") and the lines indented below it,
+ * up to the next command; for "global", the "Global flags" paragraph.
+ * A malloc'd copy, or NULL if there is none. */
+static char *help_section(const char *help, const char *command)
+{
+    const char *start = NULL, *end, *p;
+
+    if (strcmp(command, "global") == 0) {
+        start = strstr(help, "\nGlobal flags");
+        if (start == NULL)
+            return NULL;
+        end = strstr(start + 1, "\n\n");
+    } else {
+        const char *cmds = strstr(help, "\nCommands:\n");
+        size_t n = strlen(command);
+
+        if (cmds == NULL)
+            return NULL;
+        for (p = cmds + 1; (p = strchr(p, '\n')) != NULL && p[1] != '\n';) {
+            p++;
+            if (strncmp(p, "  ", 2) == 0 && strncmp(p + 2, command, n) == 0 &&
+                (p[2 + n] == ' ' || p[2 + n] == '\n')) {
+                start = p;
+                break;
+            }
+        }
+        if (start == NULL)
+            return NULL;
+        /* The next command: a line indented by exactly two spaces. */
+        for (end = start; (end = strchr(end + 1, '\n')) != NULL;)
+            if (end[1] == '\n' || (end[1] == ' ' && end[2] == ' ' && end[3] != ' '))
+                break;
+    }
+    if (end == NULL)
+        end = start + strlen(start);
+    return strndup(start, (size_t)(end - start));
+}
+
+/* Every "\-\-flag" of a roff line, as "--flag", into flags (at most max);
+ * the bare "\-\-" before CMD is not a flag.  Returns how many. */
+static int roff_flags(const char *line, size_t len, char flags[][48], int max)
+{
+    int n = 0;
+
+    for (const char *p = line; p < line + len && n < max; p++) {
+        size_t k = 0;
+
+        if (strncmp(p, "\\-\\-", 4) != 0)
+            continue;
+        p += 4;
+        flags[n][k++] = '-';
+        flags[n][k++] = '-';
+        while (p < line + len && k + 1 < sizeof flags[0]) {
+            if (*p >= 'a' && *p <= 'z')
+                flags[n][k++] = *p++;
+            else if (strncmp(p, "\\-", 2) == 0 && p[2] >= 'a' && p[2] <= 'z') {
+                flags[n][k++] = '-';
+                p += 2;
+            } else
+                break;
+        }
+        flags[n][k] = '\0';
+        if (k > 2)
+            n++;
+        p--;
+    }
+    return n;
+}
+
+/* `flag` appears in `section` as a whole flag (not as the start of a
+ * longer one: "--timeout" is not found in "--query-timeout" alone). */
+static int has_flag(const char *section, const char *flag)
+{
+    size_t n = strlen(flag);
+
+    for (const char *p = section; (p = strstr(p, flag)) != NULL; p += n) {
+        char before = p == section ? ' ' : p[-1];
+        char after = p[n];
+        if (before != '-' && !(before >= 'a' && before <= 'z') && after != '-' &&
+            !(after >= 'a' && after <= 'z'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Check that the --help of `command` (`sqlease COMMAND --help`; for
+ * "global", `sqlease --help`) documents `flag` in that command's part.
+ * Returns 1 if it does. */
+static int help_documents(const char *command, const char *flag, const char *why)
+{
+    result r;
+    char *section;
+    int ok;
+
+    if (strcmp(command, "global") == 0)
+        run_raw(&r, "--help", NULL);
+    else
+        run_raw(&r, command, "--help", NULL);
+    ASSERT_CODE(r, 0);
+    section = help_section(r.out, command);
+    ok = section != NULL && has_flag(section, flag);
+    if (!ok)
+        fprintf(stderr, "\n  the man page documents %s %s (%s), `sqlease %s --help` does"
+                " not\n", command, flag, why, strcmp(command, "global") == 0 ? "" : command);
+    free(section);
+    result_free(&r);
+    return ok;
+}
+
+/* The other way round: every flag the man page documents is in --help,
+ * in the part of its command (from the SYNOPSIS, whose line names the
+ * command; from RUN AND SUPERVISE FLAGS, where "(run)" or "(supervise)"
+ * limits a flag to one of them; from GLOBAL FLAGS), so that the two
+ * cannot drift apart again. */
+static void test_help_lists_man_flags(void)
+{
+    const char *src = getenv("SQLEASE_SRCDIR");
+    char path[1200], flags[16][48];
+    char *man;
+    const char *p, *sec, *next;
+    int checked = 0, missing = 0;
+
+    if (src == NULL || src[0] == '\0')
+        return; /* run outside `scons test` */
+    snprintf(path, sizeof path, "%s/src/cli/sqlease.1", src);
+    man = slurp(path);
+    CU_ASSERT_FATAL(man != NULL && man[0] != '\0');
+
+    /* SYNOPSIS: "[\fIGLOBAL FLAGS\fR] \fBstatus\fR [\fB\-\-json\fR] ...". */
+    sec = strstr(man, "\n.SH SYNOPSIS\n");
+    next = sec != NULL ? strstr(sec + 1, "\n.SH ") : NULL;
+    CU_ASSERT_FATAL(sec != NULL && next != NULL);
+    for (p = sec; p < next && (p = strstr(p, "[\\fIGLOBAL FLAGS\\fR] \\fB")) != NULL && p < next;) {
+        const char *eol = strchr(p, '\n');
+        char command[32];
+        size_t k = 0;
+        int n;
+
+        p += strlen("[\\fIGLOBAL FLAGS\\fR] \\fB");
+        while (p[k] >= 'a' && p[k] <= 'z' && k + 1 < sizeof command) {
+            command[k] = p[k];
+            k++;
+        }
+        command[k] = '\0';
+        n = roff_flags(p, eol != NULL ? (size_t)(eol - p) : strlen(p), flags, 16);
+        for (int i = 0; i < n; i++, checked++)
+            missing += !help_documents(command, flags[i], "SYNOPSIS");
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+
+    /* RUN AND SUPERVISE FLAGS: ".BI \-\-crash\-limit " N"" then, on the
+     * next line, "(\fBsupervise\fR)" when it is not for both. */
+    sec = strstr(man, "\n.SH RUN AND SUPERVISE FLAGS\n");
+    next = sec != NULL ? strstr(sec + 1, "\n.SH ") : NULL;
+    CU_ASSERT_FATAL(sec != NULL && next != NULL);
+    for (p = sec; (p = strstr(p, "\n.BI \\-\\-")) != NULL && p < next;) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *body = eol != NULL ? eol + 1 : "";
+        int only_run = strncmp(body, "(\\fBrun\\fR)", 11) == 0;
+        int only_sup = strncmp(body, "(\\fBsupervise\\fR)", 17) == 0;
+        int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
+
+        if (n == 1) {
+            if (!only_sup)
+                missing += !help_documents("run", flags[0], "RUN AND SUPERVISE FLAGS");
+            if (!only_run)
+                missing += !help_documents("supervise", flags[0], "RUN AND SUPERVISE FLAGS");
+            checked++;
+        }
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+    /* The same section's flags without ".BI": ".B \-\-no\-wait". */
+    for (p = sec; (p = strstr(p, "\n.B \\-\\-")) != NULL && p < next;) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *body = eol != NULL ? eol + 1 : "";
+        int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
+
+        if (n == 1) {
+            if (strncmp(body, "(\\fBsupervise\\fR)", 17) != 0)
+                missing += !help_documents("run", flags[0], "RUN AND SUPERVISE FLAGS");
+            if (strncmp(body, "(\\fBrun\\fR)", 11) != 0)
+                missing += !help_documents("supervise", flags[0], "RUN AND SUPERVISE FLAGS");
+            checked++;
+        }
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+
+    /* GLOBAL FLAGS: ".BI \-\-dsn " CONN"" and ".BR \-v " | " \-q". */
+    sec = strstr(man, "\n.SH GLOBAL FLAGS\n");
+    next = sec != NULL ? strstr(sec + 1, "\n.SH ") : NULL;
+    CU_ASSERT_FATAL(sec != NULL && next != NULL);
+    for (p = sec; (p = strstr(p, "\n.BI \\-\\-")) != NULL && p < next;) {
+        const char *eol = strchr(p + 1, '\n');
+        int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
+
+        if (n == 1) {
+            missing += !help_documents("global", flags[0], "GLOBAL FLAGS");
+            checked++;
+        }
+        p = eol != NULL ? eol : p + strlen(p);
+    }
+    /* The one-dash flags: ".BR \-v " | " \-q". */
+    if (strstr(sec, "\n.BR \\-v \" | \" \\-q\n") != NULL) {
+        result r;
+        char *g;
+
+        run_raw(&r, "--help", NULL);
+        g = help_section(r.out, "global");
+        CU_ASSERT(g != NULL && strstr(g, "\n  -v ") != NULL && strstr(g, "\n  -q ") != NULL);
+        free(g);
+        result_free(&r);
+        checked += 2;
+    }
+    /* Every command of the SYNOPSIS and the flags of the other sections:
+     * the parse found them all (about 30 today). */
+    CU_ASSERT(checked >= 25);
+    if (checked < 25)
+        fprintf(stderr, "\n  only %d flags found in the man page\n", checked);
+    CU_ASSERT_EQUAL(missing, 0);
     free(man);
 }
 
@@ -1997,6 +2222,230 @@ static void test_supervise_waits_for_database(void)
     kill_all_bg();
 }
 
+/* The times (ms of the day, from the log's stamps) of the lines of text
+ * that contain needle, into at (at most max).  Returns how many. */
+static int stamps_of(const char *text, const char *needle, int64_t *at, int max)
+{
+    int n = 0;
+
+    for (const char *p = text; p != NULL && *p != '\0' && n < max;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+        char line[2048];
+        int h, m, sec, ms;
+
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
+                 p);
+        if (strstr(line, needle) != NULL &&
+            sscanf(line, "%*4d-%*2d-%*2dT%2d:%2d:%2d.%3dZ", &h, &m, &sec, &ms) == 4) {
+            at[n] = (((int64_t)h * 60 + m) * 60 + sec) * 1000 + ms;
+            if (n > 0 && at[n] < at[n - 1])
+                at[n] += 86400000; /* past midnight */
+            n++;
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+/* supervise with a database that cannot be reached at start, `ttl` alone
+ * given: it tries again every min(2 s, ttl/10), not every 2 s.  Runs it
+ * for run_ms and checks the attempts' spacing from the log.  Returns 0
+ * if the driver is not installed (nothing checked), else 1. */
+static int check_start_retry(const char *dsn, const char *ttl, int64_t want_retry,
+                             int64_t run_ms)
+{
+    char log[1100], want[80];
+    int64_t at[64], gap = 0;
+    char *text;
+    pid_t sup;
+    int n, code;
+
+    snprintf(log, sizeof log, "%s/away.%d.log", g_dir, ++g_seq);
+    sup = start_bg_raw_env(log, NULL, "-v", "--dsn", dsn, "--table", g_table, "--ttl", ttl,
+                           "--login-timeout", "1s", "supervise", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    sqle_sleep_ms(run_ms);
+    code = stop_bg(sup, SIGTERM, 15000);
+    text = slurp(log);
+    /* The driver is not registered (IM002) or its library is not there
+     * (unixODBC: 01000 "Can't open lib"), as under a private odbcinst.ini
+     * that lists other drivers only. */
+    if (text != NULL && (strstr(text, "IM002") != NULL || strstr(text, "Can't open lib") != NULL)) {
+        free(text);
+        return 0;
+    }
+    CU_ASSERT_EQUAL(code, 0);
+    snprintf(want, sizeof want, "trying again every %lld ms", (long long)want_retry);
+    ASSERT_CONTAINS(text, want);
+    n = stamps_of(text, "cannot connect", at, 64);
+    for (int i = 1; i < n; i++)
+        if (at[i] - at[i - 1] > gap)
+            gap = at[i] - at[i - 1];
+    /* One attempt at the start, then one per retry (each a few ms). */
+    if (n < (int)(run_ms / want_retry) - 2 || gap > want_retry + 250) {
+        fprintf(stderr, "\n  %s: %d attempts in %lld ms, longest gap %lld ms (retry %lld)\n",
+                dsn, n, (long long)run_ms, (long long)gap, (long long)want_retry);
+        show_log("supervise", log);
+    }
+    CU_ASSERT(n >= (int)(run_ms / want_retry) - 2);
+    CU_ASSERT(gap <= want_retry + 250);
+    CU_ASSERT(gap >= want_retry - 10);
+    free(text);
+    return 1;
+}
+
+/* A database away at start is tried again at the retry in force: the
+ * derived min(2 s, ttl/10) when only the ttl is given, not a fixed 2 s.
+ * An SQLite file whose directory is missing, and (if its driver is
+ * installed) PostgreSQL on a port where nothing listens. */
+static void test_supervise_start_retry_follows_ttl(void)
+{
+    char dsn[1300];
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int fd, port = 0;
+
+    new_table();
+    snprintf(dsn, sizeof dsn, "Driver=SQLite3;Database=%s/away.%d/t.db", g_dir, ++g_seq);
+    CU_ASSERT(check_start_retry(dsn, "3s", 300, 2500) == 1);
+
+    /* A port that was free a moment ago: bound, then closed. */
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    CU_ASSERT_FATAL(port > 0);
+    snprintf(dsn, sizeof dsn, "Driver=PostgreSQL Unicode;Servername=127.0.0.1;Port=%d;"
+             "Database=x;Username=x;Password=x", port);
+    (void)check_start_retry(dsn, "4s", 400, 2500);
+    kill_all_bg();
+}
+
+/* ---- a reader that has gone ---------------------------------------- */
+
+/* Run sqlease with stdout the write end of a pipe (out_fd) and stderr a
+ * file; waits up to timeout_ms.  Fills r (r->out is ""). */
+static void run_to_fd(result *r, int out_fd, int64_t timeout_ms, ...)
+{
+    char *argv[MAX_ARGS], err[1100];
+    int64_t t0 = sqle_mono_ms();
+    va_list ap;
+    pid_t pid;
+
+    va_start(ap, timeout_ms);
+    build_argv(argv, 1, ap);
+    va_end(ap);
+    snprintf(err, sizeof err, "%s/err.%d", g_dir, ++g_seq);
+    pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || e < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(e, 2) < 0 ||
+            chdir(g_dir) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    r->code = pid > 0 ? wait_pid(pid, timeout_ms) : -1;
+    r->ms = sqle_mono_ms() - t0;
+    r->out = strdup("");
+    r->err = slurp(err);
+    unlink(err);
+}
+
+/* stdout a pipe whose reader has gone (`sqlease list | head -0`): every
+ * command says "cannot write to standard output" and exits 74, rather
+ * than dying by SIGPIPE; status --watch also when its reader goes away
+ * while it waits for a change. */
+static void test_closed_stdout_pipe(void)
+{
+    static const char *const cases[][3] = {
+        {"list", NULL}, {"list", "--json", NULL}, {"status", NULL},
+        {"status", "--json", NULL}, {"status", "--watch", NULL}, {"migrate", NULL},
+        {"--help", NULL}, {"status", "--help", NULL},
+    };
+    int fds[2];
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CU_ASSERT_FATAL(pipe(fds) == 0);
+        close(fds[0]); /* the reader is gone before sqlease writes */
+        run_to_fd(&r, fds[1], 20000, "--retry", "200ms", cases[i][0], cases[i][1], NULL);
+        close(fds[1]);
+        if (r.code != 74)
+            fprintf(stderr, "\n  %s %s: exit %d (128+13: SIGPIPE), stderr: %s\n", cases[i][0],
+                    cases[i][1] ? cases[i][1] : "", r.code, r.err);
+        CU_ASSERT_EQUAL(r.code, 74);
+        ASSERT_CONTAINS(r.err, "sqlease: cannot write to standard output\n");
+        CU_ASSERT_EQUAL(count_of(r.err, "cannot write"), 1);
+        result_free(&r);
+    }
+
+    /* status --watch | head -1: the first line is read, then the reader
+     * goes; nothing changes on the lease, yet the watch ends within a
+     * retry or so. */
+    {
+        char line[512];
+        ssize_t n;
+        pid_t pid;
+        int64_t t0;
+        int st, code = -1;
+        char err[1100];
+        char *argv[MAX_ARGS] = {(char *)g_bin, "--dsn", g_dsn, "--table", g_table,
+                                "--retry", "200ms", "status", "--watch", NULL};
+
+        snprintf(err, sizeof err, "%s/watch-err.%d", g_dir, ++g_seq);
+        CU_ASSERT_FATAL(pipe(fds) == 0);
+        pid = fork();
+        if (pid == 0) {
+            int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            close(fds[0]);
+            if (e < 0 || dup2(fds[1], 1) < 0 || dup2(e, 2) < 0)
+                _exit(126);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        CU_ASSERT_FATAL(pid > 0);
+        close(fds[1]);
+        n = read(fds[0], line, sizeof line - 1);
+        CU_ASSERT(n > 0);
+        if (n > 0) {
+            line[n] = '\0';
+            CU_ASSERT_PTR_NOT_NULL(strstr(line, "owner:"));
+        }
+        close(fds[0]);
+        t0 = sqle_mono_ms();
+        while (sqle_mono_ms() - t0 < 5000) {
+            if (waitpid(pid, &st, WNOHANG) == pid) {
+                code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                break;
+            }
+            sqle_sleep_ms(10);
+        }
+        if (code == -1) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        CU_ASSERT_EQUAL(code, 74);
+        CU_ASSERT(sqle_mono_ms() - t0 < 1500);
+        {
+            char *text = slurp(err);
+            ASSERT_CONTAINS(text, "sqlease: cannot write to standard output\n");
+            free(text);
+        }
+        unlink(err);
+    }
+}
+
 /* ---- a crash-looping CMD ------------------------------------------- */
 
 /* A host whose CMD fails at once, again and again, gives the lease up
@@ -2036,6 +2485,93 @@ static void test_crash_loop_gives_up(void)
     CU_ASSERT(held_by("good"));
     CU_ASSERT_EQUAL(stop_bg(bad, SIGTERM, 15000), 0);
     CU_ASSERT_EQUAL(stop_bg(good, SIGTERM, 15000), 0);
+    kill_all_bg();
+}
+
+/* The token CMD run number `run` saw, from "RUN TOKEN" lines; -1 if it
+ * has not run. */
+static long long token_of_run(const char *text, int run)
+{
+    char want[32];
+    const char *p;
+
+    snprintf(want, sizeof want, "%d ", run);
+    for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, want, strlen(want)) == 0)
+            return strtoll(p + strlen(want), NULL, 10);
+    return -1;
+}
+
+/* After a crash pause, supervise contends again with a new supervisor;
+ * when it takes the lease, the next CMD must start under that hold: a
+ * new, larger token, and the new hold's fence in SQLEASE_FENCE_SQL (the
+ * fence once came from the supervisor the pause had freed).  CMD fails
+ * at once twice (--crash-limit 2), then keeps running; supervise exits 0
+ * on SIGTERM, not by a signal. */
+static void test_crash_pause_then_retake(void)
+{
+    char log[1100], count[1100], tokens[1100], fences[1100], script[6000], want[64];
+    long long t1, t2, t3;
+    char *text, *fence;
+    pid_t sup;
+    int code;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/pause.%d.log", g_dir, ++g_seq);
+    snprintf(count, sizeof count, "%s/pause.%d.count", g_dir, g_seq);
+    snprintf(tokens, sizeof tokens, "%s/pause.%d.tokens", g_dir, g_seq);
+    snprintf(fences, sizeof fences, "%s/pause.%d.fences", g_dir, g_seq);
+    snprintf(script, sizeof script,
+             "n=$(( $(cat '%s' 2>/dev/null || echo 0) + 1 )); echo $n > '%s'; "
+             "echo \"$n $SQLEASE_FENCE_SQL\" >> '%s'; echo \"$n $SQLEASE_TOKEN\" >> '%s'; "
+             "[ $n -le 2 ] && exit 3; exec sleep 60",
+             count, count, fences, tokens);
+    sup = start_bg(log, "--owner", "pauser", "--ttl", "2s", "--heartbeat", "500ms",
+                   "--renew-deadline", "1s", "--retry", "200ms", "supervise", "--crash-limit",
+                   "2", "--crash-window", "10s", "--crash-pause", "500ms", "--", "sh", "-c",
+                   script, NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    /* Runs 1 and 2 a second apart (the restart backoff), the pause, a
+     * take within a retry, run 3: well inside 15 s. */
+    if (!await_file_has(tokens, "\n3 ", 15000)) {
+        show_log("supervise", log);
+        CU_FAIL("no third CMD after the crash pause");
+    }
+    CU_ASSERT(!tu_pid_gone(sup));
+    CU_ASSERT(await_held_by("pauser", 5000));
+    text = slurp(tokens);
+    t1 = token_of_run(text, 1);
+    t2 = token_of_run(text, 2);
+    t3 = token_of_run(text, 3);
+    free(text);
+    CU_ASSERT(t1 > 0);
+    CU_ASSERT_EQUAL(t2, t1);   /* restarted under the same hold */
+    CU_ASSERT(t3 > t2);        /* a new take after the pause */
+    CU_ASSERT_EQUAL(token_now(), t3);
+    /* The third CMD's fence is the new hold's. */
+    text = slurp(fences);
+    fence = text != NULL ? strstr(text, "\n3 ") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(fence);
+    snprintf(want, sizeof want, "%lld", t3);
+    if (fence != NULL) {
+        char *eol = strchr(fence + 1, '\n');
+        if (eol != NULL)
+            *eol = '\0';
+        ASSERT_CONTAINS(fence, want);
+        ASSERT_CONTAINS(fence, "pauser");
+    }
+    free(text);
+    text = slurp(log);
+    ASSERT_CONTAINS(text, "CMD failed 2 times in a row");
+    ASSERT_CONTAINS(text, "contending for lease");
+    free(text);
+    code = stop_bg(sup, SIGTERM, 15000);
+    if (code != 0)
+        show_log("supervise", log);
+    CU_ASSERT_EQUAL(code, 0);
+    CU_ASSERT(await_free(5000));
     kill_all_bg();
 }
 
@@ -2455,50 +2991,63 @@ int main(void)
     static const struct {
         const char *name;
         void (*fn)(void);
+        const char *fn_name; /* for SQLEASE_TEST_ONLY */
     } tests[] = {
-        {"--version", test_version},
-        {"--help lists every command and flag", test_help},
-        {"the man page lists every flag and exit code", test_man_page_complete},
-        {"a duration without a unit is a usage error", test_bare_duration},
-        {"usage errors exit 64 with one line", test_usage_errors},
-        {"a missing command exits 64", test_missing_command},
-        {"an unreachable database exits 69", test_unreachable},
-        {"a password is never printed", test_password_never_printed},
-        {"SQL Server driver, closed port: exit 69", test_sqlserver_driver_closed_port},
-        {"run stops what CMD left in its group before releasing", test_run_stops_leftover_group},
-        {"status before migrate exits 69", test_status_before_migrate},
-        {"migrate is idempotent", test_migrate_twice},
-        {"status --json after migrate", test_status_json},
-        {"run: token, name, exit status, release", test_run_cycle},
-        {"flag > environment > default", test_run_env_precedence},
-        {"status --json while held, escaped owner", test_status_while_held},
-        {"run --no-wait against a holder; supervise SIGTERM", test_no_wait_and_supervise},
-        {"release --force clears a held row", test_release_force},
-        {"run exits 75 and stops CMD when the lease is lost", test_run_lost},
-        {"run waits for the holder to release", test_run_waits},
-        {"run --min-hold exits at once, the row stays held; SIGTERM exits 143",
-         test_run_min_hold_and_sigterm},
-        {"supervise restarts an exiting CMD", test_supervise_restarts},
-        {"bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64},
-        {"CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd},
-        {"SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state},
-        {"started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin},
-        {"run --timeout gives up after D, or runs CMD", test_run_timeout},
-        {"run --conflict-exit-code; a loss is still 75", test_conflict_exit_code},
-        {"run -q: a host that gives up prints nothing", test_quiet_loser},
-        {"--metrics-file: values, atomic rewrites, removed", test_metrics_file},
-        {"supervise: READY=1, STATUS=, STOPPING=1", test_systemd_notify},
-        {"supervise waits for a database away at start", test_supervise_waits_for_database},
-        {"a crash-looping CMD gives the lease up", test_crash_loop_gives_up},
-        {"log lines carry a time stamp, except in the journal", test_log_timestamps},
-        {"errors said once and as they are", test_messages_said_once},
-        {"a missing SQLite file: 69 naming it, created only by migrate",
-         test_missing_sqlite_file},
-        {"default connection: a locked SQLite file is bounded by --query-timeout",
-         test_default_conn_bounded_by_query_timeout},
+#define T(name, fn) {name, fn, #fn}
+        T("--version", test_version),
+        T("--help lists every command and flag", test_help),
+        T("the man page lists every flag and exit code", test_man_page_complete),
+        T("--help lists every flag the man page documents, under its command",
+          test_help_lists_man_flags),
+        T("a duration without a unit is a usage error", test_bare_duration),
+        T("usage errors exit 64 with one line", test_usage_errors),
+        T("a missing command exits 64", test_missing_command),
+        T("an unreachable database exits 69", test_unreachable),
+        T("a password is never printed", test_password_never_printed),
+        T("SQL Server driver, closed port: exit 69", test_sqlserver_driver_closed_port),
+        T("run stops what CMD left in its group before releasing",
+          test_run_stops_leftover_group),
+        T("status before migrate exits 69", test_status_before_migrate),
+        T("migrate is idempotent", test_migrate_twice),
+        T("status --json after migrate", test_status_json),
+        T("run: token, name, exit status, release", test_run_cycle),
+        T("flag > environment > default", test_run_env_precedence),
+        T("status --json while held, escaped owner", test_status_while_held),
+        T("run --no-wait against a holder; supervise SIGTERM", test_no_wait_and_supervise),
+        T("release --force clears a held row", test_release_force),
+        T("run exits 75 and stops CMD when the lease is lost", test_run_lost),
+        T("run waits for the holder to release", test_run_waits),
+        T("run --min-hold exits at once, the row stays held; SIGTERM exits 143",
+          test_run_min_hold_and_sigterm),
+        T("supervise restarts an exiting CMD", test_supervise_restarts),
+        T("bad name, owner, table or dialect exits 64 naming it", test_bad_input_exits_64),
+        T("CMD inherits no descriptor of sqlease's", test_cmd_inherits_no_fd),
+        T("SIGCHLD ignored and signals blocked by the parent", test_inherited_signal_state),
+        T("started with stdin closed, CMD's stdin is /dev/null", test_closed_stdin),
+        T("run --timeout gives up after D, or runs CMD", test_run_timeout),
+        T("run --conflict-exit-code; a loss is still 75", test_conflict_exit_code),
+        T("run -q: a host that gives up prints nothing", test_quiet_loser),
+        T("--metrics-file: values, atomic rewrites, removed", test_metrics_file),
+        T("supervise: READY=1, STATUS=, STOPPING=1", test_systemd_notify),
+        T("supervise waits for a database away at start", test_supervise_waits_for_database),
+        T("supervise retries a database away at start every derived retry",
+          test_supervise_start_retry_follows_ttl),
+        T("stdout a pipe whose reader has gone: exit 74, no SIGPIPE",
+          test_closed_stdout_pipe),
+        T("a crash-looping CMD gives the lease up", test_crash_loop_gives_up),
+        T("after a crash pause, a new take starts CMD with the new hold",
+          test_crash_pause_then_retake),
+        T("log lines carry a time stamp, except in the journal", test_log_timestamps),
+        T("errors said once and as they are", test_messages_said_once),
+        T("a missing SQLite file: 69 naming it, created only by migrate",
+          test_missing_sqlite_file),
+        T("default connection: a locked SQLite file is bounded by --query-timeout",
+          test_default_conn_bounded_by_query_timeout),
+#undef T
     };
     CU_pSuite suite;
     unsigned failed;
+    const char *only;
 
     g_bin = getenv("SQLEASE_BIN");
     if (g_bin == NULL || g_bin[0] == '\0' || access(g_bin, X_OK) != 0) {
@@ -2519,8 +3068,12 @@ int main(void)
         CU_cleanup_registry();
         return 1;
     }
+    only = getenv("SQLEASE_TEST_ONLY");
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL) {
+        if (only != NULL && only[0] != '\0' && strstr(tests[i].name, only) == NULL &&
+            strstr(tests[i].fn_name, only) == NULL)
+            continue;
+        else if (CU_add_test(suite, tests[i].name, tests[i].fn) == NULL) {
             CU_cleanup_registry();
             return 1;
         }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,6 +41,8 @@ static const char *g_bin;
 static char g_table[64];
 static int g_seq;
 static pid_t g_pid;   /* the sqlease under test, 0 when none */
+static char g_log[700];        /* the last started sqlease's stdout and stderr */
+static const char *g_env;      /* "K=V" for the next start_sqlease, or NULL */
 
 static int await_gone(long pid, int64_t until)
 {
@@ -140,6 +143,7 @@ static pid_t start_sqlease(const char *first, ...)
     va_end(ap);
     argv[n] = NULL;
     snprintf(log, sizeof log, "%s/sqlease.%d.log", tu_dir(), ++g_seq);
+    snprintf(g_log, sizeof g_log, "%s", log);
     pid = fork();
     if (pid == 0) {
         int out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -148,6 +152,8 @@ static pid_t start_sqlease(const char *first, ...)
         setpgid(0, 0);
         if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
             _exit(126);
+        if (g_env != NULL)
+            putenv((char *)g_env);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -204,6 +210,55 @@ static void drop_table(void)
     }
 }
 
+/*
+ * The guard's lines in a log file have the form of sqlease's own log
+ * lines: "2026-12-01T05:03:07.123Z sqlease: warn: guard: ...", the time
+ * (UTC) within a minute of now, or, with journal, "<4>sqlease: warn:
+ * guard: ..." and no time.  Returns how many guard lines the log has.
+ */
+static int check_guard_lines(const char *path, int journal)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int n = 0;
+
+    CU_ASSERT_PTR_NOT_NULL(f);
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        const char *g = strstr(line, "sqlease: warn: guard: ");
+        int ok;
+
+        if (g == NULL)
+            continue;
+        n++;
+        if (journal) {
+            ok = g == line + 3 && strncmp(line, "<4>", 3) == 0;
+        } else {
+            struct tm tm;
+            int ms = -1, used = 0;
+            time_t at, now = time(NULL);
+
+            memset(&tm, 0, sizeof tm);
+            ok = g == line + 25 &&
+                 sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ %n", &tm.tm_year, &tm.tm_mon,
+                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &used) == 7 &&
+                 used == 25 && ms >= 0 && ms <= 999 && line[4] == '-' && line[10] == 'T';
+            if (ok) {
+                tm.tm_year -= 1900;
+                tm.tm_mon -= 1;
+                at = timegm(&tm);
+                ok = at > now - 60 && at <= now + 1;
+            }
+        }
+        if (!ok)
+            fprintf(stderr, "\n  a guard line not in the log's form: %s", line);
+        CU_ASSERT(ok);
+    }
+    fclose(f);
+    return n;
+}
+
 /* sqlease frozen alone: CMD must be gone by the deadline (+ 500 ms), not
  * before the earliest the deadline can be; after SIGCONT and SIGTERM,
  * sqlease exits 0 and nothing it started is left. */
@@ -241,6 +296,8 @@ static void test_frozen_sqlease(void)
     sqle_sleep_ms(500);
     kill((pid_t)sqle_pid, SIGTERM);
     CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    /* It said so: "lease deadline passed ...; SIGTERM to CMD's ...". */
+    CU_ASSERT(check_guard_lines(g_log, 0) >= 1);
     CU_ASSERT(await_gone(sleep_pid, sqle_mono_ms() + 1000));
     CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     CU_ASSERT_EQUAL(group_members(sleep_pid), 0);
@@ -274,6 +331,8 @@ static void test_killed_sqlease(void)
     CU_ASSERT(child_pid > 0 && await_gone(child_pid, t0 + 1000));
     CU_ASSERT(await_gone(child_pid, t0 + 1000) && group_members(sqle_pid) == 0);
     CU_ASSERT(guard > 0 && await_gone(guard, t0 + 1000));
+    /* "sqlease is gone; SIGKILL to CMD's process group N", stamped. */
+    CU_ASSERT_EQUAL(check_guard_lines(g_log, 0), 1);
     if (child_pid > 0 && !tu_pid_gone(child_pid)) {
         kill((pid_t)child_pid, SIGKILL);
         fprintf(stderr, "\n  CMD's child outlived sqlease\n");
@@ -468,10 +527,48 @@ static void test_run_frozen_exits_75(void)
     CU_ASSERT(cmd_pid > 0 && await_gone(cmd_pid, t0 + RD_MS + 100 + 750 + 1000));
     kill((pid_t)sqle_pid, SIGCONT);
     CU_ASSERT_EQUAL(reap_sqlease(10000), 75);
+    CU_ASSERT(check_guard_lines(log, 0) >= 1);
     text = slurp(log);
     CU_ASSERT(text != NULL && strstr(text, "its guard stopped CMD") != NULL);
     free(text);
     CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    drop_table();
+}
+
+/* With stderr the systemd journal (JOURNAL_STREAM names it), the guard's
+ * lines carry the journal's priority prefix and no time, as sqlease's
+ * own do. */
+static void test_guard_lines_in_journal(void)
+{
+    char pidfile[600], script[800], log[700], env[100];
+    struct stat st;
+    long child_pid, sqle_pid, guard;
+    int fd;
+
+    setup_table();
+    snprintf(pidfile, sizeof pidfile, "%s/journal.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "sleep 60 & echo $! > '%s'; wait", pidfile);
+    /* The file start_sqlease will open (O_TRUNC keeps its inode). */
+    snprintf(log, sizeof log, "%s/sqlease.%d.log", tu_dir(), g_seq + 1);
+    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CU_ASSERT_FATAL(fd >= 0 && fstat(fd, &st) == 0);
+    close(fd);
+    snprintf(env, sizeof env, "JOURNAL_STREAM=%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    g_env = env;
+    sqle_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    g_env = NULL;
+    CU_ASSERT_FATAL(sqle_pid > 0);
+    CU_ASSERT_STRING_EQUAL(g_log, log);
+    child_pid = read_pid(pidfile, 10000);
+    CU_ASSERT(child_pid > 0);
+    guard = guard_of(sqle_pid, 5000);
+    CU_ASSERT(guard > 0);
+    kill((pid_t)sqle_pid, SIGKILL);
+    CU_ASSERT_EQUAL(reap_sqlease(5000), 128 + SIGKILL);
+    CU_ASSERT(guard > 0 && await_gone(guard, sqle_mono_ms() + 1000));
+    CU_ASSERT(child_pid > 0 && await_gone(child_pid, sqle_mono_ms() + 1000));
+    CU_ASSERT_EQUAL(check_guard_lines(log, 1), 1);
     drop_table();
 }
 
@@ -622,6 +719,8 @@ static void add_tests(void)
     CU_add_test(s, "a stopped job's CMD is stopped by the guard before a successor runs",
                 test_job_stopped);
     CU_add_test(s, "run exits 75 after its guard stopped CMD", test_run_frozen_exits_75);
+    CU_add_test(s, "the guard's lines in the journal carry its priority prefix",
+                test_guard_lines_in_journal);
     CU_add_test(s, "interactive run: CMD reads the terminal; Ctrl-Z suspends the job",
                 test_interactive_run);
 }

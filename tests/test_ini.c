@@ -61,8 +61,13 @@ static int write_ini(void)
             "SqleaseTable = ini_leases\n"
             "SqleaseName = ini_job\n"
             "SqleaseTTL = 1s\n"
-            "SqleaseHeartbeat = 5s\n",
-            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir());
+            "SqleaseHeartbeat = 5s\n"
+            "\n"
+            "[sqlease_ini_away]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/no/such/dir/away.db\n"
+            "SqleaseTTL = 4s\n",
+            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir());
     fclose(f);
     return setenv("ODBCINI", ini_path, 1) != 0;
 }
@@ -361,6 +366,92 @@ static void test_cli_ttl_alone(void)
     CU_ASSERT_EQUAL(cli("", "--dsn sqlease_ini_clash run -- true", log), 64);
 }
 
+/* A connection string that names a DSN (DSN=..., any case, with other
+ * keys around it) connects with that DSN's section, so the section's
+ * lease settings apply as they do for the bare name; an invalid one is
+ * refused naming the DSN, not the connection string (which may hold a
+ * password). */
+static void test_conn_string_with_dsn(void)
+{
+    sqlease_db *db;
+    sqlease_options in, eff;
+    sqlease_error err;
+    int rc;
+    char log[700];
+
+    db = open_dsn("DSN=sqlease_ini_ok;Timeout=5000", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(eff.table, "ini_leases");
+    CU_ASSERT_STRING_EQUAL(eff.name, "ini_job");
+    CU_ASSERT_EQUAL(eff.ttl_ms, 4000);
+    CU_ASSERT_EQUAL(eff.heartbeat_ms, 1000);
+    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 2000);
+    CU_ASSERT_EQUAL(eff.retry_ms, 500);
+    sqlease_db_close(db);
+    db = open_dsn("dsn=sqlease_ini_ttl;UID=someone", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(effective(db, &in, &eff), SQLEASE_OK);
+    CU_ASSERT_EQUAL(eff.ttl_ms, 7000);
+    CU_ASSERT_EQUAL(eff.retry_ms, 700);
+    sqlease_db_close(db);
+    db = open_dsn("DSN=sqlease_ini_bare;PWD=hunter2", &rc, &err);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SqleaseTTL"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "DSN 'sqlease_ini_bare'"));
+    CU_ASSERT_PTR_NULL(strstr(err.message, "hunter2"));
+
+    /* The CLI: the section's ttl derives the timing, a flag still wins,
+     * an invalid value is a usage error. */
+    snprintf(log, sizeof log, "%s/cli-conn.log", tu_dir());
+    CU_ASSERT_EQUAL(cli("", "--dsn 'DSN=sqlease_ini_ttl;Timeout=5000' migrate", log), 0);
+    CU_ASSERT_EQUAL(cli("", "-v --dsn 'DSN=sqlease_ini_ttl;Timeout=5000' run -- true", log), 0);
+    CU_ASSERT(file_has(log, "lease 'ini_job'"));
+    CU_ASSERT(file_has(log, "ttl 7000ms, heartbeat 2333ms, renew deadline 4666ms, retry 700ms"));
+    CU_ASSERT_EQUAL(cli("", "-v --dsn 'DSN=sqlease_ini_ttl;Timeout=5000' --ttl 6s run -- true",
+                        log), 0);
+    CU_ASSERT(file_has(log, "ttl 6000ms, heartbeat 2000ms, renew deadline 4000ms, retry 600ms"));
+    /* The section's table and name are the ones status reads. */
+    {
+        char cmd[2048], out[760];
+        const char *bin = getenv("SQLEASE_BIN");
+        int st;
+
+        snprintf(out, sizeof out, "%s/cli-conn.out", tu_dir());
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' --dsn 'DSN=sqlease_ini_ttl' status --json"
+                 " >'%s' 2>'%s'", tu_dir(), bin != NULL ? bin : "false", out, log);
+        st = system(cmd);
+        CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CU_ASSERT(file_has(out, "\"name\":\"ini_job\",\"table\":\"ini_leases\""));
+    }
+    CU_ASSERT_EQUAL(cli("", "--dsn 'DSN=sqlease_ini_bare;PWD=hunter2' status", log), 64);
+    CU_ASSERT(file_has(log, "SqleaseTTL"));
+    CU_ASSERT(!file_has(log, "hunter2"));
+}
+
+/* supervise waits for a database away at start at the retry the DSN's
+ * section gives (SqleaseTTL 4s alone: 400 ms), by name or by DSN=. */
+static void test_cli_start_retry_from_ini(void)
+{
+    char log[700];
+
+    snprintf(log, sizeof log, "%s/cli-away.log", tu_dir());
+    /* timeout(1) ends it with SIGTERM: supervise exits 0, timeout 124. */
+    CU_ASSERT_EQUAL(cli("timeout -s TERM 1.5", "-v --dsn sqlease_ini_away supervise -- true",
+                        log), 124);
+    CU_ASSERT(file_has(log, "trying again every 400 ms"));
+    CU_ASSERT_EQUAL(cli("timeout -s TERM 1.5",
+                        "-v --dsn 'DSN=sqlease_ini_away;Timeout=1000' supervise -- true", log),
+                    124);
+    CU_ASSERT(file_has(log, "trying again every 400 ms"));
+    /* A flag still wins. */
+    CU_ASSERT_EQUAL(cli("timeout -s TERM 1.5",
+                        "-v --dsn sqlease_ini_away --ttl 5s supervise -- true", log), 124);
+    CU_ASSERT(file_has(log, "trying again every 500 ms"));
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("odbc.ini settings", write_ini, NULL);
@@ -370,6 +461,10 @@ static void add(void)
     CU_add_test(s, "a ttl alone derives the timing (API, odbc.ini)",
                 test_ttl_alone_derives_timing);
     CU_add_test(s, "CLI: a ttl alone (flag, environment, odbc.ini)", test_cli_ttl_alone);
+    CU_add_test(s, "a connection string with DSN= reads that DSN's section",
+                test_conn_string_with_dsn);
+    CU_add_test(s, "CLI: supervise waits for the database at the DSN's retry",
+                test_cli_start_retry_from_ini);
 }
 
 int main(void)

@@ -128,6 +128,11 @@ int cli_exit_for_status(int status);
 /* Lease options from the global flags (callbacks left empty). */
 void cli_lease_options(const cli_args *a, sqlease_options *o);
 
+/* 1 if the connection names a DSN (a bare name, or DSN= in a connection
+ * string), whose odbc.ini section may then set the lease's name and
+ * timing: those are known only once the database is opened. */
+int cli_conn_names_dsn(const char *conn);
+
 /* Check the global flags with sqlease_options_check, before connecting.
  * Returns CLI_CONTINUE or CLI_EXIT_USAGE (message printed). */
 int cli_check_options(const cli_args *a);

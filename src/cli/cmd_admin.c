@@ -381,8 +381,9 @@ static int64_t watch_interval(const cli_args *a, const sqlease_db *db)
  * Read the row every retry and print it whenever the holder or the token
  * differs from what was printed last (an expired hold counts as free:
  * that is when anyone may take it).  A read that fails is logged and the
- * watch goes on; SIGINT or SIGTERM ends it with status 0.  Each line is
- * flushed at once, for a script reading it through a pipe.
+ * watch goes on; SIGINT or SIGTERM ends it with status 0; a reader of
+ * its output that has gone ends it with 74, as a failed write does.  Each
+ * line is flushed at once, for a script reading it through a pipe.
  */
 static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
                  const char *dialect, int json, const sqlease_lease_info *first)
@@ -400,9 +401,15 @@ static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
         int64_t until = sqle_mono_ms() + retry, before, after;
         int st;
 
-        /* Slices, so that a signal is answered within 100 ms. */
+        /* Slices, so that a signal is answered within 100 ms, and a
+         * reader that has gone too (`status --watch | head -1`): the
+         * watch has no one to tell a change to. */
         while (sqle_signal_received() == 0 && sqle_mono_ms() < until) {
             int64_t left = until - sqle_mono_ms();
+            if (cli_os_stdout_gone()) {
+                cli_error("cannot write to standard output");
+                return CLI_EXIT_IOERR;
+            }
             sqle_sleep_ms(left < 100 ? left : 100);
         }
         if (sqle_signal_received() != 0)

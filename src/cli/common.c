@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "db.h"
 #include "os.h"
 
 static int log_level = SQLEASE_LOG_WARN;
@@ -52,41 +53,11 @@ int cli_log_to_journal(void)
     return log_journal;
 }
 
-/* Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
- * civil_from_days), so that the stamp needs no gmtime_r/gmtime_s and
- * reads the same on every system. */
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    int64_t era, yy;
-    unsigned doe, yoe, doy, mp;
-
-    z += 719468;
-    era = (z >= 0 ? z : z - 146096) / 146097;
-    doe = (unsigned)(z - era * 146097);
-    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    yy = (int64_t)yoe + era * 400;
-    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = yy + (*m <= 2);
-}
-
+/* The stamp is the OS layer's (stamp.c), so that the guard process,
+ * which cannot use stdio, writes the same one. */
 void cli_format_time(int64_t wall_ms, char *buf, size_t cap)
 {
-    int64_t days, rem, y;
-    unsigned mo, d;
-
-    days = wall_ms / 86400000;
-    rem = wall_ms % 86400000;
-    if (rem < 0) {
-        rem += 86400000;
-        days--;
-    }
-    civil_from_days(days, &y, &mo, &d);
-    snprintf(buf, cap, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y, mo, d,
-             (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
-             (int)(rem % 1000));
+    (void)cli_os_format_stamp(wall_ms, buf, cap);
 }
 
 void cli_error(const char *fmt, ...)
@@ -225,9 +196,18 @@ void cli_lease_options(const cli_args *a, sqlease_options *o)
     o->log_level = log_level;
 }
 
-/* Before connecting, check what the flags alone decide.  With a DSN name
- * the timing may still come from its odbc.ini section, so the timing rules
- * wait for cli_effective_options; identifiers are checked either way. */
+/* The same test the library makes when it reads the section (db.c). */
+int cli_conn_names_dsn(const char *conn)
+{
+    char dsn[SQLE_DSN_NAME_MAX];
+
+    return sqle_odbc_dsn_name(conn, dsn, sizeof dsn);
+}
+
+/* Before connecting, check what the flags alone decide.  With a DSN (by
+ * name or DSN= in a connection string) the timing may still come from
+ * its odbc.ini section, so the timing rules wait for
+ * cli_effective_options; identifiers are checked either way. */
 int cli_check_options(const cli_args *a)
 {
     sqlease_options o;
@@ -236,7 +216,7 @@ int cli_check_options(const cli_args *a)
 
     memset(&err, 0, sizeof err);
     cli_lease_options(a, &o);
-    if (strchr(dsn, '=') == NULL)
+    if (cli_conn_names_dsn(dsn))
         o.ttl_ms = o.heartbeat_ms = o.renew_deadline_ms = o.retry_ms = 0;
     if (sqlease_options_check(&o, &err) != SQLEASE_OK)
         return cli_usage("%s", err.message[0] ? err.message : "invalid options");

@@ -37,8 +37,8 @@ int cli_guard_start(cli_guard *g, long pgid, int64_t deadline_mono, int64_t grac
     g->grace_ms = grace_ms;
     g->slack_ms = slack_ms;
     g->deadline = deadline_mono;
-    r = cli_os_guard_start(&g->os, pgid, term_at, term_at + grace_ms, grace_ms, why,
-                           sizeof why);
+    r = cli_os_guard_start(&g->os, pgid, term_at, term_at + grace_ms, grace_ms,
+                           cli_log_to_journal(), why, sizeof why);
     if (r > 0)
         return 0; /* no guard on this OS */
     if (r < 0) {

@@ -32,7 +32,9 @@ typedef struct cli_hold {
                                its own handle while on_stopped still
                                needs to reach the process group */
     int64_t stop_wait_ms;   /* how long on_stopped waits for CMD to go */
-    sqlease_supervisor *sup; /* set once started: CMD's fence (main thread) */
+    sqlease_supervisor *sup; /* the supervisor in force, NULL while there
+                                is none (a crash pause): CMD's fence; set
+                                and read under mu (session.c) */
     /* The holder as this supervisor last saw it while not holding
      * (on_holder): "" when free; holder_known 0 until the first report. */
     int holder_known;

@@ -36,6 +36,11 @@ int main(int argc, char **argv)
      * kernel discard CMD's exit status, or SIGTERM blocked, which would
      * keep sqlease from ever hearing it. */
     sqle_signal_defaults();
+    /* Output to a reader that has gone (`sqlease list | head -0`) must
+     * end in "cannot write to standard output" and 74, as below, not in
+     * a silent death by SIGPIPE: every command, not only those that
+     * route signals. */
+    cli_os_ignore_sigpipe();
     /* A closed stdin would be the next thing opened (the database's
      * socket), and CMD would get it as its stdin. */
     sqle_stdio_ensure();

@@ -20,6 +20,7 @@
  *     notify.c            the service manager's notification socket
  *     clock.c             the wall clock
  *   src/cli/os/procstat.c     the /proc/PID/stat parser (text only: every OS)
+ *   src/cli/os/stamp.c        the log's time stamp (text only: every OS)
  *
  * A port to a new OS implements every group below; where the OS has no
  * such thing (job control, a guard, a process table on Windows) the
@@ -41,6 +42,13 @@
 /* The host's wall clock in epoch milliseconds, used only to report skew
  * against the database and to stamp log lines, never for a lease. */
 int64_t sqle_wall_ms(void);
+
+/* ---- the log's time stamp (stamp.c: every OS) --------------------- */
+
+/* wall_ms as RFC 3339 UTC with milliseconds (2026-12-01T05:03:07.123Z),
+ * NUL-terminated in buf (cut short if cap is too small).  Arithmetic
+ * only: async-signal-safe, for the guard process.  Returns the length. */
+size_t cli_os_format_stamp(int64_t wall_ms, char *buf, size_t cap);
 
 /* ---- files and directories (file.c) ------------------------------- */
 
@@ -86,6 +94,12 @@ void sqle_stdio_ensure(void);
  * a variable inherited by a process whose stderr was redirected no longer
  * matches).  0 otherwise, and always on Windows. */
 int cli_sys_stderr_is_journal(void);
+/* 1 if nobody can read standard output any more: it is a pipe or socket
+ * whose reader has closed its end (poll's POLLERR/POLLHUP), so that a
+ * command that prints only now and then (status --watch) ends when its
+ * reader does rather than at its next line.  0 otherwise (a file, a
+ * terminal, a live reader), and always on Windows. */
+int cli_os_stdout_gone(void);
 
 /* ---- signals (signal.c) ------------------------------------------- */
 
@@ -100,6 +114,13 @@ int cli_sys_stderr_is_journal(void);
  * handlers go back to their defaults and Ctrl-C handling is re-enabled
  * (a parent that created us in a new process group disabled it). */
 void sqle_signal_defaults(void);
+/* Ignore SIGPIPE for the whole process, so that a write to a pipe or
+ * socket whose reader is gone (`sqlease list | head -0`) fails with
+ * EPIPE, which the tool reports (exit 74), instead of killing it without
+ * a word.  CMD still starts with every signal at its default (the spawn
+ * resets them).  Call in main right after sqle_signal_defaults.  Windows:
+ * nothing (there is no SIGPIPE; the write fails). */
+void cli_os_ignore_sigpipe(void);
 /* Route SIGTERM/SIGINT/SIGHUP (Windows: console control events: Ctrl-C
  * as SIGINT, Ctrl-Break/close/logoff/shutdown as SIGTERM) to a flag that
  * sqle_signal_received() reads, and ignore SIGPIPE.  POSIX handlers
@@ -298,12 +319,15 @@ void cli_os_guard_init(cli_os_guard *g);
  * the group at term_at, SIGKILL at kill_at (sqle_mono_ms() values),
  * unless told otherwise; after a SIGTERM, SIGKILL at most grace_ms later;
  * when the pipe reaches end-of-file (sqlease is gone), SIGKILL at once.
+ * The guard's own lines on stderr have the form of sqlease's log lines:
+ * a time stamp first, or with `journal` (stderr is the systemd journal)
+ * a priority prefix instead.
  * Call from the main thread.  Returns 0 (started); 1 when this OS has no
  * guard (nothing started, nothing to report); -1 when it could not be
  * started, with why ("pipe: ...", "fork: ...", or "" for a pgid that is
  * not one). */
 int cli_os_guard_start(cli_os_guard *g, long pgid, int64_t term_at, int64_t kill_at,
-                       int64_t grace_ms, char *why, size_t cap);
+                       int64_t grace_ms, int journal, char *why, size_t cap);
 
 /* Tell the guard new times (term_at CLI_OS_GUARD_NEVER: no SIGTERM, only
  * the SIGKILL at kill_at).  Never blocks: a record the pipe has no room

@@ -9,6 +9,7 @@
 
 #include "child.h"
 #include "classify.h"
+#include "db.h"
 #include "notify.h"
 #include "os.h"
 #include "session.h"
@@ -440,6 +441,35 @@ static int open_retryable(int st, const sqlease_error *err)
 }
 
 /*
+ * The retry in force before there is a database to ask: the flags (and
+ * variables) over the DSN's odbc.ini section, resolved as the library
+ * resolves them once connected, so that a ttl alone gives min(2 s,
+ * ttl/10) here too.  An odbc.ini value that is invalid makes the open
+ * fail at once, so the default then never matters.
+ */
+static int64_t start_retry_ms(const cli_args *a)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqle_ini ini;
+    sqle_resolved r;
+    int64_t retry = SQLEASE_DEFAULT_RETRY_MS;
+
+    memset(&err, 0, sizeof err);
+    cli_lease_options(a, &o);
+    if (sqle_dsn_ini_read(a->dsn, &ini, &err) != SQLEASE_OK) {
+        sqle_dsn_ini_free(&ini);
+        return a->retry_ms > 0 ? a->retry_ms : retry;
+    }
+    /* lease_only: the timing rules are checked once connected, with
+     * their message; here only the retry's value is wanted. */
+    if (sqle_options_resolve(&o, &ini, 1, &r, &err) == SQLEASE_OK && r.retry_ms > 0)
+        retry = r.retry_ms;
+    sqle_dsn_ini_free(&ini);
+    return retry;
+}
+
+/*
  * Connect.  A `run` fails at once (cron runs it again tomorrow); a
  * `supervise` started while the database is away (a host booting before
  * its database, an outage) keeps trying every retry: with a service
@@ -452,7 +482,7 @@ static int open_db(cli_session *s)
     const cli_args *a = s->args;
     sqlease_db_options o;
     sqlease_error err;
-    int64_t retry = a->retry_ms > 0 ? a->retry_ms : SQLEASE_DEFAULT_RETRY_MS;
+    int64_t retry = s->persistent ? start_retry_ms(a) : 0;
     unsigned failures = 0;
     int st;
 
@@ -474,10 +504,10 @@ static int open_db(cli_session *s)
         if (failures == 1)
             cli_log(SQLEASE_LOG_INFO, "trying again every %" PRId64 " ms", retry);
         cli_session_observe(s);
-        for (int64_t until = sqle_mono_ms() + retry; sqle_mono_ms() < until;) {
+        for (int64_t until = sqle_mono_ms() + retry, left; (left = until - sqle_mono_ms()) > 0;) {
             if (sqle_signal_received() != 0)
                 return CLI_EXIT_OK;
-            sqle_sleep_ms(50);
+            sqle_sleep_ms(left < 50 ? left : 50);
         }
         if (sqle_signal_received() != 0)
             return CLI_EXIT_OK;
@@ -488,6 +518,20 @@ static int open_db(cli_session *s)
                 sqlease_db_conn_redacted(s->db), failures, failures == 1 ? "" : "s");
     }
     return CLI_CONTINUE;
+}
+
+/* CMD's SQLEASE_FENCE_SQL comes from the supervisor in force, which
+ * cli_hold_start_child reads from the hold under its lock: set whenever a
+ * supervisor is started, cleared before one is freed, so that a CMD
+ * started after a crash pause (a new supervisor) never reads the one the
+ * pause freed. */
+static void hold_set_sup(cli_session *s, sqlease_supervisor *sup)
+{
+    if (!s->hold_ready)
+        return;
+    sqle_mutex_lock(&s->hold.mu);
+    s->hold.sup = sup;
+    sqle_mutex_unlock(&s->hold.mu);
 }
 
 /* Start a supervisor with the first acquire's error held back. */
@@ -509,8 +553,10 @@ static int start_supervisor(cli_session *s)
     log_set(s, &s->log->defer, 1);
     st = sqlease_supervisor_start(&s->sup, s->db, &o, &err);
     log_set(s, &s->log->defer, 0);
-    if (st == SQLEASE_OK)
+    if (st == SQLEASE_OK) {
+        hold_set_sup(s, s->sup);
         return CLI_CONTINUE;
+    }
     /* The error that ends it is the final message; the same line held
      * back from the log is not printed too. */
     s->sup = NULL;
@@ -566,7 +612,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     }
     /* The name is known before connecting unless it may come from the
      * DSN's odbc.ini section; the metrics file waits for it then. */
-    if (a->name != NULL || strchr(a->dsn, '=') != NULL) {
+    if (a->name != NULL || !cli_conn_names_dsn(a->dsn)) {
         s->name = a->name != NULL ? a->name : SQLEASE_DEFAULT_NAME;
         cli_metrics_labels(&s->metrics, s->name, s->owner);
     }
@@ -620,8 +666,6 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
         cli_session_stop(s);
         return rc;
     }
-    /* CMD's SQLEASE_FENCE_SQL is the running hold's fence. */
-    s->hold.sup = s->sup;
     cli_log(SQLEASE_LOG_DEBUG, "lease '%s': owner %s, ttl %" PRId64 "ms, heartbeat %" PRId64
             "ms, renew deadline %" PRId64 "ms, retry %" PRId64 "ms, kill grace %" PRId64 "ms",
             s->name, s->owner, s->ttl_ms, s->heartbeat_ms, s->renew_deadline_ms, s->retry_ms,
@@ -664,7 +708,10 @@ int cli_session_stop(cli_session *s)
     memset(&err, 0, sizeof err);
     cli_guard_disarm(&s->guard);
     if (s->sup != NULL) {
-        int st = end_supervisor(s, &err);
+        int st;
+
+        hold_set_sup(s, NULL);
+        st = end_supervisor(s, &err);
         if (st != SQLEASE_OK) {
             cli_log(SQLEASE_LOG_DEBUG, "release of lease '%s' failed: %s (it expires by itself"
                     " within the ttl)", s->name, err.message[0] ? err.message
@@ -708,6 +755,7 @@ void cli_session_pause(cli_session *s, const char *note)
 
     snprintf(s->pause_note, sizeof s->pause_note, "%s", note);
     if (s->sup != NULL) {
+        hold_set_sup(s, NULL);
         memset(&err, 0, sizeof err);
         if (end_supervisor(s, &err) != SQLEASE_OK)
             cli_log(SQLEASE_LOG_WARN, "release of lease '%s' failed: %s (it expires by itself"

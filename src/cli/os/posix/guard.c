@@ -53,25 +53,38 @@ static int64_t mono_now(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One line on stderr from the guard, built without stdio. */
+/* Set in the guard before its loop: stderr is the systemd journal. */
+static int g_journal;
+
+static void put_str(char *buf, size_t cap, size_t *n, const char *s)
+{
+    for (; *s != '\0' && *n < cap - 1; s++)
+        buf[(*n)++] = *s;
+}
+
+/* One line on stderr from the guard, built without stdio, in the form of
+ * sqlease's own log lines (common.c: cli_log_emit): the time stamp, or
+ * the journal's priority prefix, then "sqlease: warn: ", so that a reader
+ * of the log finds when the guard acted. */
 static void guard_say(const char *what, long pgid)
 {
-    char buf[256];
+    char buf[320];
     char num[24];
     size_t n = 0, k = 0;
     unsigned long v = (unsigned long)pgid;
-    const char *head = "sqlease: warn: guard: ";
-    const char *tail = " CMD's process group ";
 
+    if (g_journal) {
+        put_str(buf, sizeof buf, &n, "<4>");
+    } else {
+        n = cli_os_format_stamp(sqle_wall_ms(), buf, sizeof buf - 1);
+        put_str(buf, sizeof buf, &n, " ");
+    }
+    put_str(buf, sizeof buf, &n, "sqlease: warn: guard: ");
+    put_str(buf, sizeof buf, &n, what);
+    put_str(buf, sizeof buf, &n, " CMD's process group ");
     do
         num[k++] = (char)('0' + v % 10);
     while ((v /= 10) != 0 && k < sizeof num);
-    for (const char *p = head; *p != '\0' && n < sizeof buf - 1; p++)
-        buf[n++] = *p;
-    for (const char *p = what; *p != '\0' && n < sizeof buf - 1; p++)
-        buf[n++] = *p;
-    for (const char *p = tail; *p != '\0' && n < sizeof buf - 1; p++)
-        buf[n++] = *p;
     while (k > 0 && n < sizeof buf - 1)
         buf[n++] = num[--k];
     buf[n++] = '\n';
@@ -139,7 +152,7 @@ static void guard_report(int wfd)
  * start a fresh one if it still holds the lease).
  */
 static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
-                                 int64_t kill_at, int64_t grace_ms)
+                                 int64_t kill_at, int64_t grace_ms, int journal)
 {
     struct sigaction sa;
     sigset_t none;
@@ -147,6 +160,7 @@ static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
     size_t have = 0;
     int termed = 0, sig;
 
+    g_journal = journal;
     /* A group of its own: a stop aimed at sqlease's job (Ctrl-Z, SIGSTOP
      * to its group) or at CMD's must not freeze the guard too. */
     (void)setpgid(0, 0);
@@ -237,7 +251,7 @@ void cli_os_guard_init(cli_os_guard *g)
 }
 
 int cli_os_guard_start(cli_os_guard *g, long pgid, int64_t term_at, int64_t kill_at,
-                       int64_t grace_ms, char *why, size_t cap)
+                       int64_t grace_ms, int journal, char *why, size_t cap)
 {
     int fds[2], rep[2];
     sigset_t all, old;
@@ -274,7 +288,7 @@ int cli_os_guard_start(cli_os_guard *g, long pgid, int64_t term_at, int64_t kill
     if (pid == 0) {
         close(fds[1]);
         close(rep[0]);
-        guard_main(fds[0], rep[1], (pid_t)pgid, term_at, kill_at, grace_ms);
+        guard_main(fds[0], rep[1], (pid_t)pgid, term_at, kill_at, grace_ms, journal);
     }
     err = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

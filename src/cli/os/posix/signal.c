@@ -33,6 +33,19 @@ void sqle_signal_defaults(void)
     (void)pthread_sigmask(SIG_SETMASK, &none, NULL);
 }
 
+/* SIG_IGN survives exec, but the spawn puts every signal back to its
+ * default in the child before its exec (process.c), so CMD does not
+ * inherit this. */
+void cli_os_ignore_sigpipe(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGPIPE, &sa, NULL);
+}
+
 /* The handler runs on whichever thread the kernel picks (a database
  * worker, the heartbeat), not only on the thread that reads the flag: a
  * volatile sig_atomic_t is only promised to the handler's own thread, so

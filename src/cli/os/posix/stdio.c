@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,4 +51,19 @@ int cli_sys_stderr_is_journal(void)
     if (fstat(2, &st) != 0)
         return 0;
     return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* Asking for no events still reports POLLERR (Linux: a pipe's write end
+ * with no reader left) and POLLHUP (a socket or terminal hung up);
+ * neither is ever reported for a regular file. */
+int cli_os_stdout_gone(void)
+{
+    struct pollfd pfd;
+
+    pfd.fd = 1;
+    pfd.events = 0;
+    pfd.revents = 0;
+    if (poll(&pfd, 1, 0) != 1)
+        return 0;
+    return (pfd.revents & (POLLERR | POLLHUP)) != 0;
 }

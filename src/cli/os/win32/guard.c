@@ -16,9 +16,10 @@ void cli_os_guard_init(cli_os_guard *g)
 }
 
 int cli_os_guard_start(cli_os_guard *g, long pgid, int64_t term_at, int64_t kill_at,
-                       int64_t grace_ms, char *why, size_t cap)
+                       int64_t grace_ms, int journal, char *why, size_t cap)
 {
     (void)pgid;
+    (void)journal;
     (void)term_at;
     (void)kill_at;
     (void)grace_ms;

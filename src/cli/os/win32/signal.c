@@ -63,6 +63,12 @@ void sqle_signal_defaults(void)
     (void)SetConsoleCtrlHandler(NULL, FALSE);
 }
 
+/* No SIGPIPE on Windows: a write to a closed pipe fails, and that is
+ * reported already. */
+void cli_os_ignore_sigpipe(void)
+{
+}
+
 int sqle_signal_setup(void)
 {
     if (g_signal_event == NULL) {
