@@ -817,6 +817,60 @@ static void test_migrate_idempotent_and_upgrade(void)
     tu_drop(db, table);
 }
 
+/* migrate on an older table made by hand without NOT NULL, holding NULLs
+ * in every column sqlease writes: it fills them in before it changes any
+ * column (MySQL/MariaDB make the owner column NOT NULL with a binary
+ * collation, which a column holding NULLs refuses), so that it succeeds
+ * and leaves no NULL; the free rows are then takeable, a NULL token
+ * starting where a new row's starts (the clock), and a live hold stays
+ * its holder's. */
+static void test_migrate_fills_nulls(void)
+{
+    const char *t = tu_table();
+    char sql[700];
+    sqlease_lease *c;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int64_t now = 0, rows = -1, token = 0;
+
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (name VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), "
+             "acquired_at_ms BIGINT, expires_at_ms BIGINT, token BIGINT, version BIGINT)", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s (name, owner, acquired_at_ms, expires_at_ms, token, version) "
+             "VALUES ('job', NULL, NULL, NULL, NULL, NULL), "
+             "('no-expiry', 'old-host', 1, NULL, 4, 2), "
+             "('live', 'old-host', 1, 9000000000000, 7, NULL)", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 3);
+    CU_ASSERT_EQUAL(count_where(t, "owner IS NULL OR expires_at_ms IS NULL"), 2);
+    CU_ASSERT_EQUAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL(count_where(t, "owner IS NULL OR acquired_at_ms IS NULL OR "
+                                   "expires_at_ms IS NULL OR token IS NULL OR "
+                                   "version IS NULL"), 0);
+    CU_ASSERT_EQUAL(count_where(t, "owner = '' AND acquired_at_ms = 0 AND "
+                                   "expires_at_ms = 0 AND version = 0"), 1);
+    /* Again: nothing left to change. */
+    CU_ASSERT_EQUAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+    c = make(t, "job", "owner-c", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_status(c, &st, &err), SQLEASE_OK);
+    token = st.token;
+    CU_ASSERT(token > 1600000000000LL && token <= now);
+    sqlease_lease_free(c);
+    take_row_expect(t, "job", token + 1);
+    take_row_expect(t, "no-expiry", 5);
+    c = make(t, "live", "owner-c", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(c, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_lease_status(c, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "old-host");
+    CU_ASSERT_EQUAL(st.token, 7);
+    CU_ASSERT_EQUAL(st.held, 1);
+    sqlease_lease_free(c);
+    tu_drop(db, t);
+}
+
 static void test_options_and_bad_input(void)
 {
     sqlease_options o;
@@ -1581,6 +1635,8 @@ static void add(void)
     CU_add_test(s, "a clock read of 0 is rejected", test_clock_zero_rejected);
     CU_add_test(s, "migrate is idempotent and upgrades go-admin tables",
                 test_migrate_idempotent_and_upgrade);
+    CU_add_test(s, "migrate fills an older table's NULLs before changing its columns",
+                test_migrate_fills_nulls);
     CU_add_test(s, "options, durations, owner ids and NULLs", test_options_and_bad_input);
     CU_add_test(s, "names, owners and tables are checked up front",
                 test_names_owners_tables_checked);
