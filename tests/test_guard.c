@@ -701,6 +701,94 @@ static void test_no_restart_on_stale_hold(void)
     drop_table();
 }
 
+/* supervise --crash-limit 1 pauses after one quick failure of CMD.  With
+ * sqlease frozen past the hold's deadline, its guard stops CMD (SIGTERM:
+ * status 143, soon after CMD's start).  That is a lost hold, not CMD
+ * failing: supervise must take the lease again and start CMD with a new
+ * token, not stay out of contention for --crash-pause.  Repeated, since
+ * which thread of the resumed sqlease runs first is the scheduler's
+ * choice. */
+#define GUARD_ROUNDS 3
+static void test_guard_stop_is_no_crash(void)
+{
+    char file[600], script[800], log[700];
+    long long prev = 0;
+    int r, lines = 0;
+    pid_t pid;
+    int64_t t0, until;
+    char *text;
+
+    setup_table();
+    snprintf(file, sizeof file, "%s/starts.%d", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo \"$$ $SQLEASE_TOKEN\" >> '%s'; exec sleep 60", file);
+    pid = start_sqlease("supervise", "--crash-limit", "1", "--crash-pause", "60s", "--", "sh",
+                        "-c", script, NULL);
+    snprintf(log, sizeof log, "%s", g_log);
+    CU_ASSERT_FATAL(pid > 0);
+    for (r = 0; r <= GUARD_ROUNDS; r++) {
+        long cmd_pid = 0;
+        long long token = 0;
+        int ok = 0;
+
+        /* The start of a new hold: one more line, with a larger token. */
+        until = sqle_mono_ms() + 10000;
+        do {
+            char *t = slurp(file), *last = NULL, *p;
+            int n = 0;
+
+            for (p = t; p != NULL && *p != '\0';) {
+                char *nl = strchr(p, '\n');
+                if (nl == NULL)
+                    break;
+                n++;
+                last = p;
+                p = nl + 1;
+            }
+            if (n > lines && last != NULL &&
+                sscanf(last, "%ld %lld", &cmd_pid, &token) == 2 && token > prev) {
+                ok = 1;
+                lines = n;
+            }
+            free(t);
+            if (!ok)
+                sqle_sleep_ms(10);
+        } while (!ok && sqle_mono_ms() < until);
+        CU_ASSERT(ok);
+        if (!ok) {
+            fprintf(stderr, "\n  no new start of CMD after freeze %d\n", r);
+            break;
+        }
+        if (r == GUARD_ROUNDS)
+            break;
+        prev = token;
+        sqle_sleep_ms(HB_MS + 200); /* a renew or two */
+        kill(pid, SIGSTOP);
+        t0 = sqle_mono_ms();
+        /* The deadline, the guard's slack, the grace (750 ms) and a
+         * second for a loaded machine. */
+        CU_ASSERT(await_gone(cmd_pid, t0 + RD_MS + 100 + 750 + 1000));
+        kill(pid, SIGCONT);
+    }
+    kill(pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT_EQUAL(group_members(pid), 0);
+    text = slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NULL(strstr(text, "staying out of contention"));
+    {
+        int acted = 0;
+        const char *p;
+
+        for (p = text; (p = strstr(p, "its guard stopped CMD")) != NULL; p++)
+            acted++;
+        CU_ASSERT_EQUAL(acted, GUARD_ROUNDS);
+    }
+    if (strstr(text, "staying out of contention") != NULL)
+        fprintf(stderr, "\n  sqlease's log:\n%s\n", text);
+    free(text);
+    drop_table();
+}
+
 /* ---- an interactive shell: `script` gives it a terminal ------------- */
 
 typedef struct tty_session {
@@ -852,6 +940,8 @@ static void add_tests(void)
                 test_guard_lines_in_journal);
     CU_add_test(s, "supervise frozen in its restart backoff: no CMD under the old token",
                 test_no_restart_on_stale_hold);
+    CU_add_test(s, "a CMD its guard stopped is not a quick crash for --crash-limit",
+                test_guard_stop_is_no_crash);
     CU_add_test(s, "interactive run: CMD reads the terminal; Ctrl-Z suspends the job",
                 test_interactive_run);
 }
