@@ -525,16 +525,18 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
 /* ------------------------------------------------------------------ */
 
 /* Create `table` if it is missing, add the token, version and data
- * columns to an older table that lacks them, give the name and owner columns a
- * collation that compares exact bytes where the dialect's default does not
- * (MySQL/MariaDB: utf8mb4_bin), and seed a free row for each of the
+ * columns to an older table that lacks them, fill in the NULLs an older
+ * table made by hand without NOT NULL may hold (owner '', times and
+ * version 0, a NULL token the database clock), then give the name and
+ * owner columns a collation that compares exact bytes where the
+ * dialect's default does not (MySQL/MariaDB: utf8mb4_bin), and seed a free row for each of the
  * `count` lease names.  A new row's token starts at the database clock
  * (epoch milliseconds), so that a row deleted and seeded again starts
  * above every token the old row gave out (unless that row was taken more
  * than once per millisecond on average over its whole life): a fenced
  * resource never sees tokens go back.  Idempotent: running it again
  * changes nothing, and a row that exists (held or not) keeps its owner,
- * expiry and token.  table NULL: SQLEASE_DEFAULT_TABLE.  The table and
+ * expiry and token where they are not NULL.  table NULL: SQLEASE_DEFAULT_TABLE.  The table and
  * the names are checked as in sqlease_options (SQLEASE_EINVAL names the
  * one that is not valid).  Returns SQLEASE_OK, SQLEASE_EINVAL, or a
  * connection or statement status. */

@@ -74,6 +74,20 @@ static int ensure_column(sqlease_db *db, const sqle_stmt *probe, const sqle_stmt
 }
 
 /*
+ * An older table made by hand without NOT NULL may hold NULLs where
+ * sqlease writes values: give them a new row's values before anything
+ * changes a column's type or collation, since MySQL/MariaDB refuse to
+ * make a column holding NULLs NOT NULL (and outside strict mode would
+ * convert them silently).  The statement matches no row once there is
+ * no NULL, so running migrate again changes nothing.
+ */
+static int fill_nulls(sqlease_db *db, const sqle_dialect *d, const char *table,
+                      sqlease_error *err)
+{
+    return run_ddl(db, &d->fill_nulls, table, NULL, "filling in the NULLs of", err);
+}
+
+/*
  * Make the name and owner columns of an existing table compare as exact
  * bytes, where the dialect's default collation does not (MySQL/MariaDB:
  * case-, accent- and pad-insensitive by default).  The dialect's probe
@@ -130,6 +144,9 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     if (rc != SQLEASE_OK)
         return rc;
     rc = ensure_column(db, &d->probe_data, &d->add_data, table, "data", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = fill_nulls(db, d, table, err);
     if (rc != SQLEASE_OK)
         return rc;
     rc = ensure_exact(db, d, table, err);

@@ -25,7 +25,7 @@ CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
 
 STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
-              "add_version", "probe_data", "add_data", "probe_exact", "make_exact", "seed",
+              "add_version", "probe_data", "add_data", "fill_nulls", "probe_exact", "make_exact", "seed",
               "acquire", "renew", "release", "release_force", "status", "list"]
 FRAGMENTS = ["fence"]
 EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each"]
@@ -124,6 +124,7 @@ int main(int argc, char **argv)
         stmt(d->key, "add_version", &d->add_version);
         stmt(d->key, "probe_data", &d->probe_data);
         stmt(d->key, "add_data", &d->add_data);
+        stmt(d->key, "fill_nulls", &d->fill_nulls);
         stmt(d->key, "probe_exact", &d->probe_exact);
         stmt(d->key, "make_exact", &d->make_exact);
         stmt(d->key, "seed", &d->seed);
@@ -319,6 +320,7 @@ class RealTemplate(GenCase):
         out = self.probe()
         stmts = self.statements(out)
         name, owner, ttl, token, min_hold, data = 0, 1, 2, 3, 4, 5
+        nows = {k: v["now_ms"] for k, v in real_rows().items() if k != "common"}
         for key in ("mysql", "postgres", "sqlite", "sqlserver"):
             for st in STATEMENTS + FRAGMENTS:
                 q, params, sql = stmts[(key, st)]
@@ -361,6 +363,21 @@ class RealTemplate(GenCase):
             self.assertIn("data VARCHAR(1024)", stmts[(key, "add_data")][2], key)
             self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
             self.assertEqual(stmts[(key, "probe_exact")][1], [], key)
+            # An older table's NULLs become a new row's values, a NULL
+            # token the clock (as the seed's), and only rows with a NULL
+            # are touched.
+            fill = stmts[(key, "fill_nulls")][2]
+            self.assertEqual(stmts[(key, "fill_nulls")][1], [], key)
+            self.assertTrue(fill.startswith("UPDATE {table} SET"), key)
+            for col, value in (("owner", "''"), ("acquired_at_ms", "0"),
+                               ("expires_at_ms", "0"), ("version", "0")):
+                self.assertIn("%s = COALESCE(%s, %s)" % (col, col, value), fill, key)
+                self.assertIn("%s IS NULL" % col, fill, key)
+            self.assertIn("token IS NULL", fill, key)
+            self.assertIn("token = COALESCE(token, " + nows[key] + ")", fill, key)
+            # The take also reads a NULL owner or expiry as free.
+            self.assertIn("owner IS NULL", stmts[(key, "acquire")][2], key)
+            self.assertIn("expires_at_ms IS NULL", stmts[(key, "acquire")][2], key)
             self.assertEqual(stmts[(key, "make_exact")][1], [], key)
             # A new row's token is seeded from the database clock.
             self.assertNotIn("0, 0, 0, 0)", stmts[(key, "seed")][2], key)

@@ -572,6 +572,223 @@ static void test_guard_lines_in_journal(void)
     drop_table();
 }
 
+/* The tokens a CMD appended to `path`, one a line, into toks[0..cap-1];
+ * how many lines are complete. */
+static int read_tokens(const char *path, long long *toks, int cap)
+{
+    char *text = slurp(path);
+    char *p = text;
+    int n = 0;
+
+    while (p != NULL && *p != '\0' && n < cap) {
+        char *nl = strchr(p, '\n');
+        if (nl == NULL)
+            break;
+        toks[n++] = atoll(p);
+        p = nl + 1;
+    }
+    free(text);
+    return n;
+}
+
+/* The tokens of the CMD starts sqlease logged ("held (token N): started
+ * CMD"), in order, into toks[0..cap-1]; how many.  A CMD stopped at once
+ * may never write anything itself: the log has every start. */
+static int logged_starts(const char *log, long long *toks, int cap)
+{
+    static const char mark[] = "held (token ";
+    char *text = slurp(log);
+    const char *p = text;
+    int n = 0;
+
+    while (p != NULL && (p = strstr(p, mark)) != NULL && n < cap) {
+        const char *end;
+        p += sizeof mark - 1;
+        end = strchr(p, '\n');
+        if (end != NULL && strstr(p, "): started CMD") != NULL &&
+            strstr(p, "): started CMD") < end)
+            toks[n++] = atoll(p);
+    }
+    free(text);
+    return n;
+}
+
+/* supervise frozen while CMD is not running (it exited, and supervise
+ * waits out its restart backoff), resumed past the hold's deadline: the
+ * restart that falls due must not start CMD under the old token, whose
+ * hold is no longer proven (another owner may hold the lease by then).
+ * CMD appends its token and exits at once, so each hold starts it twice
+ * (at once, and 1 s later) and then waits 2 s: the freeze comes then.
+ * After each freeze the old token never starts again (neither in what
+ * CMD wrote nor in sqlease's log of its starts, which also has a CMD
+ * stopped before it could write), and the next start has a larger one.
+ * Which thread of the resumed sqlease runs first is the scheduler's
+ * choice, so the freeze is repeated. */
+#define STALE_ROUNDS 3
+static void test_no_restart_on_stale_hold(void)
+{
+    char tokfile[600], script[800], log[700];
+    long long toks[64], starts[64], frozen[STALE_ROUNDS], prev = 0;
+    int n = 0, i, r, nstarts, ok = 1;
+    pid_t pid;
+    int64_t until;
+    char *text;
+
+    setup_table();
+    snprintf(tokfile, sizeof tokfile, "%s/tokens.%d", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo \"$SQLEASE_TOKEN\" >> '%s'", tokfile);
+    pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    snprintf(log, sizeof log, "%s", g_log);
+    CU_ASSERT_FATAL(pid > 0);
+    for (r = 0; r < STALE_ROUNDS && ok; r++) {
+        /* A new hold's two starts: its token twice, above the last one. */
+        until = sqle_mono_ms() + 15000;
+        do {
+            n = read_tokens(tokfile, toks, 64);
+            ok = n >= 2 && toks[n - 1] == toks[n - 2] && toks[n - 1] > prev;
+            if (!ok)
+                sqle_sleep_ms(10);
+        } while (!ok && sqle_mono_ms() < until);
+        CU_ASSERT(ok);
+        if (!ok)
+            break;
+        frozen[r] = prev = toks[n - 1];
+        /* Freeze once the restarted CMD has been reaped, for a second
+         * past the deadline (the last proof is at most a heartbeat old)
+         * and past the restart due 2 s after the last start. */
+        sqle_sleep_ms(250);
+        kill(pid, SIGSTOP);
+        CU_ASSERT_EQUAL(read_tokens(tokfile, toks, 64), n);
+        sqle_sleep_ms(RD_MS + 1000);
+        kill(pid, SIGCONT);
+    }
+    /* The start after the last freeze. */
+    if (ok) {
+        until = sqle_mono_ms() + 10000;
+        while ((n = read_tokens(tokfile, toks, 64)) > 0 && toks[n - 1] <= prev &&
+               sqle_mono_ms() < until)
+            sqle_sleep_ms(10);
+        CU_ASSERT(n > 0 && toks[n - 1] > prev);
+    }
+    kill(pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT_EQUAL(group_members(pid), 0);
+    /* Tokens only grow, and each frozen hold started CMD exactly twice. */
+    n = read_tokens(tokfile, toks, 64);
+    nstarts = logged_starts(log, starts, 64);
+    for (i = 1; i < n; i++)
+        CU_ASSERT(toks[i] >= toks[i - 1]);
+    for (i = 1; i < nstarts; i++)
+        CU_ASSERT(starts[i] >= starts[i - 1]);
+    for (i = 0; i < r && i < STALE_ROUNDS; i++) {
+        int k, in_file = 0, in_log = 0;
+        for (k = 0; k < n; k++)
+            in_file += toks[k] == frozen[i];
+        for (k = 0; k < nstarts; k++)
+            in_log += starts[k] == frozen[i];
+        CU_ASSERT_EQUAL(in_file, 2);
+        CU_ASSERT_EQUAL(in_log, 2);
+        if (in_log != 2) {
+            ok = 0;
+            fprintf(stderr, "\n  freeze %d: CMD started %d times under token %lld\n", i + 1,
+                    in_log, frozen[i]);
+        }
+    }
+    text = slurp(log);
+    if (!ok && text != NULL)
+        fprintf(stderr, "\n  sqlease's log:\n%s\n", text);
+    free(text);
+    drop_table();
+}
+
+/* supervise --crash-limit 1 pauses after one quick failure of CMD.  With
+ * sqlease frozen past the hold's deadline, its guard stops CMD (SIGTERM:
+ * status 143, soon after CMD's start).  That is a lost hold, not CMD
+ * failing: supervise must take the lease again and start CMD with a new
+ * token, not stay out of contention for --crash-pause.  Repeated, since
+ * which thread of the resumed sqlease runs first is the scheduler's
+ * choice. */
+#define GUARD_ROUNDS 3
+static void test_guard_stop_is_no_crash(void)
+{
+    char file[600], script[800], log[700];
+    long long prev = 0;
+    int r, lines = 0;
+    pid_t pid;
+    int64_t t0, until;
+    char *text;
+
+    setup_table();
+    snprintf(file, sizeof file, "%s/starts.%d", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo \"$$ $SQLEASE_TOKEN\" >> '%s'; exec sleep 60", file);
+    pid = start_sqlease("supervise", "--crash-limit", "1", "--crash-pause", "60s", "--", "sh",
+                        "-c", script, NULL);
+    snprintf(log, sizeof log, "%s", g_log);
+    CU_ASSERT_FATAL(pid > 0);
+    for (r = 0; r <= GUARD_ROUNDS; r++) {
+        long cmd_pid = 0;
+        long long token = 0;
+        int ok = 0;
+
+        /* The start of a new hold: one more line, with a larger token. */
+        until = sqle_mono_ms() + 10000;
+        do {
+            char *t = slurp(file), *last = NULL, *p;
+            int n = 0;
+
+            for (p = t; p != NULL && *p != '\0';) {
+                char *nl = strchr(p, '\n');
+                if (nl == NULL)
+                    break;
+                n++;
+                last = p;
+                p = nl + 1;
+            }
+            if (n > lines && last != NULL &&
+                sscanf(last, "%ld %lld", &cmd_pid, &token) == 2 && token > prev) {
+                ok = 1;
+                lines = n;
+            }
+            free(t);
+            if (!ok)
+                sqle_sleep_ms(10);
+        } while (!ok && sqle_mono_ms() < until);
+        CU_ASSERT(ok);
+        if (!ok) {
+            fprintf(stderr, "\n  no new start of CMD after freeze %d\n", r);
+            break;
+        }
+        if (r == GUARD_ROUNDS)
+            break;
+        prev = token;
+        sqle_sleep_ms(HB_MS + 200); /* a renew or two */
+        kill(pid, SIGSTOP);
+        t0 = sqle_mono_ms();
+        /* The deadline, the guard's slack, the grace (750 ms) and a
+         * second for a loaded machine. */
+        CU_ASSERT(await_gone(cmd_pid, t0 + RD_MS + 100 + 750 + 1000));
+        kill(pid, SIGCONT);
+    }
+    kill(pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT_EQUAL(group_members(pid), 0);
+    text = slurp(log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NULL(strstr(text, "staying out of contention"));
+    {
+        int acted = 0;
+        const char *p;
+
+        for (p = text; (p = strstr(p, "its guard stopped CMD")) != NULL; p++)
+            acted++;
+        CU_ASSERT_EQUAL(acted, GUARD_ROUNDS);
+    }
+    if (strstr(text, "staying out of contention") != NULL)
+        fprintf(stderr, "\n  sqlease's log:\n%s\n", text);
+    free(text);
+    drop_table();
+}
+
 /* ---- an interactive shell: `script` gives it a terminal ------------- */
 
 typedef struct tty_session {
@@ -721,6 +938,10 @@ static void add_tests(void)
     CU_add_test(s, "run exits 75 after its guard stopped CMD", test_run_frozen_exits_75);
     CU_add_test(s, "the guard's lines in the journal carry its priority prefix",
                 test_guard_lines_in_journal);
+    CU_add_test(s, "supervise frozen in its restart backoff: no CMD under the old token",
+                test_no_restart_on_stale_hold);
+    CU_add_test(s, "a CMD its guard stopped is not a quick crash for --crash-limit",
+                test_guard_stop_is_no_crash);
     CU_add_test(s, "interactive run: CMD reads the terminal; Ctrl-Z suspends the job",
                 test_interactive_run);
 }

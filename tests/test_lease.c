@@ -501,6 +501,96 @@ static void test_no_owner_is_free(void)
     tu_drop(db, t);
 }
 
+/* Rows of `t` that match `cond`, by SELECT COUNT(*); -1 if it failed. */
+static int64_t count_where(const char *t, const char *cond)
+{
+    char sql[512];
+    db_out out;
+    sqlease_error err;
+    int64_t n = -1;
+    int has_row = 0;
+
+    memset(&out, 0, sizeof out);
+    out.type = DB_INT64;
+    out.i = &n;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE %s", t, cond);
+    if (sqle_db_exec(db, sql, NULL, 0, &out, 1, &has_row, NULL, &err) != SQLEASE_OK) {
+        fprintf(stderr, "sql '%s': %s\n", sql, err.message);
+        return -1;
+    }
+    return has_row ? n : -1;
+}
+
+/* The take of `name` by a fresh handle of owner-a: it must succeed with
+ * `token`, and a second handle must then see owner-a holding it. */
+static void take_row_expect(const char *t, const char *name, int64_t token)
+{
+    sqlease_lease *a = make(t, name, "owner-a", 30000);
+    sqlease_lease *b = make(t, name, "owner-b", 30000);
+    sqlease_lease_info info, st;
+    sqlease_error err;
+
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.held, 0);
+    CU_ASSERT_EQUAL(st.token, token - 1);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    if (info.token != token)
+        fprintf(stderr, "\n  row %s: take answered token %lld (%s), expected %lld\n", name,
+                (long long)info.token, err.message, (long long)token);
+    CU_ASSERT_EQUAL(info.token, token);
+    CU_ASSERT_STRING_EQUAL(info.owner, "owner-a");
+    /* The row says so too, and a renew keeps the token. */
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.held, 1);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-a");
+    CU_ASSERT_EQUAL(st.token, token);
+    CU_ASSERT(st.expires_at_ms - st.db_now_ms > 25000 && st.expires_at_ms - st.db_now_ms <= 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, token);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+}
+
+/* An older table made by hand without NOT NULL may hold a NULL owner or a
+ * NULL expiry.  The status read shows such a row free, so the take must
+ * take it too (`owner = ''` and `expires_at_ms <= now` are unknown, never
+ * true, for NULL): else the lease could never be held again.  A live
+ * hold in the same table is still nobody else's. */
+static void test_null_owner_or_expiry_is_free(void)
+{
+    const char *t = tu_table();
+    char sql[600];
+    sqlease_lease *c;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int64_t now = 0, rows = -1;
+
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (name VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), "
+             "acquired_at_ms BIGINT, expires_at_ms BIGINT, token BIGINT, version BIGINT, "
+             "data VARCHAR(1024))", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s (name, owner, acquired_at_ms, expires_at_ms, token, version) "
+             "VALUES ('no-owner', NULL, 1, %lld, 5, 0), ('no-expiry', 'old-host', 1, NULL, 9, 0), "
+             "('neither', NULL, NULL, NULL, 20, 3), ('held', 'other', 1, %lld, 3, 0)",
+             t, (long long)(now + 600000), (long long)(now + 600000));
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 4);
+    take_row_expect(t, "no-owner", 6);
+    take_row_expect(t, "no-expiry", 10);
+    take_row_expect(t, "neither", 21);
+    c = make(t, "held", "owner-c", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(c, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_lease_status(c, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "other");
+    CU_ASSERT_EQUAL(st.token, 3);
+    sqlease_lease_free(c);
+    tu_drop(db, t);
+}
+
 static int clock_past(void *arg)
 {
     int64_t *v = arg, now = 0;
@@ -725,6 +815,60 @@ static void test_migrate_idempotent_and_upgrade(void)
     CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_NOT_HELD);
     sqlease_lease_free(a);
     tu_drop(db, table);
+}
+
+/* migrate on an older table made by hand without NOT NULL, holding NULLs
+ * in every column sqlease writes: it fills them in before it changes any
+ * column (MySQL/MariaDB make the owner column NOT NULL with a binary
+ * collation, which a column holding NULLs refuses), so that it succeeds
+ * and leaves no NULL; the free rows are then takeable, a NULL token
+ * starting where a new row's starts (the clock), and a live hold stays
+ * its holder's. */
+static void test_migrate_fills_nulls(void)
+{
+    const char *t = tu_table();
+    char sql[700];
+    sqlease_lease *c;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int64_t now = 0, rows = -1, token = 0;
+
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (name VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), "
+             "acquired_at_ms BIGINT, expires_at_ms BIGINT, token BIGINT, version BIGINT)", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO %s (name, owner, acquired_at_ms, expires_at_ms, token, version) "
+             "VALUES ('job', NULL, NULL, NULL, NULL, NULL), "
+             "('no-expiry', 'old-host', 1, NULL, 4, 2), "
+             "('live', 'old-host', 1, 9000000000000, 7, NULL)", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 3);
+    CU_ASSERT_EQUAL(count_where(t, "owner IS NULL OR expires_at_ms IS NULL"), 2);
+    CU_ASSERT_EQUAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL(count_where(t, "owner IS NULL OR acquired_at_ms IS NULL OR "
+                                   "expires_at_ms IS NULL OR token IS NULL OR "
+                                   "version IS NULL"), 0);
+    CU_ASSERT_EQUAL(count_where(t, "owner = '' AND acquired_at_ms = 0 AND "
+                                   "expires_at_ms = 0 AND version = 0"), 1);
+    /* Again: nothing left to change. */
+    CU_ASSERT_EQUAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+    c = make(t, "job", "owner-c", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_status(c, &st, &err), SQLEASE_OK);
+    token = st.token;
+    CU_ASSERT(token > 1600000000000LL && token <= now);
+    sqlease_lease_free(c);
+    take_row_expect(t, "job", token + 1);
+    take_row_expect(t, "no-expiry", 5);
+    c = make(t, "live", "owner-c", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(c, &info, &err), SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_lease_status(c, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "old-host");
+    CU_ASSERT_EQUAL(st.token, 7);
+    CU_ASSERT_EQUAL(st.held, 1);
+    sqlease_lease_free(c);
+    tu_drop(db, t);
 }
 
 static void test_options_and_bad_input(void)
@@ -1480,6 +1624,8 @@ static void add(void)
     CU_add_test(s, "look-alike owner ids and names are others",
                 test_look_alike_owners_and_names);
     CU_add_test(s, "a row with no owner is free", test_no_owner_is_free);
+    CU_add_test(s, "an older table's NULL owner or expiry is free",
+                test_null_owner_or_expiry_is_free);
     CU_add_test(s, "tokens never go back, even for a re-created row",
                 test_tokens_never_go_back);
     CU_add_test(s, "a lost renew is a loss even if the take fails",
@@ -1489,6 +1635,8 @@ static void add(void)
     CU_add_test(s, "a clock read of 0 is rejected", test_clock_zero_rejected);
     CU_add_test(s, "migrate is idempotent and upgrades go-admin tables",
                 test_migrate_idempotent_and_upgrade);
+    CU_add_test(s, "migrate fills an older table's NULLs before changing its columns",
+                test_migrate_fills_nulls);
     CU_add_test(s, "options, durations, owner ids and NULLs", test_options_and_bad_input);
     CU_add_test(s, "names, owners and tables are checked up front",
                 test_names_owners_tables_checked);

@@ -103,7 +103,9 @@ static void try_start(supervise_loop *L, int64_t now)
 /*
  * CMD exited on its own while the lease was held.  A failure soon after
  * its start (non-zero status, or a signal, within --crash-window) counts
- * towards --crash-limit; anything else starts the count over.  At the
+ * towards --crash-limit; anything else starts the count over.  A CMD
+ * that the guard stopped (sqlease was frozen past the hold's deadline)
+ * never comes here: the lease failed then, not CMD.  At the
  * limit this host is the problem (a bad configuration, a missing file):
  * holding on to the lease would keep the job from the hosts that can run
  * it, so the lease is released and this host stays out of contention for
@@ -144,14 +146,20 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
         int r = cli_child_poll(&L->child, L->grace_ms, &code);
 
         if (r == 1) {
-            if (cli_session_guard_acted(L->s))
+            int guard_stopped = cli_session_guard_acted(L->s);
+
+            if (guard_stopped)
                 cli_log(SQLEASE_LOG_WARN, "lease '%s': the hold's deadline passed while"
                         " sqlease was stopped; its guard stopped CMD (token %" PRId64 ")",
                         L->s->name, L->token);
             cli_session_guard_done(L->s);
             cli_hold_child_gone(&L->s->hold);
             L->running = 0;
-            if (v->held && !crashed(L, code, now))
+            /* A CMD the guard stopped did not fail: the hold was lost
+             * (on_stopped may not have run yet, so v->held can still say
+             * 1).  Neither a crash towards --crash-limit nor a restart
+             * under that hold: the next hold starts CMD afresh. */
+            if (v->held && !guard_stopped && !crashed(L, code, now))
                 schedule_restart(L, code, now);
             return;
         }

@@ -130,6 +130,30 @@ void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms)
     sqle_mutex_unlock(&h->mu);
 }
 
+/*
+ * Whether the hold this bridge was told of (h->token) is still proven,
+ * asked of the supervisor itself (h->mu held).  h->held alone is not
+ * enough: it changes only when on_stopped runs, and a process that was
+ * frozen (SIGSTOP, a debugger) past the hold's deadline resumes all its
+ * threads at once, so the main thread may look before the watchdog and
+ * the callback pool have said anything.  A CMD started then would run
+ * under a token whose row may already be another owner's.  So the
+ * supervisor must still run the work under that very token, with its
+ * last proof younger than the renew deadline (deadline_in_ms, which is
+ * also how the guard is told the deadline; see session.c).
+ */
+static int hold_proven(cli_hold *h)
+{
+    sqlease_state st;
+
+    if (!h->held || h->sup == NULL)
+        return 0;
+    memset(&st, 0, sizeof st);
+    if (sqlease_supervisor_state(h->sup, &st) != SQLEASE_OK)
+        return 0;
+    return st.holding && st.token == h->token && st.deadline_in_ms > 0;
+}
+
 int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
                          const char *owner, int foreground, int64_t *token, char *err,
                          size_t cap)
@@ -137,7 +161,7 @@ int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const ch
     int r = 0;
 
     sqle_mutex_lock(&h->mu);
-    if (h->held) {
+    if (hold_proven(h)) {
         char fence[SQLEASE_FENCE_LITERAL_MAX];
         *token = h->token;
         if (cli_child_start(c, argv, name, owner, h->token,

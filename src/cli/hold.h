@@ -33,8 +33,9 @@ typedef struct cli_hold {
                                needs to reach the process group */
     int64_t stop_wait_ms;   /* how long on_stopped waits for CMD to go */
     sqlease_supervisor *sup; /* the supervisor in force, NULL while there
-                                is none (a crash pause): CMD's fence; set
-                                and read under mu (session.c) */
+                                is none (a crash pause): CMD's fence and
+                                the proof a start checks (hold_proven);
+                                set and read under mu (session.c) */
     /* The holder as this supervisor last saw it while not holding
      * (on_holder): "" when free; holder_known 0 until the first report. */
     int holder_known;
@@ -69,10 +70,14 @@ void cli_hold_view_get(cli_hold *h, cli_hold_view *v);
  * version) or until deadline_mono_ms. */
 void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms);
 
-/* Start CMD if and only if the lease is held right now: the check and the
- * start happen under the lock, so on_stopped either sees no CMD or waits
- * for this one to be stopped.  Returns 1 (started; *token set), 0 (not
- * held: nothing started), -1 (CMD could not be started; err set).
+/* Start CMD if and only if the lease is held right now: on_started said
+ * so, and the supervisor (sup) still holds that token with its proof
+ * younger than the renew deadline (a process frozen past the deadline
+ * may look before on_stopped has run).  The check and the start happen
+ * under the lock, so on_stopped either sees no CMD or waits for this one
+ * to be stopped.  Returns 1 (started; *token set), 0 (not held, or no
+ * longer proven: nothing started), -1 (CMD could not be started; err
+ * set).
  * foreground as for cli_child_start. */
 int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
                          const char *owner, int foreground, int64_t *token, char *err,
