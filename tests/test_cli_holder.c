@@ -711,7 +711,7 @@ static int count_lines(const char *s)
 static void test_status_watch(void)
 {
     static const char *const names[] = { "job" };
-    char watch_out[1024], json_out[1024], sup_out[1024], want[512];
+    char watch_out[1024], json_out[1024], sup_out[1024], want[512], script[3072];
     pid_t w, wj, a, b;
     result res;
     int64_t t0;
@@ -735,6 +735,12 @@ static void test_status_watch(void)
                  "a:1", "--", "sleep", "300", NULL);
     snprintf(want, sizeof want, "holder holder-a token %lld expires in", (long long)(t0 + 1));
     CU_ASSERT_FATAL(await_text(watch_out, want, 1, 15000));
+    /* The JSON watcher too, before the hold ends: each polls on its own
+     * schedule, and one that looked just before the take and next after
+     * the end would rightly never show this hold. */
+    snprintf(want, sizeof want, "\"owner\":\"holder-a\",\"held\":true,\"token\":%lld,",
+             (long long)(t0 + 1));
+    CU_ASSERT_FATAL(await_text(json_out, want, 1, 15000));
     CU_ASSERT_EQUAL(stop_bg(a, SIGKILL), 128 + SIGKILL);
     snprintf(want, sizeof want, "free (expired; last holder holder-a) token %lld\n",
              (long long)(t0 + 1));
@@ -746,6 +752,9 @@ static void test_status_watch(void)
                  "sleep", "300", NULL);
     snprintf(want, sizeof want, "holder holder-b token %lld expires in", (long long)(t0 + 2));
     CU_ASSERT_FATAL(await_text(watch_out, want, 1, 15000));
+    snprintf(want, sizeof want, "\"owner\":\"holder-b\",\"held\":true,\"token\":%lld,",
+             (long long)(t0 + 2));
+    CU_ASSERT_FATAL(await_text(json_out, want, 1, 15000));
     CU_ASSERT_EQUAL(stop_bg(b, SIGTERM), 0);
     snprintf(want, sizeof want, "free token %lld\n", (long long)(t0 + 2));
     CU_ASSERT_FATAL(await_text(watch_out, want, 1, 15000));
@@ -755,9 +764,16 @@ static void test_status_watch(void)
      * this release. */
     CU_ASSERT_FATAL(await_text(json_out, "\"held\":false", 3, 15000));
 
-    /* A run takes it and lets go. */
+    /* A run takes it and lets go once both watchers have shown it (CMD
+     * waits for that, for up to 15 s, and fails if it never comes). */
+    snprintf(script, sizeof script,
+             "i=0; while [ $i -lt 300 ]; do"
+             " grep -q 'holder holder-c token %lld' '%s' &&"
+             " grep -q '\"owner\":\"holder-c\",\"held\":true,\"token\":%lld,' '%s' && exit 0;"
+             " sleep 0.05; i=$((i+1)); done; exit 1",
+             (long long)(t0 + 3), watch_out, (long long)(t0 + 3), json_out);
     run_env(&res, NULL, "--name", "job", "--owner", "holder-c", TIMING, "run", "--data", "c",
-            "--", "sleep", "1", NULL);
+            "--", "sh", "-c", script, NULL);
     ASSERT_CODE(res, 0);
     result_free(&res);
     snprintf(want, sizeof want, "free token %lld\n", (long long)(t0 + 3));
