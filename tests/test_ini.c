@@ -82,6 +82,18 @@ static sqlease_db *open_dsn(const char *dsn, int *rc, sqlease_error *err)
     return db;
 }
 
+/* What the section sqlease_ini_ok sets, as sqlease_options_effective
+ * reports it when the caller sets nothing. */
+static void assert_ok_section(const sqlease_options *eff)
+{
+    CU_ASSERT_STRING_EQUAL(eff->table, "ini_leases");
+    CU_ASSERT_STRING_EQUAL(eff->name, "ini_job");
+    CU_ASSERT_EQUAL(eff->ttl_ms, 4000);
+    CU_ASSERT_EQUAL(eff->heartbeat_ms, 1000);
+    CU_ASSERT_EQUAL(eff->renew_deadline_ms, 2000);
+    CU_ASSERT_EQUAL(eff->retry_ms, 500);
+}
+
 static void test_settings_and_precedence(void)
 {
     sqlease_db *db;
@@ -93,12 +105,7 @@ static void test_settings_and_precedence(void)
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
     sqlease_options_init(&in);
     CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(eff.table, "ini_leases");
-    CU_ASSERT_STRING_EQUAL(eff.name, "ini_job");
-    CU_ASSERT_EQUAL(eff.ttl_ms, 4000);
-    CU_ASSERT_EQUAL(eff.heartbeat_ms, 1000);
-    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 2000);
-    CU_ASSERT_EQUAL(eff.retry_ms, 500);
+    assert_ok_section(&eff);
     /* The API wins over the file, field by field. */
     in.ttl_ms = 5000;
     in.name = "api_job";
@@ -383,12 +390,7 @@ static void test_conn_string_with_dsn(void)
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
     sqlease_options_init(&in);
     CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
-    CU_ASSERT_STRING_EQUAL(eff.table, "ini_leases");
-    CU_ASSERT_STRING_EQUAL(eff.name, "ini_job");
-    CU_ASSERT_EQUAL(eff.ttl_ms, 4000);
-    CU_ASSERT_EQUAL(eff.heartbeat_ms, 1000);
-    CU_ASSERT_EQUAL(eff.renew_deadline_ms, 2000);
-    CU_ASSERT_EQUAL(eff.retry_ms, 500);
+    assert_ok_section(&eff);
     sqlease_db_close(db);
     db = open_dsn("dsn=sqlease_ini_ttl;UID=someone", &rc, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
