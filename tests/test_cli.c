@@ -2896,14 +2896,31 @@ static void test_default_conn_bounded_by_query_timeout(void)
     }
     CU_ASSERT_FATAL(locker > 0);
     run_raw(&r, "--query-timeout", "1s", "status", NULL);
-    kill(locker, SIGKILL);
-    waitpid(locker, NULL, 0);
     ASSERT_CODE(r, 69);
     ASSERT_CONTAINS(r.err, "locked");
+    /* The message names the lease, and says the lock is another writer's. */
+    ASSERT_CONTAINS(r.err, "lease 'scheduler': status failed: ");
+    ASSERT_CONTAINS(r.err, "another connection holds the SQLite file's write lock");
     if (r.ms > 2000)
         fprintf(stderr, "\n  status on a locked file took %lld ms\n", (long long)r.ms);
     CU_ASSERT(r.ms <= 2000);
     result_free(&r);
+    run_raw(&r, "--query-timeout", "1s", "release", "--force", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "lease 'scheduler': release failed: ");
+    result_free(&r);
+    run_raw(&r, "--query-timeout", "1s", "list", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "table sys_job_lease: list failed: ");
+    ASSERT_CONTAINS(r.err, "write lock");
+    result_free(&r);
+    run_raw(&r, "--query-timeout", "1s", "--name", "nightly", "run", "--no-wait", "--", "true",
+            NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "lease 'nightly': acquire failed: ");
+    result_free(&r);
+    kill(locker, SIGKILL);
+    waitpid(locker, NULL, 0);
     /* Unlocked, the same status answers. */
     run_raw(&r, "--query-timeout", "1s", "status", NULL);
     ASSERT_CODE(r, 0);
@@ -2912,6 +2929,152 @@ static void test_default_conn_bounded_by_query_timeout(void)
     run_raw(&r, "--help", NULL);
     ASSERT_CONTAINS(r.out, "\"Driver=SQLite3;Database=sqlease.db\"");
     result_free(&r);
+}
+
+/* ---- what a new user's first mistakes get ---------------------------- */
+
+/* The help's paragraph on CMD names every variable CMD gets, the fence's
+ * included, and `run --help` prints the same help. */
+static void test_help_cmd_environment(void)
+{
+    static const char want[] = "SQLEASE_TOKEN (the fencing token) and SQLEASE_FENCE_SQL";
+    result r;
+
+    run_raw(&r, "--help", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, want);
+    ASSERT_CONTAINS(r.out, "SQLEASE_NAME, SQLEASE_OWNER,");
+    result_free(&r);
+    run_raw(&r, "run", "--help", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, want);
+    result_free(&r);
+}
+
+/* A zero gets the right answer at once: "must be more than 0" where zero
+ * is not allowed (never "write 0ms, 0s or 0m" first), and accepted as it
+ * is where zero means something (a minimum hold of 0 is the default, a
+ * timeout of 0 is --no-wait). */
+static void test_zero_durations(void)
+{
+    static const char *const env[] = {"SQLEASE_TTL=0", NULL};
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "--ttl", "0", "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--ttl: must be more than 0");
+    CU_ASSERT_PTR_NULL(strstr(r.err, "unit"));
+    result_free(&r);
+    run_db(&r, "--ttl", "0s", "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--ttl: must be more than 0");
+    result_free(&r);
+    run_db_env(&r, env, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "SQLEASE_TTL: must be more than 0");
+    result_free(&r);
+    run_db(&r, "supervise", "--crash-window", "0", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--crash-window: must be more than 0");
+    result_free(&r);
+    /* Still a bare number other than 0 needs its unit. */
+    run_db(&r, "run", "--min-hold", "5", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "'5' has no unit");
+    result_free(&r);
+    run_db(&r, "run", "--min-hold", "0", "--", "sh", "-c", "echo ran", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "ran\n");
+    result_free(&r);
+    CU_ASSERT(await_free(5000)); /* no minimum hold: released at once */
+    run_db(&r, "run", "--timeout", "0", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+}
+
+/* A command's flag given before the command says where it goes. */
+static void test_command_flag_before_command(void)
+{
+    static const struct {
+        const char *args[6];
+        const char *want;
+    } cases[] = {
+        {{"--data", "x", "run", "--", "true"}, "'--data' is a flag of run: put it after run"},
+        {{"--min-hold=5m", "run", "--", "true"}, "'--min-hold' is a flag of run: put it after run"},
+        {{"--crash-limit", "3", "supervise", "--", "true"},
+         "'--crash-limit' is a flag of supervise: put it after supervise"},
+        {{"--json", "status"}, "'--json' is a flag of status: put it after status"},
+        {{"--json", "run", "--", "true"}, "'--json' is a flag of status and list, not of run"},
+        {{"--force"}, "'--force' is a flag of release: put it after release"},
+        {{"--kill-grace", "1s"}, "'--kill-grace' is a flag of run and supervise: put it after"
+                                 " the command"},
+        {{"--bogus", "run", "--", "true"}, "unknown flag '--bogus'"},
+    };
+
+    new_table();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[MAX_ARGS];
+        const char *const *in = cases[i].args;
+        int n = 0;
+        result r;
+
+        argv[n++] = (char *)g_bin;
+        for (int k = 0; k < 6 && in[k] != NULL; k++)
+            argv[n++] = (char *)in[k];
+        argv[n] = NULL;
+        run_argv(&r, argv, NULL);
+        ASSERT_CODE(r, 64);
+        ASSERT_CONTAINS(r.err, cases[i].want);
+        result_free(&r);
+    }
+}
+
+/* An owner id with white space at an end is quoted wherever a human reads
+ * it ("held by 'edge '"), so the space shows; a plain one is not. */
+static void test_owner_quoted_when_needed(void)
+{
+    char log[1100];
+    pid_t holder;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/edge.%d.log", g_dir, ++g_seq);
+    holder = start_bg(log, "--owner", "edge ", "run", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    if (!await_held_by("edge ", 15000)) {
+        CU_FAIL("the holder did not take the lease");
+        kill_all_bg();
+        return;
+    }
+    run_db(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "is held by 'edge ' (token ");
+    result_free(&r);
+    run_db(&r, "status", NULL);
+    ASSERT_CONTAINS(r.out, "owner:      'edge '\n");
+    result_free(&r);
+    run_db(&r, "list", NULL);
+    ASSERT_CONTAINS(r.out, " 'edge '  ");
+    result_free(&r);
+    run_db(&r, "release", "--force", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "held by 'edge ' (token ");
+    result_free(&r);
+    stop_bg(holder, SIGTERM, 15000);
+    /* A plain owner id reads as it is. */
+    holder = start_bg(log, "--owner", "plain-owner", "run", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    CU_ASSERT(await_held_by("plain-owner", 15000));
+    run_db(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "is held by plain-owner (token ");
+    result_free(&r);
+    stop_bg(holder, SIGTERM, 15000);
 }
 
 static void remove_dir(const char *dir)
@@ -3043,6 +3206,13 @@ int main(void)
           test_missing_sqlite_file),
         T("default connection: a locked SQLite file is bounded by --query-timeout",
           test_default_conn_bounded_by_query_timeout),
+        T("--help: CMD's environment includes SQLEASE_FENCE_SQL", test_help_cmd_environment),
+        T("a zero duration: refused at once, or accepted where zero means something",
+          test_zero_durations),
+        T("a command's flag before the command says where it goes",
+          test_command_flag_before_command),
+        T("an owner id with white space is quoted where people read it",
+          test_owner_quoted_when_needed),
 #undef T
     };
     CU_pSuite suite;

@@ -59,6 +59,71 @@ int cli_unknown_flag(const char *command, const char *arg)
     return cli_usage("%s: unknown flag '%s'", command, arg);
 }
 
+/* Which commands take which flag of their own: a mistake in the order
+ * (`sqlease --data x run -- ...`) is then answered with where the flag
+ * goes, not only with "unknown". */
+static const struct {
+    const char *flag;
+    const char *commands[2];
+} command_flags[] = {
+    {"--no-wait", {"run", NULL}},
+    {"--timeout", {"run", NULL}},
+    {"--conflict-exit-code", {"run", NULL}},
+    {"--min-hold", {"run", NULL}},
+    {"--kill-grace", {"run", "supervise"}},
+    {"--data", {"run", "supervise"}},
+    {"--metrics-file", {"run", "supervise"}},
+    {"--crash-limit", {"supervise", NULL}},
+    {"--crash-window", {"supervise", NULL}},
+    {"--crash-pause", {"supervise", NULL}},
+    {"--json", {"status", "list"}},
+    {"--watch", {"status", NULL}},
+    {"--force", {"release", NULL}},
+};
+
+/* The first word after argv[from] that is a command, or NULL. */
+static const char *later_command(int argc, char **argv, int from)
+{
+    static const char *const commands[] = {"migrate", "status", "list", "run",
+                                           "supervise", "release", "demo"};
+
+    for (int i = from; i < argc && strcmp(argv[i], "--") != 0; i++)
+        for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+            if (strcmp(argv[i], commands[k]) == 0)
+                return commands[k];
+    return NULL;
+}
+
+/* An unknown flag before COMMAND: if it is a command's own flag, say to
+ * put it after that command. */
+static int unknown_global_flag(int argc, char **argv, int i)
+{
+    const char *arg = argv[i];
+    const char *command = later_command(argc, argv, i + 1);
+    size_t len = strcspn(arg, "=");
+
+    for (size_t k = 0; k < sizeof command_flags / sizeof command_flags[0]; k++) {
+        const char *const *c = command_flags[k].commands;
+        if (strlen(command_flags[k].flag) != len ||
+            strncmp(arg, command_flags[k].flag, len) != 0)
+            continue;
+        if (command != NULL && (strcmp(command, c[0]) == 0 ||
+                                (c[1] != NULL && strcmp(command, c[1]) == 0)))
+            return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag,
+                             command, command);
+        if (command != NULL)
+            return cli_usage("'%s' is a flag of %s%s%s, not of %s", command_flags[k].flag,
+                             c[0], c[1] != NULL ? " and " : "", c[1] != NULL ? c[1] : "",
+                             command);
+        if (c[1] != NULL)
+            return cli_usage("'%s' is a flag of %s and %s: put it after the command",
+                             command_flags[k].flag, c[0], c[1]);
+        return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag,
+                         c[0], c[0]);
+    }
+    return cli_usage("unknown flag '%s'", arg);
+}
+
 int cli_parse_duration(const char *what, const char *text, int64_t *ms)
 {
     sqlease_error err;
@@ -173,7 +238,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
         if (matched)
             continue;
         if (arg[0] == '-')
-            return cli_usage("unknown flag '%s'", arg);
+            return unknown_global_flag(argc, argv, i);
         a->command = arg;
         a->cmd_argc = argc - i - 1;
         a->cmd_argv = argv + i + 1;

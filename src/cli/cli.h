@@ -150,6 +150,9 @@ int cli_open_exit_code(const cli_args *a, int status);
 
 /* Print "sqlease: <message>" for a failed call and return its exit code. */
 int cli_fail(const sqlease_error *err, int status);
+/* " (another connection holds the SQLite file's write lock; ...)" when
+ * message is SQLite's locked file on db's dialect, else "". */
+const char *cli_locked_hint(const sqlease_db *db, const char *message);
 
 /* ---- commands ----------------------------------------------------- */
 

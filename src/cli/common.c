@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "classify.h"
 #include "db.h"
 #include "os.h"
 
@@ -170,6 +171,24 @@ int cli_exit_for_status(int status)
         return CLI_EXIT_UNAVAILABLE;
     }
     return CLI_EXIT_UNAVAILABLE;
+}
+
+/* SQLite's busy timeout is not the database failing to answer: another
+ * connection is writing (the classifier's "locked", by the dialect of
+ * the handle's database). */
+const char *cli_locked_hint(const sqlease_db *db, const char *message)
+{
+    sqle_diag d;
+
+    d.sqlstate = NULL;
+    d.native = 0;
+    d.message = message;
+    if (message != NULL &&
+        sqle_classify(&d, sqle_dialect_find(db != NULL ? sqlease_db_dialect(db) : NULL),
+                      SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_LOCKED)
+        return " (another connection holds the SQLite file's write lock; the DSN's"
+               " Timeout= is how long to wait for it)";
+    return "";
 }
 
 int cli_fail(const sqlease_error *err, int status)
