@@ -3077,6 +3077,160 @@ static void test_owner_quoted_when_needed(void)
     stop_bg(holder, SIGTERM, 15000);
 }
 
+/* Run sqlease with the test's table but no --dsn: the connection comes
+ * from the arguments given (--dsn-file) or the environment. */
+static void run_table_env(result *r, const char *const *env, ...)
+{
+    char *argv[MAX_ARGS];
+    const char *arg;
+    va_list ap;
+    int n = 0;
+
+    argv[n++] = (char *)g_bin;
+    argv[n++] = "--table";
+    argv[n++] = g_table;
+    va_start(ap, env);
+    while ((arg = va_arg(ap, const char *)) != NULL && n < MAX_ARGS - 1)
+        argv[n++] = (char *)arg;
+    va_end(ap);
+    argv[n] = NULL;
+    run_argv(r, argv, env);
+}
+
+/* Write text to a file of the test's directory with the given mode. */
+static void write_mode_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    CU_ASSERT_FATAL(chmod(path, mode) == 0);
+}
+
+/* --dsn-file / SQLEASE_DSN_FILE: the connection string from a private
+ * file (no password in argv or the environment); refused, naming the
+ * file and the fix, when its group or others may read or write it, when
+ * it is empty, not one line or not a regular file; with --dsn (or the
+ * two variables) together a usage error; a flag outranks a variable. */
+static void test_dsn_file(void)
+{
+    char path[1100], env_file[1200], env_dsn[1400], line[1300];
+    const char *env_both[3], *env_one[2], *env_dsn_only[2];
+    result r;
+
+    new_table();
+    snprintf(path, sizeof path, "%s/conn.%d", g_dir, ++g_seq);
+    snprintf(line, sizeof line, "%s\n", g_dsn);
+    write_mode_file(path, line, 0644);
+    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "readable by group or others (mode 0644)");
+    ASSERT_CONTAINS(r.err, "chmod 600");
+    ASSERT_CONTAINS(r.err, path);
+    result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0620) == 0);
+    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "writable by group or others (mode 0620)");
+    result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0600) == 0);
+    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    snprintf(line, sizeof line, "--dsn-file=%s", path); /* the = spelling */
+    run_table_env(&r, NULL, line, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+
+    /* The variable, and a flag outranking the other variable. */
+    snprintf(env_file, sizeof env_file, "SQLEASE_DSN_FILE=%s", path);
+    snprintf(env_dsn, sizeof env_dsn, "SQLEASE_DSN=%s", g_dsn);
+    env_one[0] = env_file;
+    env_one[1] = NULL;
+    run_table_env(&r, env_one, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    env_dsn_only[0] = "SQLEASE_DSN=Driver=NoSuchDriver";
+    env_dsn_only[1] = NULL;
+    run_table_env(&r, env_dsn_only, "--dsn-file", path, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    env_both[0] = env_file;
+    env_both[1] = env_dsn;
+    env_both[2] = NULL;
+    run_table_env(&r, env_both, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "SQLEASE_DSN and SQLEASE_DSN_FILE both given");
+    result_free(&r);
+    run_table_env(&r, env_both, "--dsn", g_dsn, "status", "--json", NULL);
+    ASSERT_CODE(r, 0); /* the flag settles it */
+    result_free(&r);
+    run_table_env(&r, NULL, "--dsn", g_dsn, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--dsn and --dsn-file both given");
+    result_free(&r);
+
+    /* Files that cannot be a connection string. */
+    write_mode_file(path, "", 0600);
+    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "is empty");
+    result_free(&r);
+    write_mode_file(path, "DSN=a\nPWD=b\n", 0600);
+    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "more than one line");
+    result_free(&r);
+    run_table_env(&r, NULL, "--dsn-file", g_dir, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "not a regular file");
+    result_free(&r);
+    snprintf(line, sizeof line, "%s/none.%d", g_dir, ++g_seq);
+    run_table_env(&r, NULL, "--dsn-file", line, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "cannot open");
+    result_free(&r);
+    /* A password in the file is never printed, whatever fails. */
+    write_mode_file(path, "Driver=NoSuchDriver;UID=u;PWD=s3cr3t-in-file\n", 0600);
+    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "s3cr3t-in-file"));
+    result_free(&r);
+}
+
+/* CMD does not inherit the connection string ($SQLEASE_DSN may hold a
+ * password); the path of a DSN file it keeps. */
+static void test_cmd_gets_no_dsn(void)
+{
+    char env_dsn[1400], env_file[1200], path[1100], line[1300];
+    const char *env[2];
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(env_dsn, sizeof env_dsn, "SQLEASE_DSN=%s", g_dsn);
+    env[0] = env_dsn;
+    env[1] = NULL;
+    run_table_env(&r, env, "run", "--", "sh", "-c", "env | grep '^SQLEASE_' | sort", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "SQLEASE_TOKEN=");
+    CU_ASSERT_PTR_NULL(strstr(r.out, "SQLEASE_DSN"));
+    result_free(&r);
+    snprintf(path, sizeof path, "%s/conn.%d", g_dir, ++g_seq);
+    snprintf(line, sizeof line, "%s\n", g_dsn);
+    write_mode_file(path, line, 0600);
+    snprintf(env_file, sizeof env_file, "SQLEASE_DSN_FILE=%s", path);
+    env[0] = env_file;
+    run_table_env(&r, env, "run", "--", "sh", "-c", "env | grep '^SQLEASE_DSN'", NULL);
+    ASSERT_CODE(r, 0);
+    snprintf(line, sizeof line, "%s\n", env_file);
+    CU_ASSERT_STRING_EQUAL(r.out, line);
+    result_free(&r);
+}
+
 static void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -3140,7 +3294,8 @@ static int suite_cleanup(void)
 /* Variables a user or CI may have set would change what the tool does. */
 static void clear_environment(void)
 {
-    static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_TABLE", "SQLEASE_NAME",
+    static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_DSN_FILE", "SQLEASE_TABLE",
+                                       "SQLEASE_NAME",
                                        "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
                                        "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
                                        "SQLEASE_OWNER", "SQLEASE_TOKEN", "NOTIFY_SOCKET",
@@ -3213,6 +3368,8 @@ int main(void)
           test_command_flag_before_command),
         T("an owner id with white space is quoted where people read it",
           test_owner_quoted_when_needed),
+        T("--dsn-file: a private file, refused when others may read it", test_dsn_file),
+        T("CMD does not inherit the connection string", test_cmd_gets_no_dsn),
 #undef T
     };
     CU_pSuite suite;

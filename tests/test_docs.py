@@ -74,7 +74,7 @@ class DocTest(unittest.TestCase):
         # (odbcinst.ini) stays where the system or the CI script has it.
         self.odbcini = os.path.join(self.dir, 'odbc.ini')
         self.env['ODBCINI'] = self.odbcini
-        for var in ('SQLEASE_DSN', 'SQLEASE_NAME', 'SQLEASE_TABLE', 'SQLEASE_TTL',
+        for var in ('SQLEASE_DSN', 'SQLEASE_DSN_FILE', 'SQLEASE_NAME', 'SQLEASE_TABLE', 'SQLEASE_TTL',
                     'SQLEASE_HEARTBEAT', 'SQLEASE_RENEW_DEADLINE', 'SQLEASE_RETRY'):
             self.env.pop(var, None)
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "os.h"
 #include "platform.h"
 
 /* One global flag that takes a value: where its text came from is kept
@@ -19,8 +20,12 @@ typedef struct value_flag {
     const char *source; /* flag or env name the text came from */
 } value_flag;
 
-enum { F_DSN, F_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY, F_OWNER,
-       F_DIALECT, F_QUERY_TIMEOUT, F_LOGIN_TIMEOUT, F_COUNT };
+enum { F_DSN, F_DSN_FILE, F_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY,
+       F_OWNER, F_DIALECT, F_QUERY_TIMEOUT, F_LOGIN_TIMEOUT, F_COUNT };
+
+/* A connection string read from --dsn-file lives as long as the process,
+ * as argv and the environment do. */
+static char dsn_from_file[4096];
 
 int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
 {
@@ -46,7 +51,8 @@ int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char *
 
 int cli_unknown_flag(const char *command, const char *arg)
 {
-    static const char *const globals[] = {"--dsn", "--table", "--name", "--ttl", "--heartbeat",
+    static const char *const globals[] = {"--dsn", "--dsn-file", "--table", "--name", "--ttl",
+                                          "--heartbeat",
                                           "--renew-deadline", "--retry", "--owner",
                                           "--dialect", "--query-timeout",
                                           "--login-timeout", "-v", "-q"};
@@ -165,6 +171,42 @@ static int inherited_identity(const char *env)
            (strcmp(env, "SQLEASE_NAME") == 0 || strcmp(env, "SQLEASE_OWNER") == 0);
 }
 
+/*
+ * The connection: --dsn or --dsn-file (not both), else $SQLEASE_DSN or
+ * $SQLEASE_DSN_FILE (not both), else the default.  A flag outranks the
+ * environment whichever of the two it is.  The file keeps a password out
+ * of argv (which every user sees in ps) and out of the environment
+ * (which CMD inherits), and is refused when others may read it.
+ */
+static int resolve_dsn(value_flag *flags, const char **dsn)
+{
+    value_flag *d = &flags[F_DSN], *f = &flags[F_DSN_FILE];
+    char why[256];
+
+    if (d->source != NULL && f->source != NULL) {
+        int d_flag = d->source == d->flag, f_flag = f->source == f->flag;
+        if (d_flag == f_flag)
+            return cli_usage("%s and %s both given: give one", d->source, f->source);
+        if (d_flag)
+            f->text = NULL;
+        else
+            d->text = NULL;
+    }
+    if (d->text != NULL) {
+        *dsn = d->text;
+        return CLI_CONTINUE;
+    }
+    if (f->text == NULL) {
+        *dsn = SQLEASE_DEFAULT_CONN;
+        return CLI_CONTINUE;
+    }
+    if (cli_os_read_private_file(f->text, dsn_from_file, sizeof dsn_from_file, why,
+                                 sizeof why) != 0)
+        return cli_usage("%s %s: %s", f->source, f->text, why);
+    *dsn = dsn_from_file;
+    return CLI_CONTINUE;
+}
+
 /* Fill in values the flags left unset from the environment.  An empty
  * variable counts as unset (the shell convention); an empty flag value
  * is an error, because the user said something and it cannot be meant. */
@@ -193,6 +235,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
 {
     value_flag flags[F_COUNT] = {
         [F_DSN] = {"--dsn", "SQLEASE_DSN", NULL, NULL},
+        [F_DSN_FILE] = {"--dsn-file", "SQLEASE_DSN_FILE", NULL, NULL},
         [F_TABLE] = {"--table", "SQLEASE_TABLE", NULL, NULL},
         [F_NAME] = {"--name", "SQLEASE_NAME", NULL, NULL},
         [F_TTL] = {"--ttl", "SQLEASE_TTL", NULL, NULL},
@@ -249,7 +292,8 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
 
     if (resolve_sources(flags) != CLI_CONTINUE)
         return CLI_EXIT_USAGE;
-    a->dsn = flags[F_DSN].text ? flags[F_DSN].text : SQLEASE_DEFAULT_CONN;
+    if (resolve_dsn(flags, &a->dsn) != CLI_CONTINUE)
+        return CLI_EXIT_USAGE;
     a->table = flags[F_TABLE].text;
     a->name = flags[F_NAME].text;
     a->owner = flags[F_OWNER].text;

@@ -47,7 +47,8 @@ enum {
  * Strings point into argv or the environment.  Durations are 0 when
  * neither a flag nor the environment set them (the library default). */
 typedef struct cli_args {
-    const char *dsn;      /* never NULL: flag, $SQLEASE_DSN or the default */
+    const char *dsn;      /* never NULL: --dsn, --dsn-file's contents, $SQLEASE_DSN,
+                             $SQLEASE_DSN_FILE's contents, or the default */
     const char *table;    /* NULL: library default */
     const char *name;     /* NULL: library default */
     const char *owner;    /* NULL: generated */
