@@ -151,9 +151,14 @@ int cli_open_exit_code(const cli_args *a, int status);
 
 /* Print "sqlease: <message>" for a failed call and return its exit code. */
 int cli_fail(const sqlease_error *err, int status);
-/* " (another connection holds the SQLite file's write lock; ...)" when
- * message is SQLite's locked file on db's dialect, else "". */
-const char *cli_locked_hint(const sqlease_db *db, const char *message);
+/* What to do about a failure that is not an outage, as a phrase to append
+ * to its message: " (another connection holds the SQLite file's write
+ * lock; ...)", " (the connection's role lacks a privilege: ...)"; else "". */
+const char *cli_error_hint(const sqlease_db *db, const sqlease_error *err);
+/* The same for a message (a line of the library's log: its SQLSTATE is
+ * read from a leading "[XXXXX]" when sqlstate is NULL or ""). */
+const char *cli_error_hint_text(const sqlease_db *db, const char *sqlstate,
+                                const char *message);
 
 /* ---- commands ----------------------------------------------------- */
 

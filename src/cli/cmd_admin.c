@@ -146,9 +146,9 @@ static int fail_lease(const cli_args *a, const sqlease_db *db, const char *what,
     else
         snprintf(subject, sizeof subject, "lease '%s'", name_of(a));
     if (strstr(msg, subject) != NULL || (st == SQLEASE_ENOTABLE && strstr(msg, table_of(a))))
-        cli_error("%s%s", msg, cli_locked_hint(db, msg));
+        cli_error("%s%s", msg, cli_error_hint(db, err));
     else
-        cli_error("%s: %s failed: %s%s", subject, what, msg, cli_locked_hint(db, msg));
+        cli_error("%s: %s failed: %s%s", subject, what, msg, cli_error_hint(db, err));
     if ((st == SQLEASE_ENOTABLE || st == SQLEASE_ENOROW) && strstr(msg, "migrate") == NULL)
         cli_error("run `sqlease migrate` first");
     return cli_exit_for_status(st);
@@ -176,7 +176,7 @@ int cli_cmd_migrate(const cli_args *a)
     st = sqlease_migrate(db, table_of(a), names, 1, &err);
     if (st != SQLEASE_OK) {
         cli_error("%s%s", err.message[0] != '\0' ? err.message : sqlease_strerror(st),
-                  cli_locked_hint(db, err.message));
+                  cli_error_hint(db, &err));
         rc = cli_exit_for_status(st);
     } else {
         printf("migrated table %s; lease row '%s' present\n", table_of(a), name);

@@ -82,7 +82,8 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
             cli_error("lease '%s': gave up after %" PRId64 " ms; the database is failing"
                       " (the error is logged above)", s->name, waited);
         else
-            cli_error("lease '%s': acquire failed: %s%s", s->name, reason, cli_locked_hint(s->db, reason));
+            cli_error("lease '%s': acquire failed: %s%s", s->name, reason,
+                      cli_error_hint_text(s->db, NULL, reason));
         return CLI_EXIT_UNAVAILABLE;
     }
     if (a->verbosity < 0)
