@@ -260,6 +260,56 @@ class DocTest(unittest.TestCase):
         self.assertIn('stop the work (shutdown)', out)
 
 
+class ManPage(unittest.TestCase):
+    """sqlease(3): it names every call the header exports, renders without
+    a warning, and its example builds and runs."""
+
+    def setUp(self):
+        with open(os.path.join(ROOT, 'src', 'sqlease.3'), encoding='utf-8') as f:
+            self.page = f.read()
+        with open(os.path.join(ROOT, 'include', 'sqlease.h'), encoding='utf-8') as f:
+            self.header = f.read()
+
+    def test_names_every_call(self):
+        """Every SQLEASE_API function, by its macro's name where it has
+        one (and the underscore function too), appears in the page."""
+        calls = re.findall(r'^SQLEASE_API[^(]*?\b(sqlease_\w+)\(', self.header, re.M)
+        self.assertGreater(len(calls), 30)
+        text = self.page.replace('\\-', '-')
+        missing = [c for c in calls if not re.search(r'\b%s\b' % re.escape(c), text)]
+        macros = set(re.findall(r'^#define (sqlease_\w+|SQLEASE_FENCE_INIT)\(', self.header, re.M))
+        missing += [m for m in macros if m not in text]
+        self.assertEqual(missing, [])
+
+    def test_renders_without_warnings(self):
+        groff = shutil.which('groff')
+        if groff is None:
+            self.skipTest('groff is not installed')
+        p = subprocess.run([groff, '-man', '-Tutf8', '-ww', '-z',
+                            os.path.join(ROOT, 'src', 'sqlease.3')],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual((p.returncode, p.stderr.decode()), (0, ''))
+
+    def test_example_builds_and_runs(self):
+        """The EXAMPLE, unescaped from roff, compiles with -Werror, and
+        against a migrated row holds, then stops at shutdown."""
+        ex = re.search(r'^\.EX\n(.*?)^\.EE$', self.page, re.M | re.S).group(1)
+        ex = ex.replace('\\e', '\\').replace('\\-', '-')
+        t = DocTest('test_every_block_is_run')
+        t.setUp()
+        try:
+            exe = t.compile_c(ex, 'man3')
+            status, out = t.sh(SQLEASE + " --dsn 'Driver=SQLite3;Database=jobs.db' --name nightly"
+                               " migrate")
+            self.assertEqual(status, 0, out)
+            p = subprocess.run([exe], cwd=t.dir, env=t.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr.decode())
+            self.assertRegex(p.stdout.decode(), r'^holding, token \d+\nstopped: shutdown\n$')
+        finally:
+            t.tearDown()
+
+
 if __name__ == '__main__':
     import run_tests  # tests/run_tests.py: unittest.main() that leaves a result file
 
