@@ -126,6 +126,7 @@ if [ "${HA_LONG:-0}" = 1 ]; then
 else
     step "replicated databases: Galera node faults, PostgreSQL failover" bash ci/ha.sh
 fi
+# The short run of docs/performance.md (block performance-bench-short).
 step "benchmark (short: sqlite, postgres, mariadb)" bash ci/bench.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address
