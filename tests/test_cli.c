@@ -1116,20 +1116,29 @@ static void test_run_env_precedence(void)
 }
 
 /* While held, CMD sees the lease as held by its owner; a quote and a
- * backslash in the owner id come out escaped in the JSON. */
+ * backslash in the owner id come out escaped in the JSON.  CMD does not
+ * inherit SQLEASE_DSN (it may hold a password): it finds the database
+ * through SQLEASE_DSN_FILE, which it does inherit. */
 static void test_status_while_held(void)
 {
-    char dsn_env[1300], table_env[100];
+    char dsn_env[1300], table_env[100], path[1100];
     const char *env[3];
     result r;
     char want[128];
     long long seed;
+    FILE *f;
 
     new_table();
     if (!migrate_ok())
         return;
     seed = token_now();
-    snprintf(dsn_env, sizeof dsn_env, "SQLEASE_DSN=%s", g_dsn);
+    snprintf(path, sizeof path, "%s/held.%d.conn", g_dir, ++g_seq);
+    f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f, "%s\n", g_dsn);
+    fclose(f);
+    CU_ASSERT_FATAL(chmod(path, 0600) == 0);
+    snprintf(dsn_env, sizeof dsn_env, "SQLEASE_DSN_FILE=%s", path);
     snprintf(table_env, sizeof table_env, "SQLEASE_TABLE=%s", g_table);
     env[0] = dsn_env;
     env[1] = table_env;
