@@ -428,22 +428,32 @@ class DocTest(unittest.TestCase):
             sock.close()
         self.assertIn('"held":false', self.status_json('--dsn', 'prod', '--name', 'scheduler'))
 
+    @runs('readme-odbc-ini')
+    def test_readme_odbc_ini(self, b):
+        """The README's DSN: found by the driver manager (the connect fails
+        only at the made-up host), its password never shown."""
+        self.check_private_dsn(b, 'sqlease --dsn prod --name nightly migrate')
+
     @runs('security-odbc-ini')
     def test_security_odbc_ini(self, b):
         """The private DSN and its use: the file made 0600, the DSN found
         (the connect fails only at the made-up host), no password shown."""
+        path = self.check_private_dsn(
+            b, BLOCKS['security-odbc-ini-use'].text.replace('~/.odbc.ini', '"$ODBCINI"'))
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+
+    def check_private_dsn(self, b, use):
         path = os.path.join(self.dir, '.odbc.ini')
         with open(path, 'w', encoding='utf-8') as f:
             f.write(b.text)
-        use = BLOCKS['security-odbc-ini-use'].text.replace('~/.odbc.ini', path)
         self.env['ODBCINI'] = path
         self.env['SQLEASE_LOGIN_TIMEOUT'] = '2s'
         status, out = self.sh(use)
-        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         self.assertEqual(status, 69, out)
         self.assertNotIn('IM002', out)       # the DSN was found
         self.assertIn("cannot connect to 'prod'", out)
         self.assertNotIn('change-me', out)
+        return path
 
     @runs('security-odbc-ini-use')
     def test_security_odbc_ini_use(self, b):
