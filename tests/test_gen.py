@@ -345,7 +345,7 @@ class RealTemplate(GenCase):
             "detect:SQLite": "sqlite",
             "detect:Microsoft SQL Server": "sqlserver",
             "detect:microsoft sql server 2019": "sqlserver",
-            "detect:Oracle": "NULL",
+            "detect:NoSuchDBMS 1.0": "NULL",
             "detect:": "NULL",
             "detect-null": "NULL",
             "find:sqlite": "sqlite",
@@ -1401,6 +1401,109 @@ class Malformed(GenCase):
 
     def test_no_rows(self):
         self.assertRejected("# nothing\n", REL + ": no dialect rows")
+
+
+def copy_row(text, key, new_key, alias, dbms_name, driver_match):
+    """The table `text` with row `key` (and its sub-tables) copied to the
+    end under `new_key`, with its own alias, DBMS name and driver match
+    and nothing else changed: how a contributor starts a new dialect."""
+    m = re.search(r"^\[%s\]\n.*?(?=^\[(?!%s\.)|\Z)" % (key, key), text, re.M | re.S)
+    block = m.group(0)
+    block = re.sub(r"^\[%s(\.[a-z_]+)?\]" % key, lambda h: "[%s%s]" % (new_key, h.group(1) or ""),
+                   block, flags=re.M)
+    block, n1 = re.subn(r"^aliases = .*$", "aliases = [%s]" % json.dumps(alias), block,
+                        count=1, flags=re.M)
+    block, n2 = re.subn(r"^dbms_names = .*$", "dbms_names = [%s]" % json.dumps(dbms_name),
+                        block, count=1, flags=re.M)
+    block, n3 = re.subn(r"match = \[[^\]]*\]", "match = [%s]" % json.dumps(driver_match), block,
+                        count=1)
+    assert (n1, n2, n3) == (1, 1, 1), (n1, n2, n3)
+    return text.rstrip("\n") + "\n\n" + block
+
+
+@unittest.skipIf(os.environ.get("SQLEASE_GEN_TEMPLATE"), "run on a table of its own")
+class NewDialect(GenCase):
+    """docs/adding-a-dialect.md's first step, as a contributor takes it:
+    the [postgres] row copied under a new key with its own alias, DBMS
+    name and driver match, nothing else touched.  The table generates, the
+    row is found, detected and matched, this file's tests pass on that
+    table and name the new row, and `sqlease --help` lists it."""
+
+    def test_copied_row(self):
+        text = copy_row(template_text(), "postgres", "newdb", "newdbsql", "NewDB",
+                        "newdbodbc")
+        r = self.gen(text)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        out = self.probe(queries=["find:newdb", "find:newdbsql", "detect:NewDB 3.1",
+                                  "detect:PostgreSQL 15.4"])
+        self.assertIn("Q find:newdb => newdb", out)
+        self.assertIn("Q find:newdbsql => newdb", out)
+        self.assertIn("Q detect:NewDB 3.1 => newdb", out)
+        self.assertIn("Q detect:PostgreSQL 15.4 => postgres", out)
+        self.assertIn("K " + ", ".join(sorted(real_keys() + ["newdb"])), out.splitlines())
+        # Its statements are postgres's, with its clock: the same SQL.
+        stmts = self.statements(out)
+        for st in STATEMENTS + FRAGMENTS:
+            self.assertEqual(stmts[("newdb", st)], stmts[("postgres", st)], st)
+
+        # This file's tests of a whole table, on that one: every per-row
+        # check runs on the new row, and says so.  (The others change
+        # shipped rows to see them refused: nothing a new row changes.)
+        path = os.path.join(self.tmp, REL)
+        run = subprocess.run([sys.executable, os.path.abspath(__file__), "RealTemplate",
+                              "Inheritance", "Snippets"],
+                             env=dict(os.environ, SQLEASE_GEN_TEMPLATE=path,
+                                      SQLEASE_RESULT_DIR=""),
+                             cwd=self.tmp, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        for test in ("test_statements", "test_batched_statements", "test_detect_find_keys"):
+            line = [l for l in run.stderr.splitlines() if l.startswith(test + ": checked rows")]
+            self.assertEqual(len(line), 1, run.stderr)
+            self.assertIn("newdb", line[0].split(" rows ", 1)[1].split(", "), line[0])
+
+        # --help, as src/cli/usage.c prints it from that table.
+        out_dir = os.path.join(self.tmp, "out")
+        with open(os.path.join(out_dir, "help.c"), "w") as f:
+            f.write('#include "cli.h"\n'
+                    'const char *sqlease_version(void) { return "0"; }\n'
+                    'int main(void) { cli_print_help(); return 0; }\n')
+        exe = os.path.join(out_dir, "help")
+        # The project's flags (SConstruct): the help text is one long
+        # string, longer than -Wpedantic lets C99 promise.
+        cc = subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE",
+                             "-I", out_dir, "-I", SRC, "-I", INCLUDE,
+                                             "-I", os.path.join(SRC, "cli"), "-o", exe,
+                                             os.path.join(SRC, "cli", "usage.c"), DIALECT_C,
+                                             os.path.join(out_dir, "dialects.c"),
+                                             os.path.join(out_dir, "help.c")],
+                            capture_output=True, text=True)
+        self.assertEqual(cc.returncode, 0, cc.stderr)
+        self.assertEqual(cc.stderr, "")
+        help_text = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+        flag = help_text[help_text.index("  --dialect X"):help_text.index("  --query-timeout")]
+        for key in real_keys() + ["newdb"]:
+            self.assertIn(key, flag)
+        self.assertIn("newdb (or newdbsql)", " ".join(flag.split()))
+        # Wrapped between rows, under the flags' text column.
+        self.assertTrue(all(len(l) <= 79 for l in flag.splitlines()), flag)
+        self.assertTrue(all(l.startswith(" " * 23) for l in flag.splitlines()[1:]), flag)
+
+    def test_copy_row(self):
+        # The copy is the row and its sub-tables, renamed, and only the
+        # identity changed.
+        text = copy_row(template_text(), "postgres", "newdb", "newdbsql", "NewDB", "newdbodbc")
+        rows = tomllib.loads(text)
+        old, new = rows["postgres"], rows["newdb"]
+        self.assertEqual(new["aliases"], ["newdbsql"])
+        self.assertEqual(new["dbms_names"], ["NewDB"])
+        self.assertEqual(new["drivers"][0]["match"], ["newdbodbc"])
+        self.assertEqual(new["drivers"][0]["settings"], old["drivers"][0]["settings"])
+        self.assertEqual(new["failures"], old["failures"])
+        self.assertEqual({k: v for k, v in new.items()
+                          if k not in ("aliases", "dbms_names", "drivers")},
+                         {k: v for k, v in old.items()
+                          if k not in ("aliases", "dbms_names", "drivers")})
 
 
 if __name__ == "__main__":
