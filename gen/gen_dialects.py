@@ -144,6 +144,11 @@ EACH_STATEMENTS = {
 }
 EACH_SEP = ", "
 
+# The most parameters src/odbc.c binds in one statement (sqle_odbc's
+# exec refuses more, whatever max_params says): a batched statement at
+# batch_max must stay within it too.
+BIND_MAX = 32767
+
 # At most this many markers in a fragment: the library hands the values
 # to bind in a fixed array of this size (SQLEASE_FENCE_MAX_VALUES).
 FRAGMENT_MAX_MARKERS = 16
@@ -830,6 +835,11 @@ def check_row(key, row, common, common_fields, errors, where):
                 errors.append("%s: %d leases make %s bind %d parameters; max_params is %d"
                               % (where(key, "batch_max"), out["batch_max"], field, n,
                                  out["max_params"]))
+                ok = False
+            elif n > BIND_MAX:
+                errors.append("%s: %d leases make %s bind %d parameters; src/odbc.c binds at "
+                              "most %d in one statement" % (where(key, "batch_max"),
+                                                            out["batch_max"], field, n, BIND_MAX))
                 ok = False
     return out if ok else None
 

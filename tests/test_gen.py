@@ -1349,6 +1349,15 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'batch_max': 400 leases make "
                             "renew_each bind 1201 parameters; max_params is 999")
+        # Within max_params, but beyond what the binder takes whatever
+        # max_params says (src/odbc.c).
+        rows = self.rows()
+        rows["postgres"]["batch_max"] = 20000
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'postgres', field 'batch_max': 20000 leases make "
+                            "renew_each bind 60001 parameters; src/odbc.c binds at most 32767")
+        rows["postgres"]["batch_max"] = 10922
+        self.assertEqual(self.gen(dump_toml(rows), outdir="fits").returncode, 0)
         # MariaDB binds 5 per hold: 2100 would not take 512 of them.
         rows = self.rows()
         rows["mysql"]["max_params"] = 2100
