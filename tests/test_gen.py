@@ -206,6 +206,17 @@ def real_keys():
     return sorted(k for k in real_rows() if k != "common")
 
 
+def doc_row(block):
+    """(key, row) of a TOML block of docs/adding-a-dialect.md, by its
+    name (tests/docblocks.py): the document's examples are what the tests
+    here generate."""
+    import docblocks
+    blocks, _ = docblocks.all_blocks(ROOT)
+    rows = tomllib.loads(blocks[block].text)
+    assert len(rows) == 1, rows
+    return next(iter(rows.items()))
+
+
 def header_limit(name):
     """A #define of include/sqlease.h (SQLEASE_MAX_NAME, ...)."""
     with open(os.path.join(INCLUDE, "sqlease.h"), encoding="utf-8") as f:
@@ -700,7 +711,7 @@ def own_or_common(rows, key):
 
 class Inheritance(GenCase):
     # A DBMS whose SQL is the common one: its clock, its name and how it
-    # is detected are all it says (the example in docs/contributing.md).
+    # is detected are all it says.
     EXAMPLE = {"now_ms": "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
                "aliases": ["exdb"], "dbms_names": ["ExampleDB"]}
 
@@ -815,23 +826,22 @@ class Inheritance(GenCase):
 
 class Snippets(GenCase):
     # A DBMS whose `=` pads trailing spaces and whose SELECT needs a table
-    # (Db2 is one): its snippets are all it says beyond its identity, and
-    # every statement it inherits compares names and owners its way.
-    PADDING = {"now_ms": "CAST(1 AS BIGINT)", "dbms_names": ["PadDB"],
-               "name_equals": "name = :name AND LENGTH(name) = LENGTH(:name)",
-               "owner_equals": "owner = :owner AND LENGTH(owner) = LENGTH(:owner)",
-               "owner_free": "LENGTH(owner) = 0",
-               "from_dual": "FROM SYSIBM.SYSDUMMY1",
-               "exact_collation": "FOR BIT DATA"}
+    # (as Db2's does): its snippets are all it says beyond its identity,
+    # and every statement it inherits compares names and owners its way.
+    # docs/adding-a-dialect.md shows this row (block
+    # adding-a-dialect-padding).
+    KEY, PADDING = doc_row("adding-a-dialect-padding")
 
     def test_padding_row_inherits_statements(self):
+        self.assertEqual(self.KEY, "paddb")
         rows = real_rows()
         rows["paddb"] = dict(self.PADDING)
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
         stmts = self.statements(self.probe())
         name, owner, token = 0, 1, 3
-        self.assertEqual(stmts[("paddb", "now")][2], "SELECT CAST(1 AS BIGINT) FROM SYSIBM.SYSDUMMY1")
+        self.assertEqual(stmts[("paddb", "now")][2],
+                         "SELECT %s FROM SYSIBM.SYSDUMMY1" % self.PADDING["now_ms"])
         for st in ("acquire", "renew", "release", "release_force", "status", "fence"):
             self.assertIn("name = ? AND LENGTH(name) = LENGTH(?)", stmts[("paddb", st)][2], st)
             self.assertEqual(stmts[("paddb", st)][1].count(name), 2, st)
@@ -1432,29 +1442,34 @@ def copy_row(text, key, new_key, alias, dbms_name, driver_match):
 
 @unittest.skipIf(os.environ.get("SQLEASE_GEN_TEMPLATE"), "run on a table of its own")
 class NewDialect(GenCase):
-    """docs/adding-a-dialect.md's first step, as a contributor takes it:
-    the [postgres] row copied under a new key with its own alias, DBMS
-    name and driver match, nothing else touched.  The table generates, the
-    row is found, detected and matched, this file's tests pass on that
+    """docs/adding-a-dialect.md's first two steps, as a contributor takes
+    them: the [postgres] row copied under a new key with its own alias,
+    DBMS name and driver match (those of the document's block
+    adding-a-dialect-copy), nothing else touched.  The table generates,
+    the row is found, detected and matched, this file's tests pass on that
     table and name the new row, and `sqlease --help` lists it."""
 
+    def identity(self):
+        key, row = doc_row("adding-a-dialect-copy")
+        return key, row["aliases"][0], row["dbms_names"][0], row["drivers"][0]["match"][0]
+
     def test_copied_row(self):
-        text = copy_row(template_text(), "postgres", "newdb", "newdbsql", "NewDB",
-                        "newdbodbc")
+        key, alias, dbms, match = self.identity()
+        text = copy_row(template_text(), "postgres", key, alias, dbms, match)
         r = self.gen(text)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stderr, "")
-        out = self.probe(queries=["find:newdb", "find:newdbsql", "detect:NewDB 3.1",
+        out = self.probe(queries=["find:" + key, "find:" + alias, "detect:%s 3.1" % dbms,
                                   "detect:PostgreSQL 15.4"])
-        self.assertIn("Q find:newdb => newdb", out)
-        self.assertIn("Q find:newdbsql => newdb", out)
-        self.assertIn("Q detect:NewDB 3.1 => newdb", out)
+        self.assertIn("Q find:%s => %s" % (key, key), out)
+        self.assertIn("Q find:%s => %s" % (alias, key), out)
+        self.assertIn("Q detect:%s 3.1 => %s" % (dbms, key), out)
         self.assertIn("Q detect:PostgreSQL 15.4 => postgres", out)
-        self.assertIn("K " + ", ".join(sorted(real_keys() + ["newdb"])), out.splitlines())
+        self.assertIn("K " + ", ".join(sorted(real_keys() + [key])), out.splitlines())
         # Its statements are postgres's, with its clock: the same SQL.
         stmts = self.statements(out)
         for st in STATEMENTS + FRAGMENTS:
-            self.assertEqual(stmts[("newdb", st)], stmts[("postgres", st)], st)
+            self.assertEqual(stmts[(key, st)], stmts[("postgres", st)], st)
 
         # This file's tests of a whole table, on that one: every per-row
         # check runs on the new row, and says so.  (The others change
@@ -1469,7 +1484,7 @@ class NewDialect(GenCase):
         for test in ("test_statements", "test_batched_statements", "test_detect_find_keys"):
             line = [l for l in run.stderr.splitlines() if l.startswith(test + ": checked rows")]
             self.assertEqual(len(line), 1, run.stderr)
-            self.assertIn("newdb", line[0].split(" rows ", 1)[1].split(", "), line[0])
+            self.assertIn(key, line[0].split(" rows ", 1)[1].split(", "), line[0])
 
         # --help, as src/cli/usage.c prints it from that table.
         out_dir = os.path.join(self.tmp, "out")
@@ -1491,22 +1506,23 @@ class NewDialect(GenCase):
         self.assertEqual(cc.stderr, "")
         help_text = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
         flag = help_text[help_text.index("  --dialect X"):help_text.index("  --query-timeout")]
-        for key in real_keys() + ["newdb"]:
-            self.assertIn(key, flag)
-        self.assertIn("newdb (or newdbsql)", " ".join(flag.split()))
+        for k in real_keys() + [key]:
+            self.assertIn(k, flag)
+        self.assertIn("%s (or %s)" % (key, alias), " ".join(flag.split()))
         # Wrapped between rows, under the flags' text column.
         self.assertTrue(all(len(l) <= 79 for l in flag.splitlines()), flag)
         self.assertTrue(all(l.startswith(" " * 23) for l in flag.splitlines()[1:]), flag)
 
     def test_copy_row(self):
         # The copy is the row and its sub-tables, renamed, and only the
-        # identity changed.
-        text = copy_row(template_text(), "postgres", "newdb", "newdbsql", "NewDB", "newdbodbc")
+        # identity changed: what the document's block shows.
+        key, alias, dbms, match = self.identity()
+        text = copy_row(template_text(), "postgres", key, alias, dbms, match)
         rows = tomllib.loads(text)
-        old, new = rows["postgres"], rows["newdb"]
-        self.assertEqual(new["aliases"], ["newdbsql"])
-        self.assertEqual(new["dbms_names"], ["NewDB"])
-        self.assertEqual(new["drivers"][0]["match"], ["newdbodbc"])
+        old, new = rows["postgres"], rows[key]
+        doc = doc_row("adding-a-dialect-copy")[1]
+        for field in ("aliases", "dbms_names", "drivers"):
+            self.assertEqual(new[field], doc[field], field)
         self.assertEqual(new["drivers"][0]["settings"], old["drivers"][0]["settings"])
         self.assertEqual(new["failures"], old["failures"])
         self.assertEqual({k: v for k, v in new.items()
