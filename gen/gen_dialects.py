@@ -79,14 +79,14 @@ FRAGMENTS = {
 }
 
 # Snippets: named pieces of SQL that statements are written with, pasted
-# in where a statement (or another snippet's user: a predicate, the head
-# or tail of a batched statement) says {name}.  [common] gives each its
-# default and writes its statements with them, so that a row whose DBMS
-# spells one of them differently (an `=` that pads trailing spaces, a
-# SELECT that needs a table) sets the snippet and inherits the statements.
-# They are the generator's alone: nothing of them reaches the C but the
-# statements they are pasted into.  name -> (required params, allowed
-# params, whether it may be empty).  A snippet holds no placeholder.
+# in where a statement, a predicate, a batched statement's head or tail
+# or a session setup says {name}.  [common] gives each its default and
+# writes its statements with them, so that a row whose DBMS spells one of
+# them differently (an `=` that pads trailing spaces, a SELECT that needs
+# a table) sets the snippet and inherits the statements.  They are the
+# generator's alone: nothing of them reaches the C but the statements
+# they are pasted into.  name -> (required params, allowed params,
+# whether it may be empty).  A snippet holds no placeholder.
 SNIPPETS = {
     # The row's name is :name, as exact bytes (no case, accent or
     # trailing-space folding).
