@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,69 @@ int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
     if (rc != SQLEASE_OK)
         return rc;
     return sqle_options_resolve(&full, NULL, 0, &r, err);
+}
+
+/*
+ * The lease settings of a DSN's odbc.ini section are checked as strictly
+ * as flags: a bare number or a bad identifier fails the open with the key
+ * and the DSN named, rather than surfacing later as a lease that behaves
+ * differently from what the file says.
+ */
+int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
+                  sqlease_error *err)
+{
+    static const struct { const char *key; size_t off; } durations[] = {
+        { "SqleaseTTL", offsetof(sqle_ini, ttl_ms) },
+        { "SqleaseHeartbeat", offsetof(sqle_ini, heartbeat_ms) },
+        { "SqleaseRenewDeadline", offsetof(sqle_ini, renew_deadline_ms) },
+        { "SqleaseRetry", offsetof(sqle_ini, retry_ms) },
+    };
+    char buf[512];
+    size_t i;
+    int rc;
+
+    memset(ini, 0, sizeof *ini);
+    if (get(ctx, "SqleaseTable", buf, sizeof buf)) {
+        if (!sqle_valid_table(buf))
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
+                             "valid table (identifier or schema.identifier)", buf, dsn);
+        ini->table = sqle_strdup(buf);
+        if (ini->table == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    if (get(ctx, "SqleaseName", buf, sizeof buf)) {
+        if (strlen(buf) > SQLEASE_MAX_NAME)
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
+                             dsn, SQLEASE_MAX_NAME);
+        ini->name = sqle_strdup(buf);
+        if (ini->name == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        int64_t ms = 0;
+        sqlease_error perr;
+        if (!get(ctx, durations[i].key, buf, sizeof buf))
+            continue;
+        rc = sqlease_parse_duration(buf, &ms, &perr);
+        if (rc == SQLEASE_OK && ms == 0)
+            rc = sqle_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
+        if (rc != SQLEASE_OK)
+            return sqle_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
+                             dsn, perr.message);
+        *(int64_t *)((char *)ini + durations[i].off) = ms;
+    }
+    return SQLEASE_OK;
+}
+
+void sqle_ini_free(sqle_ini *ini)
+{
+    if (ini == NULL)
+        return;
+    free(ini->table);
+    free(ini->name);
+    memset(ini, 0, sizeof *ini);
 }
 
 /*
