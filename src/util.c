@@ -591,14 +591,35 @@ static const char *reserved_part(const char *t, size_t *len)
     }
 }
 
+/* The first part of a well-shaped t that starts with "sqlite_" (in any
+ * case), or NULL.  SQLite keeps every such name for its own tables: a
+ * CREATE TABLE of one fails with "object name reserved for internal use",
+ * and an existing one (sqlite_sequence) is SQLite's, never a lease table. */
+static const char *sqlite_part(const char *t, size_t *len)
+{
+    const char *p = t;
+
+    for (;;) {
+        size_t n = strcspn(p, ".");
+        if (n >= 7 && strncasecmp_ascii(p, "sqlite_", 7) == 0) {
+            *len = n;
+            return p;
+        }
+        if (p[n] == '\0')
+            return NULL;
+        p += n + 1;
+    }
+}
+
 /* A table name is pasted into SQL (it cannot be bound), so it is limited
  * to what needs no quoting in any dialect: one or two plain identifiers,
- * neither of them a reserved word. */
+ * neither of them a reserved word, nor a name SQLite keeps for itself
+ * (the same options may be pointed at another database). */
 int sqle_valid_table(const char *t)
 {
     size_t n;
 
-    return table_shape_ok(t) && reserved_part(t, &n) == NULL;
+    return table_shape_ok(t) && reserved_part(t, &n) == NULL && sqlite_part(t, &n) == NULL;
 }
 
 int sqle_check_table(const char *what, const char *t, sqlease_error *err)
@@ -616,6 +637,12 @@ int sqle_check_table(const char *what, const char *t, sqlease_error *err)
         return sqle_fail(err, SQLEASE_EINVAL,
                          "invalid %s '%s': '%.*s' is a reserved word in SQL (in at least "
                          "one supported dialect); choose another name", what, t, (int)n, w);
+    w = sqlite_part(t, &n);
+    if (w != NULL)
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "invalid %s '%s': SQLite keeps names starting with 'sqlite_' "
+                         "('%.*s') for its own tables; choose another name", what, t, (int)n,
+                         w);
     return SQLEASE_OK;
 }
 
