@@ -17,8 +17,8 @@
  * value, or any four bytes of it, that the ideal output (the input with
  * every secret replaced by ***) does not hold: text that appears
  * elsewhere in the input legitimately is not a leak.  In free text
- * (sqle_redact_inplace, messages, log lines) a string holding quotes or
- * braces is the exception (see free_text_ambiguous).
+ * (sqle_redact_inplace, messages, log lines) a string holding quotes,
+ * braces or line ends is the exception (see free_text_ambiguous).
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -217,6 +217,16 @@ static int has_bytes(const char *hay, const char *needle, size_t n)
     return 0;
 }
 
+/* Whether n bytes at s are all blanks or control characters. */
+static int blank(const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] > 0x20 && s[i] != 0x7f)
+            return 0;
+    return 1;
+}
+
 /* Fail if `out` (what a user would see) shows secret v, or any four
  * bytes of it, that `clean` (the ideal rendering of the same text) does
  * not show. */
@@ -229,7 +239,7 @@ static void check_leak(const char *where, const char *out, const char *clean, co
     for (i = 0; i + w <= n; i++) {
         /* The redaction's own stars, and blanks (trailing ones stay
          * beside a redacted value), say nothing of a password. */
-        if (memchr(v + i, '*', w) != NULL || strspn(v + i, " \t") >= w)
+        if (memchr(v + i, '*', w) != NULL || blank(v + i, w))
             continue;
         if (has_bytes(out, v + i, w) && !has_bytes(clean, v + i, w))
             FZ_CHECK(0, "%s shows the password '%s' (its bytes '%.*s'): %s", where, v, (int)w,
@@ -239,14 +249,14 @@ static void check_leak(const char *where, const char *out, const char *clean, co
 
 /* Free text has no grammar: a quote in it may end a quoted stretch of
  * the message ("connect to 'DSN=x;PWD=***' failed") as well as belong to
- * a password, and braces make the readers disagree on where the next
- * pair starts; in a string with quotes or braces, free-text redaction
- * hides a password only as far as the text around it can be told, and
- * is not held to the property.  The connection string itself
- * (sqle_redact) has no such limit. */
+ * a password, braces make the readers disagree on where the next pair
+ * starts, and a line end ends a value in a message.  In a string with
+ * any of them, free-text redaction hides a password only as far as the
+ * text around it can be told, and is not held to the property.  The
+ * connection string itself (sqle_redact) has no such limit. */
 static int free_text_ambiguous(const char *text)
 {
-    return strpbrk(text, "'\"{}") != NULL;
+    return strpbrk(text, "'\"{}\r\n") != NULL;
 }
 
 /* Control characters become spaces in a message, as the library makes
@@ -257,12 +267,6 @@ static void flatten(char *s)
         if ((unsigned char)*s < 0x20 || *s == 0x7f)
             *s = ' ';
 }
-
-/* Whether free text is held to the property too (FUZZ_FREE_TEXT=1):
- * not by default, since sqle_redact_inplace still shows parts of some
- * passwords in strings with control characters or many keys (inputs the
- * fuzzer finds in seconds with it on); the connection string always is. */
-static int free_text;
 
 static char logged[4096];
 
@@ -286,7 +290,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fz_init();
-    free_text = getenv("FUZZ_FREE_TEXT") != NULL && strcmp(getenv("FUZZ_FREE_TEXT"), "1") == 0;
     return 0;
 }
 
@@ -338,7 +341,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < sx.nvalues; i++) {
         const char *v = sx.values[i];
         check_leak("sqle_redact", red, clean, v);
-        if (!free_text || free_text_ambiguous(s))
+        if (free_text_ambiguous(s))
             continue;
         check_leak("sqle_redact_inplace", copy, clean, v);
         check_leak("an error message", err.message, clean_msg, v);
