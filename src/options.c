@@ -181,6 +181,26 @@ int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
  * and the DSN named, rather than surfacing later as a lease that behaves
  * differently from what the file says.
  */
+/*
+ * Look `key` up into buf.  SQLGetPrivateProfileString cuts a value that
+ * does not fit without saying so, and a cut value may still parse (a
+ * duration whose first 511 bytes are one): a value that fills the buffer
+ * is refused, since nothing valid is that long.  1: set, 0: unset, -1:
+ * refused (err filled).
+ */
+static int ini_value(sqle_ini_get get, void *ctx, const char *dsn, const char *key,
+                     char *buf, size_t cap, sqlease_error *err)
+{
+    if (!get(ctx, key, buf, cap))
+        return 0;
+    if (strlen(buf) >= cap - 1) {
+        sqle_fail(err, SQLEASE_EINVAL, "odbc.ini: %s in DSN '%.128s' is longer than %zu bytes",
+                  key, dsn, cap - 2);
+        return -1;
+    }
+    return 1;
+}
+
 int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
                   sqlease_error *err)
 {
@@ -195,7 +215,10 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
     int rc;
 
     memset(ini, 0, sizeof *ini);
-    if (get(ctx, "SqleaseTable", buf, sizeof buf)) {
+    rc = ini_value(get, ctx, dsn, "SqleaseTable", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
         if (!sqle_valid_table(buf))
             return sqle_fail(err, SQLEASE_EINVAL,
                              "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
@@ -204,7 +227,10 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
         if (ini->table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    if (get(ctx, "SqleaseName", buf, sizeof buf)) {
+    rc = ini_value(get, ctx, dsn, "SqleaseName", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
         if (strlen(buf) > SQLEASE_MAX_NAME)
             return sqle_fail(err, SQLEASE_EINVAL,
                              "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
@@ -216,7 +242,10 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
     for (i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         int64_t ms = 0;
         sqlease_error perr;
-        if (!get(ctx, durations[i].key, buf, sizeof buf))
+        rc = ini_value(get, ctx, dsn, durations[i].key, buf, sizeof buf, err);
+        if (rc < 0)
+            return SQLEASE_EINVAL;
+        if (rc == 0)
             continue;
         rc = sqlease_parse_duration(buf, &ms, &perr);
         if (rc == SQLEASE_OK && ms == 0)
