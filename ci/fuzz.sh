@@ -4,7 +4,7 @@
 # odbc.ini values, names and owners, table identifiers, the fence's
 # literals, --data), each for a time budget, and report what they did.
 #
-#   bash ci/fuzz.sh                    every target, 15 s each (the CI step)
+#   bash ci/fuzz.sh                    every target, 10 s each (the CI step)
 #   bash ci/fuzz.sh --seconds 600      every target, 10 minutes each
 #   bash ci/fuzz.sh --targets "fence redact" --seconds 60
 #   bash ci/fuzz.sh --jobs 1           one target at a time (default: 2)
@@ -30,7 +30,7 @@ cd "$TOP" || exit 2
 # shellcheck source=ci/results.sh
 . ci/results.sh
 
-SECONDS_EACH=15
+SECONDS_EACH=10
 PAR=2
 BUILD=1
 ALL="cli_data duration fence ini name redact table"
