@@ -352,8 +352,9 @@ typedef struct sqlease_options {
      * '_' only, not starting with a digit, and no part of it a word that
      * SQL-92, PostgreSQL, MySQL/MariaDB, SQLite or T-SQL reserves
      * ("order", "user", "table", ...; any case), since it is pasted into
-     * SQL unquoted (PostgreSQL's schema "public" is allowed).  NULL:
-     * SQLEASE_DEFAULT_TABLE. */
+     * SQL unquoted (PostgreSQL's schema "public" is allowed), nor
+     * starting with "sqlite_" (any case), which SQLite keeps for its own
+     * tables.  NULL: SQLEASE_DEFAULT_TABLE. */
     const char *table;
     /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME.
      * This and owner must be valid UTF-8 without control characters and
