@@ -109,6 +109,12 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
         cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms%s%s)%s",
                   s->name, owner, token, expires, data[0] != '\0' ? ", data " : "", data,
                   waited_text);
+    else if (cli_hold_holder(&s->hold, owner, sizeof owner, &token) > 0)
+        /* The row is free again (the winner's CMD was quick, and no
+         * minimum hold kept it), but this run's own acquire saw who took
+         * it: a herd of runs fired together names the one that ran. */
+        cli_error("lease '%s' was taken by %s (token %" PRId64 ") as this run tried to take it;"
+                  " free again now%s", s->name, owner, token, waited_text);
     else if (r == 0)
         cli_error("lease '%s' was held by another owner (free again now)%s", s->name,
                   waited_text);
