@@ -120,6 +120,10 @@ step "install, symbols, pkg-config and CMake examples, uninstall" reported bash 
 step "dialect matrix (postgres, mariadb, sqlserver)" reported env SQLEASE_MATRIX="postgres mariadb sqlserver" bash ci/matrix.sh
 step "Windows: MinGW cross-build, run under Wine" reported bash ci/windows.sh
 step "valgrind: run and supervise" bash ci/valgrind.sh
+# About 4 minutes: the PostgreSQL suites and a killed holder through
+# PgBouncer, in transaction and statement pooling.
+step "PgBouncer: suites and a killed holder, transaction and statement pooling" \
+    reported bash ci/pooler.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 if [ "${HA_LONG:-0}" = 1 ]; then
     step "replicated databases (long: every node fault x3, clock skew)" bash ci/ha.sh --long
