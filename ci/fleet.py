@@ -331,9 +331,12 @@ def cmd_upgrade(a):
         time.sleep(2 * HEARTBEAT_MS / 1000.0)
         after = status_json(fleet, a.new_bin, a.dsn)
         checks.check(before is not None and after is not None and after['held'] and
-                     after['owner'] == first[2] and after['token'] == first[1],
-                     'the old holder %s keeps token %d across the new migrate (status: %s)'
-                     % (first[2], first[1], after))
+                     after['owner'] == first[2] and after['token'] == first[1] and
+                     after['expires_at_ms'] > before['expires_at_ms'],
+                     'the old holder %s keeps token %d across the new migrate and renews on '
+                     '(expiry %s -> %s)' % (first[2], first[1],
+                                            before and before.get('expires_at_ms'),
+                                            after and after.get('expires_at_ms')))
         checks.check(len(fleet.starts()) == 1 and fleet.lock_held(),
                      'its CMD ran on, and no other started')
         old_after = status_json(fleet, a.old_bin, a.dsn)
