@@ -10,6 +10,7 @@
 #include "child.h"
 #include "classify.h"
 #include "db.h"
+#include "internal.h"
 #include "notify.h"
 #include "os.h"
 #include "session.h"
@@ -698,6 +699,12 @@ static int end_supervisor(cli_session *s, sqlease_error *err)
     }
     log_set(s, &s->log->quiet, 0);
     return rc;
+}
+
+void cli_session_release_at_once(cli_session *s)
+{
+    if (s->sup != NULL && s->min_hold_ms > 0)
+        sqle_supervisor_release_at_once(s->sup);
 }
 
 int cli_session_stop(cli_session *s)
