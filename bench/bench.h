@@ -30,11 +30,17 @@ enum {
     PH_CRASH = 8,
     PH_IDLE = 16,
     PH_LEASES = 32,
-    PH_ALL = 63
+    PH_POOLER = 64,
+    PH_ALL = 127
 };
 
 /* --leases: how many counts one run may measure. */
 #define BENCH_LEASES_MAX 8
+
+/* The pooler measurement: paths to the database compared side by side
+ * (direct, direct-prepared, and at most BENCH_POOLERS_MAX --pooler). */
+#define BENCH_POOLERS_MAX 4
+#define BENCH_PATHS_MAX (2 + BENCH_POOLERS_MAX)
 
 typedef struct bench_cfg {
     const char *conn;       /* connection string or DSN */
@@ -54,6 +60,9 @@ typedef struct bench_cfg {
     int crash_trials;
     double stmts_s;         /* statements per tick: measured seconds */
     double idle_s;          /* idle CPU: measured seconds */
+    const char *pooler_labels[BENCH_POOLERS_MAX]; /* --pooler LABEL=CONN */
+    const char *pooler_conns[BENCH_POOLERS_MAX];
+    int n_poolers;
 } bench_cfg;
 
 /* One many-leases measurement (leases_N): N supervisors on one handle. */
@@ -72,6 +81,15 @@ typedef struct bench_many {
     double stop_serial_s, stop_parallel_s;
     long rss_kib, rss_before_kib;
 } bench_many;
+
+/* One path of the pooler measurement (microseconds; ratios to the
+ * direct path's medians). */
+typedef struct bench_path {
+    char label[32];
+    char conn[256];         /* redacted */
+    double renew_p50, renew_p99, follow_p50, follow_p99;
+    double renew_ratio, follow_ratio;
+} bench_path;
 
 /* A median with its spread. */
 typedef struct bench_spread {
@@ -120,6 +138,12 @@ typedef struct bench_results {
     int have_idle;
     double idle_cpu_pct, idle_s;
     int idle_threads;
+
+    /* the same lease's renew and poll through each path; paths[0] is
+     * the direct one (n_paths 0: not measured) */
+    int n_paths;
+    int path_samples;
+    bench_path paths[BENCH_PATHS_MAX];
 } bench_results;
 
 /* ---- clock, sleeping, interruption -------------------------------- */
@@ -218,6 +242,9 @@ int bench_latency(const bench_cfg *cfg, bench_results *res);
 int bench_graceful(const bench_cfg *cfg, bench_results *res);
 int bench_crash(const bench_cfg *cfg, bench_results *res);
 int bench_idle(const bench_cfg *cfg, bench_results *res);
+/* Skipped (returns 0, n_paths stays 0) on a dialect other than PostgreSQL
+ * when no --pooler is given: there is nothing to compare with. */
+int bench_pooler(const bench_cfg *cfg, bench_results *res);
 /* n leases on a fresh handle and table; on success appends to res->many. */
 int bench_leases(const bench_cfg *cfg, int n, bench_results *res);
 

@@ -26,7 +26,8 @@
 static void usage(FILE *out)
 {
     fputs("usage: sqlease-bench [--dsn CONN] [--dialect X] [--short] [--json] [--only LIST]\n"
-          "                     [--leases N[,N...]] [--samples N] [--trials N] [-v]\n"
+          "                     [--leases N[,N...]] [--samples N] [--trials N]\n"
+          "                     [--pooler LABEL=CONN]... [-v]\n"
           "  --dsn CONN    DSN name or connection string (default: SQLite in a fresh\n"
           "                temporary directory, removed afterwards); the benchmark creates\n"
           "                and drops the tables sqlease_bench, sqlease_bench_many, bench_raw\n",
@@ -35,12 +36,16 @@ static void usage(FILE *out)
     fprintf(out, "  --dialect X   force the dialect (%s)\n", sqle_dialect_keys());
     fputs("  --short       a quick run (about 40 s): fewer samples, trials and leases\n"
           "  --json        one JSON object on stdout (the table goes to stderr)\n"
-          "  --only LIST   comma-separated subset of: stmts,latency,graceful,crash,idle,leases\n"
+          "  --only LIST   comma-separated subset of: stmts,latency,pooler,graceful,crash,\n"
+          "                idle,leases\n"
           "  --leases N[,N...]  leases held at once in the leases measurement, measured\n"
           "                for each N in turn, each on a fresh handle and table (default\n"
           "                1000,10000; --short 200)\n"
           "  --samples N   latency samples of each kind (default 2000; --short 300)\n"
           "  --trials N    trials of each hand-over gap (default 20 graceful, 10 crash)\n"
+          "  --pooler LABEL=CONN  another path to the same database (PgBouncer, say):\n"
+          "                the pooler measurement times a renew and a poll through it next\n"
+          "                to --dsn's direct connection, in the same rounds (at most 4)\n"
           "  -v            show the library's log\n"
           "Exit status: 0 ran (whatever the figures), 1 a lease invariant broke,\n"
           "2 usage error or a measurement could not run, 130 interrupted.\n",
@@ -55,6 +60,7 @@ static unsigned parse_only(const char *list)
     } names[] = {
         { "stmts", PH_STMTS }, { "latency", PH_LATENCY }, { "graceful", PH_GRACEFUL },
         { "crash", PH_CRASH }, { "idle", PH_IDLE },       { "leases", PH_LEASES },
+        { "pooler", PH_POOLER },
     };
     unsigned mask = 0;
     const char *p = list;
@@ -150,6 +156,7 @@ int main(int argc, char **argv)
     char tmpdir[4096] = "";
     char conn[4200];
     int leases[BENCH_LEASES_MAX], n_leases = 0, samples = 0, trials = 0;
+    char *pooler_args[BENCH_POOLERS_MAX] = { NULL };
     struct sigaction sa;
     FILE *table_out;
     double t_run;
@@ -182,6 +189,26 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "--leases") == 0 && next != NULL &&
                    parse_counts(next, leases, &n_leases)) {
+            i++;
+        } else if (strcmp(a, "--pooler") == 0 && next != NULL) {
+            const char *eq = strchr(next, '=');
+            size_t len = eq != NULL ? (size_t)(eq - next) : 0;
+            if (len == 0 || len >= sizeof res.paths[0].label || eq[1] == '\0' ||
+                cfg.n_poolers == BENCH_POOLERS_MAX || strcmp(next, "direct=") == 0) {
+                fprintf(stderr, "sqlease-bench: --pooler takes LABEL=CONN (at most %d, a "
+                        "label of 1..%d bytes)\n", BENCH_POOLERS_MAX,
+                        (int)sizeof res.paths[0].label - 1);
+                return 2;
+            }
+            pooler_args[cfg.n_poolers] = strdup(next);
+            if (pooler_args[cfg.n_poolers] == NULL) {
+                fprintf(stderr, "sqlease-bench: out of memory\n");
+                return 2;
+            }
+            pooler_args[cfg.n_poolers][len] = '\0';
+            cfg.pooler_labels[cfg.n_poolers] = pooler_args[cfg.n_poolers];
+            cfg.pooler_conns[cfg.n_poolers] = pooler_args[cfg.n_poolers] + len + 1;
+            cfg.n_poolers++;
             i++;
         } else if (strcmp(a, "--samples") == 0 && next != NULL && positive(next, &samples)) {
             i++;
@@ -270,6 +297,11 @@ int main(int argc, char **argv)
         bench_msg("latency (%d samples of each kind)...", cfg.samples);
         bench_latency(&cfg, &res);
     }
+    if ((cfg.phases & PH_POOLER) && !bench_interrupted) {
+        bench_msg("pooler (%d rounds, %d path%s besides the direct one)...", cfg.samples,
+                  cfg.n_poolers, cfg.n_poolers == 1 ? "" : "s");
+        bench_pooler(&cfg, &res);
+    }
     if ((cfg.phases & PH_GRACEFUL) && !bench_interrupted) {
         bench_msg("graceful hand-over (%d trials)...", cfg.graceful_trials);
         bench_graceful(&cfg, &res);
@@ -299,6 +331,8 @@ int main(int argc, char **argv)
     if (cfg.json)
         bench_print_json(stdout, &cfg, &res);
 
+    for (i = 0; i < cfg.n_poolers; i++)
+        free(pooler_args[i]);
     if (bench_interrupted)
         return 130;
     if (bench_violations() > 0)

@@ -195,6 +195,16 @@ void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
             "a follower's read of the row and the clock: p50 %.0f us p99 %.0f us",
             r->poll_read_p50, r->poll_read_p99);
     }
+    for (i = 0; i < r->n_paths; i++) {
+        const bench_path *x = &r->paths[i];
+        char fig[64];
+
+        snprintf(fig, sizeof fig, "renew_via_%s", x->label);
+        row(out, fig, num(v, sizeof v, "%.3f", x->renew_ratio), "-", "-",
+            "x direct; renew p50 %.0f us p99 %.0f us, poll p50 %.0f us (x%.3f) p99 %.0f us; "
+            "%d rounds; %s", x->renew_p50, x->renew_p99, x->follow_p50, x->follow_ratio,
+            x->follow_p99, r->path_samples, x->conn);
+    }
     if (r->have_graceful)
         row(out, "graceful_gap_ms", num(v, sizeof v, "%.1f", r->graceful.median), "<= 300",
             verdict(r->graceful.median <= 300),
@@ -326,6 +336,23 @@ void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
     jw_num(&j, "poll_read_p50_us", r->have_latency, r->poll_read_p50, 1);
     jw_num(&j, "poll_read_p99_us", r->have_latency, r->poll_read_p99, 1);
 
+    /* One object per path of the pooler measurement, keyed via_LABEL. */
+    for (i = 0; i < r->n_paths; i++) {
+        const bench_path *x = &r->paths[i];
+        char key[48];
+
+        snprintf(key, sizeof key, "via_%s", x->label);
+        jw_open(&j, key);
+        jw_str(&j, "conn", x->conn);
+        jw_num(&j, "rounds", 1, r->path_samples, 0);
+        jw_num(&j, "renew_p50_us", 1, x->renew_p50, 1);
+        jw_num(&j, "renew_p99_us", 1, x->renew_p99, 1);
+        jw_num(&j, "renew_ratio", 1, x->renew_ratio, 3);
+        jw_num(&j, "poll_p50_us", 1, x->follow_p50, 1);
+        jw_num(&j, "poll_p99_us", 1, x->follow_p99, 1);
+        jw_num(&j, "poll_ratio", 1, x->follow_ratio, 3);
+        jw_close(&j);
+    }
     jw_num(&j, "graceful_gap_ms", r->have_graceful, r->graceful.median, 1);
     jw_num(&j, "graceful_gap_min_ms", r->have_graceful, r->graceful.min, 1);
     jw_num(&j, "graceful_gap_max_ms", r->have_graceful, r->graceful.max, 1);

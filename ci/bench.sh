@@ -8,7 +8,8 @@
 #
 # In turn:
 #   sqlite     the embedded default (a file in a fresh temporary directory)
-#   postgres   through ci/postgres.sh: a PostgreSQL server started for the run
+#   postgres   through ci/pgbouncer.sh: a PostgreSQL server started for the run,
+#              and PgBouncer in front of it for the pooler measurement
 #   mariadb    through ci/mariadb.sh: a MariaDB server, Connector/ODBC OPTION=0
 #
 # The servers are stopped by those scripts' traps on every exit path.  The
@@ -62,9 +63,13 @@ for d in $DIALECTS; do
         run_dialect sqlite "$BENCH" "$@"
         ;;
     postgres)
+        # Through ci/pgbouncer.sh: the pooler measurement times the direct
+        # connection and PgBouncer in both pooling modes side by side.
         # shellcheck disable=SC2016  # expanded by the inner shell, where it is set
-        run_dialect postgres bash "$HERE/postgres.sh" \
-            bash -c 'exec "$0" --dsn "$SQLEASE_TEST_DSN" "$@"' "$BENCH" "$@"
+        run_dialect postgres bash "$HERE/pgbouncer.sh" \
+            bash -c 'exec "$0" --dsn "$SQLEASE_DIRECT_DSN" \
+                --pooler pgbouncer-transaction=DSN=sqlease_pgb_tx \
+                --pooler pgbouncer-statement=DSN=sqlease_pgb_st "$@"' "$BENCH" "$@"
         ;;
     mariadb)
         # shellcheck disable=SC2016

@@ -120,6 +120,15 @@ step "install, symbols, pkg-config and CMake examples, uninstall" reported bash 
 step "dialect matrix (every row of the dialect table but sqlite)" reported env SQLEASE_MATRIX=servers bash ci/matrix.sh
 step "Windows: MinGW cross-build, run under Wine" reported bash ci/windows.sh
 step "valgrind: run and supervise" bash ci/valgrind.sh
+# About 4 minutes: the PostgreSQL suites and a killed holder through
+# PgBouncer, in transaction and statement pooling.
+step "PgBouncer: suites and a killed holder, transaction and statement pooling" \
+    reported bash ci/pooler.sh
+# About 2 minutes: the previous release (ci/previous-release) built from
+# this clone's history, beside this tree on one table, across a rolling
+# upgrade on PostgreSQL and MariaDB.
+step "rolling upgrade from the previous release (postgres, mariadb)" \
+    reported bash ci/upgrade.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 if [ "${HA_LONG:-0}" = 1 ]; then
     step "replicated databases (long: every node fault x3, clock skew)" bash ci/ha.sh --long

@@ -8,6 +8,8 @@
 # do not mix), then in a fresh temporary directory, on an SQLite file:
 #
 #   run       -- sh -c 'exit 3'    must exit 3
+#   run --min-hold 1m -- ./no-such-command
+#                                  must exit 127 and leave the row free
 #   supervise -- sleep 60          held for a few heartbeats (so the
 #                                  heartbeat, the watchdog and CMD's guard
 #                                  all run), with a metrics file and a
@@ -62,6 +64,13 @@ echo "==== valgrind: sqlease run -- sh -c 'exit 3'"
 "${VG[@]}" "$BIN" "${COMMON[@]}" run -- sh -c 'exit 3' >"$WORK/run.out" 2>&1
 rc=$?
 [ "$rc" = 3 ] || { cat "$WORK/run.out"; fail "run exited $rc, expected 3 (99: memcheck errors)"; }
+
+echo "==== valgrind: sqlease run --min-hold 1m -- ./no-such-command (released at once)"
+"${VG[@]}" "$BIN" "${COMMON[@]}" run --min-hold 1m -- ./no-such-command >"$WORK/noexec.out" 2>&1
+rc=$?
+[ "$rc" = 127 ] || { cat "$WORK/noexec.out"; fail "run exited $rc, expected 127 (99: memcheck errors)"; }
+"$BIN" "${COMMON[@]}" status --json 2>&1 | grep -q '"held":false' ||
+    fail "the lease is still held after a CMD that could not be started"
 
 echo "==== valgrind: sqlease supervise -- sleep 60 (SIGTERM after a few heartbeats)"
 NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \

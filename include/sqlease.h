@@ -90,8 +90,8 @@ extern "C" {
 
 #define SQLEASE_VERSION_MAJOR 0
 #define SQLEASE_VERSION_MINOR 2
-#define SQLEASE_VERSION_PATCH 0
-#define SQLEASE_VERSION "0.2.0"
+#define SQLEASE_VERSION_PATCH 1
+#define SQLEASE_VERSION "0.2.1"
 
 /* SQLEASE_API marks what the shared library exports; everything else is
  * hidden.  Define SQLEASE_STATIC when linking the static library on

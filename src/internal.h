@@ -107,4 +107,10 @@ void sqle_struct_out(void *out, size_t out_size, void *full, size_t full_size);
 int sqle_options_import(const sqlease_options *in, sqlease_options *full,
                         sqlease_error *err);
 
+/* Make the release at s's stop free the row at once, whatever its
+ * min_hold_ms: for a hold whose work never ran (`run` could not start
+ * CMD), which a minimum hold would keep from every other instance.  Call
+ * before sqlease_supervisor_stop, from the thread that stops it. */
+void sqle_supervisor_release_at_once(sqlease_supervisor *s);
+
 #endif

@@ -318,6 +318,40 @@ static int lost_race(const sqlease_lease *l, int rc, const sqlease_error *err)
                SQLEASE_FAIL_SERIALIZATION;
 }
 
+/*
+ * A take that another acquire beat, after a read that showed the row
+ * free: the read's answer (owner "") would tell the caller nobody holds
+ * it, and `run --no-wait` would then name nobody.  Read the row again
+ * (one more statement, only after a lost race) so that `info` and the
+ * message name the winner; if that read fails, or the winner has already
+ * let go, the first read's answer stands.  `why` is the serialization
+ * failure that lost the race, if that is how it was lost.
+ */
+static int lost_take(sqlease_lease *l, sqlease_lease_info *info, const char *why,
+                     sqlease_error *err)
+{
+    sqlease_lease_info now;
+    sqlease_error ignored;
+
+    if (read_row(l, &now, &ignored) == SQLEASE_OK && now.held && !now.mine) {
+        if (info != NULL)
+            *info = now;
+        if (why != NULL)
+            return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by a concurrent "
+                             "acquire of %s (token %lld) (%s)", l->name, now.owner,
+                             (long long)now.token, why);
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by %s (token %lld) "
+                         "between its read and its take", l->name, now.owner,
+                         (long long)now.token);
+    }
+    if (why != NULL)
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by a concurrent acquire "
+                         "(%s)", l->name, why);
+    return sqle_fail(err, SQLEASE_NOT_HELD,
+                     "lease '%s' was taken by another acquire between its read and its take",
+                     l->name);
+}
+
 /* Send the holder's renew of the hold with `token`, or (is_take) the
  * follower's take of a row whose token its read saw as `token`.  Returns
  * OK with *held set, or an error; a row count other than 0 or 1 is an
@@ -370,18 +404,14 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     }
     rc = send_acquire(l, 1, row->token, &held, err);
     if (lost_race(l, rc, err)) {
-        /* Whoever won holds it now; the next read says who. */
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
-        return sqle_fail(err, SQLEASE_NOT_HELD,
-                         "lease '%s' was taken by a concurrent acquire (%s)", l->name, why);
+        return lost_take(l, info, why, err);
     }
     if (rc != SQLEASE_OK)
         return rc;
     if (!held)
-        return sqle_fail(err, SQLEASE_NOT_HELD,
-                         "lease '%s' was taken by another acquire between its read and its "
-                         "take", l->name);
+        return lost_take(l, info, NULL, err);
     l->held_token = l->proven_token = row->token + 1;
     if (info != NULL) {
         snprintf(info->owner, sizeof info->owner, "%s", l->owner);

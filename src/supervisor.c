@@ -447,6 +447,15 @@ static int in_own_callback(const sqlease_supervisor *s)
 
 static int stop_locked(sqlease_supervisor *s, sqlease_error *err);
 
+void sqle_supervisor_release_at_once(sqlease_supervisor *s)
+{
+    if (s == NULL)
+        return;
+    sqle_engine_lock(s->e);
+    s->release_at_once = 1;
+    sqle_engine_unlock(s->e);
+}
+
 /* Two threads may stop one supervisor at once; the second waits for the
  * first and gets its answer, so the lease is released exactly once. */
 int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
@@ -481,9 +490,10 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
 static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
 {
     int64_t budget_end = sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
+    int64_t min_hold;
     sqle_engine *e = s->e;
     sup_note note = {0};
-    int released = 0;
+    int released = 0, at_once;
     int rc;
 
     sqle_engine_lock(e);
@@ -522,8 +532,15 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
                      err != NULL ? err->message : "no time left to release");
         return rc;
     }
-    rc = sqle_lease_release_by(s->lease, budget_end, &released, err);
-    if (rc == SQLEASE_OK && released && sqle_lease_min_hold(s->lease) > 0)
+    sqle_engine_lock(e);
+    at_once = s->release_at_once;
+    sqle_engine_unlock(e);
+    min_hold = at_once ? 0 : sqle_lease_min_hold(s->lease);
+    rc = sqle_lease_release_for(s->lease, budget_end, min_hold, &released, err);
+    if (rc == SQLEASE_OK && released && at_once && sqle_lease_min_hold(s->lease) > 0)
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "released the lease at once: its work never ran, "
+                     "so the minimum hold does not apply");
+    else if (rc == SQLEASE_OK && released && min_hold > 0)
         sqle_sup_log(s, SQLEASE_LOG_INFO, "released the lease; the row stays held until %lld "
                      "ms after the take (minimum hold), if that is still ahead",
                      (long long)sqle_lease_min_hold(s->lease));

@@ -117,6 +117,7 @@ struct sqlease_supervisor {
     int work_up;             /* running, and on_started has returned */
     int busy;                /* the runner has a statement of it in flight */
     int stopped;             /* stop finished; stop_rc is its answer */
+    int release_at_once;     /* the stop's release ignores min_hold_ms */
     int stop_rc;
     int started_any;         /* on_started was queued at least once */
     int64_t token;           /* of the current or last hold started */

@@ -358,6 +358,17 @@ static void test_driver_settings_added_unless_set(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "KeepaliveTime=3"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "KeepaliveInterval=1"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "pqopt={keepalives_count=3 tcp_user_timeout=2500}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s, "UseServerSidePrepare=0"));
+    sqle_odbc_ops.close(p);
+
+    /* A user who wants psqlODBC's named statements back (no pooler in
+     * between) says so, and that wins. */
+    CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver=/usr/lib/x/psqlodbcw.so;Servername=h;"
+                                        "useserversideprepare=1", NULL, 3000, 2500, &err),
+                          SQLEASE_OK);
+    s = sqle_odbc_conn_string(p);
+    CU_ASSERT_PTR_NULL(strstr(s, "UseServerSidePrepare=0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s, "useserversideprepare=1"));
     sqle_odbc_ops.close(p);
 
     CU_ASSERT_EQUAL_FATAL(sqle_odbc_new(&p, "Driver={/usr/lib/x/psqlodbcw.so};keepalivetime=60;"

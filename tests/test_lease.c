@@ -1571,13 +1571,23 @@ static void test_take_seen(void)
     CU_ASSERT_EQUAL(each[0].rc, SQLEASE_OK);
     CU_ASSERT_EQUAL(each[0].info.token, info.token);
 
-    /* b: a rival takes it between the read and the take. */
+    /* b: a rival takes it between the read and the take.  The lost take
+     * names the winner (one more read, only after a lost race), not the
+     * free row the first read saw: a herd of `run --no-wait` says who
+     * ran. */
     CU_ASSERT_EQUAL(sqlease_lease_acquire(rival, &info, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(info.token, each[1].info.token + 1);
     taken = -1;
+    before = sqlease_db_statements(db);
     CU_ASSERT_EQUAL(sqle_lease_take_seen(fb, &each[1].info, 0, &info, &taken, &err),
                     SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 2);
     CU_ASSERT_EQUAL(taken, 0);
+    CU_ASSERT_STRING_EQUAL(info.owner, "rival");
+    CU_ASSERT_EQUAL(info.token, each[1].info.token + 1);
+    CU_ASSERT_EQUAL(info.held, 1);
+    CU_ASSERT_EQUAL(info.mine, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "taken by rival"));
     CU_ASSERT_EQUAL(sqlease_lease_status(fb, &info, &err), SQLEASE_OK);
     CU_ASSERT_STRING_EQUAL(info.owner, "rival");
 

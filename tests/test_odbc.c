@@ -571,6 +571,38 @@ static void test_query_timeout(void)
     sqle_odbc_ops.close(p);
 }
 
+/* No named statement stays on a PostgreSQL server connection: a pooler in
+ * transaction or statement mode (PgBouncer) runs the next statement of
+ * this connection on whichever server connection is free, where a name
+ * prepared on another does not exist (26000).  The dialect table sets
+ * psqlODBC's UseServerSidePrepare=0 for that; with the driver's default
+ * every statement run here would be listed, the SELECT that reads the
+ * list among them. */
+static void test_no_named_server_statement(void)
+{
+    sqlease_error err;
+    db_bind b[2];
+    int64_t v = -1;
+    int has_row = 0, i;
+    int rc;
+
+    if (strcmp(sqle_odbc_ops.dialect(g_port)->key, "postgres") != 0)
+        return;
+    for (i = 0; i < 3; i++) {
+        b[0] = bind_i64(40 + i);
+        b[1] = bind_text("x'y\\z");
+        rc = run_i64("SELECT CAST(? AS BIGINT) + LENGTH(CAST(? AS VARCHAR(20)))", b, 2, &v, NULL,
+                     &has_row, &err);
+        CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(v, 40 + i + 5);
+    }
+    v = -1;
+    rc = run_i64("SELECT COUNT(*) FROM pg_prepared_statements", NULL, 0, &v, NULL, &has_row,
+                 &err);
+    CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Helper tests (no database)                                          */
 /* ------------------------------------------------------------------ */
@@ -971,6 +1003,8 @@ int main(void)
         CU_add_test(db, "DSN and odbc.ini settings", test_dsn) == NULL ||
         CU_add_test(db, "reconnect after a dropped session", test_reconnect) == NULL ||
         CU_add_test(db, "query timeout", test_query_timeout) == NULL ||
+        CU_add_test(db, "no named statement left on a PostgreSQL server connection",
+                    test_no_named_server_statement) == NULL ||
         CU_add_test(util, "redact connection strings", test_redact) == NULL ||
         CU_add_test(util, "redact messages in place", test_redact_inplace) == NULL ||
         CU_add_test(util, "valid table names", test_valid_table) == NULL ||

@@ -21,6 +21,11 @@
  * callbacks wake it at once, so this bounds only those two. */
 #define POLL_MS 50
 
+/* What a shell (or env, nohup, timeout) exits with when it could not
+ * start the command it was given (POSIX: not found, not executable). */
+#define CMD_NOT_FOUND 127
+#define CMD_NOT_EXECUTABLE 126
+
 /* How the wait for CMD ended. */
 enum { ENDED_EXIT, ENDED_LOST, ENDED_SIGNAL, ENDED_ERROR };
 
@@ -62,6 +67,25 @@ static int wait_and_start(cli_session *s, char **cmd, sqle_child *child, int64_t
 }
 
 /*
+ * The job did not run: sqlease could not start CMD, or CMD is a shell or
+ * wrapper that says in its status (127 not found, 126 not executable, as
+ * POSIX shells and env(1) do) that it could not start what it was given.
+ * A --min-hold would keep the row held for its whole length, and every
+ * other host that fires then would give up while the job runs nowhere:
+ * release at once instead, so that the next run (or one still waiting
+ * with --timeout) takes it.  This host's failure is said in its own
+ * output either way.
+ */
+static void release_unstarted(cli_session *s, const char *why)
+{
+    if (s->min_hold_ms <= 0)
+        return;
+    cli_log(SQLEASE_LOG_WARN, "lease '%s': %s; releasing the lease at once instead of keeping"
+            " it for --min-hold", s->name, why);
+    cli_session_release_at_once(s);
+}
+
+/*
  * The lease was not obtained: at once (--no-wait) or when --timeout ran
  * out.  If the database is failing, that is the answer (69, its error
  * said once); otherwise another owner holds the lease: the conflict exit
@@ -95,6 +119,13 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
         cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms%s%s)%s",
                   s->name, sqle_quote_id(owner, who, sizeof who), token, expires,
                   data[0] != '\0' ? ", data " : "", data, waited_text);
+    else if (cli_hold_holder(&s->hold, owner, sizeof owner, &token) > 0)
+        /* The row is free again (the winner's CMD was quick, and no
+         * minimum hold kept it), but this run's own acquire saw who took
+         * it: a herd of runs fired together names the one that ran. */
+        cli_error("lease '%s' was taken by %s (token %" PRId64 ") as this run tried to take it;"
+                  " free again now%s", s->name, sqle_quote_id(owner, who, sizeof who), token,
+                  waited_text);
     else if (r == 0)
         cli_error("lease '%s' was held by another owner (free again now)%s", s->name,
                   waited_text);
@@ -224,6 +255,8 @@ int cli_cmd_run(const cli_args *a)
             rc = give_up(&s, a, &f, sqle_mono_ms() - t0);
         else
             rc = started == WAIT_NOEXEC ? CLI_EXIT_NOEXEC : 128 + sig;
+        if (started == WAIT_NOEXEC)
+            release_unstarted(&s, "CMD could not be started");
         cli_session_stop(&s);
         return rc;
     }
@@ -235,6 +268,10 @@ int cli_cmd_run(const cli_args *a)
     switch (ended) {
     case ENDED_EXIT:
         cli_log(SQLEASE_LOG_INFO, "CMD exited with status %d (token %" PRId64 ")", code, token);
+        if (code == CMD_NOT_FOUND || code == CMD_NOT_EXECUTABLE)
+            release_unstarted(&s, code == CMD_NOT_FOUND
+                                      ? "CMD exited 127: its command was not found"
+                                      : "CMD exited 126: its command could not be executed");
         rc = code;
         break;
     case ENDED_LOST:

@@ -701,6 +701,12 @@ static int end_supervisor(cli_session *s, sqlease_error *err)
     return rc;
 }
 
+void cli_session_release_at_once(cli_session *s)
+{
+    if (s->sup != NULL && s->min_hold_ms > 0)
+        sqle_supervisor_release_at_once(s->sup);
+}
+
 int cli_session_stop(cli_session *s)
 {
     sqlease_error err;

@@ -95,6 +95,11 @@ const char *cli_session_first_error(cli_session *s, int print);
  * stopped.  Returns 0, or -1 if the release failed (already logged). */
 int cli_session_stop(cli_session *s);
 
+/* Make cli_session_stop's release free the row at once even with
+ * --min-hold: CMD never ran (it could not be started), and a minimum hold
+ * would keep every other host from running it until it passed. */
+void cli_session_release_at_once(cli_session *s);
+
 /* Stay out of contention (supervise's crash limit): stop and free the
  * supervisor, which releases the lease; the database stays open.  note
  * is what the service manager's status says meanwhile. */
