@@ -303,6 +303,18 @@ int sqle_engine_tick_one(sqle_engine *e, sqlease_supervisor *s, sqlease_error *e
     sqle_err_clear(&err);
     sqle_engine_lock(e);
     st = s->state;
+    if (st == SUP_STALE && (s->in_cb || s->cbq_head != NULL)) {
+        /* The row must stay this hold until on_stopped has returned.  The
+         * round that sends this was gathered earlier, maybe while s still
+         * held (the watchdog may stop the work while the round waits on a
+         * slow statement of another lease), so the rule is checked here,
+         * where the release would be sent; the callback's end wakes the
+         * runner, whose next round sends it. */
+        sqle_engine_unlock(e);
+        if (err_out != NULL)
+            *err_out = err;
+        return SQLEASE_OK;
+    }
     sqle_engine_unlock(e);
     if (st == SUP_STALE) {
         /* Never with the minimum hold: this hold's work did not finish. */

@@ -1,0 +1,293 @@
+/*
+ * test_overlap.c -- never two holders' work at once, in the interleavings
+ * of the engine's threads (runner, watchdog, callback pool) that a slow
+ * database or a slow callback makes, against the database under test.
+ *
+ * Each test builds one shape end to end with real handles: a database
+ * made slow by another connection holding a lock (the SQLite file in
+ * BEGIN EXCLUSIVE, a row lock in an open transaction on a server), a
+ * callback that takes its time, a second owner polling on a connection of
+ * its own.  The work of each owner runs from the start of its on_started
+ * to the return of its on_stopped, and the tests measure, in ms, how far
+ * two owners' work overlapped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform.h"
+#include "testutil.h"
+
+/* The take UPDATE of every dialect, and nothing else, contains this. */
+#define TAKE_SQL "owner = ?, expires_at_ms"
+
+/* What one owner's callbacks saw. */
+typedef struct work {
+    sqle_mutex m;
+    int starts, stops;
+    int64_t token;           /* of the last on_started */
+    int64_t started_at;      /* mono ms on_started was called; -1 never */
+    int64_t stop_called;     /* mono ms on_stopped was called; -1 never */
+    int64_t stop_returned;   /* mono ms on_stopped returned; -1 never */
+    int stop_reason;
+    int bad_order;           /* a start while running, or a stop while not */
+    int running;
+    int64_t stop_ms;         /* on_stopped takes this long */
+    /* on_holder: the next call after `slow_armed` is set takes slow_ms */
+    int slow_armed;
+    int64_t slow_ms;
+    int64_t slow_began, slow_ended;  /* -1: not yet */
+    int holder_calls;
+} work;
+
+static void work_init(work *w, int64_t stop_ms)
+{
+    memset(w, 0, sizeof *w);
+    sqle_mutex_init(&w->m);
+    w->started_at = w->stop_called = w->stop_returned = -1;
+    w->slow_began = w->slow_ended = -1;
+    w->stop_ms = stop_ms;
+}
+
+static void work_destroy(work *w)
+{
+    sqle_mutex_destroy(&w->m);
+}
+
+static void on_started(void *ud, int64_t token)
+{
+    work *w = ud;
+
+    sqle_mutex_lock(&w->m);
+    if (w->running)
+        w->bad_order = 1;
+    w->running = 1;
+    w->starts++;
+    w->token = token;
+    w->started_at = sqle_mono_ms();
+    sqle_mutex_unlock(&w->m);
+}
+
+static void on_stopped(void *ud, int reason)
+{
+    work *w = ud;
+    int64_t ms;
+
+    sqle_mutex_lock(&w->m);
+    if (!w->running)
+        w->bad_order = 1;
+    w->stops++;
+    w->stop_reason = reason;
+    w->stop_called = sqle_mono_ms();
+    ms = w->stop_ms;
+    sqle_mutex_unlock(&w->m);
+    /* Stopping the work takes this long; it is still running meanwhile. */
+    if (ms > 0)
+        sqle_sleep_ms(ms);
+    sqle_mutex_lock(&w->m);
+    w->running = 0;
+    w->stop_returned = sqle_mono_ms();
+    sqle_mutex_unlock(&w->m);
+}
+
+/* A follower's on_holder that connects to the address the holder
+ * published: slow once armed (that host just died), quick otherwise. */
+static void on_holder(void *ud, const char *owner, int64_t token, const char *data)
+{
+    work *w = ud;
+    int64_t ms = 0;
+
+    (void)owner;
+    (void)token;
+    (void)data;
+    sqle_mutex_lock(&w->m);
+    w->holder_calls++;
+    if (w->slow_armed && w->slow_began < 0) {
+        w->slow_began = sqle_mono_ms();
+        ms = w->slow_ms;
+    }
+    sqle_mutex_unlock(&w->m);
+    if (ms > 0) {
+        sqle_sleep_ms(ms);
+        sqle_mutex_lock(&w->m);
+        w->slow_ended = sqle_mono_ms();
+        sqle_mutex_unlock(&w->m);
+    }
+}
+
+static int64_t work_get(work *w, const int64_t *field)
+{
+    int64_t v;
+
+    sqle_mutex_lock(&w->m);
+    v = *field;
+    sqle_mutex_unlock(&w->m);
+    return v;
+}
+
+typedef struct { work *w; const int64_t *field; } field_arg;
+
+static int field_set(void *arg)
+{
+    field_arg *a = arg;
+    return work_get(a->w, a->field) >= 0;
+}
+
+/* Wait until one of w's time stamps is set. */
+static int await_field(work *w, const int64_t *field, int64_t timeout_ms)
+{
+    field_arg a;
+
+    a.w = w;
+    a.field = field;
+    return tu_await(field_set, &a, timeout_ms);
+}
+
+static sqlease_supervisor *start_sup(sqlease_db *db, const char *t, const char *name,
+                                     const char *owner, work *w, int64_t ttl, int64_t hb,
+                                     int64_t rd, int64_t retry, int with_holder)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_supervisor *s = NULL;
+    int rc;
+
+    tu_options(&o, t, name, owner, ttl, hb, rd, retry);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    if (with_holder)
+        o.on_holder = on_holder;
+    o.userdata = w;
+    rc = sqlease_supervisor_start(&s, db, &o, &err);
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "supervisor_start %s/%s: %s\n", name, owner, err.message);
+    CU_ASSERT_EQUAL(rc, SQLEASE_OK);
+    return rc == SQLEASE_OK ? s : NULL;
+}
+
+/* A transaction on `locker` that makes the database slow for the others:
+ * on SQLite the whole file (BEGIN EXCLUSIVE), on a server the row `name`
+ * of `t` (an UPDATE in an open transaction).  Returns the status. */
+static int lock_begin(sqlease_db *locker, const char *t, const char *name)
+{
+    const char *d = sqlease_db_dialect(locker);
+    char sql[256];
+    int rc;
+
+    if (strcmp(d, "sqlite") == 0)
+        return tu_sql(locker, "BEGIN EXCLUSIVE", NULL);
+    rc = tu_sql(locker, strcmp(d, "mysql") == 0       ? "START TRANSACTION"
+                        : strcmp(d, "sqlserver") == 0 ? "BEGIN TRANSACTION"
+                                                      : "BEGIN", NULL);
+    if (rc != SQLEASE_OK)
+        return rc;
+    snprintf(sql, sizeof sql, "UPDATE %s SET version = version WHERE name = '%s'", t, name);
+    rc = tu_sql(locker, sql, NULL);
+    if (rc != SQLEASE_OK)
+        (void)tu_sql(locker, "ROLLBACK", NULL);
+    return rc;
+}
+
+static int lock_end(sqlease_db *locker)
+{
+    return tu_sql(locker, "ROLLBACK", NULL);
+}
+
+/*
+ * A stale hold is released only once its on_stopped has returned.
+ *
+ * One handle holds two leases in two groups of the runner's round (ttl
+ * 2.5 s and 3 s: the first group's renew is sent first).  Another
+ * connection makes the database slow: that renew waits, and the second
+ * lease's renew, gathered into the same round, waits behind it on the
+ * runner, past its renew deadline.  The watchdog stops the second
+ * lease's work; its on_stopped takes 1.5 s (inside ttl - renew_deadline,
+ * 2 s).  The lock goes; the round goes on.  A follower on its own
+ * connection polls every 100 ms.  The hold must stay the row's until
+ * on_stopped has returned: the follower's work starts after that, not
+ * while the old work is still being stopped.  (The old holder's own
+ * takes are refused, so that it is the follower that takes the lease.)
+ */
+static void test_stale_release_waits_for_on_stopped(void)
+{
+    const char *t = tu_table();
+    const char *names[2] = {"a", "b"};
+    sqlease_db *holder_db = NULL, *follower_db, *locker, *admin;
+    tu_faulty *f = tu_faulty_open_qt(&holder_db, 5000);
+    sqlease_supervisor *sa = NULL, *sb = NULL, *fb = NULL;
+    sqlease_error err;
+    work wa, wb, wf;
+    int64_t overlap;
+    int locked;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    admin = tu_open();
+    follower_db = tu_open();
+    locker = tu_open();
+    CU_ASSERT_FATAL(admin != NULL && follower_db != NULL && locker != NULL);
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(admin, t, names, 2, &err), SQLEASE_OK);
+    work_init(&wa, 0);
+    work_init(&wb, 1500);
+    work_init(&wf, 0);
+
+    sa = start_sup(holder_db, t, "a", "host-1", &wa, 2500, 400, 2000, 100, 0);
+    sb = start_sup(holder_db, t, "b", "host-1", &wb, 3000, 400, 1000, 100, 0);
+    fb = start_sup(follower_db, t, "b", "host-2", &wf, 3000, 400, 1000, 100, 0);
+    CU_ASSERT_FATAL(sa != NULL && sb != NULL && fb != NULL);
+    CU_ASSERT_EQUAL(wa.starts, 1);
+    CU_ASSERT_EQUAL(wb.starts, 1);
+    CU_ASSERT_EQUAL(wf.starts, 0);
+    tu_fault_match(f, TAKE_SQL, TU_FAULT_CONNECT);
+
+    /* The database is slow until b's work is being stopped. */
+    locked = lock_begin(locker, t, "a") == SQLEASE_OK;
+    CU_ASSERT_FATAL(locked);
+    CU_ASSERT(await_field(&wb, &wb.stop_called, 5000));
+    CU_ASSERT_EQUAL(lock_end(locker), SQLEASE_OK);
+    CU_ASSERT_EQUAL(wb.stop_reason, SQLEASE_STOP_DEADLINE);
+
+    /* The follower takes b: once b's row is free, or expired. */
+    CU_ASSERT(await_field(&wf, &wf.started_at, 6000));
+    CU_ASSERT(await_field(&wb, &wb.stop_returned, 3000));
+    overlap = work_get(&wb, &wb.stop_returned) - work_get(&wf, &wf.started_at);
+    fprintf(stderr, "\n  on_stopped of the old holder: %lld ms; the follower started %lld ms "
+            "after it was called: overlap %lld ms\n",
+            (long long)(work_get(&wb, &wb.stop_returned) - work_get(&wb, &wb.stop_called)),
+            (long long)(work_get(&wf, &wf.started_at) - work_get(&wb, &wb.stop_called)),
+            (long long)(overlap > 0 ? overlap : 0));
+    CU_ASSERT(work_get(&wf, &wf.started_at) >= 0 && overlap <= 0);
+    CU_ASSERT_EQUAL(work_get(&wf, &wf.token), work_get(&wb, &wb.token) + 1);
+    CU_ASSERT_EQUAL(wa.stops, 0); /* a kept its hold through the slow spell */
+    CU_ASSERT_EQUAL(wa.bad_order + wb.bad_order + wf.bad_order, 0);
+
+    tu_fault_match(f, NULL, TU_FAULT_NONE);
+    sqlease_supervisor_free(fb);
+    sqlease_supervisor_free(sb);
+    sqlease_supervisor_free(sa);
+    tu_drop(admin, t);
+    sqlease_db_close(locker);
+    sqlease_db_close(follower_db);
+    sqlease_db_close(admin);
+    sqlease_db_close(holder_db);
+    tu_faulty_free(f);
+    work_destroy(&wa);
+    work_destroy(&wb);
+    work_destroy(&wf);
+}
+
+static void add_tests(void)
+{
+    CU_pSuite s = CU_add_suite("one holder's work at a time", NULL, NULL);
+
+    CU_add_test(s, "a stale hold is released only after its on_stopped returned",
+                test_stale_release_waits_for_on_stopped);
+}
+
+int main(void)
+{
+    int rc = tu_main(add_tests);
+
+    if (rc == 0)
+        tu_cleanup();
+    return rc;
+}
