@@ -145,15 +145,70 @@ static int64_t pool_grow(sqle_engine *e, int64_t now)
     return now + POOL_STALL_MS;
 }
 
+/*
+ * Whether a queued start may still be delivered (e->m held).  It was
+ * proven when it was queued, but it may have waited behind a slow
+ * callback of the same supervisor (an on_holder that connects to a host
+ * that just died) for longer than its hold lasts: by then its deadline
+ * may have passed, the hold may have been stopped, or another hold may
+ * have started.  A start that is no longer the supervisor's running hold,
+ * or whose deadline has passed, must not start the work: another owner
+ * may hold the lease by now.
+ */
+static int start_current(sqle_engine *e, const sqlease_supervisor *s, const sup_cb *cb)
+{
+    return s->running && s->token == cb->token && e->now_ms() < s->deadline;
+}
+
+/*
+ * Drop a start that is no longer current, and with it its stop, so that
+ * on_started and on_stopped still alternate (e->m held).  Queued stops
+ * follow the starts they end, in order: the next stop in the queue is
+ * this start's.  If this start's hold still counts as running (its
+ * deadline passed and the watchdog has not looked yet), it is stopped
+ * here, which queues that stop; `note` gets what that step logs.
+ */
+static void drop_start(sqlease_supervisor *s, const sup_cb *cb, sup_note *note)
+{
+    if (s->running && s->token == cb->token)
+        sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, note);
+    s->drop_stop = 1;
+}
+
 /* Call one queued callback, e->m let go around the call.  The lines that
  * say the work starts or stops are written here, next to the call, so
- * that they are in the order the calls are. */
-static void deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
+ * that they are in the order the calls are.  Returns 1 if the callback
+ * was called, 0 if it was dropped. */
+static int deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
 {
-    int go = cb->kind != CB_HOLDER || (!s->running && s->state != SUP_STOPPED);
+    sup_note note = {0};
+    int go = 1;
 
-    if (!go)
-        return;
+    switch (cb->kind) {
+    case CB_STARTED:
+        go = start_current(e, s, cb);
+        if (!go)
+            drop_start(s, cb, &note);
+        break;
+    case CB_STOPPED:
+        go = !s->drop_stop;
+        s->drop_stop = 0;
+        break;
+    case CB_HOLDER:
+        go = !s->running && s->state != SUP_STOPPED;
+        break;
+    }
+    if (!go) {
+        if (cb->kind == CB_STARTED) {
+            sqle_engine_unlock(e);
+            sqle_sup_note(s, &note);
+            sqle_sup_log(s, SQLEASE_LOG_WARN, "the hold with token %lld ended before "
+                         "on_started could be called (an earlier callback of this lease "
+                         "took too long); not starting the work", (long long)cb->token);
+            sqle_engine_lock(e);
+        }
+        return 0;
+    }
     s->cb_thread = sqle_thread_self();
     sqle_engine_unlock(e);
     switch (cb->kind) {
@@ -176,6 +231,7 @@ static void deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
     }
     sqle_engine_lock(e);
     s->cb_thread = 0;
+    return 1;
 }
 
 /* Run s's queue to its end on this thread (e->m held, s claimed). */
@@ -184,12 +240,14 @@ static void drain(sqle_engine *e, sqlease_supervisor *s)
     sup_cb *cb;
 
     while ((cb = s->cbq_head) != NULL) {
+        int called;
+
         s->cbq_head = cb->next;
         if (s->cbq_head == NULL)
             s->cbq_tail = NULL;
-        deliver(e, s, cb);
+        called = deliver(e, s, cb);
         if (cb->kind == CB_STARTED)
-            s->work_up = s->running && s->token == cb->token;
+            s->work_up = called && s->running && s->token == cb->token;
         else if (cb->kind == CB_STOPPED)
             sqle_cond_signal(&e->run_cv); /* a stale hold may be released now */
         sqle_cond_broadcast(&e->change_cv);

@@ -131,6 +131,8 @@ struct sqlease_supervisor {
      * or stop); ready_next links it into the engine's ready list. */
     sup_cb *cbq_head, *cbq_tail;
     int in_cb, on_ready;
+    int drop_stop;           /* a start was dropped undelivered (it waited
+                                past its hold): drop the stop that ends it */
     struct sqlease_supervisor *ready_next;
     uint64_t cb_thread;      /* thread inside a callback now, 0 none */
 

@@ -143,6 +143,14 @@ static int await_field(work *w, const int64_t *field, int64_t timeout_ms)
     return tu_await(field_set, &a, timeout_ms);
 }
 
+static int holding(void *arg)
+{
+    sqlease_state st;
+
+    return sqlease_supervisor_state((sqlease_supervisor *)arg, &st) == SQLEASE_OK &&
+           st.holding;
+}
+
 static sqlease_supervisor *start_sup(sqlease_db *db, const char *t, const char *name,
                                      const char *owner, work *w, int64_t ttl, int64_t hb,
                                      int64_t rd, int64_t retry, int with_holder)
@@ -275,12 +283,109 @@ static void test_stale_release_waits_for_on_stopped(void)
     work_destroy(&wf);
 }
 
+/*
+ * An on_started that can only be called after its hold's deadline is
+ * never called, and neither is its on_stopped.
+ *
+ * A follower's on_holder is slow once (5 s: it connects to the address
+ * the holder published, and that host just died).  Meanwhile the lease
+ * expires and the follower takes it: its on_started waits behind the
+ * slow callback.  Its database is gone from then on, so its renews fail,
+ * its deadline passes and its row expires; a third owner takes the
+ * lease and starts.  When the slow callback returns, the old start must
+ * be dropped with its stop, not run on top of the third owner's work.
+ */
+static void test_late_start_is_dropped(void)
+{
+    const char *t = tu_table();
+    sqlease_db *y_db = NULL, *x_db, *z_db;
+    tu_faulty *f = tu_faulty_open_qt(&y_db, 1000);
+    sqlease_supervisor *y = NULL, *z = NULL;
+    sqlease_lease *x = NULL;
+    sqlease_lease_info info;
+    sqlease_options o;
+    sqlease_state st;
+    sqlease_error err;
+    work wy, wz;
+    char sql[256];
+    int64_t y_token = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    x_db = tu_open();
+    z_db = tu_open();
+    CU_ASSERT_FATAL(x_db != NULL && z_db != NULL);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(x_db, t, "job"), SQLEASE_OK);
+    work_init(&wy, 0);
+    work_init(&wz, 0);
+    wy.slow_ms = 5000;
+
+    /* Host x holds the lease, then dies: it never renews. */
+    tu_options(&o, t, "job", "host-x", 1500, 500, 1000, 100);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&x, x_db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(x, &info, &err), SQLEASE_OK);
+    y = start_sup(y_db, t, "job", "host-y", &wy, 1500, 300, 900, 150, 1);
+    CU_ASSERT_FATAL(y != NULL);
+    CU_ASSERT_EQUAL(wy.holder_calls, 1);
+    CU_ASSERT_EQUAL(wy.starts, 0);
+
+    /* Host x's hold is handed to its stand-in, x2, which publishes an
+     * address of its own (the row as x2's take leaves it, expiry kept):
+     * y's next poll reports it, and that on_holder is the slow one. */
+    sqle_mutex_lock(&wy.m);
+    wy.slow_armed = 1;
+    sqle_mutex_unlock(&wy.m);
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = 'host-x2', token = token + 1, "
+             "version = version + 1 WHERE name = 'job'", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(x_db, sql, NULL), SQLEASE_OK);
+    CU_ASSERT_FATAL(await_field(&wy, &wy.slow_began, 3000));
+
+    /* The row expires; y takes it while its on_holder is still slow. */
+    CU_ASSERT_FATAL(tu_await(holding, y, 4000));
+    tu_fault_set(f, TU_FAULT_CONNECT, 0);
+    CU_ASSERT_EQUAL(sqlease_supervisor_state(y, &st), SQLEASE_OK);
+    y_token = st.token;
+    CU_ASSERT_EQUAL(wy.starts, 0);
+
+    /* z takes once y's row expires (y's renews fail), and starts. */
+    z = start_sup(z_db, t, "job", "host-z", &wz, 1500, 300, 900, 100, 0);
+    CU_ASSERT_FATAL(z != NULL);
+    CU_ASSERT(await_field(&wz, &wz.started_at, 4000));
+    CU_ASSERT_EQUAL(wz.token, y_token + 1);
+    CU_ASSERT(work_get(&wy, &wy.slow_ended) < 0); /* the shape: z started first */
+
+    /* The slow callback returns; a stop waits for y's queue to drain. */
+    CU_ASSERT(await_field(&wy, &wy.slow_ended, 6000));
+    (void)sqlease_supervisor_stop(y, &err);
+    if (wy.starts > 0)
+        fprintf(stderr, "\n  y's on_started(token %lld) ran %lld ms after z had started "
+                "with token %lld, while z's work ran\n", (long long)wy.token,
+                (long long)(wy.started_at - wz.started_at), (long long)wz.token);
+    CU_ASSERT_EQUAL(wy.starts, 0);
+    CU_ASSERT_EQUAL(wy.stops, 0);
+    CU_ASSERT_EQUAL(wz.starts, 1);
+    CU_ASSERT_EQUAL(wz.stops, 0);
+    CU_ASSERT_EQUAL(wy.bad_order + wz.bad_order, 0);
+
+    sqlease_supervisor_free(z);
+    sqlease_supervisor_free(y);
+    sqlease_lease_free(x);
+    tu_drop(x_db, t);
+    sqlease_db_close(z_db);
+    sqlease_db_close(x_db);
+    sqlease_db_close(y_db);
+    tu_faulty_free(f);
+    work_destroy(&wy);
+    work_destroy(&wz);
+}
+
 static void add_tests(void)
 {
     CU_pSuite s = CU_add_suite("one holder's work at a time", NULL, NULL);
 
     CU_add_test(s, "a stale hold is released only after its on_stopped returned",
                 test_stale_release_waits_for_on_stopped);
+    CU_add_test(s, "an on_started past its hold's deadline is dropped with its stop",
+                test_late_start_is_dropped);
 }
 
 int main(void)
