@@ -43,6 +43,8 @@ static int g_seq;
 static pid_t g_pid;   /* the sqlease under test, 0 when none */
 static char g_log[700];        /* the last started sqlease's stdout and stderr */
 static const char *g_env;      /* "K=V" for the next start_sqlease, or NULL */
+static const char *g_stderr;   /* the next start_sqlease's stderr (a FIFO), or NULL:
+                                  the log file */
 
 static int await_gone(long pid, int64_t until)
 {
@@ -150,7 +152,10 @@ static pid_t start_sqlease(const char *first, ...)
         int in = open("/dev/null", O_RDONLY);
 
         setpgid(0, 0);
-        if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+        int err = g_stderr != NULL ? open(g_stderr, O_WRONLY) : out;
+
+        if (out < 0 || in < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(err, 2) < 0)
             _exit(126);
         if (g_env != NULL)
             putenv((char *)g_env);
@@ -385,6 +390,164 @@ static void test_loss_keeps_grace(void)
     CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
     CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    drop_table();
+}
+
+/* ---- a stderr nobody reads ------------------------------------------ */
+
+/* A FIFO whose read end this process holds open and never reads (a
+ * stalled log collector): the read end's descriptor, or -1. */
+static int stalled_reader(char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/stderr.%d.fifo", tu_dir(), ++g_seq);
+    if (mkfifo(path, 0600) != 0)
+        return -1;
+    return open(path, O_RDONLY | O_NONBLOCK);
+}
+
+/* Fill the FIFO to the brim through a description of this process's own
+ * (O_NONBLOCK there leaves sqlease's blocking one alone).  Returns the
+ * bytes written. */
+static long fill_fifo(const char *path)
+{
+    char chunk[4096];
+    long total = 0;
+    ssize_t w;
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+
+    if (fd < 0)
+        return -1;
+    memset(chunk, 'x', sizeof chunk);
+    chunk[sizeof chunk - 1] = '\n';
+    for (;;) {
+        w = write(fd, chunk, sizeof chunk);
+        if (w <= 0) {
+            /* The last bytes that fit, until not even one does. */
+            w = write(fd, chunk, 1);
+            if (w <= 0)
+                break;
+        }
+        total += w;
+    }
+    close(fd);
+    return total;
+}
+
+/* A supervise whose CMD (`sleep`, which dies at SIGTERM) runs, with its
+ * guard, and whose stderr is then a full pipe that nobody drains.
+ * Returns CMD's pid, or 0 (then sqlease is killed and reaped). */
+static long start_with_stalled_stderr(const char *fifo, long *sqle_pid, long *guard)
+{
+    char pidfile[600], script[800];
+    long cmd_pid;
+    long filled;
+
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_stderr = fifo;
+    *sqle_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    g_stderr = NULL;
+    CU_ASSERT_FATAL(*sqle_pid > 0);
+    cmd_pid = read_pid(pidfile, 10000);
+    *guard = cmd_pid > 0 ? guard_of(*sqle_pid, 5000) : 0;
+    CU_ASSERT(cmd_pid > 0);
+    CU_ASSERT(*guard > 0);
+    if (cmd_pid <= 0) {
+        kill(-(pid_t)*sqle_pid, SIGKILL);
+        reap_sqlease(5000);
+        return 0;
+    }
+    filled = fill_fifo(fifo);
+    CU_ASSERT(filled > 0);
+    return cmd_pid;
+}
+
+/*
+ * sqlease frozen while its stderr is a pipe nobody drains: its guard must
+ * still stop CMD by the deadline (+ 500 ms).  A guard that wrote its line
+ * before signalling would block in write() and stop nothing.
+ */
+static void test_frozen_with_stalled_stderr(void)
+{
+    char fifo[600];
+    long cmd_pid, sqle_pid, guard;
+    int64_t t0;
+    int rfd, gone;
+
+    setup_table();
+    rfd = stalled_reader(fifo, sizeof fifo);
+    CU_ASSERT_FATAL(rfd >= 0);
+    cmd_pid = start_with_stalled_stderr(fifo, &sqle_pid, &guard);
+    if (cmd_pid <= 0) {
+        close(rfd);
+        drop_table();
+        return;
+    }
+    sqle_sleep_ms(HB_MS + 200); /* a renew or two happened */
+    kill((pid_t)sqle_pid, SIGSTOP);
+    t0 = sqle_mono_ms();
+    gone = await_gone(cmd_pid, t0 + RD_MS + 500);
+    fprintf(stderr, "\n  sqlease frozen, its stderr full: CMD %s %lld ms after the freeze\n",
+            gone ? "gone" : "still running", (long long)(sqle_mono_ms() - t0));
+    CU_ASSERT(gone);
+    /* The reader goes away: nothing can block on the pipe any more. */
+    close(rfd);
+    kill((pid_t)sqle_pid, SIGCONT);
+    sqle_sleep_ms(500);
+    kill((pid_t)sqle_pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT(await_gone(cmd_pid, sqle_mono_ms() + 1000));
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    CU_ASSERT(guard > 0 && await_gone(guard, sqle_mono_ms() + 1000));
+    unlink(fifo);
+    drop_table();
+}
+
+/*
+ * The same stderr, sqlease running and the database slow past the
+ * renew deadline (another connection holds the lease row, or the SQLite
+ * file): sqlease's own stop path must stop CMD by the deadline (+ 500
+ * ms), signalling before it says so; neither it nor the guard may wait
+ * on the pipe first.
+ */
+static void test_deadline_with_stalled_stderr(void)
+{
+    char fifo[600];
+    long cmd_pid, sqle_pid, guard;
+    sqlease_db *locker;
+    int64_t t0;
+    int rfd, gone, locked;
+
+    setup_table();
+    locker = tu_open();
+    CU_ASSERT_FATAL(locker != NULL);
+    rfd = stalled_reader(fifo, sizeof fifo);
+    CU_ASSERT_FATAL(rfd >= 0);
+    cmd_pid = start_with_stalled_stderr(fifo, &sqle_pid, &guard);
+    if (cmd_pid <= 0) {
+        close(rfd);
+        sqlease_db_close(locker);
+        drop_table();
+        return;
+    }
+    locked = tu_lock_begin(locker, g_table, "scheduler") == SQLEASE_OK;
+    t0 = sqle_mono_ms();
+    CU_ASSERT(locked);
+    gone = locked && await_gone(cmd_pid, t0 + RD_MS + 500);
+    fprintf(stderr, "\n  database slow, stderr full: CMD %s %lld ms after the lock\n",
+            gone ? "gone" : "still running", (long long)(sqle_mono_ms() - t0));
+    CU_ASSERT(gone);
+    if (locked)
+        CU_ASSERT_EQUAL(tu_lock_end(locker), SQLEASE_OK);
+    sqlease_db_close(locker);
+    close(rfd);
+    kill((pid_t)sqle_pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(15000), 0);
+    CU_ASSERT(await_gone(cmd_pid, sqle_mono_ms() + 1000));
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    unlink(fifo);
     drop_table();
 }
 
@@ -931,6 +1094,10 @@ static void add_tests(void)
     CU_add_test(s, "a frozen sqlease's CMD is stopped by its deadline", test_frozen_sqlease);
     CU_add_test(s, "a killed sqlease takes CMD's children with it", test_killed_sqlease);
     CU_add_test(s, "a normal loss still gives CMD its kill grace", test_loss_keeps_grace);
+    CU_add_test(s, "a frozen sqlease whose stderr nobody reads: CMD stopped by its deadline",
+                test_frozen_with_stalled_stderr);
+    CU_add_test(s, "a deadline while stderr is a full pipe: CMD stopped by it",
+                test_deadline_with_stalled_stderr);
     CU_add_test(s, "run passes CMD's status through and leaves nothing",
                 test_run_status);
     CU_add_test(s, "a stopped job's CMD is stopped by the guard before a successor runs",

@@ -44,4 +44,12 @@ int cli_child_poll(sqle_child *c, int64_t grace_ms, int *code);
  * handle is closed either way. */
 int cli_child_stop(sqle_child *c, int64_t grace_ms);
 
+/* The same in two halves, for a caller that reports the stop: the SIGTERM
+ * goes out first (cli_child_term, which returns when it was sent, mono
+ * ms), the line saying so after it, then the rest (cli_child_finish, with
+ * what cli_child_term returned), so that nothing written on the way, to
+ * a stderr that may block, delays the signal. */
+int64_t cli_child_term(sqle_child *c);
+int cli_child_finish(sqle_child *c, int64_t termed, int64_t grace_ms);
+
 #endif

@@ -41,10 +41,10 @@ static void on_stopped(void *userdata, int reason)
     deadline = sqle_mono_ms() + h->stop_wait_ms;
     while (h->child_running) {
         if (sqle_cond_wait_until(&h->cv, &h->mu, deadline) == 1 && h->child_running) {
-            cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
-                    " ms after the lease ended; killing its process group",
-                    h->stop_wait_ms);
             sqle_child_kill(&h->child);
+            cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
+                    " ms after the lease ended; killed its process group",
+                    h->stop_wait_ms);
             break;
         }
     }

@@ -94,6 +94,18 @@ void sqle_stdio_ensure(void);
  * a variable inherited by a process whose stderr was redirected no longer
  * matches).  0 otherwise, and always on Windows. */
 int cli_sys_stderr_is_journal(void);
+/* Write one line (buf, n bytes, its newline included) to stderr without
+ * ever blocking: all of it if it fits now, else none of it, counted as
+ * dropped.  For what writes on a path that must not wait (stopping CMD
+ * at a deadline): stderr may be a pipe nobody drains (a stalled log
+ * collector, CMD's own chatter filling it).  The descriptor's own flags
+ * are left alone (it is shared with CMD).  Async-signal-safe on POSIX
+ * (the guard process uses it).  Returns 0 written, -1 dropped.  Windows:
+ * written as it is. */
+int cli_os_stderr_write(const char *buf, size_t n);
+/* Lines cli_os_stderr_write dropped since the last call (and resets the
+ * count). */
+unsigned long cli_os_stderr_dropped(void);
 /* 1 if nobody can read standard output any more: it is a pipe or socket
  * whose reader has closed its end (poll's POLLERR/POLLHUP), so that a
  * command that prints only now and then (status --watch) ends when its
