@@ -176,9 +176,10 @@ static void drop_start(sqlease_supervisor *s, const sup_cb *cb, sup_note *note)
 }
 
 /* Call one queued callback, e->m let go around the call.  The lines that
- * say the work starts or stops are written here, next to the call, so
- * that they are in the order the calls are.  Returns 1 if the callback
- * was called, 0 if it was dropped. */
+ * say the work starts or stops are written here, next to the call (the
+ * start's before it, the stop's after it), so that they are in the order
+ * the calls are.  Returns 1 if the callback was called, 0 if it was
+ * dropped. */
 static int deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
 {
     sup_note note = {0};
@@ -217,13 +218,21 @@ static int deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
         if (s->on_started != NULL)
             s->on_started(s->userdata, cb->token);
         break;
-    case CB_STOPPED:
-        sqle_sup_log(s, cb->reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO
-                                                            : SQLEASE_LOG_WARN,
-                     "stopping the work: %s", sqlease_stop_reason_str(cb->reason));
+    case CB_STOPPED: {
+        /* The stop first, the line after: a log sink may block (the
+         * default one writes to stderr, which may be a pipe nobody
+         * drains), and the work must stop by its deadline whatever the
+         * log does. */
+        int64_t began = sqle_mono_ms();
+
         if (s->on_stopped != NULL)
             s->on_stopped(s->userdata, cb->reason);
+        sqle_sup_log(s, cb->reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO
+                                                            : SQLEASE_LOG_WARN,
+                     "stopped the work: %s (on_stopped took %lld ms)",
+                     sqlease_stop_reason_str(cb->reason), (long long)(sqle_mono_ms() - began));
         break;
+    }
     case CB_HOLDER:
         if (s->on_holder != NULL)
             s->on_holder(s->userdata, cb->owner, cb->token, cb->data);

@@ -140,7 +140,7 @@ static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
         s->losses++;
     cb->reason = reason;
     sqle_engine_queue_cb(s->e, s, cb);
-    (void)note; /* "stopping the work" is logged where on_stopped is called */
+    (void)note; /* "stopped the work" is logged where on_stopped is called */
 }
 
 /*

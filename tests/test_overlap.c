@@ -173,34 +173,6 @@ static sqlease_supervisor *start_sup(sqlease_db *db, const char *t, const char *
     return rc == SQLEASE_OK ? s : NULL;
 }
 
-/* A transaction on `locker` that makes the database slow for the others:
- * on SQLite the whole file (BEGIN EXCLUSIVE), on a server the row `name`
- * of `t` (an UPDATE in an open transaction).  Returns the status. */
-static int lock_begin(sqlease_db *locker, const char *t, const char *name)
-{
-    const char *d = sqlease_db_dialect(locker);
-    char sql[256];
-    int rc;
-
-    if (strcmp(d, "sqlite") == 0)
-        return tu_sql(locker, "BEGIN EXCLUSIVE", NULL);
-    rc = tu_sql(locker, strcmp(d, "mysql") == 0       ? "START TRANSACTION"
-                        : strcmp(d, "sqlserver") == 0 ? "BEGIN TRANSACTION"
-                                                      : "BEGIN", NULL);
-    if (rc != SQLEASE_OK)
-        return rc;
-    snprintf(sql, sizeof sql, "UPDATE %s SET version = version WHERE name = '%s'", t, name);
-    rc = tu_sql(locker, sql, NULL);
-    if (rc != SQLEASE_OK)
-        (void)tu_sql(locker, "ROLLBACK", NULL);
-    return rc;
-}
-
-static int lock_end(sqlease_db *locker)
-{
-    return tu_sql(locker, "ROLLBACK", NULL);
-}
-
 /*
  * A stale hold is released only once its on_stopped has returned.
  *
@@ -248,10 +220,10 @@ static void test_stale_release_waits_for_on_stopped(void)
     tu_fault_match(f, TAKE_SQL, TU_FAULT_CONNECT);
 
     /* The database is slow until b's work is being stopped. */
-    locked = lock_begin(locker, t, "a") == SQLEASE_OK;
+    locked = tu_lock_begin(locker, t, "a") == SQLEASE_OK;
     CU_ASSERT_FATAL(locked);
     CU_ASSERT(await_field(&wb, &wb.stop_called, 5000));
-    CU_ASSERT_EQUAL(lock_end(locker), SQLEASE_OK);
+    CU_ASSERT_EQUAL(tu_lock_end(locker), SQLEASE_OK);
     CU_ASSERT_EQUAL(wb.stop_reason, SQLEASE_STOP_DEADLINE);
 
     /* The follower takes b: once b's row is free, or expired. */
@@ -378,6 +350,81 @@ static void test_late_start_is_dropped(void)
     work_destroy(&wz);
 }
 
+/* A log sink that blocks, once armed, on the lines that narrate the work
+ * (as a write to a stderr that nobody drains would), until released or
+ * until a bound so that the test always ends. */
+static sqle_mutex g_sink_m;
+static sqle_cond g_sink_cv;
+static int g_sink_armed, g_sink_open;
+
+static void blocking_sink(void *ud, int level, const char *line)
+{
+    int64_t until = sqle_mono_ms() + 4000;
+
+    tu_log_sink(ud, level, line);
+    if (strstr(line, "the work") == NULL)
+        return;
+    sqle_mutex_lock(&g_sink_m);
+    while (g_sink_armed && !g_sink_open && sqle_mono_ms() < until)
+        sqle_cond_wait_until(&g_sink_cv, &g_sink_m, until);
+    sqle_mutex_unlock(&g_sink_m);
+}
+
+static void sink_set(int armed, int open)
+{
+    sqle_mutex_lock(&g_sink_m);
+    g_sink_armed = armed;
+    g_sink_open = open;
+    sqle_cond_broadcast(&g_sink_cv);
+    sqle_mutex_unlock(&g_sink_m);
+}
+
+/*
+ * The work is stopped at its deadline even when the log blocks: the line
+ * that says so is written after on_stopped, not before it, so a sink
+ * stuck on a full pipe cannot hold the stop past the margin (and a
+ * successor's start on top of it).
+ */
+static void test_stop_not_held_by_log(void)
+{
+    const char *t = tu_table();
+    sqlease_db *db = NULL;
+    tu_faulty *f = tu_faulty_open_qt(&db, 1000);
+    sqlease_supervisor *s = NULL;
+    sqlease_options o;
+    sqlease_error err;
+    work w;
+    int64_t hang_at, late;
+    const int64_t rd = 800;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    work_init(&w, 0);
+    tu_options(&o, t, "job", "host-1", 3000, 200, rd, 100);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = &w;
+    o.log = blocking_sink;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(w.starts, 1);
+    sink_set(1, 0);
+    hang_at = sqle_mono_ms();
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    CU_ASSERT(await_field(&w, &w.stop_called, 6000));
+    late = work_get(&w, &w.stop_called) - (hang_at + rd);
+    fprintf(stderr, "\n  on_stopped called %lld ms after the deadline, the log blocked\n",
+            (long long)late);
+    CU_ASSERT(late <= 100);
+    CU_ASSERT_EQUAL(w.stop_reason, SQLEASE_STOP_DEADLINE);
+    sink_set(0, 1);
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    sqlease_supervisor_free(s);
+    tu_drop(db, t);
+    sqlease_db_close(db);
+    tu_faulty_free(f);
+    work_destroy(&w);
+}
+
 static void add_tests(void)
 {
     CU_pSuite s = CU_add_suite("one holder's work at a time", NULL, NULL);
@@ -386,11 +433,17 @@ static void add_tests(void)
                 test_stale_release_waits_for_on_stopped);
     CU_add_test(s, "an on_started past its hold's deadline is dropped with its stop",
                 test_late_start_is_dropped);
+    CU_add_test(s, "a log that blocks does not hold the stop at the deadline",
+                test_stop_not_held_by_log);
 }
 
 int main(void)
 {
-    int rc = tu_main(add_tests);
+    int rc;
+
+    sqle_mutex_init(&g_sink_m);
+    sqle_cond_init(&g_sink_cv);
+    rc = tu_main(add_tests);
 
     if (rc == 0)
         tu_cleanup();

@@ -201,7 +201,7 @@ typedef struct cli_session_log {
 static int narration(const char *line)
 {
     return strstr(line, ": holding the lease; starting the work") != NULL ||
-           strstr(line, ": stopping the work: ") != NULL;
+           strstr(line, ": stopped the work: ") != NULL;
 }
 
 /* A line with its digits dropped: the same failure again ("no answer
