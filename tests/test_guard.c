@@ -43,6 +43,7 @@ static int g_seq;
 static pid_t g_pid;   /* the sqlease under test, 0 when none */
 static char g_log[700];        /* the last started sqlease's stdout and stderr */
 static const char *g_env;      /* "K=V" for the next start_sqlease, or NULL */
+static const char *g_env2;     /* another one, or NULL */
 static const char *g_stderr;   /* the next start_sqlease's stderr (a FIFO), or NULL:
                                   the log file */
 
@@ -159,6 +160,8 @@ static pid_t start_sqlease(const char *first, ...)
             _exit(126);
         if (g_env != NULL)
             putenv((char *)g_env);
+        if (g_env2 != NULL)
+            putenv((char *)g_env2);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -548,6 +551,122 @@ static void test_deadline_with_stalled_stderr(void)
     CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
     unlink(fifo);
+    drop_table();
+}
+
+/* ---- a stop between starting CMD and starting its guard ------------- */
+
+typedef struct state_search {
+    long pid;
+    char state;
+} state_search;
+
+static int find_state(void *ud, const cli_os_proc *p)
+{
+    state_search *st = ud;
+
+    if (p->pid != st->pid)
+        return 0;
+    st->state = p->state;
+    return 1;
+}
+
+/* Wait until process pid is stopped ('T'); 1 if it was by timeout_ms. */
+static int await_stopped(long pid, int64_t timeout_ms)
+{
+    int64_t until = sqle_mono_ms() + timeout_ms;
+
+    do {
+        state_search st = {pid, 0};
+
+        (void)cli_os_proc_scan(find_state, &st);
+        if (st.state == 'T')
+            return 1;
+        sqle_sleep_ms(2);
+    } while (sqle_mono_ms() < until);
+    return 0;
+}
+
+/* The preload that stops a process right after its first fork
+ * (tests/preload/stop_after_fork.c), beside this program. */
+static int preload_path(char *buf, size_t cap)
+{
+    char self[512];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *slash;
+
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    snprintf(buf, cap, "%s/stop_after_fork.so", self);
+    return access(buf, R_OK);
+}
+
+/*
+ * sqlease stopped (SIGSTOP) right after it forked CMD, before anything
+ * else: CMD must not run unguarded meanwhile.  Either CMD waits for its
+ * guard and so has not run at all, or its guard stops it by the hold's
+ * deadline (+ the guard's slack, + 500 ms) while sqlease is stopped.  A
+ * guard forked only after CMD has exec'd is never forked: sqlease is
+ * stopped first.
+ */
+static void test_stop_between_cmd_and_guard(void)
+{
+    static char preload_env[700];
+    char pidfile[600], script[800], preload[600];
+    long cmd_pid = 0, sqle_pid;
+    int64_t t0, bound;
+    int stopped, unguarded = 0;
+
+    setup_table();
+    CU_ASSERT_FATAL(preload_path(preload, sizeof preload) == 0);
+    snprintf(preload_env, sizeof preload_env, "LD_PRELOAD=%s", preload);
+    snprintf(pidfile, sizeof pidfile, "%s/gate.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_env = preload_env;
+    /* An ASan build's runtime wants to be loaded first; the preload has
+     * no sanitizer of its own. */
+    g_env2 = "ASAN_OPTIONS=verify_asan_link_order=0";
+    sqle_pid = start_sqlease("run", "--", "sh", "-c", script, NULL);
+    g_env = g_env2 = NULL;
+    CU_ASSERT_FATAL(sqle_pid > 0);
+    stopped = await_stopped(sqle_pid, 10000);
+    CU_ASSERT(stopped);
+    /* The hold was proven before the fork: its deadline is at most RD_MS
+     * after this. */
+    t0 = sqle_mono_ms();
+    bound = t0 + RD_MS + 100 + 500;
+    if (stopped) {
+        cmd_pid = read_pid(pidfile, bound - sqle_mono_ms());
+        if (cmd_pid > 0)
+            unguarded = !await_gone(cmd_pid, bound);
+        sqle_sleep_ms(bound - sqle_mono_ms());
+        if (cmd_pid <= 0)
+            cmd_pid = read_pid(pidfile, 1);
+        if (cmd_pid > 0 && !tu_pid_gone(cmd_pid))
+            unguarded = 1;
+        fprintf(stderr, "\n  sqlease stopped right after forking CMD: %s\n",
+                cmd_pid <= 0 ? "CMD has not run"
+                : unguarded  ? "CMD runs past its hold's deadline, unguarded"
+                             : "CMD ran and its guard stopped it");
+        if (unguarded)
+            fprintf(stderr, "  CMD (pid %ld) still running %lld ms after sqlease was stopped\n",
+                    cmd_pid, (long long)(sqle_mono_ms() - t0));
+    }
+    CU_ASSERT(!unguarded);
+    if (cmd_pid > 0)
+        kill(-(pid_t)cmd_pid, SIGKILL);
+    kill((pid_t)sqle_pid, SIGCONT);
+    sqle_sleep_ms(200);
+    kill((pid_t)sqle_pid, SIGTERM);
+    reap_sqlease(10000);
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    if (cmd_pid > 0)
+        CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
     drop_table();
 }
 
@@ -1098,6 +1217,8 @@ static void add_tests(void)
                 test_frozen_with_stalled_stderr);
     CU_add_test(s, "a deadline while stderr is a full pipe: CMD stopped by it",
                 test_deadline_with_stalled_stderr);
+    CU_add_test(s, "sqlease stopped between forking CMD and its guard: CMD never unguarded",
+                test_stop_between_cmd_and_guard);
     CU_add_test(s, "run passes CMD's status through and leaves nothing",
                 test_run_status);
     CU_add_test(s, "a stopped job's CMD is stopped by the guard before a successor runs",

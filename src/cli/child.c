@@ -38,7 +38,7 @@ const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *bu
 
 int cli_child_start(sqle_child *c, char *const *argv, const char *name,
                     const char *owner, int64_t token, const char *fence_sql, int foreground,
-                    char *err, size_t cap)
+                    sqle_child_gate_fn gate, void *gate_ud, char *err, size_t cap)
 {
     char env_name[sizeof "SQLEASE_NAME=" + SQLEASE_MAX_NAME];
     char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
@@ -60,8 +60,8 @@ int cli_child_start(sqle_child *c, char *const *argv, const char *name,
     else
         snprintf(env_fence, sizeof env_fence, "SQLEASE_FENCE_SQL");
     env[n++] = env_fence;
-    return sqle_child_spawn_ex(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
-                               err, cap);
+    return sqle_child_spawn_gated(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
+                                  gate, gate_ud, err, cap);
 }
 
 /*

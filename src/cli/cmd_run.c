@@ -41,10 +41,11 @@ static int wait_and_start(cli_session *s, char **cmd, sqle_child *child, int64_t
         if (sqle_signal_received() != 0)
             return WAIT_SIGNAL;
         cli_hold_view_get(&s->hold, &v);
-        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1, token, err,
-                                 sizeof err);
+        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1,
+                                 cli_session_guard_armed, s, token, err, sizeof err);
         if (r == 1)
             return WAIT_STARTED;
+        cli_session_guard_done(s); /* CMD never ran: its guard, if any, goes */
         if (r < 0) {
             cli_error("%s", err);
             return WAIT_NOEXEC;
@@ -247,7 +248,6 @@ int cli_cmd_run(const cli_args *a)
     }
     cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "); started CMD (pid %ld)",
             s.name, token, cli_child_pid(&child));
-    cli_session_guard_start(&s, &child);
 
     ended = watch_child(&s, &child, f.kill_grace_ms, &code);
     switch (ended) {

@@ -88,12 +88,13 @@ static void try_start(supervise_loop *L, int64_t now)
     /* Never the terminal's foreground: the terminal's Ctrl-C must reach
      * supervise itself (stop CMD, release, exit), not only CMD. */
     int r = cli_hold_start_child(&L->s->hold, &L->child, L->cmd, L->s->name, L->s->owner, 0,
-                                 &L->token, err, sizeof err);
+                                 cli_session_guard_armed, L->s, &L->token, err, sizeof err);
 
+    if (r != 1)
+        cli_session_guard_done(L->s); /* CMD never ran: its guard, if any, goes */
     if (r == 1) {
         L->running = 1;
         L->started_mono = now;
-        cli_session_guard_start(L->s, &L->child);
         cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "): started CMD (pid %ld)",
                 L->s->name, L->token, cli_child_pid(&L->child));
     } else if (r < 0) {
