@@ -5,7 +5,7 @@
 # static library holds no process or signal code, that the version agrees
 # everywhere, that the example builds against the installed
 # copy with pkg-config (and runs: two instances, one holds), with CMake's
-# find_package (shared and static) and with the README's static-link
+# find_package (shared and static) and with docs/c-api.md's static-link
 # command from outside the repository, and that `scons uninstall` removes
 # every file install put there and nothing of the build.
 # Its counts go to $SQLEASE_RESULT_DIR (ci/results.sh).
@@ -31,6 +31,11 @@ check() { # check DESCRIPTION COMMAND...
     fi
 }
 
+# The README's install line (block readme-install) is what runs here, but
+# staged: DESTDIR added, and without sudo and ldconfig, which are root's.
+readme=$(python3 tests/docblocks.py readme-install)
+check "README's install line is 'scons install PREFIX=...'" \
+    test "$readme" = "sudo scons install PREFIX=/usr/local && sudo ldconfig"
 scons -Q install PREFIX="$prefix" DESTDIR="$stage" >/dev/null
 
 ver=$(sed -n 's/^#define SQLEASE_VERSION "\(.*\)"$/\1/p' include/sqlease.h)
@@ -147,7 +152,7 @@ printf 'cmake_minimum_required(VERSION 3.13)\nproject(v C)\nfind_package(sqlease
 check "CMake: a newer minor version is not found" \
     sh -c "! cmake -S '$tmp/cmake-v' -B '$tmp/cmake-v/b' -DCMAKE_PREFIX_PATH='$root' >/dev/null 2>&1"
 
-# The README's static link, from a directory outside the repository.
+# The static link of docs/c-api.md, from a directory outside the repository.
 (cd "$tmp" && cc -std=c11 -Wall -Wextra -o scheduler-static "$src/examples/scheduler.c" \
     -I"$root/include" "$root/lib/libsqlease.a" -lodbc -lodbcinst -luuid -pthread)
 check "static link from outside the repository"  sh -c "! ldd '$tmp/scheduler-static' | grep -q libsqlease"

@@ -821,8 +821,8 @@ struct sqlease_state {
  * Statements: the runner sends them in rounds.  The renews due within
  * half a heartbeat of each other, of leases with the same table and ttl,
  * go as one statement (one per chunk of the dialect's batch size: see
- * README, "Many leases on one handle"), with each lease's outcome known
- * exactly (a lease whose hold is gone is a loss for it alone); the
+ * docs/c-api.md, "Many leases on one handle"), with each lease's outcome
+ * known exactly (a lease whose hold is gone is a loss for it alone); the
  * followers' polls of one table, due within half a retry, go as one
  * read, and a take only for a row that read found free or expired.  A
  * renew is sent early, never late.  A lone lease sends the same single statements as

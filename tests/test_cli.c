@@ -1354,7 +1354,7 @@ static void test_run_min_hold_and_sigterm(void)
     }
     result_free(&r);
 
-    /* The README's crontab line: a 5-minute minimum hold that is a
+    /* The crontab line of the README and docs/operating.md: a 5-minute minimum hold that is a
      * multiple of the heartbeat, and no warning at the end. */
     new_table();
     if (!migrate_ok())

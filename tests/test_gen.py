@@ -569,7 +569,7 @@ def own(rows, key, field):
 
 class Inheritance(GenCase):
     # A DBMS whose SQL is the common one: its clock, its name and how it
-    # is detected are all it says (the README's example).
+    # is detected are all it says (the example in docs/contributing.md).
     EXAMPLE = {"now_ms": "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
                "aliases": ["exdb"], "dbms_names": ["ExampleDB"]}
 
