@@ -8,6 +8,8 @@
 # do not mix), then in a fresh temporary directory, on an SQLite file:
 #
 #   run       -- sh -c 'exit 3'    must exit 3
+#   -v run    -- sh -c 'exit 4'    stderr a pipe: must exit 4, its lines
+#                                  coming through the pipe
 #   supervise -- sleep 60          held for a few heartbeats (so the
 #                                  heartbeat, the watchdog and CMD's guard
 #                                  all run), with a metrics file and a
@@ -62,6 +64,15 @@ echo "==== valgrind: sqlease run -- sh -c 'exit 3'"
 "${VG[@]}" "$BIN" "${COMMON[@]}" run -- sh -c 'exit 3' >"$WORK/run.out" 2>&1
 rc=$?
 [ "$rc" = 3 ] || { cat "$WORK/run.out"; fail "run exited $rc, expected 3 (99: memcheck errors)"; }
+
+# stderr a pipe: log lines go through a non-blocking description of it
+# of their own (src/cli/os/posix/stdio.c), CMD waits at its gate for the
+# guard.
+echo "==== valgrind: sqlease -v run -- sh -c 'exit 4', stderr a pipe"
+"${VG[@]}" "$BIN" "${COMMON[@]}" -v run -- sh -c 'exit 4' 2>&1 | cat >"$WORK/run-pipe.out"
+rc=${PIPESTATUS[0]}
+[ "$rc" = 4 ] || { cat "$WORK/run-pipe.out"; fail "run (stderr a pipe) exited $rc, expected 4 (99: memcheck errors)"; }
+grep -q 'started CMD' "$WORK/run-pipe.out" || { cat "$WORK/run-pipe.out"; fail "run (stderr a pipe) logged nothing through the pipe"; }
 
 echo "==== valgrind: sqlease supervise -- sleep 60 (SIGTERM after a few heartbeats)"
 NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \
