@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "dialect.h"
 
 static void usage(FILE *out)
 {
@@ -28,9 +29,11 @@ static void usage(FILE *out)
           "                     [--leases N[,N...]] [--samples N] [--trials N] [-v]\n"
           "  --dsn CONN    DSN name or connection string (default: SQLite in a fresh\n"
           "                temporary directory, removed afterwards); the benchmark creates\n"
-          "                and drops the tables sqlease_bench, sqlease_bench_many, bench_raw\n"
-          "  --dialect X   force the dialect (sqlite, postgres, mysql, sqlserver)\n"
-          "  --short       a quick run (about 40 s): fewer samples, trials and leases\n"
+          "                and drops the tables sqlease_bench, sqlease_bench_many, bench_raw\n",
+          out);
+    /* The rows of the generated dialect table, whatever it holds. */
+    fprintf(out, "  --dialect X   force the dialect (%s)\n", sqle_dialect_keys());
+    fputs("  --short       a quick run (about 40 s): fewer samples, trials and leases\n"
           "  --json        one JSON object on stdout (the table goes to stderr)\n"
           "  --only LIST   comma-separated subset of: stmts,latency,graceful,crash,idle,leases\n"
           "  --leases N[,N...]  leases held at once in the leases measurement, measured\n"

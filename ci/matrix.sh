@@ -4,27 +4,36 @@
 #   bash ci/matrix.sh                   # `scons -j$JOBS test` per dialect
 #   bash ci/matrix.sh scons test TESTS=test_dialect
 #
-# In turn:
-#   sqlite     the embedded default (SQLEASE_TEST_DSN unset)
+# The dialects are the rows of templates/dialects.toml, in key order, so
+# that a new row is in the matrix as soon as it is in the table.  Each
+# runs through a script of its own, ci/NAME.sh, NAME being the row's key
+# or one of its aliases, which gets a server of that kind, runs the
+# command against it and stops what it started:
+#   sqlite     the suites' default database, the embedded one
+#              (SQLEASE_TEST_DSN unset): no script
 #   postgres   ci/postgres.sh: a PostgreSQL server started for the run
-#   mariadb    ci/mariadb.sh: a MariaDB server, suites run with OPTION=0 and 2
-#   sqlserver  ci/sqlserver.sh, only when SQLEASE_TEST_SQLSERVER_DSN is set
+#   mysql      ci/mariadb.sh: a MariaDB server, suites run with OPTION=0 and 2
+#   sqlserver  ci/sqlserver.sh, which skips unless SQLEASE_TEST_SQLSERVER_DSN
+#              names a server
+# A script that exits 77 skipped (it had no server to run on); a row with
+# no script is listed as not run (SKIP, "no ci/KEY.sh").
 #
 # A failing dialect does not stop the others.  At the end a table gives
 # each dialect's result, test counts and seconds; the exit status is 0
-# only if none failed (a skipped SQL Server is not a failure).  The counts
-# come from the result files the command leaves (ci/results.sh; a dialect
+# only if none failed (a skipped one is not a failure).  The counts come
+# from the result files the command leaves (ci/results.sh; a dialect
 # that leaves none counts as one failed test), and their total goes to
 # $SQLEASE_RESULT_DIR.
 #
-# Environment: SQLEASE_MATRIX (dialects to run, space separated; default
-# "sqlite postgres mariadb sqlserver"), JOBS (parallel compile jobs).
+# Environment: SQLEASE_MATRIX (the dialects to run, by key, alias or
+# script name, space separated; "servers": every row but sqlite, which the
+# plain test step covers; default: every row), JOBS (parallel compile
+# jobs).
 
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
-DIALECTS=${SQLEASE_MATRIX:-sqlite postgres mariadb sqlserver}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ $# -gt 0 ] || set -- scons -j"$JOBS" test
 
@@ -36,6 +45,41 @@ trap 'exit 143' TERM
 cd "$TOP" || exit 2
 # shellcheck source=ci/results.sh
 . "$HERE/results.sh"
+
+# The table's rows, one line each: the key, then its aliases.
+ROWS=$(python3 -c '
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    rows = tomllib.load(f)
+for key in sorted(k for k in rows if k != "common"):
+    print(key, *rows[key].get("aliases", []))
+' templates/dialects.toml) || { echo "matrix.sh: cannot read templates/dialects.toml" >&2; exit 2; }
+EMBEDDED=sqlite
+
+case ${SQLEASE_MATRIX:-} in
+"")      DIALECTS=$(cut -d' ' -f1 <<<"$ROWS") ;;
+servers) DIALECTS=$(cut -d' ' -f1 <<<"$ROWS" | grep -vx "$EMBEDDED") ;;
+*)       DIALECTS=$SQLEASE_MATRIX ;;
+esac
+
+# row_of NAME: the row NAME is the key or an alias of ("" if none).
+row_of() {
+    local line
+    while read -r line; do
+        for n in $line; do
+            [ "$n" = "$1" ] && { echo "${line%% *}"; return; }
+        done
+    done <<<"$ROWS"
+}
+
+# script_of NAME ROW: the script that runs the row: ci/NAME.sh, else the
+# first of ci/KEY.sh and ci/ALIAS.sh that exists ("" if none).
+script_of() {
+    local n
+    for n in "$1" $(grep -m1 "^$2\( \|\$\)" <<<"$ROWS"); do
+        [ -f "$HERE/$n.sh" ] && { echo "$n"; return; }
+    done
+}
 
 rows=()
 any_failed=0
@@ -52,7 +96,10 @@ run_dialect() {
     mkdir -p "$dir"
     start=$(date +%s)
     SQLEASE_RESULT_DIR=$dir "$@" 2>&1 || rc=$?
-    if [ "$rc" = 0 ]; then
+    if [ "$rc" = 77 ]; then
+        rows+=("$(printf '%-10s %-9s %-26s %5d' "$name" SKIP - $(( $(date +%s) - start )))")
+        return
+    elif [ "$rc" = 0 ]; then
         result=PASS
     else
         result="FAIL($rc)"
@@ -70,31 +117,21 @@ run_dialect() {
 }
 
 for d in $DIALECTS; do
-    case $d in
-    sqlite)
-        run_dialect sqlite env -u SQLEASE_TEST_DSN SQLEASE_TEST_DIALECT=sqlite "$@"
-        ;;
-    postgres)
-        run_dialect postgres bash "$HERE/postgres.sh" "$@"
-        ;;
-    mariadb)
-        run_dialect mariadb bash "$HERE/mariadb.sh" "$@"
-        ;;
-    sqlserver)
-        if [ -n "${SQLEASE_TEST_SQLSERVER_DSN:-}" ]; then
-            run_dialect sqlserver bash "$HERE/sqlserver.sh" "$@"
-        else
-            printf '\n==================== matrix: sqlserver ====================\n'
-            echo "skipped: no SQL Server DSN given (set SQLEASE_TEST_SQLSERVER_DSN)"
-            rows+=("$(printf '%-10s %-9s %-26s %5d' sqlserver SKIP - 0)")
-        fi
-        ;;
-    *)
-        echo "matrix.sh: unknown dialect '$d' in SQLEASE_MATRIX" >&2
+    row=$(row_of "$d")
+    script=$(script_of "$d" "$row")
+    if [ -z "$row" ]; then
+        echo "matrix.sh: '$d' in SQLEASE_MATRIX is no row of templates/dialects.toml" >&2
         rows+=("$(printf '%-10s %-9s %-26s %5d' "$d" UNKNOWN - 0)")
         any_failed=1
-        ;;
-    esac
+    elif [ "$row" = "$EMBEDDED" ]; then
+        run_dialect "$row" env -u SQLEASE_TEST_DSN SQLEASE_TEST_DIALECT="$row" "$@"
+    elif [ -n "$script" ]; then
+        run_dialect "$script" bash "$HERE/$script.sh" "$@"
+    else
+        printf '\n==================== matrix: %s ====================\n' "$row"
+        echo "not run: no ci/$row.sh (a script that runs the suites against a server of it)"
+        rows+=("$(printf '%-10s %-9s %-26s %5d' "$row" SKIP "no ci/$row.sh" 0)")
+    fi
 done
 
 printf '\n==================== matrix summary ====================\n'

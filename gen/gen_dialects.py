@@ -6,8 +6,9 @@ Usage: gen_dialects.py TEMPLATE.toml OUT.c OUT.h
 The table has one row of defaults, [common], and one row per dialect that
 gives its identity (now_ms, dbms_names, aliases) and only the fields in
 which it differs from [common]; every other field is [common]'s, with the
-row's own clock pasted in for {now}.  The failure rules ([row.failures])
-are the exception: a row's lists add to [common]'s.
+row's own clock pasted in for {now} and the row's own snippets (SNIPPETS)
+for theirs.  The failure rules ([row.failures]) are the exception: a
+row's lists add to [common]'s.
 
 Standard library only.  The output is deterministic: dialects sorted by
 key, no timestamps, no absolute paths.  A malformed table is rejected with
@@ -77,6 +78,49 @@ FRAGMENTS = {
     "fence": ({"name", "owner", "token"}, {"name", "owner", "token"}, True),
 }
 
+# Snippets: named pieces of SQL that statements are written with, pasted
+# in where a statement, a predicate, a batched statement's head or tail
+# or a session setup says {name}.  [common] gives each its default and
+# writes its statements with them, so that a row whose DBMS spells one of
+# them differently (an `=` that pads trailing spaces, a SELECT that needs
+# a table) sets the snippet and inherits the statements.  They are the
+# generator's alone: nothing of them reaches the C but the statements
+# they are pasted into.  name -> (required params, allowed params,
+# whether it may be empty).  A snippet holds no placeholder.
+SNIPPETS = {
+    # The row's name is :name, as exact bytes (no case, accent or
+    # trailing-space folding).
+    "name_equals": ({"name"}, {"name"}, False),
+    # The row's owner is :owner, as exact bytes.
+    "owner_equals": ({"owner"}, {"owner"}, False),
+    # The row's owner is the empty string (a free row).
+    "owner_free": (set(), set(), False),
+    # What a SELECT that reads no table needs after its select list: ''
+    # or a one-row table (FROM DUAL).
+    "from_dual": (set(), set(), True),
+    # The column types (their widths are sqlease.h's SQLEASE_MAX_NAME,
+    # SQLEASE_MAX_OWNER and SQLEASE_MAX_DATA).
+    "name_type": (set(), set(), False),
+    "owner_type": (set(), set(), False),
+    "data_type": (set(), set(), False),
+    # Column options: of name and owner, what makes them compare as exact
+    # bytes (a binary collation); of data, its character set.
+    "exact_collation": (set(), set(), True),
+    "data_charset": (set(), set(), True),
+    # ALTER TABLE's words for adding a column.
+    "add_column": (set(), set(), False),
+}
+
+# Comparisons that a statement of [common] must spell with a snippet, so
+# that a row whose `=` pads or folds gets its exact form: (pattern in the
+# text from the first WHERE on, or anywhere in a predicate; snippet).
+COMMON_SPELLED_BY_SNIPPET = (
+    (re.compile(r"(?<![\w.])name\s*=\s*:name\b"), "name = :name", "name_equals"),
+    (re.compile(r"(?<![\w.])owner\s*=\s*:owner\b"), "owner = :owner", "owner_equals"),
+    (re.compile(r"(?<![\w.])owner\s*=\s*''"), "owner = ''", "owner_free"),
+)
+WHERE_RE = re.compile(r"\bWHERE\b", re.I)
+
 # Batched statements: one statement for many leases of one table.  Each
 # repeats one lease's part, written once as {each: ITEM}, for every lease
 # it carries (the items separated by EACH_SEP), so that the library builds
@@ -99,6 +143,11 @@ EACH_STATEMENTS = {
     "status_each": (set(), set(), {"name"}, {"name"}),
 }
 EACH_SEP = ", "
+
+# The most parameters src/odbc.c binds in one statement (sqle_odbc's
+# exec refuses more, whatever max_params says): a batched statement at
+# batch_max must stay within it too.
+BIND_MAX = 32767
 
 # At most this many markers in a fragment: the library hands the values
 # to bind in a fixed array of this size (SQLEASE_FENCE_MAX_VALUES).
@@ -126,7 +175,7 @@ LIST_FIELDS = ("aliases", "dbms_names", "session_setup")
 # batch_max leases stays within max_params.
 INT_FIELDS = ("batch_max", "max_params")
 BOOL_FIELDS = ("renew_each_returns",)
-FIELDS = (("now_ms",) + LIST_FIELDS + ("drivers",) + tuple(STATEMENTS)
+FIELDS = (("now_ms",) + LIST_FIELDS + ("drivers",) + tuple(SNIPPETS) + tuple(STATEMENTS)
           + tuple(FRAGMENTS) + tuple(EACH_STATEMENTS) + BOOL_FIELDS + INT_FIELDS
           + ("string_literal", "failures"))
 
@@ -185,6 +234,11 @@ class FieldError(Exception):
     """A problem with one field's value."""
 
 
+class SaidAlready(Exception):
+    """A field that uses a snippet whose own error has been reported: not
+    reported again."""
+
+
 def type_name(value):
     if isinstance(value, bool):
         return "a boolean"
@@ -201,8 +255,10 @@ def type_name(value):
     return "a date or time"
 
 
-def substitute_placeholders(text, now_ms, allow_table):
-    """Replace {now} by now_ms; keep {table}; reject anything else."""
+def substitute_placeholders(text, now_ms, allow_table, snippets=None):
+    """Replace {now} by now_ms and each snippet's {name} by its text (the
+    row's); keep {table}; reject anything else.  A snippet mapped to None
+    failed its own check: SaidAlready."""
     out = []
     pos = 0
     uses_table = False
@@ -223,11 +279,20 @@ def substitute_placeholders(text, now_ms, allow_table):
             uses_table = True
         elif name in ("now", "table"):
             raise FieldError("placeholder '{%s}' is not allowed here" % name)
+        elif snippets is not None and name in SNIPPETS:
+            if name not in snippets:
+                raise FieldError("snippet '{%s}' is set neither in the row nor in [common]"
+                                 % name)
+            if snippets[name] is None:
+                raise SaidAlready(name)
+            out.append(snippets[name])
         elif EACH_RE.match(name):
             raise FieldError("'{each: ...}' is only allowed in a batched statement (%s)"
                              % ", ".join(EACH_STATEMENTS))
         else:
-            raise FieldError("unknown placeholder '{%s}' (known: {now}, {table})" % name)
+            raise FieldError("unknown placeholder '{%s}' (known: {now}, {table}%s)"
+                             % (name, "".join(", {%s}" % n for n in SNIPPETS)
+                                if snippets is not None else ""))
         pos = m.end()
     return "".join(out), uses_table
 
@@ -298,13 +363,14 @@ def lex_sql(text, allow_params):
     return "".join(out), params
 
 
-def check_statement(field, value, now_ms):
+def check_statement(field, value, now_ms, snippets=None):
     required, allowed, needs_table = STATEMENTS[field] if field in STATEMENTS \
         else FRAGMENTS[field]
     text = value.strip()
     if not text:
         raise FieldError("empty statement")
-    text, uses_table = substitute_placeholders(text, now_ms, allow_table=(field != "now"))
+    text, uses_table = substitute_placeholders(text, now_ms, allow_table=(field != "now"),
+                                               snippets=snippets)
     sql, params = lex_sql(text, allow_params=True)
     used = set(params)
     extra = sorted(used - allowed, key=list(PARAMS).index)
@@ -358,22 +424,22 @@ def check_expression(sql):
         raise FieldError("%d '(' not closed" % depth)
 
 
-def check_fragment(field, value, now_ms):
-    sql, params = check_statement(field, value, now_ms)
+def check_fragment(field, value, now_ms, snippets=None):
+    sql, params = check_statement(field, value, now_ms, snippets)
     check_expression(sql)
     if len(params) > FRAGMENT_MAX_MARKERS:
         raise FieldError("%d markers; at most %d" % (len(params), FRAGMENT_MAX_MARKERS))
     return sql, params
 
 
-def check_params(used, required, allowed, what=""):
+def check_params(used, required, allowed, what="", noun="this statement"):
     """The parameters a part uses against the ones it must and may use."""
     extra = sorted(set(used) - allowed, key=list(PARAMS).index)
     if extra:
         raise FieldError("%sunexpected parameter%s %s (%s takes %s)"
                          % (what, "s" if len(extra) > 1 else "",
                             ", ".join(":" + p for p in extra),
-                            "it" if what else "this statement",
+                            "it" if what else noun,
                             ", ".join(":" + p for p in PARAMS if p in allowed) or "none"))
     missing = sorted(required - set(used), key=list(PARAMS).index)
     if missing:
@@ -382,7 +448,7 @@ def check_params(used, required, allowed, what=""):
                             ", ".join(":" + p for p in missing)))
 
 
-def check_each(field, value, now_ms):
+def check_each(field, value, now_ms, snippets=None):
     """A batched statement: exactly one {each: ITEM}.  Returns a dict of
     its parts, each lexed on its own: head, item, tail (sql and params)
     and the separator."""
@@ -417,8 +483,10 @@ def check_each(field, value, now_ms):
         raise FieldError("'{each: ...}' is empty")
     if ";" in item_text:
         raise FieldError("';' in '{each: ...}'")
-    head_text, head_table = substitute_placeholders(head_text, now_ms, allow_table=True)
-    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, allow_table=True)
+    head_text, head_table = substitute_placeholders(head_text, now_ms, allow_table=True,
+                                                    snippets=snippets)
+    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, allow_table=True,
+                                                    snippets=snippets)
     head_sql, head_params = lex_sql(head_text, allow_params=True)
     tail_sql, tail_params = lex_sql(tail_text, allow_params=True)
     try:
@@ -499,14 +567,15 @@ def do_aliases(v, key):
     return list(v)
 
 
-def do_setup(v, now_ms):
+def do_setup(v, now_ms, snippets=None):
     res = []
     for idx, s in enumerate(v):
         try:
             text = s.strip()
             if not text:
                 raise FieldError("empty statement")
-            text, _ = substitute_placeholders(text, now_ms, allow_table=False)
+            text, _ = substitute_placeholders(text, now_ms, allow_table=False,
+                                              snippets=snippets)
             sql, _ = lex_sql(text, allow_params=False)
         except FieldError as e:
             raise FieldError("item %d: %s" % (idx + 1, e)) from None
@@ -551,9 +620,42 @@ def do_literal(v):
     return v
 
 
-def check_field(field, value, key, now_ms):
-    """Check one field's value as row `key` (whose clock is now_ms) has
-    it; return it as the C output needs it.  Raises FieldError."""
+def do_snippet(field, value):
+    """A snippet: SQL with no placeholder, its parameters those SNIPPETS
+    allows; returned as written (stripped), since it is pasted into a
+    statement before that is lexed."""
+    required, allowed, may_be_empty = SNIPPETS[field]
+    text = value.strip()
+    if not text and not may_be_empty:
+        raise FieldError("empty snippet")
+    if "{" in text or "}" in text:
+        raise FieldError("a snippet holds no placeholder or brace")
+    _, params = lex_sql(text, allow_params=True)
+    check_params(params, required, allowed, noun="this snippet")
+    return text
+
+
+def check_spelling(field, value):
+    """[common]'s statements compare names and owners through the
+    snippets, so that every row inherits the comparison its own `=`
+    needs; a new statement written with a bare `=` would hand a padding
+    DBMS an inexact one."""
+    text = value
+    if field not in FRAGMENTS:
+        m = WHERE_RE.search(text)
+        text = text[m.start():] if m else ""
+    for rx, spelled, snippet in COMMON_SPELLED_BY_SNIPPET:
+        if rx.search(text):
+            raise FieldError("compares with '%s': write {%s} instead (in [common], so that a "
+                             "row whose '=' pads or folds gets its exact comparison)"
+                             % (spelled, snippet))
+
+
+def check_field(field, value, key, now_ms, snippets=None):
+    """Check one field's value as row `key` (whose clock is now_ms, whose
+    snippets are `snippets`) has it; return it as the C output needs it.
+    Raises FieldError, or SaidAlready for a field that uses a snippet
+    whose own error was reported."""
     check_types(field, value)
     if field == "now_ms":
         return do_now_ms(value)
@@ -562,15 +664,17 @@ def check_field(field, value, key, now_ms):
     if field == "aliases":
         return do_aliases(value, key)
     if field == "session_setup":
-        return do_setup(value, now_ms)
+        return do_setup(value, now_ms, snippets)
     if field == "drivers":
         return check_drivers(value)
+    if field in SNIPPETS:
+        return do_snippet(field, value)
     if field in STATEMENTS:
-        return check_statement(field, value, now_ms)
+        return check_statement(field, value, now_ms, snippets)
     if field in FRAGMENTS:
-        return check_fragment(field, value, now_ms)
+        return check_fragment(field, value, now_ms, snippets)
     if field in EACH_STATEMENTS:
-        return check_each(field, value, now_ms)
+        return check_each(field, value, now_ms, snippets)
     if field in INT_FIELDS or field in BOOL_FIELDS:
         return value
     if field == "string_literal":
@@ -587,7 +691,21 @@ def check_common(row, errors, where):
                       % (where(COMMON, None), type_name(row)))
         return {}
     good = {}
+    # The snippets first: the statements are checked with them pasted in.
+    snippets = {}
+    for field in SNIPPETS:
+        if field in row:
+            try:
+                check_types(field, row[field])
+                snippets[field] = check_field(field, row[field], COMMON, COMMON_NOW)
+            except FieldError as e:
+                snippets[field] = None
+                errors.append("%s: %s" % (where(COMMON, field), e))
     for field, value in row.items():
+        if field in SNIPPETS:
+            if snippets[field] is not None:
+                good[field] = value
+            continue
         if field not in FIELDS:
             errors.append("%s: unknown field" % where(COMMON, field))
         elif field == "failures":
@@ -601,10 +719,15 @@ def check_common(row, errors, where):
                           % (where(COMMON, field), ROW_ONLY[field]))
         else:
             try:
-                check_field(field, value, COMMON, COMMON_NOW)
+                check_types(field, value)
+                if field in STATEMENTS or field in FRAGMENTS:
+                    check_spelling(field, value)
+                check_field(field, value, COMMON, COMMON_NOW, snippets)
                 good[field] = value
             except FieldError as e:
                 errors.append("%s: %s" % (where(COMMON, field), e))
+            except SaidAlready:
+                pass
     return good
 
 
@@ -633,6 +756,10 @@ def check_row(key, row, common, common_fields, errors, where):
             errors.append("%s: %s" % (where(key, "now_ms"), e))
             ok = False
     returns = row.get("renew_each_returns", common.get("renew_each_returns"))
+    # The row's snippets (its own, else [common]'s), filled in as they
+    # are checked (they come before the statements in FIELDS); None for
+    # one that failed, so that what uses it is not reported again.
+    snippets = {}
     for field in FIELDS:
         if field == "renewed_each" and returns is not False:
             # Sent only after a renew_each that can only count.
@@ -667,7 +794,11 @@ def check_row(key, row, common, common_fields, errors, where):
             value, inherited = common[field], True
         elif field in common_fields:
             ok = False  # [common]'s value is wrong, and said so once
+            if field in SNIPPETS:
+                snippets[field] = None
             continue
+        elif field in SNIPPETS:
+            continue  # set nowhere: an error only where a statement uses it
         else:
             errors.append("%s: missing required field (not in the row, and [common] has no "
                           "default)" % where(key, field))
@@ -680,12 +811,18 @@ def check_row(key, row, common, common_fields, errors, where):
             ok = False  # the clock is wrong or missing, and said so
             continue
         try:
-            out[field] = check_field(field, value, key, now_ms)
+            out[field] = check_field(field, value, key, now_ms, snippets)
+            if field in SNIPPETS:
+                snippets[field] = out[field]
         except FieldError as e:
             # An inherited value checked out in [common]: what fails now
-            # is this row's clock pasted into it.
+            # is this row's clock or snippets pasted into it.
             errors.append("%s%s: %s" % (where(key, field),
                                         " (inherited from [common])" if inherited else "", e))
+            ok = False
+            if field in SNIPPETS:
+                snippets[field] = None
+        except SaidAlready:
             ok = False
     if ok:
         # A full chunk of every batched statement must fit the dialect's
@@ -698,6 +835,11 @@ def check_row(key, row, common, common_fields, errors, where):
                 errors.append("%s: %d leases make %s bind %d parameters; max_params is %d"
                               % (where(key, "batch_max"), out["batch_max"], field, n,
                                  out["max_params"]))
+                ok = False
+            elif n > BIND_MAX:
+                errors.append("%s: %d leases make %s bind %d parameters; src/odbc.c binds at "
+                              "most %d in one statement" % (where(key, "batch_max"),
+                                                            out["batch_max"], field, n, BIND_MAX))
                 ok = False
     return out if ok else None
 

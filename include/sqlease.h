@@ -211,8 +211,11 @@ typedef struct sqlease_db_options {
      * ("Driver=SQLite3;Database=x.db").  NULL or "" means $SQLEASE_DSN,
      * else SQLEASE_DEFAULT_CONN. */
     const char *conn;
-    /* "sqlite", "postgres", "mysql" or "sqlserver"; NULL detects it from
-     * SQL_DBMS_NAME at connect (and from the DSN's SqleaseDialect key). */
+    /* The key or an alias of a row of the dialect table
+     * (templates/dialects.toml: "sqlite", "postgres", ...; `sqlease
+     * --help` lists this build's); NULL detects it from SQL_DBMS_NAME at
+     * connect (and from the DSN's SqleaseDialect key).  An unknown name
+     * fails sqlease_db_open with SQLEASE_EDIALECT, naming the known keys. */
     const char *dialect;
     /* SQL_ATTR_LOGIN_TIMEOUT, rounded up to whole seconds; 0: 5000.  Also
      * the bound on a connect (+ 500 ms) and the drivers' connect-timeout
@@ -349,8 +352,9 @@ typedef struct sqlease_options {
      * '_' only, not starting with a digit, and no part of it a word that
      * SQL-92, PostgreSQL, MySQL/MariaDB, SQLite or T-SQL reserves
      * ("order", "user", "table", ...; any case), since it is pasted into
-     * SQL unquoted (PostgreSQL's schema "public" is allowed).  NULL:
-     * SQLEASE_DEFAULT_TABLE. */
+     * SQL unquoted (PostgreSQL's schema "public" is allowed), nor
+     * starting with "sqlite_" (any case), which SQLite keeps for its own
+     * tables.  NULL: SQLEASE_DEFAULT_TABLE. */
     const char *table;
     /* Lease name, 1..SQLEASE_MAX_NAME bytes.  NULL: SQLEASE_DEFAULT_NAME.
      * This and owner must be valid UTF-8 without control characters and

@@ -642,73 +642,35 @@ int sqle_db_wrap(sqlease_db **out, const db_ops *ops, void *proto, const char *c
     return SQLEASE_OK;
 }
 
+/* The odbc.ini lookup sqle_ini_read is given: the DSN's own section,
+ * through the driver manager. */
+static int dsn_ini_get(void *conn, const char *key, char *buf, size_t cap)
+{
+    return sqle_odbc_dsn_setting(conn, key, buf, cap);
+}
+
 /*
  * A DSN's own odbc.ini section may carry the lease settings, so that a
  * fleet's configuration lives where its connection already does: the
  * section of a bare DSN name, or of the DSN= in a connection string
- * ("DSN=jobs;UID=x" connects with that section too).  They are
- * read once per open, here, and checked as strictly as flags: a bare number or a
- * bad identifier fails the open with the key and the DSN named, rather
- * than surfacing later as a lease that behaves differently from what the
- * file says.
+ * ("DSN=jobs;UID=x" connects with that section too).  They are read once
+ * per open, here; sqle_ini_read (options.c) checks them.
  */
 int sqle_dsn_ini_read(const char *conn, sqle_ini *ini, sqlease_error *err)
 {
-    static const struct { const char *key; size_t off; } durations[] = {
-        { "SqleaseTTL", offsetof(sqle_ini, ttl_ms) },
-        { "SqleaseHeartbeat", offsetof(sqle_ini, heartbeat_ms) },
-        { "SqleaseRenewDeadline", offsetof(sqle_ini, renew_deadline_ms) },
-        { "SqleaseRetry", offsetof(sqle_ini, retry_ms) },
-    };
-    char buf[512];
     char dsn[SQLE_DSN_NAME_MAX];
-    size_t i;
-    int rc;
 
     memset(ini, 0, sizeof *ini);
     /* Messages name the DSN, never the connection string (it may carry a
      * password). */
     if (!sqle_odbc_dsn_name(conn, dsn, sizeof dsn))
         return SQLEASE_OK;
-    if (sqle_odbc_dsn_setting(conn, "SqleaseTable", buf, sizeof buf)) {
-        if (!sqle_valid_table(buf))
-            return sqle_fail(err, SQLEASE_EINVAL,
-                             "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
-                             "valid table (identifier or schema.identifier)", buf, dsn);
-        ini->table = sqle_strdup(buf);
-        if (ini->table == NULL)
-            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
-    }
-    if (sqle_odbc_dsn_setting(conn, "SqleaseName", buf, sizeof buf)) {
-        if (strlen(buf) > SQLEASE_MAX_NAME)
-            return sqle_fail(err, SQLEASE_EINVAL,
-                             "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
-                             dsn, SQLEASE_MAX_NAME);
-        ini->name = sqle_strdup(buf);
-        if (ini->name == NULL)
-            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
-    }
-    for (i = 0; i < sizeof durations / sizeof durations[0]; i++) {
-        int64_t ms = 0;
-        sqlease_error perr;
-        if (!sqle_odbc_dsn_setting(conn, durations[i].key, buf, sizeof buf))
-            continue;
-        rc = sqlease_parse_duration(buf, &ms, &perr);
-        if (rc == SQLEASE_OK && ms == 0)
-            rc = sqle_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
-        if (rc != SQLEASE_OK)
-            return sqle_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
-                             dsn, perr.message);
-        *(int64_t *)((char *)ini + durations[i].off) = ms;
-    }
-    return SQLEASE_OK;
+    return sqle_ini_read(dsn_ini_get, (void *)conn, dsn, ini, err);
 }
 
 void sqle_dsn_ini_free(sqle_ini *ini)
 {
-    free(ini->table);
-    free(ini->name);
-    memset(ini, 0, sizeof *ini);
+    sqle_ini_free(ini);
 }
 
 /*

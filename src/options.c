@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,98 @@ int sqlease_options_check(const sqlease_options *opt, sqlease_error *err)
     if (rc != SQLEASE_OK)
         return rc;
     return sqle_options_resolve(&full, NULL, 0, &r, err);
+}
+
+/*
+ * The lease settings of a DSN's odbc.ini section are checked as strictly
+ * as flags: a bare number or a bad identifier fails the open with the key
+ * and the DSN named, rather than surfacing later as a lease that behaves
+ * differently from what the file says.
+ */
+/*
+ * Look `key` up into buf.  SQLGetPrivateProfileString cuts a value that
+ * does not fit without saying so, and a cut value may still parse (a
+ * duration whose first 511 bytes are one): a value that fills the buffer
+ * is refused, since nothing valid is that long.  1: set, 0: unset, -1:
+ * refused (err filled).
+ */
+static int ini_value(sqle_ini_get get, void *ctx, const char *dsn, const char *key,
+                     char *buf, size_t cap, sqlease_error *err)
+{
+    if (!get(ctx, key, buf, cap))
+        return 0;
+    if (strlen(buf) >= cap - 1) {
+        sqle_fail(err, SQLEASE_EINVAL, "odbc.ini: %s in DSN '%.128s' is longer than %zu bytes",
+                  key, dsn, cap - 2);
+        return -1;
+    }
+    return 1;
+}
+
+int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
+                  sqlease_error *err)
+{
+    static const struct { const char *key; size_t off; } durations[] = {
+        { "SqleaseTTL", offsetof(sqle_ini, ttl_ms) },
+        { "SqleaseHeartbeat", offsetof(sqle_ini, heartbeat_ms) },
+        { "SqleaseRenewDeadline", offsetof(sqle_ini, renew_deadline_ms) },
+        { "SqleaseRetry", offsetof(sqle_ini, retry_ms) },
+    };
+    char buf[512];
+    size_t i;
+    int rc;
+
+    memset(ini, 0, sizeof *ini);
+    rc = ini_value(get, ctx, dsn, "SqleaseTable", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
+        if (!sqle_valid_table(buf))
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
+                             "valid table (identifier or schema.identifier)", buf, dsn);
+        ini->table = sqle_strdup(buf);
+        if (ini->table == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    rc = ini_value(get, ctx, dsn, "SqleaseName", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
+        if (strlen(buf) > SQLEASE_MAX_NAME)
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseName in DSN '%.128s' is longer than %d bytes",
+                             dsn, SQLEASE_MAX_NAME);
+        ini->name = sqle_strdup(buf);
+        if (ini->name == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        int64_t ms = 0;
+        sqlease_error perr;
+        rc = ini_value(get, ctx, dsn, durations[i].key, buf, sizeof buf, err);
+        if (rc < 0)
+            return SQLEASE_EINVAL;
+        if (rc == 0)
+            continue;
+        rc = sqlease_parse_duration(buf, &ms, &perr);
+        if (rc == SQLEASE_OK && ms == 0)
+            rc = sqle_fail(&perr, SQLEASE_EINVAL, "duration '%s' is zero", buf);
+        if (rc != SQLEASE_OK)
+            return sqle_fail(err, rc, "odbc.ini: %s in DSN '%.128s': %s", durations[i].key,
+                             dsn, perr.message);
+        *(int64_t *)((char *)ini + durations[i].off) = ms;
+    }
+    return SQLEASE_OK;
+}
+
+void sqle_ini_free(sqle_ini *ini)
+{
+    if (ini == NULL)
+        return;
+    free(ini->table);
+    free(ini->name);
+    memset(ini, 0, sizeof *ini);
 }
 
 /*

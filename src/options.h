@@ -29,6 +29,21 @@ typedef struct sqle_ini {
     int64_t retry_ms;
 } sqle_ini;
 
+/* Where sqle_ini_read gets a DSN's settings: the value of `key` into
+ * buf (cap bytes, NUL-terminated, cut to fit as SQLGetPrivateProfileString
+ * cuts it); 1 if the key is set, 0 if not. */
+typedef int (*sqle_ini_get)(void *ctx, const char *key, char *buf, size_t cap);
+
+/* Read the Sqlease* settings of DSN `dsn` through `get` into *ini (which
+ * it zeroes first) and check each one (SqleaseTable, SqleaseName and the
+ * durations); a bad one fails with SQLEASE_EINVAL naming the key and the
+ * DSN.  Free *ini with sqle_ini_free whatever it returns.  The lookup is
+ * a parameter so that the checks run apart from the driver manager (db.c
+ * passes odbc.ini; the fuzz target its own text). */
+int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
+                  sqlease_error *err);
+void sqle_ini_free(sqle_ini *ini);
+
 /* Resolve `opt` over `ini` (may be NULL) and the defaults, and check it:
  * names and ranges always, the supervisor's timing rules unless
  * lease_only (a bare lease uses only the ttl and min_hold).  A heartbeat,

@@ -234,25 +234,33 @@ static int secret_key(const char *key, size_t n)
            key_contains(key, n, "passphrase") || key_contains(key, n, "secret");
 }
 
-/* Length of an ODBC value starting at v: a {braced} value runs to its
- * closing brace ("}}" is an escaped brace inside), anything else to the
- * next ';'.  An unterminated brace runs to the end, so a malformed string
- * is redacted rather than leaked. */
 /*
- * The whole of a secret's value, as generously as any driver might parse
- * it: leading blanks, a {braced} or quoted part (which may hold ';'), and
- * anything after it up to the next ';'.  Over-redacting a malformed
- * string costs nothing; under-redacting prints part of a password.
+ * How a driver may read a connection string.  ODBC's rule is that a
+ * {braced} value runs to its closing brace, "}}" inside being one brace;
+ * some drivers end it at the first '}'; some take '...' and "..." as
+ * quotes that may hold a ';'.  Readers that differ can see different
+ * pairs in the same string (what one reads as part of a braced value
+ * another reads as a PWD= of its own), so redaction hides what any of
+ * them would take for a secret.
  */
-static size_t secret_value_len(const char *v)
+enum {
+    READ_FIRST_BRACE = 1, /* a brace ends at the first '}' */
+    READ_QUOTES = 2,      /* '...' and "..." are quotes */
+    READ_COUNT = 4        /* every combination of the two */
+};
+
+/* Length of the value at v (leading blanks excluded) as reader `how`
+ * reads it: a braced or quoted part, then anything up to the ';' (a
+ * driver may read what follows the closing brace as more of the value;
+ * over-redacting a malformed string costs nothing). */
+static size_t value_len(const char *v, int how)
 {
     size_t i = 0;
-    while (v[i] == ' ' || v[i] == '\t')
-        i++;
-    if (v[i] == '{') {
-        for (i++; v[i] != '\0'; i++) {
+
+    if (v[0] == '{') {
+        for (i = 1; v[i] != '\0'; i++) {
             if (v[i] == '}') {
-                if (v[i + 1] == '}') {
+                if (!(how & READ_FIRST_BRACE) && v[i + 1] == '}') {
                     i++;
                     continue;
                 }
@@ -260,11 +268,10 @@ static size_t secret_value_len(const char *v)
                 break;
             }
         }
-    } else if (v[i] == '\'' || v[i] == '"') {
-        char q = v[i];
-        for (i++; v[i] != '\0' && v[i] != q; i++)
+    } else if ((how & READ_QUOTES) && (v[0] == '\'' || v[0] == '"')) {
+        for (i = 1; v[i] != '\0' && v[i] != v[0]; i++)
             ;
-        if (v[i] == q)
+        if (v[i] == v[0])
             i++;
     }
     while (v[i] != '\0' && v[i] != ';')
@@ -272,85 +279,105 @@ static size_t secret_value_len(const char *v)
     return i;
 }
 
-static size_t conn_value_len(const char *v)
+/* A byte range of the input; sqle_redact replaces each by "***". */
+typedef struct span {
+    size_t from, to;
+} span;
+
+/*
+ * Record the value of every secret key of conn as reader `how` reads it:
+ * from just after the '=' to the end of the value.  An empty value is a
+ * span too (PWD= becomes PWD=***: the reader is not told there was
+ * none).  Returns the new count; spans has room for at most max.
+ */
+static size_t secret_spans(const char *conn, int how, span *spans, size_t count, size_t max)
 {
-    size_t i = 0;
-    if (v[0] == '{') {
-        for (i = 1; v[i] != '\0'; i++) {
-            if (v[i] == '}') {
-                if (v[i + 1] == '}') {
-                    i++;
-                    continue;
-                }
-                return i + 1;
-            }
+    const char *p = conn;
+
+    while (*p != '\0') {
+        const char *k = p, *eq, *v;
+        size_t vlen;
+
+        while (*k == ';')
+            k++;
+        eq = k;
+        while (*eq != '\0' && *eq != '=' && *eq != ';')
+            eq++;
+        if (*eq != '=') {
+            /* A segment without '=': on to the next pair. */
+            p = *eq == ';' ? eq + 1 : eq;
+            continue;
         }
-        return i;
+        v = eq + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        vlen = value_len(v, how);
+        if (secret_key(k, (size_t)(eq - k)) && count < max) {
+            spans[count].from = (size_t)(eq + 1 - conn);
+            spans[count].to = (size_t)(v + vlen - conn);
+            count++;
+        }
+        p = v + vlen;
+        if (*p == ';')
+            p++;
     }
-    while (v[i] != '\0' && v[i] != ';')
-        i++;
-    return i;
+    return count;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->from < y->from ? -1 : x->from > y->from;
 }
 
 /*
  * A connection string is a sequence of KEY=value pairs separated by ';',
- * a value possibly {braced; with semicolons}.  It is rebuilt pair by pair
- * so that a secret value is replaced whole, braces included.  A DSN name
- * (no '=') has nothing to redact.
+ * a value possibly {braced; with semicolons}.  Every secret value that
+ * any of the readers above finds is replaced by "***", braces and quotes
+ * included; where their spans overlap, the union goes.  A DSN name (no
+ * '=') has nothing to redact.
  */
 char *sqle_redact(const char *conn)
 {
-    size_t n, cap;
+    size_t n, max, count = 0, i, o = 0, pos = 0;
+    span *spans;
     char *out;
-    size_t o = 0;
-    const char *p;
+    int how;
 
     if (conn == NULL)
         return NULL;
     n = strlen(conn);
-    /* Every value shrinks to "***" or stays as it is; three bytes of
-     * growth per pair at most (an empty value), and there are at most
-     * n/2 + 1 pairs. */
-    cap = n + 3 * (n / 2 + 2) + 1;
-    out = malloc(cap);
-    if (out == NULL)
+    /* A pair needs its '=': at most n + 1 pairs per reader. */
+    max = READ_COUNT * (n + 1);
+    spans = malloc(max * sizeof *spans);
+    /* Each span, even an empty one, becomes three bytes. */
+    out = malloc(n + 3 * max + 1);
+    if (spans == NULL || out == NULL) {
+        free(spans);
+        free(out);
         return NULL;
-    p = conn;
-    while (*p != '\0') {
-        const char *eq;
-        const char *semi;
-        size_t klen, vlen;
-
-        semi = strchr(p, ';');
-        eq = strchr(p, '=');
-        if (eq == NULL || (semi != NULL && semi < eq)) {
-            /* A segment without '=': copy it through to the next ';'. */
-            size_t len = semi != NULL ? (size_t)(semi - p) + 1 : strlen(p);
-            memcpy(out + o, p, len);
-            o += len;
-            p += len;
-            continue;
-        }
-        klen = (size_t)(eq - p);
-        memcpy(out + o, p, klen + 1);
-        o += klen + 1;
-        vlen = secret_key(p, klen) ? secret_value_len(eq + 1) : conn_value_len(eq + 1);
-        if (secret_key(p, klen)) {
-            memcpy(out + o, "***", 3);
-            o += 3;
-        } else {
-            memcpy(out + o, eq + 1, vlen);
-            o += vlen;
-        }
-        p = eq + 1 + vlen;
-        /* Whatever follows a closing brace up to the ';' is copied as a
-         * plain segment by the next round. */
-        if (*p == ';') {
-            out[o++] = ';';
-            p++;
-        }
     }
+    for (how = 0; how < READ_COUNT; how++)
+        count = secret_spans(conn, how, spans, count, max);
+    qsort(spans, count, sizeof *spans, span_cmp);
+    for (i = 0; i < count;) {
+        size_t from = spans[i].from, to = spans[i].to;
+        for (i++; i < count && spans[i].from <= to; i++)
+            if (spans[i].to > to)
+                to = spans[i].to;
+        if (from < pos)
+            from = pos;
+        memcpy(out + o, conn + pos, from - pos);
+        o += from - pos;
+        memcpy(out + o, "***", 3);
+        o += 3;
+        if (to > pos)
+            pos = to;
+    }
+    memcpy(out + o, conn + pos, n - pos);
+    o += n - pos;
     out[o] = '\0';
+    free(spans);
     return out;
 }
 
@@ -359,15 +386,58 @@ static int key_char(char c)
     return isalnum((unsigned char)c) || c == '_';
 }
 
+/* Whether the quote at q closes a quoted stretch of free text rather
+ * than being a character of a password: it is followed by the end, a
+ * blank or punctuation ("connect to 'DSN=x;PWD=***' failed"). */
+static int closing_quote(const char *q)
+{
+    return q[1] == '\0' || strchr(" \t\r\n),.:]", q[1]) != NULL;
+}
+
+/* Length of a plain value at v in free text: to the next ';', line end
+ * or quote that closes the text around it, trailing blanks dropped. */
+static size_t plain_len(const char *v)
+{
+    size_t n = 0;
+
+    while (v[n] != '\0' && strchr(";\r\n", v[n]) == NULL &&
+           !((v[n] == '\'' || v[n] == '"') && closing_quote(v + n)))
+        n++;
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    return n;
+}
+
+/* Length of a {braced} value at v: to its closing brace ("}}" is one
+ * brace inside), or to the end when it has none. */
+static size_t brace_len(const char *v)
+{
+    size_t i;
+
+    for (i = 1; v[i] != '\0'; i++) {
+        if (v[i] == '}') {
+            if (v[i + 1] == '}') {
+                i++;
+                continue;
+            }
+            return i + 1;
+        }
+    }
+    return i;
+}
+
 /*
  * Redact `key=value` wherever it occurs in free text (a driver message
  * that quotes the connection string, a log line).  The key is the run of
  * letters, digits and '_' before the '=' (blanks between them allowed,
  * "PWD\t= x").  The value is braced as in a connection string, or quoted
- * to its closing quote, or runs to the next ';', quote or line end:
- * spaces are taken as part of it, so an over-long guess hides a little
- * too much text rather than part of a password.  The message never grows: a value
- * of three bytes or more becomes "***", a shorter one "*".
+ * to its closing quote and on to the next ';' (a driver that does not
+ * take quotes as quoting reads that far), or runs to the next ';', line
+ * end, or a quote that closes the text around it: spaces, and quotes
+ * followed by more of the value, are taken as part of it, so an
+ * over-long guess hides a little too much text rather than part of a
+ * password.  The message never grows: a value of three bytes or more
+ * becomes "***", a shorter one "*".
  */
 void sqle_redact_inplace(char *msg)
 {
@@ -393,23 +463,25 @@ void sqle_redact_inplace(char *msg)
         v = p + 1;
         while (*v == ' ' || *v == '\t')
             v++;
-        if (*v == '{' || *v == '\'' || *v == '"') {
-            if (*v == '{') {
-                vlen = conn_value_len(v);
-            } else {
-                const char *close = strchr(v + 1, *v);
-                vlen = close != NULL ? (size_t)(close - v) + 1 : strlen(v);
-            }
-            /* A driver may read what follows the closing brace or quote
-             * as more of the value: take it too, up to a separator. */
+        if (*v == '{') {
+            /* A driver may read what follows the closing brace as more
+             * of the value: take it too, up to a separator. */
+            vlen = brace_len(v);
             while (v[vlen] != '\0' && strchr(";'\" \t\r\n", v[vlen]) == NULL)
                 vlen++;
-        } else {
-            vlen = 0;
-            while (v[vlen] != '\0' && strchr(";'\"\r\n", v[vlen]) == NULL)
+        } else if (*v == '\'' || *v == '"') {
+            /* Quoted, then up to a separator; or, as a driver that does
+             * not take quotes as quoting reads it, a plain value that
+             * starts with a quote: whichever is longer. */
+            const char *close = strchr(v + 1, *v);
+            size_t plain = 1 + plain_len(v + 1);
+            vlen = close != NULL ? (size_t)(close - v) + 1 : strlen(v);
+            while (v[vlen] != '\0' && strchr(";'\" \t\r\n", v[vlen]) == NULL)
                 vlen++;
-            while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
-                vlen--;
+            if (plain > vlen)
+                vlen = plain;
+        } else {
+            vlen = plain_len(v);
         }
         if (vlen == 0 || (vlen == 3 && memcmp(v, "***", 3) == 0)) {
             p = v + vlen;
@@ -591,14 +663,35 @@ static const char *reserved_part(const char *t, size_t *len)
     }
 }
 
+/* The first part of a well-shaped t that starts with "sqlite_" (in any
+ * case), or NULL.  SQLite keeps every such name for its own tables: a
+ * CREATE TABLE of one fails with "object name reserved for internal use",
+ * and an existing one (sqlite_sequence) is SQLite's, never a lease table. */
+static const char *sqlite_part(const char *t, size_t *len)
+{
+    const char *p = t;
+
+    for (;;) {
+        size_t n = strcspn(p, ".");
+        if (n >= 7 && strncasecmp_ascii(p, "sqlite_", 7) == 0) {
+            *len = n;
+            return p;
+        }
+        if (p[n] == '\0')
+            return NULL;
+        p += n + 1;
+    }
+}
+
 /* A table name is pasted into SQL (it cannot be bound), so it is limited
  * to what needs no quoting in any dialect: one or two plain identifiers,
- * neither of them a reserved word. */
+ * neither of them a reserved word, nor a name SQLite keeps for itself
+ * (the same options may be pointed at another database). */
 int sqle_valid_table(const char *t)
 {
     size_t n;
 
-    return table_shape_ok(t) && reserved_part(t, &n) == NULL;
+    return table_shape_ok(t) && reserved_part(t, &n) == NULL && sqlite_part(t, &n) == NULL;
 }
 
 int sqle_check_table(const char *what, const char *t, sqlease_error *err)
@@ -616,6 +709,12 @@ int sqle_check_table(const char *what, const char *t, sqlease_error *err)
         return sqle_fail(err, SQLEASE_EINVAL,
                          "invalid %s '%s': '%.*s' is a reserved word in SQL (in at least "
                          "one supported dialect); choose another name", what, t, (int)n, w);
+    w = sqlite_part(t, &n);
+    if (w != NULL)
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "invalid %s '%s': SQLite keeps names starting with 'sqlite_' "
+                         "('%.*s') for its own tables; choose another name", what, t, (int)n,
+                         w);
     return SQLEASE_OK;
 }
 

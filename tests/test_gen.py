@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """Tests of gen/gen_dialects.py: the real table, inheritance from
-[common], malformed tables, escaping and determinism; and of
-src/dialect.c, the lookup over the generated table, compiled with it.
-Writes only under its own temporary directories.
+[common] and its snippets, malformed tables, escaping and determinism;
+and of src/dialect.c, the lookup over the generated table, compiled with
+it.  Every per-row check runs on every row the table has, whatever its
+key: a new dialect's row is checked as soon as it is written, and the
+tests that check every row print which rows they checked.  Writes only
+under its own temporary directories.
 Run: python3 tests/test_gen.py
+     SQLEASE_GEN_TEMPLATE=path/dialects.toml python3 tests/test_gen.py
+       (the same tests on another table: how the test that adds a row
+       runs them; it is then skipped)
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,9 +24,11 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN = os.path.join(ROOT, "gen", "gen_dialects.py")
-TEMPLATE = os.path.join(ROOT, "templates", "dialects.toml")
+TEMPLATE = os.environ.get("SQLEASE_GEN_TEMPLATE") or os.path.join(ROOT, "templates",
+                                                                  "dialects.toml")
 DIALECT_C = os.path.join(ROOT, "src", "dialect.c")
 SRC = os.path.join(ROOT, "src")
+INCLUDE = os.path.join(ROOT, "include")
 CC = os.environ.get("HOST_CC") or shutil.which("gcc") or shutil.which("cc") or "cc"
 CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
@@ -115,6 +124,7 @@ int main(int argc, char **argv)
     for (i = 0; i < sqle_dialect_count; i++) {
         const sqle_dialect *d = &sqle_dialects[i];
         printf("D %s setup=%zu literal=%d\n", d->key, d->nsession_setup, d->string_literal);
+        printf("T %s %s\n", d->key, d->now_ms);
         RULES(d->key, &d->failures);
         stmt(d->key, "now", &d->now);
         stmt(d->key, "create_table", &d->create_table);
@@ -190,6 +200,42 @@ def real_rows():
         return tomllib.load(f)
 
 
+def real_keys():
+    """The keys of the table's dialect rows, sorted (the generator's
+    order)."""
+    return sorted(k for k in real_rows() if k != "common")
+
+
+def doc_row(block):
+    """(key, row) of a TOML block of docs/adding-a-dialect.md, by its
+    name (tests/docblocks.py): the document's examples are what the tests
+    here generate."""
+    import docblocks
+    blocks, _ = docblocks.all_blocks(ROOT)
+    rows = tomllib.loads(blocks[block].text)
+    assert len(rows) == 1, rows
+    return next(iter(rows.items()))
+
+
+def header_limit(name):
+    """A #define of include/sqlease.h (SQLEASE_MAX_NAME, ...)."""
+    with open(os.path.join(INCLUDE, "sqlease.h"), encoding="utf-8") as f:
+        m = re.search(r"^#define %s (\d+)" % name, f.read(), re.M)
+    return int(m.group(1))
+
+
+def as_sql(snippet):
+    """A snippet as it reads in generated SQL: whitespace outside quotes
+    collapsed, :param as ?."""
+    return re.sub(r":[a-z_]+", "?", " ".join(snippet.split()))
+
+
+def checked(test, keys):
+    """Say which rows a per-row test checked (the test's output names a
+    new row as soon as it is in the table)."""
+    sys.stderr.write("\n%s: checked rows %s\n" % (test, ", ".join(keys)))
+
+
 class GenCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="sqlease-test-gen-")
@@ -238,6 +284,11 @@ class GenCase(unittest.TestCase):
                 res.setdefault((key, name), []).append(item)
         return res
 
+    def nows(self, probe_out):
+        """T lines: key -> the row's now_ms as generated."""
+        return dict(line[2:].split(" ", 1) for line in probe_out.splitlines()
+                    if line.startswith("T "))
+
     def statements(self, probe_out):
         res = {}
         for line in probe_out.splitlines():
@@ -285,15 +336,19 @@ class RealTemplate(GenCase):
 
     def test_detect_find_keys(self):
         self.assertEqual(self.gen().returncode, 0)
-        out = self.probe(queries=[
-            "detect:PostgreSQL 15.4", "detect:MariaDB", "detect:MySQL",
-            "detect:mysql 8.0", "detect:SQLite", "detect:Microsoft SQL Server",
-            "detect:microsoft sql server 2019", "detect:Oracle", "detect:",
-            "detect-null", "find:sqlite", "find:postgres", "find:mysql",
-            "find:sqlserver", "find:SQLite", "find:nope", "find:"])
-        answers = dict(line[2:].split(" => ") for line in out.splitlines()
-                       if line.startswith("Q "))
-        self.assertEqual(answers, {
+        rows = real_rows()
+        keys = real_keys()
+        # Every row by its key and each alias, and by each of its DBMS
+        # names, as a driver decorates it; detection takes the first row
+        # in key order one of whose names the reported name contains.
+        queries = []
+        for key in keys:
+            queries.append("find:" + key)
+            queries += ["find:" + a for a in rows[key].get("aliases", [])]
+            for n in rows[key]["dbms_names"]:
+                queries += ["detect:" + n, "detect:%s 9.1" % n.lower()]
+        # The rows that ship: what their servers report picks them.
+        shipped = {
             "detect:PostgreSQL 15.4": "postgres",
             "detect:MariaDB": "mysql",
             "detect:MySQL": "mysql",
@@ -301,7 +356,7 @@ class RealTemplate(GenCase):
             "detect:SQLite": "sqlite",
             "detect:Microsoft SQL Server": "sqlserver",
             "detect:microsoft sql server 2019": "sqlserver",
-            "detect:Oracle": "NULL",
+            "detect:NoSuchDBMS 1.0": "NULL",
             "detect:": "NULL",
             "detect-null": "NULL",
             "find:sqlite": "sqlite",
@@ -311,78 +366,51 @@ class RealTemplate(GenCase):
             "find:SQLite": "NULL",
             "find:nope": "NULL",
             "find:": "NULL",
-        })
-        self.assertIn("K mysql, postgres, sqlite, sqlserver", out.splitlines())
-        self.assertIn("N 4", out.splitlines())
+            "find:common": "NULL",
+        }
+        out = self.probe(queries=queries + list(shipped))
+        answers = dict(line[2:].split(" => ") for line in out.splitlines()
+                       if line.startswith("Q "))
+
+        def detected(name):
+            for key in keys:
+                if any(n.lower() in name.lower() for n in rows[key]["dbms_names"]):
+                    return key
+            return "NULL"
+
+        for key in keys:
+            with self.subTest(row=key):
+                self.assertEqual(answers["find:" + key], key)
+                for a in rows[key].get("aliases", []):
+                    self.assertEqual(answers["find:" + a], key)
+                for n in rows[key]["dbms_names"]:
+                    self.assertEqual(answers["detect:" + n], detected(n))
+                    self.assertEqual(answers["detect:%s 9.1" % n.lower()],
+                                     detected(n.lower() + " 9.1"))
+        self.assertEqual({q: answers[q] for q in shipped}, shipped)
+        self.assertIn("K " + ", ".join(keys), out.splitlines())
+        self.assertIn("N %d" % len(keys), out.splitlines())
+        checked("test_detect_find_keys", keys)
 
     def test_statements(self):
         self.assertEqual(self.gen().returncode, 0)
         out = self.probe()
         stmts = self.statements(out)
+        nows = self.nows(out)
+        rows = real_rows()
+        keys = real_keys()
         name, owner, ttl, token, min_hold, data = 0, 1, 2, 3, 4, 5
-        nows = {k: v["now_ms"] for k, v in real_rows().items() if k != "common"}
-        for key in ("mysql", "postgres", "sqlite", "sqlserver"):
-            for st in STATEMENTS + FRAGMENTS:
-                q, params, sql = stmts[(key, st)]
-                self.assertEqual(q, len(params), "%s.%s: ? count != nparams" % (key, st))
-                self.assertNotIn("{now}", sql)
-                self.assertNotIn(":owner", sql)
-                self.assertNotIn(":name", sql)
-                self.assertEqual(sql, sql.strip())
-                if st != "now":
-                    self.assertIn("{table}", sql, "%s.%s" % (key, st))
-            # The take is bound to the token the follower's read saw (it
-            # makes token + 1) and writes the data; the renew and the
-            # release are scoped to (name, owner, token).  Dialects that pad
-            # compare each value twice (value and length).  The release
-            # keeps the row until acquired_at + min_hold: the minimum hold
-            # is bound in the CASEs (owner, expiry, data) and in the expiry
-            # it writes.
-            self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl, token, data},
-                             key)
-            self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
-            self.assertEqual(set(stmts[(key, "release")][1]),
-                             {name, owner, token, min_hold}, key)
-            self.assertEqual(stmts[(key, "release")][1].count(min_hold), 4, key)
-            self.assertIn("acquired_at_ms + ? > ", stmts[(key, "release")][2], key)
-            self.assertEqual(set(stmts[(key, "release_force")][1]), {name}, key)
-            self.assertEqual(set(stmts[(key, "status")][1]), {name}, key)
-            self.assertEqual(stmts[(key, "list")][1], [name], key)
-            self.assertIn("ORDER BY name", stmts[(key, "list")][2], key)
-            self.assertEqual(set(stmts[(key, "fence")][1]), {name, owner, token}, key)
-            self.assertTrue(stmts[(key, "fence")][2].startswith("EXISTS ("), key)
-            self.assertNotIn(";", stmts[(key, "fence")][2], key)
-            # data: written by the take, read back, cleared by a release,
-            # and added to an older table by migrate.
-            self.assertEqual(stmts[(key, "acquire")][1].count(data), 1, key)
-            self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
-            self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
-            self.assertNotIn("data", stmts[(key, "renew")][2], key)
-            self.assertIn(", data FROM", stmts[(key, "status")][2], key)
-            self.assertIn("data VARCHAR(1024)", stmts[(key, "create_table")][2], key)
-            self.assertIn("data VARCHAR(1024)", stmts[(key, "add_data")][2], key)
-            self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
-            self.assertEqual(stmts[(key, "probe_exact")][1], [], key)
-            # An older table's NULLs become a new row's values, a NULL
-            # token the clock (as the seed's), and only rows with a NULL
-            # are touched.
-            fill = stmts[(key, "fill_nulls")][2]
-            self.assertEqual(stmts[(key, "fill_nulls")][1], [], key)
-            self.assertTrue(fill.startswith("UPDATE {table} SET"), key)
-            for col, value in (("owner", "''"), ("acquired_at_ms", "0"),
-                               ("expires_at_ms", "0"), ("version", "0")):
-                self.assertIn("%s = COALESCE(%s, %s)" % (col, col, value), fill, key)
-                self.assertIn("%s IS NULL" % col, fill, key)
-            self.assertIn("token IS NULL", fill, key)
-            self.assertIn("token = COALESCE(token, " + nows[key] + ")", fill, key)
-            # The take also reads a NULL owner or expiry as free.
-            self.assertIn("owner IS NULL", stmts[(key, "acquire")][2], key)
-            self.assertIn("expires_at_ms IS NULL", stmts[(key, "acquire")][2], key)
-            self.assertEqual(stmts[(key, "make_exact")][1], [], key)
-            # A new row's token is seeded from the database clock.
-            self.assertNotIn("0, 0, 0, 0)", stmts[(key, "seed")][2], key)
-            self.assertEqual(stmts[(key, "now")][1], [], key)
-            self.assertEqual(stmts[(key, "create_table")][1], [], key)
+        widths = [header_limit(n) for n in ("SQLEASE_MAX_NAME", "SQLEASE_MAX_OWNER",
+                                            "SQLEASE_MAX_DATA")]
+        for key in keys:
+            with self.subTest(row=key):
+                self.check_row_statements(key, own_or_common(rows, key), stmts, nows[key],
+                                          widths)
+        checked("test_statements", keys)
+        # The column widths are sqlease.h's, written once, in [common]'s
+        # snippets.
+        for field, width in zip(("name_type", "owner_type", "data_type"), widths):
+            self.assertIn("(%d)" % width, rows["common"][field])
         # {now} pasted in at generation time
         self.assertIn("clock_timestamp()", stmts[("postgres", "acquire")][2])
         # PostgreSQL reads its volatile clock once per statement, in FROM,
@@ -391,11 +419,15 @@ class RealTemplate(GenCase):
         self.assertIn("julianday('now')", stmts[("sqlite", "now")][2])
         self.assertIn("UTC_TIMESTAMP(6)", stmts[("mysql", "status")][2])
         self.assertIn("julianday('now')", stmts[("sqlite", "seed")][2])
-        # Exact comparisons where `=` pads.
+        # Exact comparisons where `=` pads: the rows' snippets, inherited.
         self.assertIn("CHAR_LENGTH(owner) = CHAR_LENGTH(?)", stmts[("mysql", "release")][2])
         self.assertIn("DATALENGTH(owner) = DATALENGTH(?)", stmts[("sqlserver", "release")][2])
         self.assertIn("utf8mb4_bin", stmts[("mysql", "create_table")][2])
+        self.assertIn("data VARCHAR(1024) CHARACTER SET utf8mb4 NULL",
+                      stmts[("mysql", "add_data")][2])
         self.assertIn("_BIN2", stmts[("sqlserver", "create_table")][2])
+        self.assertEqual(stmts[("sqlserver", "add_data")][2],
+                         "ALTER TABLE {table} ADD data VARCHAR(1024) NULL")
         self.assertIn("D sqlserver setup=1 literal=0", out)
         self.assertIn("D postgres setup=0 literal=1", out)
         self.assertIn("D mysql setup=0 literal=2", out)
@@ -422,38 +454,111 @@ class RealTemplate(GenCase):
         self.assertEqual(stmts[("postgres", "fence")][2].count("clock_timestamp()"), 1)
         self.assertIn("expires_at_ms > c.now_ms", stmts[("postgres", "fence")][2])
 
+    def check_row_statements(self, key, row, stmts, now, widths):
+        """What every row's statements must get right, whatever the DBMS.
+        `row`: its fields, its own or [common]'s; `now`: its clock as
+        generated."""
+        name, owner, ttl, token, min_hold, data = 0, 1, 2, 3, 4, 5
+        for st in STATEMENTS + FRAGMENTS:
+            q, params, sql = stmts[(key, st)]
+            self.assertEqual(q, len(params), "%s.%s: ? count != nparams" % (key, st))
+            self.assertNotIn("{now}", sql)
+            self.assertNotIn(":owner", sql)
+            self.assertNotIn(":name", sql)
+            self.assertEqual(sql, sql.strip())
+            if st != "now":
+                self.assertIn("{table}", sql, "%s.%s" % (key, st))
+        # The clock, read alone.
+        self.assertIn(now, stmts[(key, "now")][2], key)
+        # The take is bound to the token the follower's read saw (it
+        # makes token + 1) and writes the data; the renew and the
+        # release are scoped to (name, owner, token).  The release
+        # keeps the row until acquired_at + min_hold: the minimum hold
+        # is bound in the CASEs (owner, expiry, data) and in the expiry
+        # it writes.
+        self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl, token, data},
+                         key)
+        self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
+        self.assertEqual(set(stmts[(key, "release")][1]),
+                         {name, owner, token, min_hold}, key)
+        self.assertEqual(stmts[(key, "release")][1].count(min_hold), 4, key)
+        self.assertIn("acquired_at_ms + ? > ", stmts[(key, "release")][2], key)
+        self.assertEqual(set(stmts[(key, "release_force")][1]), {name}, key)
+        self.assertEqual(set(stmts[(key, "status")][1]), {name}, key)
+        self.assertEqual(stmts[(key, "list")][1], [name], key)
+        self.assertIn("ORDER BY name", stmts[(key, "list")][2], key)
+        self.assertEqual(set(stmts[(key, "fence")][1]), {name, owner, token}, key)
+        self.assertTrue(stmts[(key, "fence")][2].startswith("EXISTS ("), key)
+        self.assertNotIn(";", stmts[(key, "fence")][2], key)
+        # Names and owners compare as exact bytes: every statement that
+        # finds a hold compares them as the row's snippets say (a row
+        # whose `=` pads sets them, and its own statements use them too).
+        for st in ("acquire", "renew", "release", "release_force", "status", "fence"):
+            self.assertIn(as_sql(row["name_equals"]), stmts[(key, st)][2], "%s.%s" % (key, st))
+        for st in ("renew", "release", "fence"):
+            self.assertIn(as_sql(row["owner_equals"]), stmts[(key, st)][2],
+                          "%s.%s" % (key, st))
+        self.assertIn(as_sql(row["owner_free"]), stmts[(key, "acquire")][2], key)
+        # data: written by the take, read back, cleared by a release,
+        # and added to an older table by migrate.
+        self.assertEqual(stmts[(key, "acquire")][1].count(data), 1, key)
+        self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
+        self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
+        self.assertNotIn("data", stmts[(key, "renew")][2], key)
+        self.assertIn(", data FROM", stmts[(key, "status")][2], key)
+        # The columns as wide as sqlease.h says (SQLEASE_MAX_NAME, ...).
+        for width in widths:
+            self.assertIn("(%d)" % width, stmts[(key, "create_table")][2], key)
+        self.assertIn("data " + as_sql(row["data_type"]), stmts[(key, "create_table")][2], key)
+        self.assertIn("data " + as_sql(row["data_type"]), stmts[(key, "add_data")][2], key)
+        self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
+        self.assertEqual(stmts[(key, "probe_exact")][1], [], key)
+        # An older table's NULLs become a new row's values, a NULL
+        # token the clock (as the seed's), and only rows with a NULL
+        # are touched.
+        fill = stmts[(key, "fill_nulls")][2]
+        self.assertEqual(stmts[(key, "fill_nulls")][1], [], key)
+        self.assertTrue(fill.startswith("UPDATE {table} SET"), key)
+        for col, value in (("owner", "''"), ("acquired_at_ms", "0"),
+                           ("expires_at_ms", "0"), ("version", "0")):
+            self.assertIn("%s = COALESCE(%s, %s)" % (col, col, value), fill, key)
+            self.assertIn("%s IS NULL" % col, fill, key)
+        self.assertIn("token IS NULL", fill, key)
+        self.assertIn("token = COALESCE(token, " + now + ")", fill, key)
+        # The take also reads a NULL owner or expiry as free.
+        self.assertIn("owner IS NULL", stmts[(key, "acquire")][2], key)
+        self.assertIn("expires_at_ms IS NULL", stmts[(key, "acquire")][2], key)
+        self.assertEqual(stmts[(key, "make_exact")][1], [], key)
+        # A new row's token is seeded from the database clock.
+        self.assertNotIn("0, 0, 0, 0)", stmts[(key, "seed")][2], key)
+        self.assertIn(now, stmts[(key, "seed")][2], key)
+        self.assertEqual(stmts[(key, "now")][1], [], key)
+        self.assertEqual(stmts[(key, "create_table")][1], [], key)
+
     def test_batched_statements(self):
         self.assertEqual(self.gen().returncode, 0)
         out = self.probe()
         each = self.batched(out)
+        rows = real_rows()
+        keys = real_keys()
         name, owner, ttl, token = 0, 1, 2, 3
         limits = dict(line.split(" ", 2)[1:] for line in out.splitlines()
                       if line.startswith("B "))
+        # Each row's limits as the table gives them (its own or
+        # [common]'s), and those of the rows that ship as they are.
         self.assertEqual(limits, {
-            "mysql": "returns=0 batch_max=512 max_params=65535",
-            "postgres": "returns=1 batch_max=512 max_params=65535",
-            "sqlite": "returns=1 batch_max=256 max_params=999",
-            "sqlserver": "returns=1 batch_max=512 max_params=2100",
-        })
-        for key in ("mysql", "postgres", "sqlite", "sqlserver"):
-            q, params, sql = each[(key, "renew_each")]
-            self.assertEqual(q, len(params), key)
-            # :ttl_ms once (before or after the holds), and one hold per
-            # lease.
-            self.assertEqual(params.count(ttl), 1, key)
-            self.assertIn(params.index(ttl), (0, len(params) - 1), key)
-            per = [p for p in params if p != ttl]
-            self.assertEqual(len(per) % 3, 0, key)
-            self.assertEqual(set(per), {name, owner, token}, key)
-            self.assertEqual(per.count(token), 3, key)
-            self.assertIn("{table}", sql, key)
-            self.assertIn("version = ", sql, key)
-            self.assertNotIn("data", sql, key)
-            q, params, sql = each[(key, "status_each")]
-            self.assertEqual(q, len(params), key)
-            self.assertEqual(set(params), {name}, key)
-            self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
-            self.assertIn("data FROM {table}", sql.replace("l.data", "data"), key)
+            key: "returns=%d batch_max=%d max_params=%d"
+                 % tuple(own(rows, key, f) for f in ("renew_each_returns", "batch_max",
+                                                     "max_params"))
+            for key in keys})
+        self.assertEqual(limits["mysql"], "returns=0 batch_max=512 max_params=65535")
+        self.assertEqual(limits["postgres"], "returns=1 batch_max=512 max_params=65535")
+        self.assertEqual(limits["sqlite"], "returns=1 batch_max=256 max_params=999")
+        self.assertEqual(limits["sqlserver"], "returns=1 batch_max=512 max_params=2100")
+        for key in keys:
+            with self.subTest(row=key):
+                self.check_row_batched(key, own(rows, key, "renew_each_returns"), each)
+        checked("test_batched_statements", keys)
         # Items are separated as written: three holds, two separators.
         # SQLite's holds are a WITH table: sqliteodbc opens a result set
         # only for a statement that starts with SELECT, WITH or the like,
@@ -482,12 +587,44 @@ class RealTemplate(GenCase):
         self.assertTrue(sql.startswith("SELECT name, owner, token FROM {table}"), sql)
         self.assertIn("expires_at_ms > (TIMESTAMPDIFF", sql)
         self.assertEqual(each[("mysql", "status_each")][1], [name, name] * 3)
-        for key in ("postgres", "sqlite", "sqlserver"):
-            self.assertEqual(each[(key, "renewed_each")], (0, [], None), key)
         # SQL Server: OUTPUT, and the lengths compared.
         sql = each[("sqlserver", "renew_each")][2]
         self.assertIn("OUTPUT inserted.name, inserted.owner, inserted.token", sql)
         self.assertIn("DATALENGTH(l.owner) = DATALENGTH(v.owner)", sql)
+
+    def check_row_batched(self, key, returns, each):
+        """What every row's batched statements must get right (built for
+        3 leases by the probe)."""
+        name, owner, ttl, token = 0, 1, 2, 3
+        q, params, sql = each[(key, "renew_each")]
+        self.assertEqual(q, len(params), key)
+        # :ttl_ms once (before or after the holds), and one hold per
+        # lease.
+        self.assertEqual(params.count(ttl), 1, key)
+        self.assertIn(params.index(ttl), (0, len(params) - 1), key)
+        per = [p for p in params if p != ttl]
+        self.assertEqual(len(per) % 3, 0, key)
+        self.assertEqual(set(per), {name, owner, token}, key)
+        self.assertEqual(per.count(token), 3, key)
+        self.assertIn("{table}", sql, key)
+        self.assertIn("version = ", sql, key)
+        self.assertNotIn("data", sql, key)
+        q, params, sql = each[(key, "status_each")]
+        self.assertEqual(q, len(params), key)
+        self.assertEqual(set(params), {name}, key)
+        self.assertEqual(len(params) % 3, 0, key)
+        self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
+        self.assertIn("data FROM {table}", sql.replace("l.data", "data"), key)
+        q, params, sql = each[(key, "renewed_each")]
+        if returns:
+            # Never sent: the renew says which rows it renewed.
+            self.assertEqual((q, params, sql), (0, [], None), key)
+        else:
+            # Which of the holds are live: each one's name, owner, token.
+            self.assertEqual(q, len(params), key)
+            self.assertEqual(set(params), {name, owner, token}, key)
+            self.assertEqual(params.count(token), 3, key)
+            self.assertRegex(sql, r"^SELECT name, owner, token FROM \{table\}", key)
 
     def test_deterministic(self):
         a = self.gen(outdir="a")
@@ -567,9 +704,14 @@ def own(rows, key, field):
     return rows[key].get(field, rows["common"].get(field))
 
 
+def own_or_common(rows, key):
+    """Every field of row `key`: its own, else [common]'s."""
+    return dict(rows["common"], **rows[key])
+
+
 class Inheritance(GenCase):
     # A DBMS whose SQL is the common one: its clock, its name and how it
-    # is detected are all it says (the example in docs/contributing.md).
+    # is detected are all it says.
     EXAMPLE = {"now_ms": "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
                "aliases": ["exdb"], "dbms_names": ["ExampleDB"]}
 
@@ -581,8 +723,8 @@ class Inheritance(GenCase):
         out = self.probe(queries=["detect:ExampleDB 4.2", "find:exampledb", "find:exdb",
                                   "detect:SQLite"])
         stmts = self.statements(out)
-        now = self.EXAMPLE["now_ms"]
-        sqlite_now = rows["sqlite"]["now_ms"]
+        now = self.nows(out)["exampledb"]
+        sqlite_now = self.nows(out)["sqlite"]
         for st in STATEMENTS + FRAGMENTS:
             q, params, sql = stmts[("exampledb", st)]
             self.assertEqual(q, len(params), st)
@@ -596,7 +738,7 @@ class Inheritance(GenCase):
         self.assertIn("ON CONFLICT (name) DO NOTHING", stmts[("exampledb", "seed")][2])
         self.assertIn("D exampledb setup=0 literal=0", out)
         self.assertNotIn("F exampledb ", out)  # [common]'s rules only
-        self.assertIn("K exampledb, mysql, postgres, sqlite, sqlserver", out.splitlines())
+        self.assertIn("K " + ", ".join(sorted(real_keys() + ["exampledb"])), out.splitlines())
         self.assertIn("Q detect:ExampleDB 4.2 => exampledb", out)
         self.assertIn("Q find:exampledb => exampledb", out)
         self.assertIn("Q find:exdb => exampledb", out)
@@ -655,11 +797,12 @@ class Inheritance(GenCase):
     def test_missing_after_inheritance(self):
         # Without a default, each row that does not give the field says so.
         rows = real_rows()
-        del rows["common"]["status"]
-        err = self.assertRejected(dump_toml(rows),
-                                  REL + ": row 'postgres', field 'status': missing required field",
-                                  REL + ": row 'sqlite', field 'status': missing required field")
-        self.assertNotIn("row 'mysql'", err)
+        del rows["common"]["create_table"]
+        err = self.assertRejected(
+            dump_toml(rows),
+            REL + ": row 'mysql', field 'create_table': missing required field",
+            REL + ": row 'postgres', field 'create_table': missing required field",
+            REL + ": row 'sqlite', field 'create_table': missing required field")
         self.assertNotIn("row 'sqlserver'", err)
 
     def test_inherited_field_checked_with_the_rows_clock(self):
@@ -679,6 +822,127 @@ class Inheritance(GenCase):
     def test_only_common(self):
         rows = real_rows()
         self.assertRejected(dump_toml({"common": rows["common"]}), REL + ": no dialect rows")
+
+
+class Snippets(GenCase):
+    # A DBMS whose `=` pads trailing spaces and whose SELECT needs a table
+    # (as Db2's does): its snippets are all it says beyond its identity,
+    # and every statement it inherits compares names and owners its way.
+    # docs/adding-a-dialect.md shows this row (block
+    # adding-a-dialect-padding).
+    KEY, PADDING = doc_row("adding-a-dialect-padding")
+
+    def test_padding_row_inherits_statements(self):
+        self.assertEqual(self.KEY, "paddb")
+        rows = real_rows()
+        rows["paddb"] = dict(self.PADDING)
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stmts = self.statements(self.probe())
+        name, owner, token = 0, 1, 3
+        self.assertEqual(stmts[("paddb", "now")][2],
+                         "SELECT %s FROM SYSIBM.SYSDUMMY1" % self.PADDING["now_ms"])
+        for st in ("acquire", "renew", "release", "release_force", "status", "fence"):
+            self.assertIn("name = ? AND LENGTH(name) = LENGTH(?)", stmts[("paddb", st)][2], st)
+            self.assertEqual(stmts[("paddb", st)][1].count(name), 2, st)
+        for st in ("renew", "release", "fence"):
+            self.assertIn("owner = ? AND LENGTH(owner) = LENGTH(?)", stmts[("paddb", st)][2], st)
+            self.assertEqual(stmts[("paddb", st)][1].count(owner), 2, st)
+        self.assertIn("WHERE name = ? AND LENGTH(name) = LENGTH(?) AND token = ? AND "
+                      "(LENGTH(owner) = 0 OR owner IS NULL", stmts[("paddb", "acquire")][2])
+        self.assertEqual(stmts[("paddb", "fence")][1], [name, name, owner, owner, token])
+        self.assertIn("name VARCHAR(64) FOR BIT DATA NOT NULL PRIMARY KEY, owner VARCHAR(255) "
+                      "FOR BIT DATA NOT NULL DEFAULT ''", stmts[("paddb", "create_table")][2])
+        # An empty snippet leaves no stray blank: [common]'s own rows.
+        self.assertIn("data VARCHAR(1024) NULL )", stmts[("paddb", "create_table")][2])
+        self.assertEqual(stmts[("sqlite", "now")][2], "SELECT " + rows["sqlite"]["now_ms"])
+        # The other rows keep theirs.
+        self.assertIn("WHERE name = ? AND token = ?", stmts[("sqlite", "acquire")][2])
+        self.assertNotIn("LENGTH", stmts[("sqlite", "fence")][2])
+
+    def test_snippet_in_a_rows_own_statement(self):
+        rows = real_rows()
+        rows["paddb"] = dict(self.PADDING, status="SELECT owner, token, acquired_at_ms, "
+                             "expires_at_ms, {now}, data FROM {table} WHERE {name_equals} "
+                             "AND 1 = 1")
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        q, params, sql = self.statements(self.probe())[("paddb", "status")]
+        self.assertTrue(sql.endswith("WHERE name = ? AND LENGTH(name) = LENGTH(?) AND 1 = 1"), sql)
+        self.assertEqual(params, [0, 0])
+
+    def test_snippet_checked(self):
+        cases = (
+            ("name_equals", "name = :owner",
+             "field 'name_equals': unexpected parameter :owner (this snippet takes :name)"),
+            ("name_equals", "1 = 1", "field 'name_equals': missing parameter :name"),
+            ("owner_free", "owner = {now}",
+             "field 'owner_free': a snippet holds no placeholder or brace"),
+            ("owner_equals", "  ", "field 'owner_equals': empty snippet"),
+            ("owner_free", "owner = '", "field 'owner_free': unterminated quoted text"),
+            ("from_dual", 5, "field 'from_dual': expected a string, got an integer"),
+        )
+        for field, value, message in cases:
+            with self.subTest(field=field, value=value):
+                rows = real_rows()
+                rows["paddb"] = dict(self.PADDING)
+                rows["paddb"][field] = value
+                # Said once, as the row's: not again for each statement
+                # that pastes it in.
+                err = self.assertRejected(dump_toml(rows), REL + ": row 'paddb', " + message)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_empty_snippet_allowed(self):
+        rows = real_rows()
+        rows["paddb"] = dict(self.PADDING, from_dual="", exact_collation="")
+        self.assertEqual(self.gen(dump_toml(rows)).returncode, 0)
+
+    def test_common_snippet_error_said_once(self):
+        rows = real_rows()
+        rows["common"]["name_equals"] = "name = :nam"
+        err = self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'name_equals': "
+                                  "unknown parameter ':nam'")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_unknown_and_unset_snippet(self):
+        rows = real_rows()
+        rows["common"]["status"] = rows["common"]["status"].replace("{name_equals}",
+                                                                    "{name_equal}")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'status': unknown "
+                            "placeholder '{name_equal}' (known: {now}, {table}, {name_equals}")
+        rows = real_rows()
+        del rows["common"]["from_dual"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'now': snippet "
+                            "'{from_dual}' is set neither in the row nor in [common]")
+        # Set nowhere and used nowhere: nothing to say.
+        rows = real_rows()
+        del rows["common"]["from_dual"]
+        rows["common"]["now"] = "SELECT {now}"
+        self.assertEqual(self.gen(dump_toml(rows)).returncode, 0)
+
+    def test_common_compares_through_snippets(self):
+        # A new statement of [common] that compares with a bare `=` would
+        # hand MySQL/MariaDB and SQL Server an inexact comparison.
+        for field, old, new, spelled in (
+                ("status", "{name_equals}", "name = :name", "name = :name"),
+                ("renew", "{owner_equals}", "owner = :owner", "owner = :owner"),
+                ("acquire", "{owner_free}", "owner = ''", "owner = ''"),
+                ("fence", "{name_equals}", "name=:name", "name = :name")):
+            with self.subTest(field=field):
+                rows = real_rows()
+                rows["common"][field] = rows["common"][field].replace(old, new)
+                self.assertRejected(dump_toml(rows), REL + ": row 'common', field '%s': "
+                                    "compares with '%s': write {" % (field, spelled))
+        # Assignments are not comparisons, a qualified or another column
+        # is not the row's, and a row's own statement is its own affair.
+        rows = real_rows()
+        self.assertIn("owner = :owner,", rows["common"]["acquire"])
+        rows["common"]["status"] += " AND l.name = :name AND rename = :name"
+        rows["sqlite"]["release_force"] = ("UPDATE {table} SET owner = '', expires_at_ms = 0, "
+                                           "data = NULL, version = version + 1 "
+                                           "WHERE name = :name")
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
 
 
 class Malformed(GenCase):
@@ -809,7 +1073,7 @@ class Malformed(GenCase):
 
     def test_unexpected_parameter_in_status(self):
         rows = self.rows()
-        rows["mysql"]["status"] += " AND owner = :owner"
+        rows["mysql"]["status"] = own(rows, "mysql", "status") + " AND owner = :owner"
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'status': unexpected parameter :owner")
 
@@ -844,8 +1108,8 @@ class Malformed(GenCase):
 
     def test_fence_missing_parameter(self):
         rows = self.rows()
-        rows["mysql"]["fence"] = rows["mysql"]["fence"].replace(
-            "AND token = :token ", "")
+        rows["mysql"]["fence"] = own(rows, "mysql", "fence").replace(
+            "AND token = :token", "")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'fence': missing parameter :token")
 
@@ -1095,6 +1359,15 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'batch_max': 400 leases make "
                             "renew_each bind 1201 parameters; max_params is 999")
+        # Within max_params, but beyond what the binder takes whatever
+        # max_params says (src/odbc.c).
+        rows = self.rows()
+        rows["postgres"]["batch_max"] = 20000
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'postgres', field 'batch_max': 20000 leases make "
+                            "renew_each bind 60001 parameters; src/odbc.c binds at most 32767")
+        rows["postgres"]["batch_max"] = 10922
+        self.assertEqual(self.gen(dump_toml(rows), outdir="fits").returncode, 0)
         # MariaDB binds 5 per hold: 2100 would not take 512 of them.
         rows = self.rows()
         rows["mysql"]["max_params"] = 2100
@@ -1147,6 +1420,115 @@ class Malformed(GenCase):
 
     def test_no_rows(self):
         self.assertRejected("# nothing\n", REL + ": no dialect rows")
+
+
+def copy_row(text, key, new_key, alias, dbms_name, driver_match):
+    """The table `text` with row `key` (and its sub-tables) copied to the
+    end under `new_key`, with its own alias, DBMS name and driver match
+    and nothing else changed: how a contributor starts a new dialect."""
+    m = re.search(r"^\[%s\]\n.*?(?=^\[(?!%s\.)|\Z)" % (key, key), text, re.M | re.S)
+    block = m.group(0)
+    block = re.sub(r"^\[%s(\.[a-z_]+)?\]" % key, lambda h: "[%s%s]" % (new_key, h.group(1) or ""),
+                   block, flags=re.M)
+    block, n1 = re.subn(r"^aliases = .*$", "aliases = [%s]" % json.dumps(alias), block,
+                        count=1, flags=re.M)
+    block, n2 = re.subn(r"^dbms_names = .*$", "dbms_names = [%s]" % json.dumps(dbms_name),
+                        block, count=1, flags=re.M)
+    block, n3 = re.subn(r"match = \[[^\]]*\]", "match = [%s]" % json.dumps(driver_match), block,
+                        count=1)
+    assert (n1, n2, n3) == (1, 1, 1), (n1, n2, n3)
+    return text.rstrip("\n") + "\n\n" + block
+
+
+@unittest.skipIf(os.environ.get("SQLEASE_GEN_TEMPLATE"), "run on a table of its own")
+class NewDialect(GenCase):
+    """docs/adding-a-dialect.md's first two steps, as a contributor takes
+    them: the [postgres] row copied under a new key with its own alias,
+    DBMS name and driver match (those of the document's block
+    adding-a-dialect-copy), nothing else touched.  The table generates,
+    the row is found, detected and matched, this file's tests pass on that
+    table and name the new row, and `sqlease --help` lists it."""
+
+    def identity(self):
+        key, row = doc_row("adding-a-dialect-copy")
+        return key, row["aliases"][0], row["dbms_names"][0], row["drivers"][0]["match"][0]
+
+    def test_copied_row(self):
+        key, alias, dbms, match = self.identity()
+        text = copy_row(template_text(), "postgres", key, alias, dbms, match)
+        r = self.gen(text)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        out = self.probe(queries=["find:" + key, "find:" + alias, "detect:%s 3.1" % dbms,
+                                  "detect:PostgreSQL 15.4"])
+        self.assertIn("Q find:%s => %s" % (key, key), out)
+        self.assertIn("Q find:%s => %s" % (alias, key), out)
+        self.assertIn("Q detect:%s 3.1 => %s" % (dbms, key), out)
+        self.assertIn("Q detect:PostgreSQL 15.4 => postgres", out)
+        self.assertIn("K " + ", ".join(sorted(real_keys() + [key])), out.splitlines())
+        # Its statements are postgres's, with its clock: the same SQL.
+        stmts = self.statements(out)
+        for st in STATEMENTS + FRAGMENTS:
+            self.assertEqual(stmts[(key, st)], stmts[("postgres", st)], st)
+
+        # This file's tests of a whole table, on that one: every per-row
+        # check runs on the new row, and says so.  (The others change
+        # shipped rows to see them refused: nothing a new row changes.)
+        path = os.path.join(self.tmp, REL)
+        run = subprocess.run([sys.executable, os.path.abspath(__file__), "RealTemplate",
+                              "Inheritance", "Snippets"],
+                             env=dict(os.environ, SQLEASE_GEN_TEMPLATE=path,
+                                      SQLEASE_RESULT_DIR=""),
+                             cwd=self.tmp, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        for test in ("test_statements", "test_batched_statements", "test_detect_find_keys"):
+            line = [l for l in run.stderr.splitlines() if l.startswith(test + ": checked rows")]
+            self.assertEqual(len(line), 1, run.stderr)
+            self.assertIn(key, line[0].split(" rows ", 1)[1].split(", "), line[0])
+
+        # --help, as src/cli/usage.c prints it from that table.
+        out_dir = os.path.join(self.tmp, "out")
+        with open(os.path.join(out_dir, "help.c"), "w") as f:
+            f.write('#include "cli.h"\n'
+                    'const char *sqlease_version(void) { return "0"; }\n'
+                    'int main(void) { cli_print_help(); return 0; }\n')
+        exe = os.path.join(out_dir, "help")
+        # The project's flags (SConstruct): the help text is one long
+        # string, longer than -Wpedantic lets C99 promise.
+        cc = subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_DEFAULT_SOURCE",
+                             "-I", out_dir, "-I", SRC, "-I", INCLUDE,
+                                             "-I", os.path.join(SRC, "cli"), "-o", exe,
+                                             os.path.join(SRC, "cli", "usage.c"), DIALECT_C,
+                                             os.path.join(out_dir, "dialects.c"),
+                                             os.path.join(out_dir, "help.c")],
+                            capture_output=True, text=True)
+        self.assertEqual(cc.returncode, 0, cc.stderr)
+        self.assertEqual(cc.stderr, "")
+        help_text = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+        flag = help_text[help_text.index("  --dialect X"):help_text.index("  --query-timeout")]
+        for k in real_keys() + [key]:
+            self.assertIn(k, flag)
+        self.assertIn("%s (or %s)" % (key, alias), " ".join(flag.split()))
+        # Wrapped between rows, under the flags' text column.
+        self.assertTrue(all(len(l) <= 79 for l in flag.splitlines()), flag)
+        self.assertTrue(all(l.startswith(" " * 23) for l in flag.splitlines()[1:]), flag)
+
+    def test_copy_row(self):
+        # The copy is the row and its sub-tables, renamed, and only the
+        # identity changed: what the document's block shows.
+        key, alias, dbms, match = self.identity()
+        text = copy_row(template_text(), "postgres", key, alias, dbms, match)
+        rows = tomllib.loads(text)
+        old, new = rows["postgres"], rows[key]
+        doc = doc_row("adding-a-dialect-copy")[1]
+        for field in ("aliases", "dbms_names", "drivers"):
+            self.assertEqual(new[field], doc[field], field)
+        self.assertEqual(new["drivers"][0]["settings"], old["drivers"][0]["settings"])
+        self.assertEqual(new["failures"], old["failures"])
+        self.assertEqual({k: v for k, v in new.items()
+                          if k not in ("aliases", "dbms_names", "drivers")},
+                         {k: v for k, v in old.items()
+                          if k not in ("aliases", "dbms_names", "drivers")})
 
 
 if __name__ == "__main__":

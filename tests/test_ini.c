@@ -17,7 +17,14 @@ static char ini_path[600];
 /* Suite setup: write the file and point the driver manager at it. */
 static int write_ini(void)
 {
+    /* 508 zeros, "30s", then more: a value longer than the 511 bytes
+     * the settings are read into, whose first 511 bytes alone would be
+     * a valid 30 s. */
+    static char long_ttl[520];
     FILE *f;
+
+    memset(long_ttl, '0', 508);
+    memcpy(long_ttl + 508, "30sjunk", sizeof "30sjunk");
     snprintf(ini_path, sizeof ini_path, "%s/odbc.ini", tu_dir());
     f = fopen(ini_path, "w");
     if (f == NULL)
@@ -66,8 +73,14 @@ static int write_ini(void)
             "[sqlease_ini_away]\n"
             "Driver = SQLite3\n"
             "Database = %s/no/such/dir/away.db\n"
-            "SqleaseTTL = 4s\n",
-            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir());
+            "SqleaseTTL = 4s\n"
+            "\n"
+            "[sqlease_ini_long]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "SqleaseTTL = %s\n",
+            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(),
+            long_ttl);
     fclose(f);
     return setenv("ODBCINI", ini_path, 1) != 0;
 }
@@ -164,6 +177,15 @@ static void test_invalid_values_name_key_and_dsn(void)
     CU_ASSERT_PTR_NULL(db);
     CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SqleaseTable"));
+    /* A value too long for the buffer is refused, never read as the
+     * prefix the driver manager's copy cut it to (found by the odbc.ini
+     * fuzz target). */
+    db = open_dsn("sqlease_ini_long", &rc, &err);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SqleaseTTL"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease_ini_long"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "longer than"));
     sqlease_db_close(db);
 }
 

@@ -1022,10 +1022,16 @@ static void test_names_owners_tables_checked(void)
         {"straight_join", NULL, NULL, "reserved word"}, /* MySQL */
         {"tran", NULL, NULL, "reserved word"},          /* T-SQL */
         {"zone", NULL, NULL, "reserved word"},          /* SQL-92 */
+        /* SQLite's own names: CREATE TABLE refuses them ("object name
+         * reserved for internal use"), and sqlite_sequence exists. */
+        {"sqlite_leases", NULL, NULL, "SQLite keeps names starting with 'sqlite_'"},
+        {"SQLITE_SEQUENCE", NULL, NULL, "('SQLITE_SEQUENCE')"},
+        {"app.Sqlite_x", NULL, NULL, "('Sqlite_x')"},
     };
     static const char *const good_tables[] = {"sys_job_lease", "public.sys_job_lease",
                                               "orders", "user_lease", "selection", "s.t",
-                                              "PUBLIC.leases", "_order"};
+                                              "PUBLIC.leases", "_order", "sqlite",
+                                              "sqlitex_lease", "my_sqlite_leases"};
     sqlease_options o;
     sqlease_error err;
     sqlease_lease *l;

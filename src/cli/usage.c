@@ -1,13 +1,21 @@
 /*
  * usage.c -- the text of `sqlease --help` and `sqlease --version`.
  * Every command, flag, default and exit code a user can rely on is
- * listed here; hidden helper commands are not.
+ * listed here; hidden helper commands are not.  The dialects --dialect
+ * takes are the generated table's (templates/dialects.toml), so that a
+ * new row is listed without an edit here.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
+#include "dialect.h"
 
-static const char help_text[] =
+/* Help lines are at most this wide; a flag's text starts in this column. */
+#define HELP_WIDTH 79
+#define HELP_FLAG_COLUMN 23
+
+static const char help_head[] =
 "usage: sqlease [GLOBAL FLAGS] COMMAND [COMMAND FLAGS]\n"
 "\n"
 "Make sure exactly one process of a fleet runs a job, using a lease row in a\n"
@@ -87,8 +95,10 @@ SQLEASE_DEFAULT_NAME ")\n"
 "  --retry D            non-holder polls this often (env SQLEASE_RETRY;\n"
 "                       default ttl/10, at most 2s)\n"
 "  --owner ID           owner id written to the row (env SQLEASE_OWNER;\n"
-"                       default host-pid-xxxxxxxx)\n"
-"  --dialect X          sqlite, postgres, mysql or sqlserver (default: detected)\n"
+"                       default host-pid-xxxxxxxx)\n";
+
+/* Between them, the --dialect line (print_dialect_flag). */
+static const char help_tail[] =
 "  --query-timeout D    bound on every statement, rounded up to whole seconds\n"
 "                       (env SQLEASE_QUERY_TIMEOUT; default 5s)\n"
 "  --login-timeout D    bound on connecting, rounded up to whole seconds\n"
@@ -127,9 +137,55 @@ SQLEASE_DEFAULT_NAME ")\n"
 "  130/143  run interrupted by SIGINT/SIGTERM\n"
 "  other    run: CMD's exit status (128+N if CMD was killed by signal N)\n";
 
+/* Print `word` at column *col, first going to a new line under the
+ * flags' text column when it would pass HELP_WIDTH. */
+static void put_word(const char *word, size_t *col)
+{
+    size_t n = strlen(word);
+
+    if (*col > HELP_FLAG_COLUMN && *col + n > HELP_WIDTH) {
+        printf("\n%*s", HELP_FLAG_COLUMN, "");
+        *col = HELP_FLAG_COLUMN;
+        while (*word == ' ') {
+            word++;
+            n--;
+        }
+    }
+    fputs(word, stdout);
+    *col += n;
+}
+
+/* The --dialect line: every row's key with its aliases, in key order,
+ * wrapped between rows. */
+static void print_dialect_flag(void)
+{
+    char word[256];
+    size_t col = strlen("  --dialect X"), i, j, n;
+
+    printf("  --dialect X%*s", (int)(HELP_FLAG_COLUMN - col), "");
+    col = HELP_FLAG_COLUMN;
+    for (i = 0; i < sqle_dialect_count; i++) {
+        const sqle_dialect *d = &sqle_dialects[i];
+
+        n = (size_t)snprintf(word, sizeof word, "%s%s", i > 0 ? " " : "", d->key);
+        for (j = 0; j < d->naliases && n < sizeof word; j++)
+            n += (size_t)snprintf(word + n, sizeof word - n, "%s%s", j == 0 ? " (or " : ", ",
+                                  d->aliases[j]);
+        if (n < sizeof word)
+            snprintf(word + n, sizeof word - n, "%s%s", d->naliases > 0 ? ")" : "",
+                     i + 1 < sqle_dialect_count ? "," : ";");
+        put_word(word, &col);
+    }
+    put_word(" default:", &col);
+    put_word(" detected", &col);
+    putchar('\n');
+}
+
 void cli_print_help(void)
 {
-    fputs(help_text, stdout);
+    fputs(help_head, stdout);
+    print_dialect_flag();
+    fputs(help_tail, stdout);
 }
 
 void cli_print_version(void)
