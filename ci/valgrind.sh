@@ -10,6 +10,8 @@
 #   run       -- sh -c 'exit 3'    must exit 3
 #   run --min-hold 1m -- ./no-such-command
 #                                  must exit 127 and leave the row free
+#   -v run    -- sh -c 'exit 4'    stderr a pipe: must exit 4, its lines
+#                                  coming through the pipe
 #   supervise -- sleep 60          held for a few heartbeats (so the
 #                                  heartbeat, the watchdog and CMD's guard
 #                                  all run), with a metrics file and a
@@ -71,6 +73,15 @@ rc=$?
 [ "$rc" = 127 ] || { cat "$WORK/noexec.out"; fail "run exited $rc, expected 127 (99: memcheck errors)"; }
 "$BIN" "${COMMON[@]}" status --json 2>&1 | grep -q '"held":false' ||
     fail "the lease is still held after a CMD that could not be started"
+
+# stderr a pipe: log lines go through a non-blocking description of it
+# of their own (src/cli/os/posix/stdio.c), CMD waits at its gate for the
+# guard.
+echo "==== valgrind: sqlease -v run -- sh -c 'exit 4', stderr a pipe"
+"${VG[@]}" "$BIN" "${COMMON[@]}" -v run -- sh -c 'exit 4' 2>&1 | cat >"$WORK/run-pipe.out"
+rc=${PIPESTATUS[0]}
+[ "$rc" = 4 ] || { cat "$WORK/run-pipe.out"; fail "run (stderr a pipe) exited $rc, expected 4 (99: memcheck errors)"; }
+grep -q 'started CMD' "$WORK/run-pipe.out" || { cat "$WORK/run-pipe.out"; fail "run (stderr a pipe) logged nothing through the pipe"; }
 
 echo "==== valgrind: sqlease supervise -- sleep 60 (SIGTERM after a few heartbeats)"
 NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \

@@ -406,6 +406,11 @@ typedef struct sqlease_options {
      * and strictly alternate: on_started, on_stopped, on_started, ...
      * A slow callback delays only its own supervisor's next callback (an
      * on_stopped queued behind a slow on_started runs when it returns).
+     * A start that could only be delivered after its hold ended (it
+     * waited behind a slow callback until the hold's renew deadline
+     * passed, or the hold was lost or stopped meanwhile) is not delivered,
+     * and neither is the on_stopped that ends it: work never starts under
+     * a hold that another owner may already have taken.
      * Since they may run inside start, stop and free, a callback must not
      * take a lock that the caller holds around those calls, nor wait for
      * what that caller does after them.  Each on_started is a fresh

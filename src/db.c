@@ -371,22 +371,50 @@ static int worker_start(sqlease_db *db, sqlease_error *err)
 }
 
 /*
- * Give up on the worker running `r`: its caller has been answered, and
- * the connection cannot be trusted to come back in time.  Returns 1 if it
- * was abandoned, 0 if the cap on abandoned workers was reached (then it
- * stays the handle's worker, and what waits behind it times out in the
- * queue until its call returns).  Under db->m.
+ * Give up on the worker running a request whose caller has been answered:
+ * the connection cannot be trusted to come back in time.  It finishes its
+ * call on its own, closes its connection and ends.  Under db->m.
  */
-static int worker_abandon(sqlease_db *db, db_worker *w)
+static void worker_abandon(sqlease_db *db, db_worker *w)
 {
-    if (db->nabandoned >= DB_MAX_ABANDONED)
-        return 0;
     w->abandoned = 1;
     db->nabandoned++;
     if (db->worker == w)
         db->worker = NULL;
     sqle_thread_detach(&w->thread);
-    return 1;
+}
+
+/* The answer to a statement that cannot be sent because DB_MAX_ABANDONED
+ * connections are stuck in the driver.  Under db->m. */
+static int capped_fail(const sqlease_db *db, sqlease_error *err)
+{
+    return sqle_fail(err, SQLEASE_ETIMEOUT,
+                     "%d connections to '%s' are still stuck in the driver; not opening "
+                     "another until one returns", db->nabandoned, db->conn_redacted);
+}
+
+/*
+ * The worker serving the queue was abandoned and no other can take over
+ * (the cap is reached, or a thread cannot be started): answer everything
+ * queued now rather than let it wait for its bound on nothing.  Under
+ * db->m.
+ */
+static void queue_fail_all(sqlease_db *db, int started_rc, const sqlease_error *started_err)
+{
+    db_req *r;
+
+    while ((r = db->queue) != NULL) {
+        db->queue = r->next;
+        r->next = NULL;
+        if (started_rc != SQLEASE_OK) {
+            r->err = *started_err;
+            r->rc = started_rc;
+        } else {
+            r->rc = capped_fail(db, &r->err);
+        }
+        r->state = REQ_DONE;
+        sqle_cond_signal(&r->done);
+    }
 }
 
 int64_t sqle_db_deadline(sqlease_db *db)
@@ -423,13 +451,10 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
     }
     if (db->worker == NULL) {
         if (db->nabandoned >= DB_MAX_ABANDONED) {
-            int n = db->nabandoned;
+            rc = capped_fail(db, err);
             sqle_mutex_unlock(&db->m);
             req_free(r);
-            return sqle_fail(err, SQLEASE_ETIMEOUT,
-                             "%d connections to '%s' are still stuck in the driver; "
-                             "not opening another until one returns", n,
-                             db->conn_redacted);
+            return rc;
         }
         rc = worker_start(db, err);
         if (rc != SQLEASE_OK) {
@@ -469,26 +494,40 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
                          "(the connection was busy with one that did not return)",
                          db->conn_redacted, (long long)waited);
     }
-    /* In the driver: from now on the request belongs to its worker. */
+    /* In the driver: from now on the request belongs to its worker.
+     * What waited behind it runs on a fresh connection, or, when no
+     * connection may be opened (the cap) or none can be started, is
+     * answered now: never left to wait behind a call that may not come
+     * back. */
     r->state = REQ_ORPHANED;
     if (db->worker != NULL && db->worker->current == r) {
-        if (!worker_abandon(db, db->worker)) {
-            capped = 1;
-        } else if (db->queue != NULL) {
-            /* What waited behind it now has to reconnect first, which its
-             * bound allows for: the login timeout on top. */
-            db_req *q;
-            for (q = db->queue; q != NULL; q = q->next)
-                q->deadline += db->login_timeout_ms;
-            (void)worker_start(db, NULL);
+        worker_abandon(db, db->worker);
+        capped = db->nabandoned >= DB_MAX_ABANDONED;
+        if (db->queue != NULL) {
+            sqlease_error serr;
+            int src = SQLEASE_OK;
+
+            sqle_err_clear(&serr);
+            if (!capped)
+                src = worker_start(db, &serr);
+            if (capped || src != SQLEASE_OK) {
+                queue_fail_all(db, src, &serr);
+            } else {
+                /* It has to reconnect first, which its bound allows for:
+                 * the login timeout on top. */
+                db_req *q;
+                for (q = db->queue; q != NULL; q = q->next)
+                    q->deadline += db->login_timeout_ms;
+            }
         }
     }
     sqle_mutex_unlock(&db->m);
     if (capped)
         sqle_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_ERROR,
-                 "a call to '%s' is stuck in the driver and %d connections are already "
-                 "abandoned; statements wait (and time out) until one returns",
-                 db->conn_redacted, DB_MAX_ABANDONED);
+                 "a call to '%s' did not return within %lld ms; abandoning that "
+                 "connection (%d are now stuck in the driver, as many as are kept): "
+                 "statements fail at once until one returns", db->conn_redacted,
+                 (long long)waited, DB_MAX_ABANDONED);
     else
         sqle_log(db->log, db->log_userdata, db->log_level, SQLEASE_LOG_WARN,
                  "%s '%s' did not return within %lld ms; abandoning that connection "

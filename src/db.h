@@ -133,8 +133,9 @@ struct sqlease_db {
 #define DB_SLACK_MS 500
 
 /* Abandoned workers (connections stuck in the driver) one handle keeps at
- * once.  Past this, nothing is abandoned any more: requests wait in the
- * queue and time out there, unsent, until a stuck call returns. */
+ * once.  With this many stuck, no connection is opened: the statements
+ * waiting and every one that comes are answered at once with
+ * SQLEASE_ETIMEOUT, unsent, until a stuck call returns. */
 #define DB_MAX_ABANDONED 4
 
 /* Wrap a port instance in a handle, start its worker and connect, all

@@ -1,19 +1,20 @@
 /*
  * engine.c -- the threads every supervisor of one sqlease_db shares: the
- * runner, which sends their statements (the renews and the followers'
- * reads of one table batched into one statement per round); the
- * watchdog, which stops work at its deadline; and the pool that runs
- * their callbacks.  supervisor.h says why there are exactly these and in
- * which order their locks are taken; supervisor.c decides what each
- * answer means.
+ * runner, which sends the statements its nodes want (the renews and the
+ * followers' reads of one table batched into one statement per round);
+ * the watchdog, which wakes at the nodes' deadlines; and the pool that
+ * runs their callbacks.  engine.h says why there are exactly these, in
+ * which order their locks are taken, and how the engine calls its
+ * clients: only through their sqle_engine_ops.  What a node wants and
+ * what its answers mean are the client's (supervisor.c, sup_machine.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+#include "engine.h"
 #include "internal.h"
 #include "lease.h"
-#include "supervisor.h"
 
 /* A pool thread beyond the first leaves after this long without work. */
 #define POOL_IDLE_MS 1000
@@ -34,7 +35,13 @@ void sqle_engine_unlock(sqle_engine *e)
     sqle_mutex_unlock(&e->m);
 }
 
-void sqle_engine_wait(sqle_engine *e, sqle_cond *cv, int64_t until)
+int64_t sqle_engine_now(const sqle_engine *e)
+{
+    return e->now_ms();
+}
+
+/* Every wait on e->m, so that ENGINE_HELD stays true around it. */
+static void engine_wait(sqle_engine *e, sqle_cond *cv, int64_t until)
 {
     ENGINE_HELD(e);
 #ifndef NDEBUG
@@ -44,6 +51,29 @@ void sqle_engine_wait(sqle_engine *e, sqle_cond *cv, int64_t until)
 #ifndef NDEBUG
     e->m_owner = sqle_thread_self();
 #endif
+}
+
+void sqle_engine_wait_change(sqle_engine *e, int64_t until)
+{
+    engine_wait(e, &e->change_cv, until);
+}
+
+void sqle_engine_changed(sqle_engine *e)
+{
+    ENGINE_HELD(e);
+    sqle_cond_broadcast(&e->change_cv);
+}
+
+void sqle_engine_kick(sqle_engine *e)
+{
+    ENGINE_HELD(e);
+    sqle_cond_signal(&e->run_cv);
+}
+
+void sqle_engine_watch_kick(sqle_engine *e)
+{
+    ENGINE_HELD(e);
+    sqle_cond_signal(&e->wd_cv);
 }
 
 /* ---- the callback pool ---------------------------------------------- */
@@ -63,24 +93,24 @@ static void pool_spawn(sqle_engine *e)
     e->cb_threads++;
 }
 
-/* The pool took a supervisor off the ready list: progress. */
+/* The pool took a node off the ready list: progress. */
 static void ready_taken(sqle_engine *e)
 {
     e->ready_count--;
     e->ready_since = e->ready_head != NULL ? sqle_mono_ms() : 0;
 }
 
-static void ready_remove(sqle_engine *e, sqlease_supervisor *s)
+static void ready_remove(sqle_engine *e, sqle_engine_node *n)
 {
-    sqlease_supervisor **pp, *prev = NULL;
+    sqle_engine_node **pp, *prev = NULL;
 
     for (pp = &e->ready_head; *pp != NULL; prev = *pp, pp = &(*pp)->ready_next) {
-        if (*pp == s) {
-            *pp = s->ready_next;
-            if (e->ready_tail == s)
+        if (*pp == n) {
+            *pp = n->ready_next;
+            if (e->ready_tail == n)
                 e->ready_tail = prev;
-            s->ready_next = NULL;
-            s->on_ready = 0;
+            n->ready_next = NULL;
+            n->on_ready = 0;
             ready_taken(e);
             return;
         }
@@ -88,31 +118,31 @@ static void ready_remove(sqle_engine *e, sqlease_supervisor *s)
 }
 
 /*
- * Queue cb for s.  If no thread is running s's callbacks, s joins the
+ * Queue cb for n.  If no thread is running n's callbacks, n joins the
  * ready list and an idle pool thread is woken.  When none is idle, the
  * callback waits for one to come free; should none come free within
  * POOL_STALL_MS (every thread is inside a slow callback), the watchdog
- * grows the pool (pool_grow), so that a slow callback of one supervisor
- * never holds up another's stop by more than that.
+ * grows the pool (pool_grow), so that a slow callback of one lease never
+ * holds up another's stop by more than that.
  */
-void sqle_engine_queue_cb(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
+void sqle_engine_queue_cb(sqle_engine *e, sqle_engine_node *n, sqle_engine_cb *cb)
 {
     ENGINE_HELD(e);
     cb->next = NULL;
-    if (s->cbq_tail != NULL)
-        s->cbq_tail->next = cb;
+    if (n->cbq_tail != NULL)
+        n->cbq_tail->next = cb;
     else
-        s->cbq_head = cb;
-    s->cbq_tail = cb;
-    if (s->in_cb || s->on_ready)
+        n->cbq_head = cb;
+    n->cbq_tail = cb;
+    if (n->in_cb || n->on_ready)
         return;
-    s->on_ready = 1;
-    s->ready_next = NULL;
+    n->on_ready = 1;
+    n->ready_next = NULL;
     if (e->ready_tail != NULL)
-        e->ready_tail->ready_next = s;
+        e->ready_tail->ready_next = n;
     else
-        e->ready_head = s;
-    e->ready_tail = s;
+        e->ready_head = n;
+    e->ready_tail = n;
     e->ready_count++;
     if (e->ready_since == 0)
         e->ready_since = sqle_mono_ms();
@@ -128,7 +158,7 @@ void sqle_engine_queue_cb(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
 
 /* Called by the watchdog (e->m held): if callbacks have waited
  * POOL_STALL_MS and no pool thread is free, start a thread for each
- * waiting supervisor.  Returns when to look again (mono ms, -1: no need). */
+ * waiting node.  Returns when to look again (mono ms, -1: no need). */
 static int64_t pool_grow(sqle_engine *e, int64_t now)
 {
     size_t want, n;
@@ -145,71 +175,51 @@ static int64_t pool_grow(sqle_engine *e, int64_t now)
     return now + POOL_STALL_MS;
 }
 
-/* Call one queued callback, e->m let go around the call.  The lines that
- * say the work starts or stops are written here, next to the call, so
- * that they are in the order the calls are. */
-static void deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
+/* Run n's queue to its end on this thread (e->m held, n claimed): each
+ * callback is the client's to deliver (or drop), in order. */
+static void drain(sqle_engine *e, sqle_engine_node *n)
 {
-    int go = cb->kind != CB_HOLDER || (!s->running && s->state != SUP_STOPPED);
+    sqle_engine_cb *cb;
 
-    if (!go)
-        return;
-    s->cb_thread = sqle_thread_self();
-    sqle_engine_unlock(e);
-    switch (cb->kind) {
-    case CB_STARTED:
-        sqle_sup_log(s, SQLEASE_LOG_INFO, "holding the lease; starting the work");
-        if (s->on_started != NULL)
-            s->on_started(s->userdata, cb->token);
-        break;
-    case CB_STOPPED:
-        sqle_sup_log(s, cb->reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO
-                                                            : SQLEASE_LOG_WARN,
-                     "stopping the work: %s", sqlease_stop_reason_str(cb->reason));
-        if (s->on_stopped != NULL)
-            s->on_stopped(s->userdata, cb->reason);
-        break;
-    case CB_HOLDER:
-        if (s->on_holder != NULL)
-            s->on_holder(s->userdata, cb->owner, cb->token, cb->data);
-        break;
-    }
-    sqle_engine_lock(e);
-    s->cb_thread = 0;
-}
-
-/* Run s's queue to its end on this thread (e->m held, s claimed). */
-static void drain(sqle_engine *e, sqlease_supervisor *s)
-{
-    sup_cb *cb;
-
-    while ((cb = s->cbq_head) != NULL) {
-        s->cbq_head = cb->next;
-        if (s->cbq_head == NULL)
-            s->cbq_tail = NULL;
-        deliver(e, s, cb);
-        if (cb->kind == CB_STARTED)
-            s->work_up = s->running && s->token == cb->token;
-        else if (cb->kind == CB_STOPPED)
-            sqle_cond_signal(&e->run_cv); /* a stale hold may be released now */
+    while ((cb = n->cbq_head) != NULL) {
+        n->cbq_head = cb->next;
+        if (n->cbq_head == NULL)
+            n->cbq_tail = NULL;
+        cb->next = NULL;
+        n->ops->deliver(n, cb);
         sqle_cond_broadcast(&e->change_cv);
-        free(cb->data);
-        free(cb);
     }
 }
 
-int sqle_engine_run_cbs(sqle_engine *e, sqlease_supervisor *s)
+int sqle_engine_run_cbs(sqle_engine *e, sqle_engine_node *n)
 {
     ENGINE_HELD(e);
-    if (s->in_cb)
+    if (n->in_cb)
         return 0;
-    if (s->on_ready)
-        ready_remove(e, s);
-    s->in_cb = 1;
-    drain(e, s);
-    s->in_cb = 0;
+    if (n->on_ready)
+        ready_remove(e, n);
+    n->in_cb = 1;
+    drain(e, n);
+    n->in_cb = 0;
     sqle_cond_broadcast(&e->change_cv);
     return 1;
+}
+
+void sqle_engine_run_held_cbs(sqle_engine *e, sqle_engine_node *n)
+{
+    ENGINE_HELD(e);
+    n->in_cb = 0;
+    (void)sqle_engine_run_cbs(e, n);
+}
+
+int sqle_engine_cbs_pending(const sqle_engine_node *n)
+{
+    return n->in_cb || n->cbq_head != NULL;
+}
+
+int sqle_engine_busy(const sqle_engine_node *n)
+{
+    return n->busy;
 }
 
 static void pool_main(void *arg)
@@ -219,10 +229,10 @@ static void pool_main(void *arg)
 
     sqle_engine_lock(e);
     for (;;) {
-        sqlease_supervisor *s = e->ready_head;
-        if (s != NULL) {
-            if (!sqle_engine_run_cbs(e, s))
-                ready_remove(e, s); /* another thread runs them */
+        sqle_engine_node *n = e->ready_head;
+        if (n != NULL) {
+            if (!sqle_engine_run_cbs(e, n))
+                ready_remove(e, n); /* another thread runs them */
             continue;
         }
         if (e->closing)
@@ -231,7 +241,7 @@ static void pool_main(void *arg)
          * for nothing. */
         idle_until = e->cb_threads > 1 ? sqle_mono_ms() + POOL_IDLE_MS : -1;
         e->cb_idle++;
-        sqle_engine_wait(e, &e->cb_cv, idle_until);
+        engine_wait(e, &e->cb_cv, idle_until);
         e->cb_idle--;
         if (e->cb_woken > 0)
             e->cb_woken--;
@@ -246,178 +256,144 @@ static void pool_main(void *arg)
 
 /* ---- the watchdog --------------------------------------------------- */
 
-/* Stop every holder whose deadline has come, grow the callback pool if
- * it is stalled; sleep until the next deadline or stall check.  A renew
- * only moves a deadline later, so waking at a deadline that has moved
- * costs one scan and nothing else; a new hold signals wd_cv. */
+/* Let every node act on a deadline that has come, grow the callback pool
+ * if it is stalled; sleep until the next deadline or stall check.  A
+ * renew only moves a deadline later, so waking at a deadline that has
+ * moved costs one scan and nothing else; a new one kicks the watchdog. */
 static void watchdog_main(void *arg)
 {
     sqle_engine *e = arg;
 
     sqle_engine_lock(e);
     while (!e->closing) {
-        int64_t now = sqle_mono_ms(), earliest = -1;
-        sqlease_supervisor *s;
+        int64_t now = sqle_mono_ms(), earliest = -1, grow_at;
+        sqle_engine_node *n;
 
-        int64_t grow_at;
-
-        for (s = e->head; s != NULL; s = s->next) {
-            if (s->state != SUP_HOLDER || !s->running)
-                continue;
-            if (now >= s->deadline)
-                sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
-            else if (earliest < 0 || s->deadline < earliest)
-                earliest = s->deadline;
+        for (n = e->head; n != NULL; n = n->next) {
+            int64_t at = n->ops->watch(n, now);
+            if (at >= 0 && (earliest < 0 || at < earliest))
+                earliest = at;
         }
         grow_at = pool_grow(e, sqle_mono_ms());
         if (grow_at >= 0 && (earliest < 0 || grow_at < earliest))
             earliest = grow_at;
-        sqle_engine_wait(e, &e->wd_cv, earliest);
+        engine_wait(e, &e->wd_cv, earliest);
     }
     sqle_engine_unlock(e);
 }
 
 /* ---- the runner ----------------------------------------------------- */
 
-/* Log what a failed statement meant for s. */
-static void log_failure(sqlease_supervisor *s, int rc, int lost, const sqlease_error *err)
-{
-    if (rc == SQLEASE_OK || rc == SQLEASE_NOT_HELD)
-        return;
-    sqle_sup_log(s, lost ? SQLEASE_LOG_WARN : SQLEASE_LOG_ERROR, "%s (%s): %s",
-                 lost ? "the hold is gone, and taking the lease again failed"
-                      : "acquire failed",
-                 sqlease_strerror(rc), err->message);
-}
-
-int sqle_engine_tick_one(sqle_engine *e, sqlease_supervisor *s, sqlease_error *err_out)
+int sqle_engine_send(sqle_engine *e, sqle_engine_node *n, int what, sqlease_error *err_out)
 {
     sqlease_lease_info info;
     sqlease_error err;
-    sup_note n1 = {0}, n2 = {0};
-    enum sup_state st;
-    int64_t sent;
-    int taken = 0, lost = 0, released = 0;
-    int rc;
+    sqle_answer a;
 
+    (void)e;
     sqle_err_clear(&err);
-    sqle_engine_lock(e);
-    st = s->state;
-    sqle_engine_unlock(e);
-    if (st == SUP_STALE) {
+    memset(&a, 0, sizeof a);
+    memset(&info, 0, sizeof info);
+    a.err = &err;
+    if (what == SQLE_SEND_NONE) {
+        a.rc = SQLEASE_OK;
+    } else if (what == SQLE_SEND_RELEASE) {
         /* Never with the minimum hold: this hold's work did not finish. */
-        sqle_lease_forget(s->lease);
-        sent = sqle_mono_ms();
-        rc = sqle_lease_release_for(s->lease, 0, 0, &released, &err);
-        sqle_engine_lock(e);
-        sqle_sup_step(s, rc == SQLEASE_OK ? EV_RELEASED : EV_FAILED, sent, rc, NULL, &n1);
-        sqle_engine_unlock(e);
-        sqle_sup_note(s, &n1);
-        if (rc != SQLEASE_OK)
-            sqle_sup_log(s, SQLEASE_LOG_WARN, "could not release the hold whose work passed "
-                         "its deadline (%s: %s); trying again in %lld ms",
-                         sqlease_strerror(rc), err.message, (long long)s->r.retry_ms);
-        else
-            sqle_sup_log(s, SQLEASE_LOG_INFO, released
-                             ? "released the hold whose work passed its deadline; the next "
-                               "start gets a new token"
-                             : "the hold whose work passed its deadline is no longer the "
-                               "row's");
+        sqle_lease_forget(n->lease);
+        a.kind = SQLE_ANS_RELEASE;
+        a.sent = sqle_mono_ms();
+        a.rc = sqle_lease_release_for(n->lease, 0, 0, &a.released, &err);
+        n->ops->answer(n, &a);
     } else {
-        sent = sqle_mono_ms();
-        rc = sqle_lease_acquire(s->lease, &info, &taken, &lost, &err);
-        sqle_engine_lock(e);
-        if (lost)
-            sqle_sup_step(s, EV_LOST, sent, 0, NULL, &n1);
-        if (rc == SQLEASE_OK)
-            sqle_sup_step(s, taken ? EV_TAKEN : EV_RENEWED, sent, info.token, NULL, &n2);
-        else if (rc == SQLEASE_NOT_HELD)
-            sqle_sup_step(s, EV_NOT_HELD, sent, 0, &info, &n2);
-        else
-            sqle_sup_step(s, EV_FAILED, sent, rc, &info, &n2);
-        sqle_engine_unlock(e);
-        sqle_sup_note(s, &n1);
-        sqle_sup_note(s, &n2);
-        log_failure(s, rc, lost, &err);
-        if (rc == SQLEASE_OK && taken)
-            sqle_sup_log(s, SQLEASE_LOG_DEBUG, "took the lease with token %lld in %lld ms",
-                         (long long)info.token, (long long)(sqle_mono_ms() - sent));
+        a.kind = SQLE_ANS_ACQUIRE;
+        a.sent = sqle_mono_ms();
+        a.rc = sqle_lease_acquire(n->lease, &info, &a.taken, &a.lost, &err);
+        a.token = info.token;
+        a.row = &info;
+        n->ops->answer(n, &a);
     }
     if (err_out != NULL)
         *err_out = err;
-    return rc;
+    return a.rc;
 }
 
-/* Holders renewed together: same table, same ttl. */
+/* One node's statement, sent alone.  What it wants is asked again here,
+ * where it is sent, not only when the round was gathered: the round may
+ * have waited on a slow statement of another group meanwhile, and what
+ * was due then (a renew) may be something else now (nothing yet: a
+ * release must wait for on_stopped to return). */
+static void send_due(sqle_engine *e, sqle_engine_node *n)
+{
+    sqle_due d;
+
+    sqle_engine_lock(e);
+    n->ops->due(n, &d);
+    sqle_engine_unlock(e);
+    (void)sqle_engine_send(e, n, d.what, NULL);
+}
+
+/* Renews sent together: same table, same ttl. */
 static int by_table_ttl(const void *a, const void *b)
 {
-    const sqlease_supervisor *x = *(sqlease_supervisor *const *)a;
-    const sqlease_supervisor *y = *(sqlease_supervisor *const *)b;
+    const sqle_engine_node *x = *(sqle_engine_node *const *)a;
+    const sqle_engine_node *y = *(sqle_engine_node *const *)b;
     int c = strcmp(sqle_lease_table(x->lease), sqle_lease_table(y->lease));
     int64_t tx = sqle_lease_ttl(x->lease), ty = sqle_lease_ttl(y->lease);
 
     return c != 0 ? c : tx < ty ? -1 : tx > ty;
 }
 
-/* Followers read together: same table. */
+/* Reads sent together: same table. */
 static int by_table(const void *a, const void *b)
 {
-    const sqlease_supervisor *x = *(sqlease_supervisor *const *)a;
-    const sqlease_supervisor *y = *(sqlease_supervisor *const *)b;
+    const sqle_engine_node *x = *(sqle_engine_node *const *)a;
+    const sqle_engine_node *y = *(sqle_engine_node *const *)b;
 
     return strcmp(sqle_lease_table(x->lease), sqle_lease_table(y->lease));
 }
 
 /* One renew statement (per chunk) for n holders of one table and ttl. */
-static void renew_batch(sqle_engine *e, sqlease_supervisor **v, size_t n)
+static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 {
     sqle_each *each = calloc(n, sizeof *each);
-    sup_note *notes = calloc(n, sizeof *notes);
     sqlease_error err;
+    sqle_answer a;
     int64_t sent;
     size_t i;
 
-    if (each == NULL || notes == NULL) {
-        free(each);
-        free(notes);
+    if (each == NULL) {
         for (i = 0; i < n; i++)
-            sqle_engine_tick_one(e, v[i], NULL);
+            send_due(e, v[i]);
         return;
     }
     for (i = 0; i < n; i++)
         each[i].lease = v[i]->lease;
     sent = sqle_mono_ms();
     sqle_lease_renew_each(each, n, 0, &err);
-    sqle_engine_lock(e);
     for (i = 0; i < n; i++) {
-        if (each[i].rc == SQLEASE_OK)
-            sqle_sup_step(v[i], EV_RENEWED, sent, v[i]->token, NULL, &notes[i]);
-        else if (each[i].rc == SQLEASE_NOT_HELD)
-            sqle_sup_step(v[i], EV_LOST, sent, 0, NULL, &notes[i]);
-        else
-            sqle_sup_step(v[i], EV_FAILED, sent, each[i].rc, NULL, &notes[i]);
-    }
-    sqle_engine_unlock(e);
-    for (i = 0; i < n; i++) {
-        sqle_sup_note(v[i], &notes[i]);
-        log_failure(v[i], each[i].rc, 0, &err);
+        memset(&a, 0, sizeof a);
+        a.kind = SQLE_ANS_RENEW;
+        a.sent = sent;
+        a.rc = each[i].rc;
+        a.err = &err;
+        v[i]->ops->answer(v[i], &a);
     }
     free(each);
-    free(notes);
 }
 
 /* One read (per chunk) for n followers of one table, then a take for each
  * row the read showed free or expired. */
-static void poll_batch(sqle_engine *e, sqlease_supervisor **v, size_t n)
+static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 {
     sqle_each *each = calloc(n, sizeof *each);
     sqlease_error err, terr;
-    int64_t sent, tsent;
+    sqle_answer a;
+    int64_t sent;
     size_t i;
 
     if (each == NULL) {
         for (i = 0; i < n; i++)
-            sqle_engine_tick_one(e, v[i], NULL);
+            send_due(e, v[i]);
         return;
     }
     for (i = 0; i < n; i++)
@@ -425,35 +401,26 @@ static void poll_batch(sqle_engine *e, sqlease_supervisor **v, size_t n)
     sent = sqle_mono_ms();
     sqle_lease_status_each(each, n, 0, &err);
     for (i = 0; i < n; i++) {
-        sqlease_supervisor *s = v[i];
-        sqlease_lease_info got;
-        sup_note note = {0};
-        int taken = 0, rc = each[i].rc;
+        memset(&a, 0, sizeof a);
+        a.rc = each[i].rc;
+        if (a.rc == SQLEASE_OK && !each[i].info.held) {
+            sqlease_lease_info got;
 
-        if (rc == SQLEASE_OK && !each[i].info.held) {
-            tsent = sqle_mono_ms();
+            memset(&got, 0, sizeof got);
+            a.kind = SQLE_ANS_TAKE;
+            a.sent = sqle_mono_ms();
             sqle_err_clear(&terr);
-            rc = sqle_lease_take_seen(s->lease, &each[i].info, 0, &got, &taken, &terr);
-            sqle_engine_lock(e);
-            if (rc == SQLEASE_OK)
-                sqle_sup_step(s, EV_TAKEN, tsent, got.token, NULL, &note);
-            else if (rc == SQLEASE_NOT_HELD)
-                sqle_sup_step(s, EV_NOT_HELD, tsent, 0, &each[i].info, &note);
-            else
-                sqle_sup_step(s, EV_FAILED, tsent, rc, &each[i].info, &note);
-            sqle_engine_unlock(e);
-            sqle_sup_note(s, &note);
-            log_failure(s, rc, 0, &terr);
-            continue;
+            a.rc = sqle_lease_take_seen(v[i]->lease, &each[i].info, 0, &got, &a.taken, &terr);
+            a.token = got.token;
+            a.row = &each[i].info;
+            a.err = &terr;
+        } else {
+            a.kind = SQLE_ANS_READ;
+            a.sent = sent;
+            a.row = a.rc == SQLEASE_OK ? &each[i].info : NULL;
+            a.err = &err;
         }
-        sqle_engine_lock(e);
-        if (rc == SQLEASE_OK)
-            sqle_sup_step(s, EV_NOT_HELD, sent, 0, &each[i].info, &note);
-        else
-            sqle_sup_step(s, EV_FAILED, sent, rc, NULL, &note);
-        sqle_engine_unlock(e);
-        sqle_sup_note(s, &note);
-        log_failure(s, rc, 0, &err);
+        v[i]->ops->answer(v[i], &a);
     }
     free(each);
 }
@@ -461,9 +428,9 @@ static void poll_batch(sqle_engine *e, sqlease_supervisor **v, size_t n)
 /* Run fn over each run of equal elements (by cmp) of the sorted v; a run
  * of one goes through the single statement instead, which is the same
  * statement the lease would send on its own. */
-static void by_group(sqle_engine *e, sqlease_supervisor **v, size_t n,
+static void by_group(sqle_engine *e, sqle_engine_node **v, size_t n,
                      int (*cmp)(const void *, const void *),
-                     void (*fn)(sqle_engine *, sqlease_supervisor **, size_t))
+                     void (*fn)(sqle_engine *, sqle_engine_node **, size_t))
 {
     size_t i = 0, j;
 
@@ -474,109 +441,85 @@ static void by_group(sqle_engine *e, sqlease_supervisor **v, size_t n,
         for (j = i + 1; j < n && cmp(&v[i], &v[j]) == 0; j++)
             ;
         if (j - i == 1)
-            sqle_engine_tick_one(e, v[i], NULL);
+            send_due(e, v[i]);
         else
             fn(e, v + i, j - i);
         i = j;
     }
 }
 
-/* A supervisor the runner may send a statement for now or later. */
-static int runnable(const sqlease_supervisor *s)
-{
-    if (s->busy)
-        return 0;
-    switch (s->state) {
-    case SUP_FOLLOWER:
-    case SUP_HOLDER:
-        return 1;
-    case SUP_STALE:
-        /* The row must stay this hold until on_stopped has returned. */
-        return !s->in_cb && s->cbq_head == NULL;
-    case SUP_NEW:
-    case SUP_STOPPED:
-        return 0;
-    }
-    return 0;
-}
-
-/* How early a due statement may be sent to share a round: a renew up to
- * half a heartbeat (sent early, never late: the deadline only gains), a
- * poll up to half a retry; a release not at all. */
-static int64_t early_by(const sqlease_supervisor *s)
-{
-    switch (s->state) {
-    case SUP_HOLDER: return s->r.heartbeat_ms / 2;
-    case SUP_FOLLOWER: return s->r.retry_ms / 2;
-    default: return 0;
-    }
-}
-
-typedef struct sup_vec {
-    sqlease_supervisor **v;
+typedef struct node_vec {
+    sqle_engine_node **v;
     size_t n, cap;
-} sup_vec;
+} node_vec;
 
-static int vec_push(sup_vec *a, sqlease_supervisor *s)
+static int vec_push(node_vec *a, sqle_engine_node *n)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap != 0 ? a->cap * 2 : 16;
-        sqlease_supervisor **v = realloc(a->v, cap * sizeof *v);
+        sqle_engine_node **v = realloc(a->v, cap * sizeof *v);
         if (v == NULL)
             return -1;
         a->v = v;
         a->cap = cap;
     }
-    a->v[a->n++] = s;
+    a->v[a->n++] = n;
     return 0;
 }
 
 /*
  * The runner: wait for the earliest due statement, then gather everything
  * due by then or shortly after into one round: the renews first (they
- * have deadlines), then the polls and takes, then the releases of stale
- * holds.  Statements go to the db's worker, which serves every caller of
- * the handle earliest deadline first.
+ * have deadlines), then the polls and takes, then the releases.
+ * Statements go to the db's worker, which serves every caller of the
+ * handle earliest deadline first.
  */
 static void runner_main(void *arg)
 {
     sqle_engine *e = arg;
-    sup_vec kind[3] = {{0}};  /* holders, followers, stale */
+    node_vec kind[3] = {{0}};  /* renews, polls, releases */
     size_t k, i;
 
     sqle_engine_lock(e);
     while (!e->closing) {
         int64_t now = sqle_mono_ms(), earliest = -1;
-        sqlease_supervisor *s;
+        sqle_engine_node *n;
+        sqle_due d;
         int due = 0;
 
-        for (s = e->head; s != NULL; s = s->next) {
-            if (!runnable(s))
+        for (n = e->head; n != NULL; n = n->next) {
+            if (n->busy)
                 continue;
-            if (s->next_due <= now)
+            n->ops->due(n, &d);
+            if (d.what == SQLE_SEND_NONE)
+                continue;
+            if (d.at <= now)
                 due = 1;
-            else if (earliest < 0 || s->next_due < earliest)
-                earliest = s->next_due;
+            else if (earliest < 0 || d.at < earliest)
+                earliest = d.at;
         }
         if (!due) {
-            sqle_engine_wait(e, &e->run_cv, earliest);
+            engine_wait(e, &e->run_cv, earliest);
             continue;
         }
         for (k = 0; k < 3; k++)
             kind[k].n = 0;
-        for (s = e->head; s != NULL; s = s->next) {
-            if (!runnable(s) || s->next_due > now + early_by(s))
+        for (n = e->head; n != NULL; n = n->next) {
+            if (n->busy)
                 continue;
-            k = s->state == SUP_HOLDER ? 0 : s->state == SUP_FOLLOWER ? 1 : 2;
-            if (vec_push(&kind[k], s) != 0)
+            n->ops->due(n, &d);
+            if (d.what == SQLE_SEND_NONE || d.at > now + d.early)
+                continue;
+            k = d.what == SQLE_SEND_RENEW ? 0 : d.what == SQLE_SEND_POLL ? 1 : 2;
+            if (vec_push(&kind[k], n) != 0)
                 break; /* the rest go next round */
-            s->busy = 1;
+            n->busy = 1;
         }
         sqle_engine_unlock(e);
         by_group(e, kind[0].v, kind[0].n, by_table_ttl, renew_batch);
         by_group(e, kind[1].v, kind[1].n, by_table, poll_batch);
         for (i = 0; i < kind[2].n; i++)
-            sqle_engine_tick_one(e, kind[2].v[i], NULL);
+            send_due(e, kind[2].v[i]);
         sqle_engine_lock(e);
         for (k = 0; k < 3; k++)
             for (i = 0; i < kind[k].n; i++)
@@ -615,7 +558,7 @@ static void engine_stop(sqle_engine *e)
         sqle_thread_join(&e->watchdog);
     sqle_engine_lock(e);
     while (e->cb_threads > 0)
-        sqle_engine_wait(e, &e->change_cv, -1);
+        engine_wait(e, &e->change_cv, -1);
     sqle_engine_unlock(e);
 }
 
@@ -683,30 +626,40 @@ void sqle_engine_release(sqle_engine *e)
     }
 }
 
-void sqle_engine_add(sqle_engine *e, sqlease_supervisor *s)
+void sqle_engine_add(sqle_engine *e, sqle_engine_node *n, int hold_cbs)
 {
     sqle_engine_lock(e);
-    s->prev = NULL;
-    s->next = e->head;
+    n->busy = 0;
+    n->cbq_head = n->cbq_tail = NULL;
+    n->in_cb = hold_cbs;
+    n->on_ready = 0;
+    n->ready_next = NULL;
+    n->prev = NULL;
+    n->next = e->head;
     if (e->head != NULL)
-        e->head->prev = s;
-    e->head = s;
+        e->head->prev = n;
+    e->head = n;
     e->count++;
     sqle_engine_unlock(e);
 }
 
-void sqle_engine_remove(sqle_engine *e, sqlease_supervisor *s)
+sqle_engine_cb *sqle_engine_remove(sqle_engine *e, sqle_engine_node *n)
 {
+    sqle_engine_cb *left;
+
     sqle_engine_lock(e);
-    if (s->on_ready)
-        ready_remove(e, s);
-    if (s->prev != NULL)
-        s->prev->next = s->next;
+    if (n->on_ready)
+        ready_remove(e, n);
+    if (n->prev != NULL)
+        n->prev->next = n->next;
     else
-        e->head = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
-    s->next = s->prev = NULL;
+        e->head = n->next;
+    if (n->next != NULL)
+        n->next->prev = n->prev;
+    n->next = n->prev = NULL;
     e->count--;
+    left = n->cbq_head;
+    n->cbq_head = n->cbq_tail = NULL;
     sqle_engine_unlock(e);
+    return left;
 }

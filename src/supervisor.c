@@ -1,42 +1,9 @@
 /*
  * supervisor.c -- keep the caller's work running exactly while the lease
- * is held: the supervisor's state machine and the public calls.
- *
- * Every supervisor is one state (SUP_FOLLOWER, SUP_HOLDER, SUP_STALE,
- * SUP_STOPPED: supervisor.h) changed by one function, sqle_sup_step(),
- * from the events the engine's threads report (engine.c): an answer to a
- * statement, the watchdog's deadline, a stop.  The step decides what the
- * work does (queues on_started or on_stopped) and when the next
- * statement is due; the engine's threads do the sending, the watching and
- * the calling.
- *
- * A proof is dated at the moment its statement was sent, not when the
- * answer came back: the database may have applied it at any moment in
- * between, and the only safe assumption is the earliest.  Holding for
- * renew_deadline after that moment, with renew_deadline < ttl, leaves
- * ttl - renew_deadline for on_stopped to finish before the row expires
- * and anyone else may take it.
- *
- * `running` flips when a callback is queued, and a supervisor's callbacks
- * run one at a time in the order queued (engine.c), which is what makes
- * on_started and on_stopped strictly alternate whichever thread runs
- * them.  No statement runs inside a callback's turn: a callback may take
- * as long as its margin allows, and a statement may hang until its query
- * timeout, and neither waits for the other.
- *
- * A follower polls with a read of the row (lease.c), so it knows who holds
- * the lease at every retry; on_holder reports each change of holder or
- * token, queued like the other callbacks, while this supervisor is not
- * the holder.
- *
- * Every start of the work has a token of its own.  When the watchdog
- * stopped the work while the row may still be this hold (a slow database
- * rather than a lost one), the supervisor goes SUP_STALE: once on_stopped
- * has returned, the runner gives that hold up (a release scoped to its
- * token, so it cannot clear a successor) before it asks for the lease
- * again, and keeps trying every retry until the release answers; the take
- * that follows gets a new token, and a token that was started once is
- * never started again.
+ * is held: the public calls (start, stop, free, state, health, await,
+ * fence).  The state machine they drive, and what it tells the engine
+ * whose threads do the sending, the watching and the calling, is
+ * sup_machine.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,294 +11,31 @@
 #include <string.h>
 
 #include "db.h"
+#include "engine.h"
 #include "internal.h"
 #include "lease.h"
 #include "options.h"
 #include "platform.h"
 #include "supervisor.h"
 
-static const char *state_name(enum sup_state st)
-{
-    switch (st) {
-    case SUP_NEW: return "new";
-    case SUP_FOLLOWER: return "follower";
-    case SUP_HOLDER: return "holder";
-    case SUP_STALE: return "stale";
-    case SUP_STOPPED: return "stopped";
-    }
-    return "?";
-}
-
-/* Every line names the lease, the owner and, when there is one, the token,
- * so that the logs of a fleet can be merged and read. */
-static void vlog_token(sqlease_supervisor *s, int level, int64_t token, const char *msg)
-{
-    if (token > 0)
-        sqle_log(s->log, s->log_userdata, s->log_level, level,
-                 "lease %s owner %s token %lld: %s", s->r.name,
-                 sqlease_lease_owner(s->lease), (long long)token, msg);
-    else
-        sqle_log(s->log, s->log_userdata, s->log_level, level, "lease %s owner %s: %s",
-                 s->r.name, sqlease_lease_owner(s->lease), msg);
-}
-
-void sqle_sup_log(sqlease_supervisor *s, int level, const char *fmt, ...)
-{
-    char msg[640];
-    va_list ap;
-    int64_t token;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    sqle_engine_lock(s->e);
-    token = s->token;
-    sqle_engine_unlock(s->e);
-    vlog_token(s, level, token, msg);
-}
-
-void sqle_sup_note(sqlease_supervisor *s, const sup_note *note)
-{
-    if (note != NULL && note->set)
-        sqle_sup_log(s, note->level, "%s", note->msg);
-}
-
-static void note_set(sup_note *note, int level, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
-
-static void note_set(sup_note *note, int level, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (note == NULL)
-        return;
-    /* The most severe line of one step is the one logged. */
-    if (note->set && note->level <= level)
-        return;
-    note->set = 1;
-    note->level = level;
-    va_start(ap, fmt);
-    vsnprintf(note->msg, sizeof note->msg, fmt, ap);
-    va_end(ap);
-}
-
-static sup_cb *cb_new(int kind)
-{
-    sup_cb *cb = calloc(1, sizeof *cb);
-
-    if (cb != NULL)
-        cb->kind = kind;
-    return cb;
-}
-
-/* The work stops (on_stopped is queued): for a loss, a deadline or a
- * shutdown. */
-static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
-{
-    sup_cb *cb;
-
-    /* A stop that cannot be queued would leave the work running past its
-     * hold: out of memory, wait for memory, lock held (nothing else may
-     * change the state meanwhile). */
-    while ((cb = cb_new(CB_STOPPED)) == NULL)
-        sqle_sleep_ms(1);
-    s->running = 0;
-    s->work_up = 0;
-    if (reason != SQLEASE_STOP_SHUTDOWN)
-        s->losses++;
-    cb->reason = reason;
-    sqle_engine_queue_cb(s->e, s, cb);
-    (void)note; /* "stopping the work" is logged where on_stopped is called */
-}
-
-/*
- * A hold proven by a statement sent at `proof` with `token`: start the
- * work, unless that proof has already run out (an answer that arrives
- * after its own deadline never starts work) or the work already ran
- * under this token (a fenced resource would take a stopped run's late
- * writes for the new run's): such a hold goes stale, to be released
- * before the next take, which gets a new token.
- */
-static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int64_t now,
-                       sup_note *note)
-{
-    sup_cb *cb;
-
-    if (s->started_any && token == s->token) {
-        s->state = SUP_STALE;
-        s->next_due = now;
-        note_set(note, SQLEASE_LOG_WARN, "the work already ran under token %lld; giving that "
-                 "hold up to start afresh with a new token", (long long)token);
-        return;
-    }
-    if (now >= proof + s->r.renew_deadline_ms) {
-        /* Give it up and take afresh: a follower never holds a token, so
-         * what it sends is always a poll. */
-        s->state = SUP_STALE;
-        s->next_due = now;
-        note_set(note, SQLEASE_LOG_WARN, "hold proven too late; not starting the work, "
-                 "giving the hold up");
-        return;
-    }
-    cb = cb_new(CB_STARTED);
-    if (cb == NULL) {
-        s->state = SUP_STALE;
-        s->next_due = now;
-        note_set(note, SQLEASE_LOG_ERROR, "out of memory; not starting the work, giving the "
-                 "hold up");
-        return;
-    }
-    s->state = SUP_HOLDER;
-    s->running = 1;
-    s->work_up = 0;
-    s->started_any = 1;
-    s->token = token;
-    s->holder_reported = 0; /* after this hold, report the first read */
-    s->deadline = proof + s->r.renew_deadline_ms;
-    s->next_due = proof + s->r.heartbeat_ms;
-    cb->token = token;
-    sqle_engine_queue_cb(s->e, s, cb);
-    sqle_cond_signal(&s->e->wd_cv);
-    /* "starting the work" is logged where on_started is called. */
-}
-
-/* Tell on_holder what a follower's read showed, if the holder or its token
- * changed since the last report (or nothing was reported since this
- * supervisor last held).  An expired hold reads as free: owner "". */
-static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
-{
-    const char *owner = row->held ? row->owner : "";
-    sup_cb *cb;
-
-    if (s->on_holder == NULL || s->running || s->state == SUP_STOPPED)
-        return;
-    if (s->holder_reported && s->holder_token == row->token &&
-        strcmp(s->holder_owner, owner) == 0)
-        return;
-    cb = cb_new(CB_HOLDER);
-    if (cb == NULL)
-        return; /* reported at the next read */
-    if (row->held && row->data[0] != '\0' && (cb->data = sqle_strdup(row->data)) == NULL) {
-        free(cb);
-        return;
-    }
-    s->holder_reported = 1;
-    s->holder_token = row->token;
-    snprintf(s->holder_owner, sizeof s->holder_owner, "%s", owner);
-    cb->token = row->token;
-    snprintf(cb->owner, sizeof cb->owner, "%s", owner);
-    sqle_engine_queue_cb(s->e, s, cb);
-}
-
-/*
- * The transition function.  Each case says what the event means in each
- * state; anything not listed changes nothing.  SUP_STOPPED absorbs every
- * event but the counters: once a stop began, nothing starts.
- */
-void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int64_t arg,
-                   const sqlease_lease_info *row, sup_note *note)
-{
-    int64_t now = s->e->now_ms();
-    enum sup_state was = s->state;
-
-    ENGINE_HELD(s->e);
-    if (s->state == SUP_NEW && ev != EV_SHUTDOWN)
-        s->state = SUP_FOLLOWER; /* the first answer of start */
-    switch (ev) {
-    case EV_TAKEN:
-    case EV_RENEWED:
-        s->last_contact = now;
-        s->acquires++;
-        if (ev == EV_TAKEN)
-            s->takes++;
-        if (s->state == SUP_HOLDER && ev == EV_RENEWED) {
-            if (proof + s->r.renew_deadline_ms > s->deadline)
-                s->deadline = proof + s->r.renew_deadline_ms;
-            s->next_due = proof + s->r.heartbeat_ms;
-        } else if (s->state == SUP_HOLDER) {
-            /* A take while holding: the hold worked for is gone (the
-             * caller reports EV_LOST first; this is a guard). */
-            stop_work(s, SQLEASE_STOP_LOST, note);
-            start_work(s, arg, proof, now, note);
-        } else if (s->state == SUP_FOLLOWER && ev == EV_TAKEN) {
-            start_work(s, arg, proof, now, note);
-        } else if (s->state == SUP_FOLLOWER || s->state == SUP_STALE) {
-            /* A renew of a hold no work runs under (a follower sends no
-             * renew; this is a guard) or of the stale one: give it up. */
-            s->state = SUP_STALE;
-            s->next_due = now;
-        }
-        break;
-    case EV_LOST:
-        s->last_contact = now;
-        if (s->state == SUP_HOLDER && s->running)
-            stop_work(s, SQLEASE_STOP_LOST, note);
-        if (s->state != SUP_STOPPED) {
-            s->state = SUP_FOLLOWER; /* the row is no longer that hold */
-            s->next_due = proof + s->r.retry_ms;
-        }
-        break;
-    case EV_NOT_HELD:
-        s->last_contact = now;
-        if (s->state == SUP_HOLDER && s->running) /* guard: a holder's loss comes as EV_LOST */
-            stop_work(s, SQLEASE_STOP_LOST, note);
-        if (s->state != SUP_STOPPED) {
-            s->state = SUP_FOLLOWER;
-            s->next_due = proof + s->r.retry_ms;
-            if (row != NULL && row->db_now_ms > 0)
-                report_holder(s, row);
-        }
-        break;
-    case EV_FAILED:
-        if (arg == SQLEASE_ENOROW || arg == SQLEASE_ENOTABLE)
-            s->last_contact = now;
-        if (s->running)
-            s->renew_failures++;
-        if (s->state != SUP_STOPPED)
-            s->next_due = proof + s->r.retry_ms;
-        /* A follower's read that answered says who held the lease when it
-         * ran, even if the take after it failed. */
-        if (s->state == SUP_FOLLOWER && row != NULL && row->db_now_ms > 0)
-            report_holder(s, row);
-        break;
-    case EV_DEADLINE:
-        if (s->state == SUP_HOLDER && s->running && now >= s->deadline) {
-            stop_work(s, SQLEASE_STOP_DEADLINE, note);
-            s->state = SUP_STALE;
-            s->next_due = now;
-        }
-        break;
-    case EV_RELEASED:
-        if (s->state == SUP_STALE) {
-            s->last_contact = now;
-            s->state = SUP_FOLLOWER;
-            s->next_due = now;
-        }
-        break;
-    case EV_SHUTDOWN:
-        if (s->running)
-            stop_work(s, SQLEASE_STOP_SHUTDOWN, note);
-        s->state = SUP_STOPPED;
-        break;
-    }
-    if (s->state != was)
-        note_set(note, SQLEASE_LOG_DEBUG, "%s -> %s", state_name(was), state_name(s->state));
-    sqle_cond_broadcast(&s->e->change_cv);
-    sqle_cond_signal(&s->e->run_cv);
-}
-
 /* A release attempted with less time than this left in a stop's budget
  * could not plausibly get an answer: it is not sent. */
 #define STOP_MIN_RELEASE_MS 20
 
-static void destroy(sqlease_supervisor *s)
+/* Free callbacks never delivered (the engine's queue hands them back). */
+static void free_cbs(sqle_engine_cb *link)
 {
-    sup_cb *cb;
+    while (link != NULL) {
+        sup_cb *cb = (sup_cb *)(void *)link;
 
-    while ((cb = s->cbq_head) != NULL) {
-        s->cbq_head = cb->next;
+        link = link->next;
         free(cb->data);
         free(cb);
     }
+}
+
+static void destroy(sqlease_supervisor *s)
+{
     sqlease_lease_free(s->lease);
     sqle_mutex_destroy(&s->stop_lock);
     free(s);
@@ -341,7 +45,7 @@ static void destroy(sqlease_supervisor *s)
  * a db stops the engine's threads), then free it. */
 static void retire(sqlease_supervisor *s)
 {
-    sqle_engine_remove(s->e, s);
+    free_cbs(sqle_engine_remove(s->e, &s->node));
     sqle_engine_release(s->e);
     destroy(s);
 }
@@ -412,28 +116,28 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         return rc;
     }
     s->e = e;
-    /* The caller's thread runs this supervisor's first callbacks (in_cb),
-     * so that a lone instance has its work running by the time start
-     * returns; the runner leaves a SUP_NEW supervisor alone. */
-    s->in_cb = 1;
-    sqle_engine_add(e, s);
+    s->node.ops = &sqle_sup_engine_ops;
+    s->node.lease = s->lease;
+    /* The caller's thread runs this supervisor's first callbacks (held
+     * until then), so that a lone instance has its work running by the
+     * time start returns; the runner leaves a SUP_NEW supervisor alone,
+     * and the first acquire is sent from here. */
+    sqle_engine_add(e, &s->node, 1);
 
-    rc = sqle_engine_tick_one(e, s, err);
+    rc = sqle_engine_send(e, &s->node, SQLE_SEND_POLL, err);
     if (rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE || rc == SQLEASE_EROWCOUNT) {
         /* A broken installation: nothing will ever start, say so now.
          * These answers took nothing, so there is nothing to release. */
         sqle_engine_lock(e);
         sqle_sup_step(s, EV_SHUTDOWN, 0, 0, NULL, NULL);
-        s->in_cb = 0;
         sqle_engine_unlock(e);
         retire(s);
         return rc;
     }
     sqle_err_clear(err);
     sqle_engine_lock(e);
-    s->in_cb = 0;
-    sqle_engine_run_cbs(e, s);
-    sqle_cond_signal(&e->run_cv);
+    sqle_engine_run_held_cbs(e, &s->node);
+    sqle_engine_kick(e);
     sqle_engine_unlock(e);
     *out = s;
     return SQLEASE_OK;
@@ -505,11 +209,11 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
     sqle_sup_step(s, EV_SHUTDOWN, 0, 0, NULL, &note);
     /* No new start can happen in SUP_STOPPED, so the work is stopped now,
      * before waiting for a statement that may be in flight. */
-    while (!sqle_engine_run_cbs(e, s) && (s->in_cb || s->cbq_head != NULL))
-        sqle_engine_wait(e, &e->change_cv, -1);
-    while (s->busy && sqle_mono_ms() < budget_end)
-        sqle_engine_wait(e, &e->change_cv, budget_end);
-    if (s->busy) {
+    while (!sqle_engine_run_cbs(e, &s->node) && sqle_engine_cbs_pending(&s->node))
+        sqle_engine_wait_change(e, -1);
+    while (sqle_engine_busy(&s->node) && sqle_mono_ms() < budget_end)
+        sqle_engine_wait_change(e, budget_end);
+    if (sqle_engine_busy(&s->node)) {
         sqle_engine_unlock(e);
         sqle_sup_note(s, &note);
         sqle_sup_log(s, SQLEASE_LOG_WARN, "a lease statement is still in flight; not releasing "
@@ -577,8 +281,8 @@ void sqlease_supervisor_free(sqlease_supervisor *s)
     if (sqlease_supervisor_stop(s, NULL) == SQLEASE_ETIMEOUT) {
         /* Freeing means the memory must go: wait for the statement. */
         sqle_engine_lock(s->e);
-        while (s->busy)
-            sqle_engine_wait(s->e, &s->e->change_cv, -1);
+        while (sqle_engine_busy(&s->node))
+            sqle_engine_wait_change(s->e, -1);
         sqle_engine_unlock(s->e);
         sqlease_supervisor_stop(s, NULL);
     }
@@ -662,7 +366,7 @@ int sqlease_supervisor_await(sqlease_supervisor *s, int64_t timeout_ms, sqlease_
                          "callback");
     }
     while (!s->work_up && s->state != SUP_STOPPED && sqle_mono_ms() < until)
-        sqle_engine_wait(s->e, &s->e->change_cv, until);
+        sqle_engine_wait_change(s->e, until);
     if (s->state == SUP_STOPPED)
         rc = sqle_fail(err, SQLEASE_ESTATE, "lease '%s': the supervisor is stopped",
                        s->r.name);

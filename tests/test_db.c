@@ -159,16 +159,18 @@ typedef struct {
     sqlease_db *db;
     int rc;
     int64_t took;
+    int64_t ended;      /* mono ms the call returned */
+    sqlease_error err;
 } stuck_call;
 
 static void stuck_main(void *arg)
 {
     stuck_call *c = arg;
-    sqlease_error err;
     int64_t v = 0, t0 = sqle_mono_ms();
 
-    c->rc = select_one(c->db, &v, &err);
-    c->took = sqle_mono_ms() - t0;
+    c->rc = select_one(c->db, &v, &c->err);
+    c->ended = sqle_mono_ms();
+    c->took = c->ended - t0;
 }
 
 /* A statement queued behind a stuck one (another lease on the same
@@ -205,6 +207,87 @@ static void test_queued_behind_stuck(void)
     CU_ASSERT_EQUAL(c.rc, SQLEASE_ETIMEOUT);
     CU_ASSERT(c.took <= qt + DB_SLACK_MS + LATE_MS);
     tu_fault_set(f, TU_FAULT_NONE, 0);
+    sqlease_db_close(db);
+    tu_faulty_free(f);
+}
+
+static int queued(void *arg)
+{
+    sqlease_db *db = arg;
+    int n;
+
+    sqle_mutex_lock(&db->m);
+    n = db->queue != NULL;
+    sqle_mutex_unlock(&db->m);
+    return n;
+}
+
+/*
+ * The cap on abandoned connections, reached while another call waits:
+ * that call cannot run on a fresh connection (there may be no more), so
+ * it is answered at once, and so is every call after it until a stuck
+ * one returns.  Nothing waits behind a connection that may never come
+ * back, and no connection beyond the cap is opened.
+ */
+static void test_cap_reached_while_waiting(void)
+{
+    const int64_t qt = 500;
+    sqlease_db *db = NULL;
+    tu_faulty *f = tu_faulty_open_qt(&db, qt);
+    sqle_thread ta, tb;
+    stuck_call a, b;
+    sqlease_error err;
+    count_arg none;
+    hung_arg h;
+    int64_t t0, took, v = 0;
+    int i;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    tu_fault_set(f, TU_FAULT_HANG, 0);
+    for (i = 0; i < DB_MAX_ABANDONED - 1; i++)
+        CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
+    CU_ASSERT_EQUAL_FATAL(nabandoned(db), DB_MAX_ABANDONED - 1);
+
+    /* One more gets stuck, and another call waits behind it. */
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.db = b.db = db;
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&ta, stuck_main, &a), 0);
+    h.f = f;
+    h.n = DB_MAX_ABANDONED;
+    CU_ASSERT_FATAL(tu_await(hung_at_least, &h, 2000));
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&tb, stuck_main, &b), 0);
+    CU_ASSERT(tu_await(queued, db, 2000));
+    sqle_thread_join(&ta);
+    sqle_thread_join(&tb);
+    CU_ASSERT_EQUAL(a.rc, SQLEASE_ETIMEOUT);
+    CU_ASSERT_EQUAL(nabandoned(db), DB_MAX_ABANDONED);
+    /* The waiting call is answered when the stuck one is given up, not
+     * after a bound of its own on yet another stuck connection. */
+    printf("\n    the call behind the stuck one: answered %lld ms after it, %d calls in "
+           "the driver\n", (long long)(b.ended - a.ended), tu_fault_hung(f));
+    CU_ASSERT_EQUAL(b.rc, SQLEASE_ETIMEOUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.err.message, "still stuck in the driver"));
+    CU_ASSERT(b.ended - a.ended <= LATE_MS);
+    CU_ASSERT_EQUAL(tu_fault_hung(f), DB_MAX_ABANDONED);
+
+    /* Later calls too, at once, without sending anything. */
+    t0 = sqle_mono_ms();
+    CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_ETIMEOUT);
+    took = sqle_mono_ms() - t0;
+    printf("    a later call: %lld ms\n", (long long)took);
+    CU_ASSERT(took <= LATE_MS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "still stuck in the driver"));
+    CU_ASSERT_EQUAL(tu_fault_hung(f), DB_MAX_ABANDONED);
+
+    /* The stuck calls return: service comes back on a fresh connection. */
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    none.db = db;
+    none.n = 0;
+    CU_ASSERT_FATAL(tu_await(abandoned_at_most, &none, 5000));
+    v = 0;
+    CU_ASSERT_EQUAL(select_one(db, &v, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, 42);
     sqlease_db_close(db);
     tu_faulty_free(f);
 }
@@ -486,6 +569,8 @@ static void add(void)
     CU_add_test(s, "abandoned connections are capped", test_abandoned_capped);
     CU_add_test(s, "a statement behind a stuck one runs on a new connection",
                 test_queued_behind_stuck);
+    CU_add_test(s, "the cap reached while a call waits: answered at once, nothing queued",
+                test_cap_reached_while_waiting);
     CU_add_test(s, "closing does not wait for a stuck worker", test_close_does_not_wait);
     CU_add_test(s, "a reconnect inside a statement is bounded by the login timeout",
                 test_reconnect_bounded_by_login);

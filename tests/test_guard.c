@@ -43,6 +43,9 @@ static int g_seq;
 static pid_t g_pid;   /* the sqlease under test, 0 when none */
 static char g_log[700];        /* the last started sqlease's stdout and stderr */
 static const char *g_env;      /* "K=V" for the next start_sqlease, or NULL */
+static const char *g_env2;     /* another one, or NULL */
+static const char *g_stderr;   /* the next start_sqlease's stderr (a FIFO), or NULL:
+                                  the log file */
 
 static int await_gone(long pid, int64_t until)
 {
@@ -150,10 +153,15 @@ static pid_t start_sqlease(const char *first, ...)
         int in = open("/dev/null", O_RDONLY);
 
         setpgid(0, 0);
-        if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+        int err = g_stderr != NULL ? open(g_stderr, O_WRONLY) : out;
+
+        if (out < 0 || in < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(err, 2) < 0)
             _exit(126);
         if (g_env != NULL)
             putenv((char *)g_env);
+        if (g_env2 != NULL)
+            putenv((char *)g_env2);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -385,6 +393,280 @@ static void test_loss_keeps_grace(void)
     CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
     CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
     CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    drop_table();
+}
+
+/* ---- a stderr nobody reads ------------------------------------------ */
+
+/* A FIFO whose read end this process holds open and never reads (a
+ * stalled log collector): the read end's descriptor, or -1. */
+static int stalled_reader(char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/stderr.%d.fifo", tu_dir(), ++g_seq);
+    if (mkfifo(path, 0600) != 0)
+        return -1;
+    return open(path, O_RDONLY | O_NONBLOCK);
+}
+
+/* Fill the FIFO to the brim through a description of this process's own
+ * (O_NONBLOCK there leaves sqlease's blocking one alone).  Returns the
+ * bytes written. */
+static long fill_fifo(const char *path)
+{
+    char chunk[4096];
+    long total = 0;
+    ssize_t w;
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+
+    if (fd < 0)
+        return -1;
+    memset(chunk, 'x', sizeof chunk);
+    chunk[sizeof chunk - 1] = '\n';
+    for (;;) {
+        w = write(fd, chunk, sizeof chunk);
+        if (w <= 0) {
+            /* The last bytes that fit, until not even one does. */
+            w = write(fd, chunk, 1);
+            if (w <= 0)
+                break;
+        }
+        total += w;
+    }
+    close(fd);
+    return total;
+}
+
+/* A supervise whose CMD (`sleep`, which dies at SIGTERM) runs, with its
+ * guard, and whose stderr is then a full pipe that nobody drains.
+ * Returns CMD's pid, or 0 (then sqlease is killed and reaped). */
+static long start_with_stalled_stderr(const char *fifo, long *sqle_pid, long *guard)
+{
+    char pidfile[600], script[800];
+    long cmd_pid;
+    long filled;
+
+    snprintf(pidfile, sizeof pidfile, "%s/sleep.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_stderr = fifo;
+    *sqle_pid = start_sqlease("supervise", "--", "sh", "-c", script, NULL);
+    g_stderr = NULL;
+    CU_ASSERT_FATAL(*sqle_pid > 0);
+    cmd_pid = read_pid(pidfile, 10000);
+    *guard = cmd_pid > 0 ? guard_of(*sqle_pid, 5000) : 0;
+    CU_ASSERT(cmd_pid > 0);
+    CU_ASSERT(*guard > 0);
+    if (cmd_pid <= 0) {
+        kill(-(pid_t)*sqle_pid, SIGKILL);
+        reap_sqlease(5000);
+        return 0;
+    }
+    filled = fill_fifo(fifo);
+    CU_ASSERT(filled > 0);
+    return cmd_pid;
+}
+
+/*
+ * sqlease frozen while its stderr is a pipe nobody drains: its guard must
+ * still stop CMD by the deadline (+ 500 ms).  A guard that wrote its line
+ * before signalling would block in write() and stop nothing.
+ */
+static void test_frozen_with_stalled_stderr(void)
+{
+    char fifo[600];
+    long cmd_pid, sqle_pid, guard;
+    int64_t t0;
+    int rfd, gone;
+
+    setup_table();
+    rfd = stalled_reader(fifo, sizeof fifo);
+    CU_ASSERT_FATAL(rfd >= 0);
+    cmd_pid = start_with_stalled_stderr(fifo, &sqle_pid, &guard);
+    if (cmd_pid <= 0) {
+        close(rfd);
+        drop_table();
+        return;
+    }
+    sqle_sleep_ms(HB_MS + 200); /* a renew or two happened */
+    kill((pid_t)sqle_pid, SIGSTOP);
+    t0 = sqle_mono_ms();
+    gone = await_gone(cmd_pid, t0 + RD_MS + 500);
+    fprintf(stderr, "\n  sqlease frozen, its stderr full: CMD %s %lld ms after the freeze\n",
+            gone ? "gone" : "still running", (long long)(sqle_mono_ms() - t0));
+    CU_ASSERT(gone);
+    /* The reader goes away: nothing can block on the pipe any more. */
+    close(rfd);
+    kill((pid_t)sqle_pid, SIGCONT);
+    sqle_sleep_ms(500);
+    kill((pid_t)sqle_pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(10000), 0);
+    CU_ASSERT(await_gone(cmd_pid, sqle_mono_ms() + 1000));
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    CU_ASSERT(guard > 0 && await_gone(guard, sqle_mono_ms() + 1000));
+    unlink(fifo);
+    drop_table();
+}
+
+/*
+ * The same stderr, sqlease running and the database slow past the
+ * renew deadline (another connection holds the lease row, or the SQLite
+ * file): sqlease's own stop path must stop CMD by the deadline (+ 500
+ * ms), signalling before it says so; neither it nor the guard may wait
+ * on the pipe first.
+ */
+static void test_deadline_with_stalled_stderr(void)
+{
+    char fifo[600];
+    long cmd_pid, sqle_pid, guard;
+    sqlease_db *locker;
+    int64_t t0;
+    int rfd, gone, locked;
+
+    setup_table();
+    locker = tu_open();
+    CU_ASSERT_FATAL(locker != NULL);
+    rfd = stalled_reader(fifo, sizeof fifo);
+    CU_ASSERT_FATAL(rfd >= 0);
+    cmd_pid = start_with_stalled_stderr(fifo, &sqle_pid, &guard);
+    if (cmd_pid <= 0) {
+        close(rfd);
+        sqlease_db_close(locker);
+        drop_table();
+        return;
+    }
+    locked = tu_lock_begin(locker, g_table, "scheduler") == SQLEASE_OK;
+    t0 = sqle_mono_ms();
+    CU_ASSERT(locked);
+    gone = locked && await_gone(cmd_pid, t0 + RD_MS + 500);
+    fprintf(stderr, "\n  database slow, stderr full: CMD %s %lld ms after the lock\n",
+            gone ? "gone" : "still running", (long long)(sqle_mono_ms() - t0));
+    CU_ASSERT(gone);
+    if (locked)
+        CU_ASSERT_EQUAL(tu_lock_end(locker), SQLEASE_OK);
+    sqlease_db_close(locker);
+    close(rfd);
+    kill((pid_t)sqle_pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap_sqlease(15000), 0);
+    CU_ASSERT(await_gone(cmd_pid, sqle_mono_ms() + 1000));
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
+    unlink(fifo);
+    drop_table();
+}
+
+/* ---- a stop between starting CMD and starting its guard ------------- */
+
+typedef struct state_search {
+    long pid;
+    char state;
+} state_search;
+
+static int find_state(void *ud, const cli_os_proc *p)
+{
+    state_search *st = ud;
+
+    if (p->pid != st->pid)
+        return 0;
+    st->state = p->state;
+    return 1;
+}
+
+/* Wait until process pid is stopped ('T'); 1 if it was by timeout_ms. */
+static int await_stopped(long pid, int64_t timeout_ms)
+{
+    int64_t until = sqle_mono_ms() + timeout_ms;
+
+    do {
+        state_search st = {pid, 0};
+
+        (void)cli_os_proc_scan(find_state, &st);
+        if (st.state == 'T')
+            return 1;
+        sqle_sleep_ms(2);
+    } while (sqle_mono_ms() < until);
+    return 0;
+}
+
+/* The preload that stops a process right after its first fork
+ * (tests/preload/stop_after_fork.c), beside this program. */
+static int preload_path(char *buf, size_t cap)
+{
+    char self[512];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *slash;
+
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    snprintf(buf, cap, "%s/stop_after_fork.so", self);
+    return access(buf, R_OK);
+}
+
+/*
+ * sqlease stopped (SIGSTOP) right after it forked CMD, before anything
+ * else: CMD must not run unguarded meanwhile.  Either CMD waits for its
+ * guard and so has not run at all, or its guard stops it by the hold's
+ * deadline (+ the guard's slack, + 500 ms) while sqlease is stopped.  A
+ * guard forked only after CMD has exec'd is never forked: sqlease is
+ * stopped first.
+ */
+static void test_stop_between_cmd_and_guard(void)
+{
+    static char preload_env[700];
+    char pidfile[600], script[800], preload[600];
+    long cmd_pid = 0, sqle_pid;
+    int64_t t0, bound;
+    int stopped, unguarded = 0;
+
+    setup_table();
+    CU_ASSERT_FATAL(preload_path(preload, sizeof preload) == 0);
+    snprintf(preload_env, sizeof preload_env, "LD_PRELOAD=%s", preload);
+    snprintf(pidfile, sizeof pidfile, "%s/gate.%d.pid", tu_dir(), ++g_seq);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec sleep 60", pidfile);
+    g_env = preload_env;
+    /* An ASan build's runtime wants to be loaded first; the preload has
+     * no sanitizer of its own. */
+    g_env2 = "ASAN_OPTIONS=verify_asan_link_order=0";
+    sqle_pid = start_sqlease("run", "--", "sh", "-c", script, NULL);
+    g_env = g_env2 = NULL;
+    CU_ASSERT_FATAL(sqle_pid > 0);
+    stopped = await_stopped(sqle_pid, 10000);
+    CU_ASSERT(stopped);
+    /* The hold was proven before the fork: its deadline is at most RD_MS
+     * after this. */
+    t0 = sqle_mono_ms();
+    bound = t0 + RD_MS + 100 + 500;
+    if (stopped) {
+        cmd_pid = read_pid(pidfile, bound - sqle_mono_ms());
+        if (cmd_pid > 0)
+            unguarded = !await_gone(cmd_pid, bound);
+        sqle_sleep_ms(bound - sqle_mono_ms());
+        if (cmd_pid <= 0)
+            cmd_pid = read_pid(pidfile, 1);
+        if (cmd_pid > 0 && !tu_pid_gone(cmd_pid))
+            unguarded = 1;
+        fprintf(stderr, "\n  sqlease stopped right after forking CMD: %s\n",
+                cmd_pid <= 0 ? "CMD has not run"
+                : unguarded  ? "CMD runs past its hold's deadline, unguarded"
+                             : "CMD ran and its guard stopped it");
+        if (unguarded)
+            fprintf(stderr, "  CMD (pid %ld) still running %lld ms after sqlease was stopped\n",
+                    cmd_pid, (long long)(sqle_mono_ms() - t0));
+    }
+    CU_ASSERT(!unguarded);
+    if (cmd_pid > 0)
+        kill(-(pid_t)cmd_pid, SIGKILL);
+    kill((pid_t)sqle_pid, SIGCONT);
+    sqle_sleep_ms(200);
+    kill((pid_t)sqle_pid, SIGTERM);
+    reap_sqlease(10000);
+    CU_ASSERT_EQUAL(group_members(sqle_pid), 0);
+    if (cmd_pid > 0)
+        CU_ASSERT_EQUAL(group_members(cmd_pid), 0);
     drop_table();
 }
 
@@ -931,6 +1213,12 @@ static void add_tests(void)
     CU_add_test(s, "a frozen sqlease's CMD is stopped by its deadline", test_frozen_sqlease);
     CU_add_test(s, "a killed sqlease takes CMD's children with it", test_killed_sqlease);
     CU_add_test(s, "a normal loss still gives CMD its kill grace", test_loss_keeps_grace);
+    CU_add_test(s, "a frozen sqlease whose stderr nobody reads: CMD stopped by its deadline",
+                test_frozen_with_stalled_stderr);
+    CU_add_test(s, "a deadline while stderr is a full pipe: CMD stopped by it",
+                test_deadline_with_stalled_stderr);
+    CU_add_test(s, "sqlease stopped between forking CMD and its guard: CMD never unguarded",
+                test_stop_between_cmd_and_guard);
     CU_add_test(s, "run passes CMD's status through and leaves nothing",
                 test_run_status);
     CU_add_test(s, "a stopped job's CMD is stopped by the guard before a successor runs",

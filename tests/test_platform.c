@@ -433,6 +433,65 @@ static void test_child_waited_twice(void)
     sqle_child_close(&c);
 }
 
+typedef struct gate_seen {
+    const char *marker;   /* the file the child writes first thing */
+    long pid;
+    int marker_at_gate;   /* the marker existed while the gate ran */
+    int answer;           /* what the gate returns */
+} gate_seen;
+
+/* The gate: the child exists and has run nothing of its own yet, however
+ * long this takes. */
+static int gate_look(void *ud, long pid)
+{
+    gate_seen *g = ud;
+
+    g->pid = pid;
+    sqle_sleep_ms(200);
+    g->marker_at_gate = access(g->marker, F_OK) == 0;
+    return g->answer;
+}
+
+/* A gated child runs nothing until its gate has returned 0, and nothing
+ * at all when the gate says no (it is ended unrun and reaped). */
+static void test_child_gated(void)
+{
+    char marker[600], script[700];
+    char *argv[] = {"sh", "-c", script, NULL};
+    gate_seen g;
+    sqle_child c;
+    char err[256];
+    int code = -1;
+
+    tmp_path(marker, sizeof marker, "gate.marker");
+    snprintf(script, sizeof script, "echo ran > '%s'", marker);
+    (void)unlink(marker);
+
+    memset(&g, 0, sizeof g);
+    g.marker = marker;
+    g.answer = 1;
+    CU_ASSERT_EQUAL(sqle_child_spawn_gated(&c, argv, NULL, 0, 0, gate_look, &g, err,
+                                           sizeof err), 1);
+    CU_ASSERT(g.pid > 0);
+    CU_ASSERT_EQUAL(g.marker_at_gate, 0);
+    CU_ASSERT_EQUAL(c.running, 0);
+    CU_ASSERT_EQUAL(access(marker, F_OK), -1);
+    CU_ASSERT_EQUAL(waitpid(-1, NULL, WNOHANG), -1); /* reaped */
+
+    memset(&g, 0, sizeof g);
+    g.marker = marker;
+    g.answer = 0;
+    CU_ASSERT_FATAL(sqle_child_spawn_gated(&c, argv, NULL, 0, 0, gate_look, &g, err,
+                                           sizeof err) == 0);
+    CU_ASSERT_EQUAL(g.marker_at_gate, 0);
+    CU_ASSERT_EQUAL(g.pid, c.pid);
+    CU_ASSERT_EQUAL(sqle_child_wait(&c, 5000, &code), 1);
+    CU_ASSERT_EQUAL(code, 0);
+    CU_ASSERT_EQUAL(access(marker, F_OK), 0);
+    sqle_child_close(&c);
+    (void)unlink(marker);
+}
+
 static void test_child_not_found(void)
 {
     char *argv[] = {"sqlease-no-such-command-xyz", "arg", NULL};
@@ -959,6 +1018,7 @@ int main(void)
         || !CU_add_test(s, "child exit codes", test_child_exit_codes)
         || !CU_add_test(s, "child waited twice", test_child_waited_twice)
         || !CU_add_test(s, "child command not found", test_child_not_found)
+        || !CU_add_test(s, "child held at its gate", test_child_gated)
         || !CU_add_test(s, "child exec errors and sh fallback", test_child_exec_errors)
         || !CU_add_test(s, "child environment", test_child_env)
         || !CU_add_test(s, "child terminate", test_child_terminate)

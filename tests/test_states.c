@@ -1,6 +1,6 @@
 /*
  * test_states.c -- the supervisor's state machine (sqle_sup_step in
- * src/supervisor.c) on its own: events in, state, deadlines and queued
+ * src/sup_machine.c) on its own: events in, state, deadlines and queued
  * callbacks out, on a clock the test moves.  No database and no threads:
  * the engine here is a bare struct whose clock is the test's, and the
  * supervisor is marked as having a thread on its callbacks (in_cb), so
@@ -48,8 +48,8 @@ static void fresh(void)
 {
     sup_cb *cb;
 
-    while ((cb = sup.cbq_head) != NULL) {
-        sup.cbq_head = cb->next;
+    while ((cb = (sup_cb *)(void *)sup.node.cbq_head) != NULL) {
+        sup.node.cbq_head = cb->link.next;
         free(cb->data);
         free(cb);
     }
@@ -64,7 +64,7 @@ static void fresh(void)
     sup.r.retry_ms = RETRY;
     sup.state = SUP_FOLLOWER;
     sup.last_contact = -1;
-    sup.in_cb = 1; /* callbacks stay queued, to be read by the test */
+    sup.node.in_cb = 1; /* callbacks stay queued, to be read by the test */
     holder_calls = 0;
 }
 
@@ -79,14 +79,14 @@ static void step(enum sup_event ev, int64_t proof, int64_t arg, const sqlease_le
  * (CB_STARTED, CB_HOLDER) or reason (CB_STOPPED) in *value; -1 if none. */
 static int pop(int64_t *value)
 {
-    sup_cb *cb = sup.cbq_head;
+    sup_cb *cb = (sup_cb *)(void *)sup.node.cbq_head;
     int kind;
 
     if (cb == NULL)
         return -1;
-    sup.cbq_head = cb->next;
-    if (sup.cbq_head == NULL)
-        sup.cbq_tail = NULL;
+    sup.node.cbq_head = cb->link.next;
+    if (sup.node.cbq_head == NULL)
+        sup.node.cbq_tail = NULL;
     kind = cb->kind;
     if (value != NULL)
         *value = kind == CB_STOPPED ? cb->reason : cb->token;
@@ -271,7 +271,8 @@ static void test_holder_reported_on_change(void)
     CU_ASSERT_EQUAL(pop(NULL), -1);
     row.held = 0;                      /* expired: reported as free */
     step(EV_NOT_HELD, 11000, 0, &row);
-    CU_ASSERT_EQUAL(sup.cbq_head != NULL && sup.cbq_head->owner[0] == '\0', 1);
+    CU_ASSERT_EQUAL(sup.node.cbq_head != NULL &&
+                    ((sup_cb *)(void *)sup.node.cbq_head)->owner[0] == '\0', 1);
     CU_ASSERT_EQUAL(pop(NULL), CB_HOLDER);
     step(EV_TAKEN, 11500, 6, NULL);
     CU_ASSERT_EQUAL(pop(NULL), CB_STARTED);

@@ -245,7 +245,7 @@ static void test_alternation_across_loss(void)
     CU_ASSERT_EQUAL(r.kind[1], 'T');
     CU_ASSERT_EQUAL(r.value[1], SQLEASE_STOP_LOST);
     /* The log line names the lease, the owner and the token it lost. */
-    snprintf(line, sizeof line, "lease job owner sup-a token %lld: stopping the work: the hold "
+    snprintf(line, sizeof line, "lease job owner sup-a token %lld: stopped the work: the hold "
              "is gone", (long long)(seed + 1));
     CU_ASSERT(tu_log_has(line));
 

@@ -153,6 +153,34 @@ void tu_drop(sqlease_db *db, const char *t)
     sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, &err);
 }
 
+/* Each dialect's way to open a transaction through the library's
+ * autocommit connection; the row lock is an UPDATE that changes nothing
+ * (every dialect locks the rows an UPDATE matched, changed or not). */
+int tu_lock_begin(sqlease_db *locker, const char *t, const char *name)
+{
+    const char *d = sqlease_db_dialect(locker);
+    char sql[256];
+    int rc;
+
+    if (d != NULL && strcmp(d, "sqlite") == 0)
+        return tu_sql(locker, "BEGIN EXCLUSIVE", NULL);
+    rc = tu_sql(locker, d != NULL && strcmp(d, "mysql") == 0       ? "START TRANSACTION"
+                        : d != NULL && strcmp(d, "sqlserver") == 0 ? "BEGIN TRANSACTION"
+                                                                   : "BEGIN", NULL);
+    if (rc != SQLEASE_OK)
+        return rc;
+    snprintf(sql, sizeof sql, "UPDATE %s SET version = version WHERE name = '%s'", t, name);
+    rc = tu_sql(locker, sql, NULL);
+    if (rc != SQLEASE_OK)
+        (void)tu_sql(locker, "ROLLBACK", NULL);
+    return rc;
+}
+
+int tu_lock_end(sqlease_db *locker)
+{
+    return tu_sql(locker, "ROLLBACK", NULL);
+}
+
 void tu_options(sqlease_options *o, const char *t, const char *name, const char *owner,
                 int64_t ttl, int64_t heartbeat, int64_t deadline, int64_t retry)
 {

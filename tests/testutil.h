@@ -32,6 +32,12 @@ int tu_migrate(sqlease_db *db, const char *table, const char *name);
 void tu_drop(sqlease_db *db, const char *table);
 /* Run a statement with no parameters; returns the status. */
 int tu_sql(sqlease_db *db, const char *sql, int64_t *rows);
+/* Make the database slow for everyone else: a transaction on `locker`
+ * holding the SQLite file (BEGIN EXCLUSIVE), or on a server the row
+ * `name` of `table` (an UPDATE in an open transaction).  Returns the
+ * status; tu_lock_end ends it (ROLLBACK). */
+int tu_lock_begin(sqlease_db *locker, const char *table, const char *name);
+int tu_lock_end(sqlease_db *locker);
 /* Options with short timings: ttl, heartbeat, deadline, retry in ms. */
 void tu_options(sqlease_options *o, const char *table, const char *name, const char *owner,
                 int64_t ttl, int64_t heartbeat, int64_t deadline, int64_t retry);

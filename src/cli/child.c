@@ -38,7 +38,7 @@ const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *bu
 
 int cli_child_start(sqle_child *c, char *const *argv, const char *name,
                     const char *owner, int64_t token, const char *fence_sql, int foreground,
-                    char *err, size_t cap)
+                    sqle_child_gate_fn gate, void *gate_ud, char *err, size_t cap)
 {
     char env_name[sizeof "SQLEASE_NAME=" + SQLEASE_MAX_NAME];
     char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
@@ -63,8 +63,8 @@ int cli_child_start(sqle_child *c, char *const *argv, const char *name,
     /* The connection string may hold a password: CMD does not get it.
      * (SQLEASE_DSN_FILE, a path, it keeps: the file is the user's.) */
     env[n++] = "SQLEASE_DSN";
-    return sqle_child_spawn_ex(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
-                               err, cap);
+    return sqle_child_spawn_gated(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
+                                  gate, gate_ud, err, cap);
 }
 
 /*
@@ -80,9 +80,9 @@ static void sweep_group(sqle_child *c, int64_t grace_ms)
 
     if (!sqle_child_group_alive(c))
         return;
-    cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) left processes in its group; stopping them",
-            cli_child_pid(c));
     sqle_child_terminate(c);
+    cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) left processes in its group; sent them SIGTERM",
+            cli_child_pid(c));
     until = sqle_mono_ms() + (grace_ms > 0 ? grace_ms : 0);
     while (sqle_child_group_alive(c) && sqle_mono_ms() < until)
         sqle_sleep_ms(10);
@@ -101,18 +101,31 @@ int cli_child_poll(sqle_child *c, int64_t grace_ms, int *code)
     return r;
 }
 
-int cli_child_stop(sqle_child *c, int64_t grace_ms)
+int64_t cli_child_term(sqle_child *c)
 {
     int64_t termed = sqle_mono_ms();
+
+    sqle_child_terminate(c);
+    return termed;
+}
+
+int cli_child_stop(sqle_child *c, int64_t grace_ms)
+{
+    return cli_child_finish(c, cli_child_term(c), grace_ms);
+}
+
+/* Signals before the lines that report them, here too. */
+int cli_child_finish(sqle_child *c, int64_t termed, int64_t grace_ms)
+{
+    int64_t left = termed + grace_ms - sqle_mono_ms();
     int code = -1;
     int r;
 
-    sqle_child_terminate(c);
-    r = sqle_child_wait(c, grace_ms, &code);
+    r = sqle_child_wait(c, left > 0 ? left : 0, &code);
     if (r == 0) {
-        cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) still running %" PRId64
-                " ms after SIGTERM; sending SIGKILL", cli_child_pid(c), grace_ms);
         sqle_child_kill(c);
+        cli_log(SQLEASE_LOG_WARN, "CMD (pid %ld) still running %" PRId64
+                " ms after SIGTERM; sent SIGKILL", cli_child_pid(c), grace_ms);
         /* A wait interrupted by one of our signals returns 0: wait on. */
         do
             r = sqle_child_wait(c, -1, &code);

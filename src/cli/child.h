@@ -16,12 +16,14 @@
 /* Start argv with SQLEASE_NAME, SQLEASE_OWNER, SQLEASE_TOKEN and (unless
  * fence_sql is NULL) SQLEASE_FENCE_SQL set; foreground: hand it the
  * terminal when sqlease has it (`run`, see SQLEASE_CHILD_FOREGROUND).
- * Must be called from the main thread (the death signal that ties CMD to
- * this process is tied to the thread that forks).  Returns 0, or -1 with
- * a message in err. */
+ * CMD is held at a gate until gate(gate_ud, pid) has returned 0 (see
+ * sqle_child_spawn_gated; gate may be NULL).  Must be called from the
+ * main thread (the death signal that ties CMD to this process is tied to
+ * the thread that forks).  Returns 0, 1 (held back by gate: nothing
+ * runs), or -1 with a message in err. */
 int cli_child_start(sqle_child *c, char *const *argv, const char *name,
                     const char *owner, int64_t token, const char *fence_sql, int foreground,
-                    char *err, size_t cap);
+                    sqle_child_gate_fn gate, void *gate_ud, char *err, size_t cap);
 
 /* SQLEASE_FENCE_SQL for CMD: the fence of the supervisor's running hold,
  * which must be `token`, with its values written as literals, into buf.
@@ -43,5 +45,13 @@ int cli_child_poll(sqle_child *c, int64_t grace_ms, int *code);
  * status (128+N for signal N), or -1 if it could not be waited for.  The
  * handle is closed either way. */
 int cli_child_stop(sqle_child *c, int64_t grace_ms);
+
+/* The same in two halves, for a caller that reports the stop: the SIGTERM
+ * goes out first (cli_child_term, which returns when it was sent, mono
+ * ms), the line saying so after it, then the rest (cli_child_finish, with
+ * what cli_child_term returned), so that nothing written on the way, to
+ * a stderr that may block, delays the signal. */
+int64_t cli_child_term(sqle_child *c);
+int cli_child_finish(sqle_child *c, int64_t termed, int64_t grace_ms);
 
 #endif

@@ -47,10 +47,11 @@ static int wait_and_start(cli_session *s, char **cmd, sqle_child *child, int64_t
         if (sqle_signal_received() != 0)
             return WAIT_SIGNAL;
         cli_hold_view_get(&s->hold, &v);
-        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1, token, err,
-                                 sizeof err);
+        r = cli_hold_start_child(&s->hold, child, cmd, s->name, s->owner, 1,
+                                 cli_session_guard_armed, s, token, err, sizeof err);
         if (r == 1)
             return WAIT_STARTED;
+        cli_session_guard_done(s); /* CMD never ran: its guard, if any, goes */
         if (r < 0) {
             cli_error("%s", err);
             return WAIT_NOEXEC;
@@ -196,10 +197,14 @@ static int watch_child(cli_session *s, sqle_child *child, int64_t grace, int *co
             (void)mirror_stop(s, child, sig, &parked_sig);
         cli_hold_view_get(&s->hold, &v);
         if (!v.held) {
+            int64_t termed;
+
+            /* The signal first: the line may have to wait for stderr. */
+            cli_session_guard_stopping(s);
+            termed = cli_child_term(child);
             cli_log(SQLEASE_LOG_ERROR, "lease '%s' %s while CMD ran (token %" PRId64 ");"
                     " stopping CMD", s->name, cli_stop_reason(v.stop_reason), v.token);
-            cli_session_guard_stopping(s);
-            *code = cli_child_stop(child, grace);
+            *code = cli_child_finish(child, termed, grace);
             cli_session_guard_done(s);
             cli_hold_child_gone(&s->hold);
             return ENDED_LOST;
@@ -262,7 +267,6 @@ int cli_cmd_run(const cli_args *a)
     }
     cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "); started CMD (pid %ld)",
             s.name, token, cli_child_pid(&child));
-    cli_session_guard_start(&s, &child);
 
     ended = watch_child(&s, &child, f.kill_grace_ms, &code);
     switch (ended) {
@@ -281,14 +285,18 @@ int cli_cmd_run(const cli_args *a)
         cli_log(SQLEASE_LOG_INFO, "interrupted; stopped CMD (token %" PRId64 ")", token);
         rc = 128 + sqle_signal_received();
         break;
-    default:
-        cli_error("cannot wait for CMD; stopping it");
+    default: {
+        int64_t termed;
+
         cli_session_guard_stopping(&s);
-        cli_child_stop(&child, f.kill_grace_ms);
+        termed = cli_child_term(&child);
+        cli_log(SQLEASE_LOG_ERROR, "cannot wait for CMD; stopping it");
+        cli_child_finish(&child, termed, f.kill_grace_ms);
         cli_session_guard_done(&s);
         cli_hold_child_gone(&s.hold);
         rc = CLI_EXIT_OSERR;
         break;
+    }
     }
     cli_session_stop(&s);
     return rc;

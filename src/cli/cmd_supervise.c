@@ -63,12 +63,18 @@ static void schedule_restart(supervise_loop *L, int code, int64_t now)
     L->backoff_ms = L->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : L->backoff_ms * 2;
 }
 
-static void stop_child(supervise_loop *L, const char *why)
+/* Stop CMD; `say` (may be NULL) is logged at `level` right after the
+ * SIGTERM, never before it: a line may have to wait for stderr. */
+static void stop_child(supervise_loop *L, const char *why, int level, const char *say)
 {
+    int64_t termed;
     int code;
 
     cli_session_guard_stopping(L->s);
-    code = cli_child_stop(&L->child, L->grace_ms);
+    termed = cli_child_term(&L->child);
+    if (say != NULL)
+        cli_log(level, "%s", say);
+    code = cli_child_finish(&L->child, termed, L->grace_ms);
     cli_session_guard_done(L->s);
     cli_hold_child_gone(&L->s->hold);
     L->running = 0;
@@ -82,12 +88,13 @@ static void try_start(supervise_loop *L, int64_t now)
     /* Never the terminal's foreground: the terminal's Ctrl-C must reach
      * supervise itself (stop CMD, release, exit), not only CMD. */
     int r = cli_hold_start_child(&L->s->hold, &L->child, L->cmd, L->s->name, L->s->owner, 0,
-                                 &L->token, err, sizeof err);
+                                 cli_session_guard_armed, L->s, &L->token, err, sizeof err);
 
+    if (r != 1)
+        cli_session_guard_done(L->s); /* CMD never ran: its guard, if any, goes */
     if (r == 1) {
         L->running = 1;
         L->started_mono = now;
-        cli_session_guard_start(L->s, &L->child);
         cli_log(SQLEASE_LOG_INFO, "lease '%s' held (token %" PRId64 "): started CMD (pid %ld)",
                 L->s->name, L->token, cli_child_pid(&L->child));
     } else if (r < 0) {
@@ -164,15 +171,18 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
             return;
         }
         if (r < 0) {
-            stop_child(L, "cannot wait for it");
+            stop_child(L, "cannot wait for it", SQLEASE_LOG_ERROR, NULL);
             L->next_start = now + L->backoff_ms;
             return;
         }
         if (!v->held) {
-            cli_log(v->stop_reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
-                    "lease '%s' %s (token %" PRId64 "); stopping CMD", L->s->name,
-                    cli_stop_reason(v->stop_reason), L->token);
-            stop_child(L, "lease ended");
+            char say[SQLEASE_MAX_NAME + 200];
+
+            snprintf(say, sizeof say, "lease '%s' %s (token %" PRId64 "); stopping CMD",
+                     L->s->name, cli_stop_reason(v->stop_reason), L->token);
+            stop_child(L, "lease ended",
+                       v->stop_reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO
+                                                               : SQLEASE_LOG_WARN, say);
             log_waiting(L);
         }
         return;
@@ -247,9 +257,15 @@ int cli_cmd_supervise(const cli_args *a)
         cli_notify_close();
         return L.cannot_start ? CLI_EXIT_NOEXEC : rc;
     }
-    cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sqle_signal_received());
-    if (L.running)
-        stop_child(&L, "shutting down");
+    {
+        char say[64];
+
+        snprintf(say, sizeof say, "signal %d: shutting down", sqle_signal_received());
+        if (L.running)
+            stop_child(&L, "shutting down", SQLEASE_LOG_INFO, say);
+        else
+            cli_log(SQLEASE_LOG_INFO, "%s", say);
+    }
     cli_session_stop(&s);
     cli_notify_close();
     return CLI_EXIT_OK;

@@ -107,21 +107,55 @@ int cli_log_level(void)
     return log_level;
 }
 
-/* One fprintf per line: stdio locks the stream for the call, so lines
- * from library threads and the main thread never interleave.  Outside
- * the journal each line starts with the time (RFC 3339, UTC, ms), so that
- * a log file or a terminal says when things happened. */
-void cli_log_emit(int level, const char *line)
+/* A line in the log's form into buf (cap bytes), its newline included
+ * (a line too long is cut, and still ends in one).  Returns its
+ * length. */
+static size_t format_line(char *buf, size_t cap, int level, const char *line)
 {
     char stamp[40];
+    int n;
 
     if (log_journal) {
-        fprintf(stderr, "<%d>sqlease: %s: %s\n", journal_priority(level), level_name(level),
-                line);
-        return;
+        n = snprintf(buf, cap, "<%d>sqlease: %s: %s\n", journal_priority(level),
+                     level_name(level), line);
+    } else {
+        cli_format_time(sqle_wall_ms(), stamp, sizeof stamp);
+        n = snprintf(buf, cap, "%s sqlease: %s: %s\n", stamp, level_name(level), line);
     }
-    cli_format_time(sqle_wall_ms(), stamp, sizeof stamp);
-    fprintf(stderr, "%s sqlease: %s: %s\n", stamp, level_name(level), line);
+    if (n < 0)
+        return 0;
+    if ((size_t)n >= cap) {
+        n = (int)cap - 1;
+        buf[n - 1] = '\n';
+    }
+    return (size_t)n;
+}
+
+/*
+ * One write per line, so lines from library threads and the main thread
+ * never interleave.  Outside the journal each line starts with the time
+ * (RFC 3339, UTC, ms), so that a log file or a terminal says when things
+ * happened.  A line never waits for stderr (cli_os_stderr_write): it is
+ * written at once or dropped, since it may be written on the way to
+ * stopping CMD at a deadline, and stderr may be a pipe nobody drains.
+ * The first line that goes out after some were dropped is followed by
+ * one that says how many.
+ */
+void cli_log_emit(int level, const char *line)
+{
+    char buf[1400], note[128];
+    unsigned long dropped;
+    size_t n = format_line(buf, sizeof buf, level, line);
+
+    if (n == 0 || cli_os_stderr_write(buf, n) != 0)
+        return;
+    dropped = cli_os_stderr_dropped();
+    if (dropped == 0)
+        return;
+    snprintf(note, sizeof note, "%lu log line%s dropped: stderr could not take %s without "
+             "waiting", dropped, dropped == 1 ? " was" : "s were", dropped == 1 ? "it" : "them");
+    n = format_line(buf, sizeof buf, SQLEASE_LOG_WARN, note);
+    (void)cli_os_stderr_write(buf, n);
 }
 
 void cli_log_sink(void *userdata, int level, const char *line)

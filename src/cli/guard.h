@@ -48,8 +48,11 @@ void cli_guard_init(cli_guard *g);
 /* Fork a guard for the process group `pgid` (CMD's), which it will stop at
  * deadline_mono + slack_ms (SIGTERM) and deadline_mono + slack_ms +
  * grace_ms (SIGKILL) unless told a later deadline.  Call from the main
- * thread right after CMD was started.  Returns 0, or -1 (logged; CMD then
- * runs with the supervisor's watchdog and the death signal only). */
+ * thread while CMD waits between its fork and its exec (see
+ * cli_hold_start_child): a guard forked after CMD has started leaves a
+ * window in which a stop of sqlease leaves CMD unguarded.  Returns 0, or
+ * -1 (logged; CMD then runs with the supervisor's watchdog and the death
+ * signal only). */
 int cli_guard_start(cli_guard *g, long pgid, int64_t deadline_mono, int64_t grace_ms,
                     int64_t slack_ms);
 

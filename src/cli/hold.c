@@ -41,10 +41,10 @@ static void on_stopped(void *userdata, int reason)
     deadline = sqle_mono_ms() + h->stop_wait_ms;
     while (h->child_running) {
         if (sqle_cond_wait_until(&h->cv, &h->mu, deadline) == 1 && h->child_running) {
-            cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
-                    " ms after the lease ended; killing its process group",
-                    h->stop_wait_ms);
             sqle_child_kill(&h->child);
+            cli_log(SQLEASE_LOG_ERROR, "CMD not confirmed stopped %" PRId64
+                    " ms after the lease ended; killed its process group",
+                    h->stop_wait_ms);
             break;
         }
     }
@@ -154,24 +154,51 @@ static int hold_proven(cli_hold *h)
     return st.holding && st.token == h->token && st.deadline_in_ms > 0;
 }
 
-int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
-                         const char *owner, int foreground, int64_t *token, char *err,
-                         size_t cap)
+/* What the gate between CMD's fork and its exec does. */
+typedef struct hold_gate_ctx {
+    cli_hold *h;
+    void (*armed)(void *ud, long pid);
+    void *ud;
+} hold_gate_ctx;
+
+/* CMD exists and runs nothing yet: let the caller arm what watches it
+ * (the guard), then look at the hold once more, since arming took time
+ * in which this process may have been frozen past the deadline (h->mu
+ * held). */
+static int hold_gate(void *arg, long pid)
 {
+    hold_gate_ctx *g = arg;
+
+    if (g->armed != NULL)
+        g->armed(g->ud, pid);
+    return hold_proven(g->h) ? 0 : 1;
+}
+
+int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
+                         const char *owner, int foreground, void (*armed)(void *ud, long pid),
+                         void *ud, int64_t *token, char *err, size_t cap)
+{
+    hold_gate_ctx g;
     int r = 0;
 
+    g.h = h;
+    g.armed = armed;
+    g.ud = ud;
     sqle_mutex_lock(&h->mu);
     if (hold_proven(h)) {
         char fence[SQLEASE_FENCE_LITERAL_MAX];
+        int st;
+
         *token = h->token;
-        if (cli_child_start(c, argv, name, owner, h->token,
-                            cli_child_fence_sql(h->sup, h->token, fence, sizeof fence),
-                            foreground, err, cap) == 0) {
+        st = cli_child_start(c, argv, name, owner, h->token,
+                             cli_child_fence_sql(h->sup, h->token, fence, sizeof fence),
+                             foreground, hold_gate, &g, err, cap);
+        if (st == 0) {
             h->child_running = 1;
             h->child = *c;
             r = 1;
         } else {
-            r = -1;
+            r = st == 1 ? 0 : -1;
         }
     }
     sqle_mutex_unlock(&h->mu);

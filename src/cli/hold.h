@@ -75,13 +75,15 @@ void cli_hold_wait(cli_hold *h, uint64_t seen, int64_t deadline_mono_ms);
  * younger than the renew deadline (a process frozen past the deadline
  * may look before on_stopped has run).  The check and the start happen
  * under the lock, so on_stopped either sees no CMD or waits for this one
- * to be stopped.  Returns 1 (started; *token set), 0 (not held, or no
- * longer proven: nothing started), -1 (CMD could not be started; err
- * set).
- * foreground as for cli_child_start. */
+ * to be stopped.  CMD is held between fork and exec while armed(ud, pid)
+ * runs (may be NULL: the guard is started there, so that CMD never runs
+ * unguarded), and runs only if the hold is still proven after it.
+ * Returns 1 (started; *token set), 0 (not held, or no longer proven:
+ * nothing runs; a guard armed() started must be disarmed), -1 (CMD could
+ * not be started; err set).  foreground as for cli_child_start. */
 int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const char *name,
-                         const char *owner, int foreground, int64_t *token, char *err,
-                         size_t cap);
+                         const char *owner, int foreground, void (*armed)(void *ud, long pid),
+                         void *ud, int64_t *token, char *err, size_t cap);
 
 /* The main thread has reaped CMD (or it was never started). */
 void cli_hold_child_gone(cli_hold *h);

@@ -104,6 +104,18 @@ void sqle_stdio_ensure(void);
  * a variable inherited by a process whose stderr was redirected no longer
  * matches).  0 otherwise, and always on Windows. */
 int cli_sys_stderr_is_journal(void);
+/* Write one line (buf, n bytes, its newline included) to stderr without
+ * ever blocking: all of it if it fits now, else none of it, counted as
+ * dropped.  For what writes on a path that must not wait (stopping CMD
+ * at a deadline): stderr may be a pipe nobody drains (a stalled log
+ * collector, CMD's own chatter filling it).  The descriptor's own flags
+ * are left alone (it is shared with CMD).  Async-signal-safe on POSIX
+ * (the guard process uses it).  Returns 0 written, -1 dropped.  Windows:
+ * written as it is. */
+int cli_os_stderr_write(const char *buf, size_t n);
+/* Lines cli_os_stderr_write dropped since the last call (and resets the
+ * count). */
+unsigned long cli_os_stderr_dropped(void);
 /* 1 if nobody can read standard output any more: it is a pipe or socket
  * whose reader has closed its end (poll's POLLERR/POLLHUP), so that a
  * command that prints only now and then (status --watch) ends when its
@@ -232,6 +244,22 @@ enum {
 /* sqle_child_spawn with flags. */
 int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *env,
                         size_t nenv, int flags, char *errbuf, size_t errcap);
+/* Called by sqle_child_spawn_gated in the parent once the child exists
+ * (pid; POSIX: it leads its process group already) and before it runs
+ * anything of its own.  Returns 0 to let it run, anything else to end it
+ * unrun. */
+typedef int (*sqle_child_gate_fn)(void *userdata, long pid);
+/* sqle_child_spawn_ex with the child held at a gate until gate(gate_ud,
+ * pid) has returned, so that whatever must watch it (CMD's guard) exists
+ * before it runs.  POSIX: it waits between fork and exec on a pipe, and
+ * ends unrun at the pipe's end-of-file (this process held it back, or
+ * died); Windows: it is created suspended and resumed after.  gate NULL:
+ * sqle_child_spawn_ex.  Returns 0 (running), 1 (held back by gate: it
+ * ended unrun and was waited for; c is not running), or -1 with a
+ * message in errbuf. */
+int sqle_child_spawn_gated(sqle_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, sqle_child_gate_fn gate, void *gate_ud,
+                           char *errbuf, size_t errcap);
 /* Wait up to timeout_ms (-1: forever) for the child to exit.  Returns 1
  * and sets *exit_code (128+signal for a signal) if it exited, 0 if it is
  * still running, -1 on error (including a child already waited for).  A

@@ -202,7 +202,7 @@ typedef struct cli_session_log {
 static int narration(const char *line)
 {
     return strstr(line, ": holding the lease; starting the work") != NULL ||
-           strstr(line, ": stopping the work: ") != NULL;
+           strstr(line, ": stopped the work: ") != NULL;
 }
 
 /* A line with its digits dropped: the same failure again ("no answer
@@ -965,16 +965,16 @@ static int64_t hold_deadline(cli_session *s)
     return sqle_mono_ms() + st.deadline_in_ms;
 }
 
-void cli_session_guard_start(cli_session *s, const sqle_child *c)
+void cli_session_guard_armed(void *session, long pid)
 {
+    cli_session *s = session;
     int64_t deadline = hold_deadline(s);
 
     /* Lost between the start and here: the guard gets "now", sqlease's own
      * stop follows within one round of its main loop. */
     if (deadline < 0)
         deadline = sqle_mono_ms();
-    (void)cli_guard_start(&s->guard, cli_child_pid(c), deadline, s->kill_grace_ms,
-                         s->guard_slack_ms);
+    (void)cli_guard_start(&s->guard, pid, deadline, s->kill_grace_ms, s->guard_slack_ms);
 }
 
 void cli_session_guard_tick(cli_session *s)

@@ -122,11 +122,14 @@ void cli_session_stopping(cli_session *s);
  * answered since (or never has).  reason (may be NULL) gets the error. */
 int cli_session_failing(cli_session *s, char *reason, size_t cap);
 
-/* CMD's guard (guard.h), driven from the main thread.  guard_start right
- * after CMD was started; guard_tick every round of the main loop while CMD
- * runs (passes the hold's deadline on when it moved); guard_stopping just
- * before sqlease stops CMD itself; guard_done once CMD has been reaped. */
-void cli_session_guard_start(cli_session *s, const sqle_child *c);
+/* CMD's guard (guard.h), driven from the main thread.  guard_armed is
+ * cli_hold_start_child's `armed` (ud: the session): it starts the guard
+ * for CMD's process group while CMD waits between fork and exec, so that
+ * CMD never runs unguarded; guard_tick every round of the main loop while
+ * CMD runs (passes the hold's deadline on when it moved); guard_stopping
+ * just before sqlease stops CMD itself; guard_done once CMD has been
+ * reaped, or was never let run. */
+void cli_session_guard_armed(void *session, long pid);
 void cli_session_guard_tick(cli_session *s);
 void cli_session_guard_stopping(cli_session *s);
 void cli_session_guard_done(cli_session *s);

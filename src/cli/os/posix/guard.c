@@ -62,16 +62,32 @@ static void put_str(char *buf, size_t cap, size_t *n, const char *s)
         buf[(*n)++] = *s;
 }
 
-/* One line on stderr from the guard, built without stdio, in the form of
+static void put_num(char *buf, size_t cap, size_t *n, unsigned long v)
+{
+    char num[24];
+    size_t k = 0;
+
+    do
+        num[k++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0 && k < sizeof num);
+    while (k > 0 && *n < cap - 1)
+        buf[(*n)++] = num[--k];
+}
+
+/*
+ * One line on stderr from the guard, built without stdio, in the form of
  * sqlease's own log lines (common.c: cli_log_emit): the time stamp, or
  * the journal's priority prefix, then "sqlease: warn: ", so that a reader
- * of the log finds when the guard acted. */
+ * of the log finds when the guard acted.  Always after the signal it
+ * reports, and never blocking: stderr may be a pipe nobody drains, and a
+ * guard stuck in write() stops nothing.  A line that does not fit now is
+ * dropped, and the next one that goes out says how many were.
+ */
 static void guard_say(const char *what, long pgid)
 {
-    char buf[320];
-    char num[24];
-    size_t n = 0, k = 0;
-    unsigned long v = (unsigned long)pgid;
+    static unsigned long dropped;
+    char buf[400];
+    size_t n = 0;
 
     if (g_journal) {
         put_str(buf, sizeof buf, &n, "<4>");
@@ -82,15 +98,17 @@ static void guard_say(const char *what, long pgid)
     put_str(buf, sizeof buf, &n, "sqlease: warn: guard: ");
     put_str(buf, sizeof buf, &n, what);
     put_str(buf, sizeof buf, &n, " CMD's process group ");
-    do
-        num[k++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0 && k < sizeof num);
-    while (k > 0 && n < sizeof buf - 1)
-        buf[n++] = num[--k];
-    buf[n++] = '\n';
-    if (write(2, buf, n) < 0) {
-        /* nothing to do: stderr is gone */
+    put_num(buf, sizeof buf, &n, (unsigned long)pgid);
+    if (dropped > 0) {
+        put_str(buf, sizeof buf, &n, " (");
+        put_num(buf, sizeof buf, &n, dropped);
+        put_str(buf, sizeof buf, &n, " earlier guard line(s) dropped: stderr was full)");
     }
+    buf[n++] = '\n';
+    if (cli_os_stderr_write(buf, n) == 0)
+        dropped = 0;
+    else
+        dropped++;
 }
 
 /* Close descriptors lo..hi (hi -1: to the end). */
@@ -161,6 +179,7 @@ static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
     int termed = 0, sig;
 
     g_journal = journal;
+    (void)cli_os_stderr_dropped(); /* sqlease's count, not the guard's */
     /* A group of its own: a stop aimed at sqlease's job (Ctrl-Z, SIGSTOP
      * to its group) or at CMD's must not freeze the guard too. */
     (void)setpgid(0, 0);
@@ -187,8 +206,10 @@ static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
         int timeout, pr;
         ssize_t r;
 
+        /* Each signal goes out before the line that reports it; the
+         * report to sqlease (a non-blocking pipe) before the signal, so
+         * that sqlease knows who stopped CMD when it reaps it. */
         if (!termed && term_at != NEVER && now >= term_at) {
-            guard_say("lease deadline passed and sqlease has not stopped CMD; SIGTERM to", pgid);
             guard_report(wfd);
             (void)kill(-pgid, SIGTERM);
             /* A stopped group (Ctrl-Z, SIGSTOP) acts on it only once
@@ -197,14 +218,16 @@ static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
             termed = 1;
             if (kill_at > term_at + grace_ms)
                 kill_at = term_at + grace_ms;
+            guard_say("lease deadline passed and sqlease has not stopped CMD; sent SIGTERM to",
+                      pgid);
         }
         if (now >= kill_at) {
-            guard_say("SIGKILL to", pgid);
             (void)kill(-pgid, SIGKILL);
             /* Done; stay until sqlease disarms (or dies), so that it does
              * not take this guard for a lost one. */
             kill_at = NEVER;
             termed = 1;
+            guard_say("sent SIGKILL to", pgid);
         }
         next = kill_at;
         if (!termed && term_at < next)
@@ -238,8 +261,8 @@ static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
             }
         }
     }
-    guard_say("sqlease is gone; SIGKILL to", pgid);
     (void)kill(-pgid, SIGKILL);
+    guard_say("sqlease is gone; sent SIGKILL to", pgid);
     _exit(0);
 }
 

@@ -292,7 +292,7 @@ static void cloexec_above_stderr(void)
  * calls; every signal is blocked until the mask is reset.  On failure the
  * errno goes up the CLOEXEC pipe and the child exits 127. */
 static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], pid_t parent,
-                                       int errfd, int tty)
+                                       int errfd, int tty, int gatefd)
 {
     struct sigaction sa;
     sigset_t none;
@@ -317,6 +317,19 @@ static _Noreturn void child_after_fork(const spawn_plan *p, char *const argv[], 
 #else
     (void)parent;
 #endif
+    if (gatefd >= 0) {
+        /* Held until the parent says go (one byte); end-of-file (the
+         * parent held it back, or is gone) ends the child unrun. */
+        char go = 0;
+        ssize_t r;
+
+        do
+            r = read(gatefd, &go, 1);
+        while (r < 0 && errno == EINTR);
+        if (r != 1)
+            _exit(127);
+        (void)close(gatefd);
+    }
     for (i = 0; i < p->npaths; i++) {
         execve(p->paths[i], argv, p->envp);
         err = errno;
@@ -356,10 +369,45 @@ int sqle_child_spawn(sqle_child *c, char *const argv[], const char *const *env,
 int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *env,
                         size_t nenv, int flags, char *errbuf, size_t errcap)
 {
+    return sqle_child_spawn_gated(c, argv, env, nenv, flags, NULL, NULL, errbuf, errcap);
+}
+
+/* Open the child's gate (go) or close it unopened; with it closed, wait
+ * for the child, which then ends without running anything. */
+static int gate_pass(int gate_w, pid_t pid, int go)
+{
+    ssize_t w = 0;
+    int st;
+
+    if (go) {
+        do
+            w = write(gate_w, "g", 1);
+        while (w < 0 && errno == EINTR);
+    }
+    close(gate_w);
+    if (go && w == 1)
+        return 1;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+/*
+ * With a gate, the child waits between fork and exec, on a pipe, until
+ * the gate function has run in the parent: what must watch CMD (its
+ * guard) exists before CMD runs a single instruction of its own.  A
+ * parent that dies or is frozen before it opens the gate leaves nothing
+ * running unwatched: the child dies with it (the death signal, or the
+ * pipe's end-of-file), or waits doing nothing.
+ */
+int sqle_child_spawn_gated(sqle_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, sqle_child_gate_fn gate, void *gate_ud,
+                           char *errbuf, size_t errcap)
+{
     spawn_plan plan;
     sigset_t all, old;
     pid_t parent, pid;
-    int fds[2], err = 0, tty = -1, give = 0;
+    int fds[2], gatefd[2] = {-1, -1}, err = 0, tty = -1, give = 0;
     ssize_t r;
     char dummy[1];
 
@@ -388,6 +436,13 @@ int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *en
         plan_free(&plan);
         return -1;
     }
+    if (gate != NULL && cloexec_pipe(gatefd) != 0) {
+        snprintf(errbuf, errcap, "cannot run '%s': pipe: %s", argv[0], strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        plan_free(&plan);
+        return -1;
+    }
     parent = getpid();
     if (flags & SQLEASE_CHILD_FOREGROUND) {
         tty = cli_os_controlling_tty();
@@ -402,14 +457,20 @@ int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *en
     pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_after_fork(&plan, argv, parent, fds[1], give ? tty : -1);
+        if (gatefd[1] >= 0)
+            close(gatefd[1]);
+        child_after_fork(&plan, argv, parent, fds[1], give ? tty : -1, gatefd[0]);
     }
     err = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
+    if (gatefd[0] >= 0)
+        close(gatefd[0]);
     plan_free(&plan);
     if (pid < 0) {
         close(fds[0]);
+        if (gatefd[1] >= 0)
+            close(gatefd[1]);
         snprintf(errbuf, errcap, "cannot run '%s': fork: %s", argv[0], strerror(err));
         return -1;
     }
@@ -419,6 +480,12 @@ int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *en
     (void)setpgid(pid, pid);
     if (give)
         cli_os_set_foreground(tty, pid);
+    if (gate != NULL && !gate_pass(gatefd[1], pid, gate(gate_ud, (long)pid) == 0)) {
+        close(fds[0]);
+        if (give)
+            cli_os_set_foreground(tty, getpgrp());
+        return 1;
+    }
     do
         r = read(fds[0], &err, sizeof err);
     while (r < 0 && errno == EINTR);

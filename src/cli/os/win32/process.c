@@ -347,10 +347,18 @@ int sqle_child_spawn(sqle_child *c, char *const argv[], const char *const *env,
     return sqle_child_spawn_ex(c, argv, env, nenv, 0, errbuf, errcap);
 }
 
-/* The child shares our console, so SQLEASE_CHILD_FOREGROUND has nothing
- * to do here. */
 int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *env,
                         size_t nenv, int flags, char *errbuf, size_t errcap)
+{
+    return sqle_child_spawn_gated(c, argv, env, nenv, flags, NULL, NULL, errbuf, errcap);
+}
+
+/* The child shares our console, so SQLEASE_CHILD_FOREGROUND has nothing
+ * to do here.  It is created suspended anyway (see above): the gate
+ * runs before it is resumed. */
+int sqle_child_spawn_gated(sqle_child *c, char *const argv[], const char *const *env,
+                           size_t nenv, int flags, sqle_child_gate_fn gate, void *gate_ud,
+                           char *errbuf, size_t errcap)
 {
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits;
     PROCESS_INFORMATION pi;
@@ -400,6 +408,14 @@ int sqle_child_spawn_ex(sqle_child *c, char *const argv[], const char *const *en
         CloseHandle(pi.hThread);
         CloseHandle(pi.hProcess);
         snprintf(errbuf, errcap, "cannot run '%s': job object: %s", argv[0], why);
+        goto out;
+    }
+    if (gate != NULL && gate(gate_ud, (long)GetProcessId(pi.hProcess)) != 0) {
+        TerminateProcess(pi.hProcess, 127);
+        WaitForSingleObject(pi.hProcess, INFINITE);
+        CloseHandle(pi.hThread);
+        CloseHandle(pi.hProcess);
+        rc = 1;
         goto out;
     }
     ResumeThread(pi.hThread);

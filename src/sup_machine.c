@@ -1,0 +1,591 @@
+/*
+ * sup_machine.c -- the supervisor's state machine, and what it tells the
+ * engine whose node it is: what is due, what an answer means, when the
+ * deadline is, which queued callbacks are still to be delivered.
+ *
+ * Every supervisor is one state (SUP_FOLLOWER, SUP_HOLDER, SUP_STALE,
+ * SUP_STOPPED: supervisor.h) changed by one function, sqle_sup_step(),
+ * from the events the engine's threads report through sqle_sup_engine_ops
+ * (engine.h): an answer to a statement, the watchdog's deadline, a stop.
+ * The step decides what the work does (queues on_started or on_stopped)
+ * and when the next statement is due; the engine's threads do the
+ * sending, the watching and the calling, and decide nothing.
+ *
+ * A proof is dated at the moment its statement was sent, not when the
+ * answer came back: the database may have applied it at any moment in
+ * between, and the only safe assumption is the earliest.  Holding for
+ * renew_deadline after that moment, with renew_deadline < ttl, leaves
+ * ttl - renew_deadline for on_stopped to finish before the row expires
+ * and anyone else may take it.
+ *
+ * `running` flips when a callback is queued, and a supervisor's callbacks
+ * run one at a time in the order queued (engine.c), which is what makes
+ * on_started and on_stopped strictly alternate whichever thread runs
+ * them.  No statement runs inside a callback's turn: a callback may take
+ * as long as its margin allows, and a statement may hang until its query
+ * timeout, and neither waits for the other.
+ *
+ * A follower polls with a read of the row (lease.c), so it knows who holds
+ * the lease at every retry; on_holder reports each change of holder or
+ * token, queued like the other callbacks, while this supervisor is not
+ * the holder.
+ *
+ * Every start of the work has a token of its own.  When the watchdog
+ * stopped the work while the row may still be this hold (a slow database
+ * rather than a lost one), the supervisor goes SUP_STALE: once on_stopped
+ * has returned, the runner gives that hold up (a release scoped to its
+ * token, so it cannot clear a successor) before it asks for the lease
+ * again, and keeps trying every retry until the release answers; the take
+ * that follows gets a new token, and a token that was started once is
+ * never started again.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "internal.h"
+#include "lease.h"
+#include "platform.h"
+#include "supervisor.h"
+
+static const char *state_name(enum sup_state st)
+{
+    switch (st) {
+    case SUP_NEW: return "new";
+    case SUP_FOLLOWER: return "follower";
+    case SUP_HOLDER: return "holder";
+    case SUP_STALE: return "stale";
+    case SUP_STOPPED: return "stopped";
+    }
+    return "?";
+}
+
+/* Every line names the lease, the owner and, when there is one, the token,
+ * so that the logs of a fleet can be merged and read. */
+static void vlog_token(sqlease_supervisor *s, int level, int64_t token, const char *msg)
+{
+    if (token > 0)
+        sqle_log(s->log, s->log_userdata, s->log_level, level,
+                 "lease %s owner %s token %lld: %s", s->r.name,
+                 sqlease_lease_owner(s->lease), (long long)token, msg);
+    else
+        sqle_log(s->log, s->log_userdata, s->log_level, level, "lease %s owner %s: %s",
+                 s->r.name, sqlease_lease_owner(s->lease), msg);
+}
+
+void sqle_sup_log(sqlease_supervisor *s, int level, const char *fmt, ...)
+{
+    char msg[640];
+    va_list ap;
+    int64_t token;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sqle_engine_lock(s->e);
+    token = s->token;
+    sqle_engine_unlock(s->e);
+    vlog_token(s, level, token, msg);
+}
+
+void sqle_sup_note(sqlease_supervisor *s, const sup_note *note)
+{
+    if (note != NULL && note->set)
+        sqle_sup_log(s, note->level, "%s", note->msg);
+}
+
+static void note_set(sup_note *note, int level, const char *fmt, ...) SQLEASE_PRINTF(3, 4);
+
+static void note_set(sup_note *note, int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (note == NULL)
+        return;
+    /* The most severe line of one step is the one logged. */
+    if (note->set && note->level <= level)
+        return;
+    note->set = 1;
+    note->level = level;
+    va_start(ap, fmt);
+    vsnprintf(note->msg, sizeof note->msg, fmt, ap);
+    va_end(ap);
+}
+
+static sup_cb *cb_new(int kind)
+{
+    sup_cb *cb = calloc(1, sizeof *cb);
+
+    if (cb != NULL)
+        cb->kind = kind;
+    return cb;
+}
+
+/* The work stops (on_stopped is queued): for a loss, a deadline or a
+ * shutdown. */
+static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
+{
+    sup_cb *cb;
+
+    /* A stop that cannot be queued would leave the work running past its
+     * hold: out of memory, wait for memory, lock held (nothing else may
+     * change the state meanwhile). */
+    while ((cb = cb_new(CB_STOPPED)) == NULL)
+        sqle_sleep_ms(1);
+    s->running = 0;
+    s->work_up = 0;
+    if (reason != SQLEASE_STOP_SHUTDOWN)
+        s->losses++;
+    cb->reason = reason;
+    sqle_engine_queue_cb(s->e, &s->node, &cb->link);
+    (void)note; /* "stopped the work" is logged where on_stopped is called */
+}
+
+/*
+ * A hold proven by a statement sent at `proof` with `token`: start the
+ * work, unless that proof has already run out (an answer that arrives
+ * after its own deadline never starts work) or the work already ran
+ * under this token (a fenced resource would take a stopped run's late
+ * writes for the new run's): such a hold goes stale, to be released
+ * before the next take, which gets a new token.
+ */
+static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int64_t now,
+                       sup_note *note)
+{
+    sup_cb *cb;
+
+    if (s->started_any && token == s->token) {
+        s->state = SUP_STALE;
+        s->next_due = now;
+        note_set(note, SQLEASE_LOG_WARN, "the work already ran under token %lld; giving that "
+                 "hold up to start afresh with a new token", (long long)token);
+        return;
+    }
+    if (now >= proof + s->r.renew_deadline_ms) {
+        /* Give it up and take afresh: a follower never holds a token, so
+         * what it sends is always a poll. */
+        s->state = SUP_STALE;
+        s->next_due = now;
+        note_set(note, SQLEASE_LOG_WARN, "hold proven too late; not starting the work, "
+                 "giving the hold up");
+        return;
+    }
+    cb = cb_new(CB_STARTED);
+    if (cb == NULL) {
+        s->state = SUP_STALE;
+        s->next_due = now;
+        note_set(note, SQLEASE_LOG_ERROR, "out of memory; not starting the work, giving the "
+                 "hold up");
+        return;
+    }
+    s->state = SUP_HOLDER;
+    s->running = 1;
+    s->work_up = 0;
+    s->started_any = 1;
+    s->token = token;
+    s->holder_reported = 0; /* after this hold, report the first read */
+    s->deadline = proof + s->r.renew_deadline_ms;
+    s->next_due = proof + s->r.heartbeat_ms;
+    cb->token = token;
+    sqle_engine_queue_cb(s->e, &s->node, &cb->link);
+    sqle_engine_watch_kick(s->e);
+    /* "starting the work" is logged where on_started is called. */
+}
+
+/* Tell on_holder what a follower's read showed, if the holder or its token
+ * changed since the last report (or nothing was reported since this
+ * supervisor last held).  An expired hold reads as free: owner "". */
+static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
+{
+    const char *owner = row->held ? row->owner : "";
+    sup_cb *cb;
+
+    if (s->on_holder == NULL || s->running || s->state == SUP_STOPPED)
+        return;
+    if (s->holder_reported && s->holder_token == row->token &&
+        strcmp(s->holder_owner, owner) == 0)
+        return;
+    cb = cb_new(CB_HOLDER);
+    if (cb == NULL)
+        return; /* reported at the next read */
+    if (row->held && row->data[0] != '\0' && (cb->data = sqle_strdup(row->data)) == NULL) {
+        free(cb);
+        return;
+    }
+    s->holder_reported = 1;
+    s->holder_token = row->token;
+    snprintf(s->holder_owner, sizeof s->holder_owner, "%s", owner);
+    cb->token = row->token;
+    snprintf(cb->owner, sizeof cb->owner, "%s", owner);
+    sqle_engine_queue_cb(s->e, &s->node, &cb->link);
+}
+
+/*
+ * The transition function.  Each case says what the event means in each
+ * state; anything not listed changes nothing.  SUP_STOPPED absorbs every
+ * event but the counters: once a stop began, nothing starts.
+ */
+void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int64_t arg,
+                   const sqlease_lease_info *row, sup_note *note)
+{
+    int64_t now = sqle_engine_now(s->e);
+    enum sup_state was = s->state;
+
+    ENGINE_HELD(s->e);
+    if (s->state == SUP_NEW && ev != EV_SHUTDOWN)
+        s->state = SUP_FOLLOWER; /* the first answer of start */
+    switch (ev) {
+    case EV_TAKEN:
+    case EV_RENEWED:
+        s->last_contact = now;
+        s->acquires++;
+        if (ev == EV_TAKEN)
+            s->takes++;
+        if (s->state == SUP_HOLDER && ev == EV_RENEWED) {
+            if (proof + s->r.renew_deadline_ms > s->deadline)
+                s->deadline = proof + s->r.renew_deadline_ms;
+            s->next_due = proof + s->r.heartbeat_ms;
+        } else if (s->state == SUP_HOLDER) {
+            /* A take while holding: the hold worked for is gone (the
+             * caller reports EV_LOST first; this is a guard). */
+            stop_work(s, SQLEASE_STOP_LOST, note);
+            start_work(s, arg, proof, now, note);
+        } else if (s->state == SUP_FOLLOWER && ev == EV_TAKEN) {
+            start_work(s, arg, proof, now, note);
+        } else if (s->state == SUP_FOLLOWER || s->state == SUP_STALE) {
+            /* A renew of a hold no work runs under (a follower sends no
+             * renew; this is a guard) or of the stale one: give it up. */
+            s->state = SUP_STALE;
+            s->next_due = now;
+        }
+        break;
+    case EV_LOST:
+        s->last_contact = now;
+        if (s->state == SUP_HOLDER && s->running)
+            stop_work(s, SQLEASE_STOP_LOST, note);
+        if (s->state != SUP_STOPPED) {
+            s->state = SUP_FOLLOWER; /* the row is no longer that hold */
+            s->next_due = proof + s->r.retry_ms;
+        }
+        break;
+    case EV_NOT_HELD:
+        s->last_contact = now;
+        if (s->state == SUP_HOLDER && s->running) /* guard: a holder's loss comes as EV_LOST */
+            stop_work(s, SQLEASE_STOP_LOST, note);
+        if (s->state != SUP_STOPPED) {
+            s->state = SUP_FOLLOWER;
+            s->next_due = proof + s->r.retry_ms;
+            if (row != NULL && row->db_now_ms > 0)
+                report_holder(s, row);
+        }
+        break;
+    case EV_FAILED:
+        if (arg == SQLEASE_ENOROW || arg == SQLEASE_ENOTABLE)
+            s->last_contact = now;
+        if (s->running)
+            s->renew_failures++;
+        if (s->state != SUP_STOPPED)
+            s->next_due = proof + s->r.retry_ms;
+        /* A follower's read that answered says who held the lease when it
+         * ran, even if the take after it failed. */
+        if (s->state == SUP_FOLLOWER && row != NULL && row->db_now_ms > 0)
+            report_holder(s, row);
+        break;
+    case EV_DEADLINE:
+        if (s->state == SUP_HOLDER && s->running && now >= s->deadline) {
+            stop_work(s, SQLEASE_STOP_DEADLINE, note);
+            s->state = SUP_STALE;
+            s->next_due = now;
+        }
+        break;
+    case EV_RELEASED:
+        if (s->state == SUP_STALE) {
+            s->last_contact = now;
+            s->state = SUP_FOLLOWER;
+            s->next_due = now;
+        }
+        break;
+    case EV_SHUTDOWN:
+        if (s->running)
+            stop_work(s, SQLEASE_STOP_SHUTDOWN, note);
+        s->state = SUP_STOPPED;
+        break;
+    }
+    if (s->state != was)
+        note_set(note, SQLEASE_LOG_DEBUG, "%s -> %s", state_name(was), state_name(s->state));
+    sqle_engine_changed(s->e);
+    sqle_engine_kick(s->e);
+}
+
+/* ---- what the engine asks of a supervisor ----------------------------- */
+
+/* Log what a failed statement meant for s. */
+static void log_failure(sqlease_supervisor *s, int rc, int lost, const sqlease_error *err)
+{
+    if (rc == SQLEASE_OK || rc == SQLEASE_NOT_HELD)
+        return;
+    sqle_sup_log(s, lost ? SQLEASE_LOG_WARN : SQLEASE_LOG_ERROR, "%s (%s): %s",
+                 lost ? "the hold is gone, and taking the lease again failed"
+                      : "acquire failed",
+                 sqlease_strerror(rc), err->message);
+}
+
+/*
+ * What is due, by state: a holder's renew every heartbeat (it may go up
+ * to half a heartbeat early to share a round: the deadline only gains), a
+ * follower's poll every retry (up to half a retry early), the release of
+ * a stale hold as soon as its on_stopped has returned and not before (the
+ * row must stay this hold while the work stops), nothing in SUP_NEW
+ * (start sends its first acquire itself) or SUP_STOPPED.  Asked when a
+ * round is gathered, and again where a single statement is sent.
+ */
+static void sup_due(sqle_engine_node *n, sqle_due *out)
+{
+    sqlease_supervisor *s = SQLE_SUP_OF(n);
+
+    out->what = SQLE_SEND_NONE;
+    out->at = s->next_due;
+    out->early = 0;
+    switch (s->state) {
+    case SUP_HOLDER:
+        out->what = SQLE_SEND_RENEW;
+        out->early = s->r.heartbeat_ms / 2;
+        break;
+    case SUP_FOLLOWER:
+        out->what = SQLE_SEND_POLL;
+        out->early = s->r.retry_ms / 2;
+        break;
+    case SUP_STALE:
+        if (!sqle_engine_cbs_pending(n))
+            out->what = SQLE_SEND_RELEASE;
+        break;
+    case SUP_NEW:
+    case SUP_STOPPED:
+        break;
+    }
+}
+
+/* The watchdog's look: stop the work of a holder whose deadline has
+ * come, else say when it comes. */
+static int64_t sup_watch(sqle_engine_node *n, int64_t now)
+{
+    sqlease_supervisor *s = SQLE_SUP_OF(n);
+
+    if (s->state != SUP_HOLDER || !s->running)
+        return -1;
+    if (now >= s->deadline) {
+        sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
+        return -1;
+    }
+    return s->deadline;
+}
+
+/* The release of a stale hold answered. */
+static void answer_release(sqlease_supervisor *s, const sqle_answer *a)
+{
+    sup_note n1 = {0};
+
+    sqle_engine_lock(s->e);
+    sqle_sup_step(s, a->rc == SQLEASE_OK ? EV_RELEASED : EV_FAILED, a->sent, a->rc, NULL, &n1);
+    sqle_engine_unlock(s->e);
+    sqle_sup_note(s, &n1);
+    if (a->rc != SQLEASE_OK)
+        sqle_sup_log(s, SQLEASE_LOG_WARN, "could not release the hold whose work passed "
+                     "its deadline (%s: %s); trying again in %lld ms",
+                     sqlease_strerror(a->rc), a->err->message, (long long)s->r.retry_ms);
+    else
+        sqle_sup_log(s, SQLEASE_LOG_INFO, a->released
+                         ? "released the hold whose work passed its deadline; the next "
+                           "start gets a new token"
+                         : "the hold whose work passed its deadline is no longer the "
+                           "row's");
+}
+
+/* sqle_lease_acquire answered: a renew (or its loss, and the take tried
+ * after it), or a follower's read and take. */
+static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
+{
+    sup_note n1 = {0}, n2 = {0};
+
+    sqle_engine_lock(s->e);
+    if (a->lost)
+        sqle_sup_step(s, EV_LOST, a->sent, 0, NULL, &n1);
+    if (a->rc == SQLEASE_OK)
+        sqle_sup_step(s, a->taken ? EV_TAKEN : EV_RENEWED, a->sent, a->token, NULL, &n2);
+    else if (a->rc == SQLEASE_NOT_HELD)
+        sqle_sup_step(s, EV_NOT_HELD, a->sent, 0, a->row, &n2);
+    else
+        sqle_sup_step(s, EV_FAILED, a->sent, a->rc, a->row, &n2);
+    sqle_engine_unlock(s->e);
+    sqle_sup_note(s, &n1);
+    sqle_sup_note(s, &n2);
+    log_failure(s, a->rc, a->lost, a->err);
+    if (a->rc == SQLEASE_OK && a->taken)
+        sqle_sup_log(s, SQLEASE_LOG_DEBUG, "took the lease with token %lld in %lld ms",
+                     (long long)a->token, (long long)(sqle_mono_ms() - a->sent));
+}
+
+/* What a statement of s answered, as events of its state machine. */
+static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
+{
+    sqlease_supervisor *s = SQLE_SUP_OF(n);
+    sup_note note = {0};
+
+    switch (a->kind) {
+    case SQLE_ANS_RELEASE:
+        answer_release(s, a);
+        return;
+    case SQLE_ANS_ACQUIRE:
+        answer_acquire(s, a);
+        return;
+    case SQLE_ANS_RENEW:
+        sqle_engine_lock(s->e);
+        if (a->rc == SQLEASE_OK)
+            sqle_sup_step(s, EV_RENEWED, a->sent, s->token, NULL, &note);
+        else if (a->rc == SQLEASE_NOT_HELD)
+            sqle_sup_step(s, EV_LOST, a->sent, 0, NULL, &note);
+        else
+            sqle_sup_step(s, EV_FAILED, a->sent, a->rc, NULL, &note);
+        break;
+    case SQLE_ANS_READ:
+        sqle_engine_lock(s->e);
+        if (a->rc == SQLEASE_OK)
+            sqle_sup_step(s, EV_NOT_HELD, a->sent, 0, a->row, &note);
+        else
+            sqle_sup_step(s, EV_FAILED, a->sent, a->rc, NULL, &note);
+        break;
+    case SQLE_ANS_TAKE:
+        sqle_engine_lock(s->e);
+        if (a->rc == SQLEASE_OK)
+            sqle_sup_step(s, EV_TAKEN, a->sent, a->token, NULL, &note);
+        else if (a->rc == SQLEASE_NOT_HELD)
+            sqle_sup_step(s, EV_NOT_HELD, a->sent, 0, a->row, &note);
+        else
+            sqle_sup_step(s, EV_FAILED, a->sent, a->rc, a->row, &note);
+        break;
+    default:
+        return;
+    }
+    sqle_engine_unlock(s->e);
+    sqle_sup_note(s, &note);
+    log_failure(s, a->rc, 0, a->err);
+}
+
+/*
+ * Whether a queued start may still be delivered (e->m held).  It was
+ * proven when it was queued, but it may have waited behind a slow
+ * callback of the same supervisor (an on_holder that connects to a host
+ * that just died) for longer than its hold lasts: by then its deadline
+ * may have passed, the hold may have been stopped, or another hold may
+ * have started.  A start that is no longer the supervisor's running hold,
+ * or whose deadline has passed, must not start the work: another owner
+ * may hold the lease by now.
+ */
+static int start_current(const sqlease_supervisor *s, const sup_cb *cb)
+{
+    return s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline;
+}
+
+/*
+ * Drop a start that is no longer current, and with it its stop, so that
+ * on_started and on_stopped still alternate (e->m held).  Queued stops
+ * follow the starts they end, in order: the next stop in the queue is
+ * this start's.  If this start's hold still counts as running (its
+ * deadline passed and the watchdog has not looked yet), it is stopped
+ * here, which queues that stop; `note` gets what that step logs.
+ */
+static void drop_start(sqlease_supervisor *s, const sup_cb *cb, sup_note *note)
+{
+    if (s->running && s->token == cb->token)
+        sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, note);
+    s->drop_stop = 1;
+}
+
+/* Call one queued callback, e->m let go around the call.  The lines that
+ * say the work starts or stops are written here, next to the call (the
+ * start's before it, the stop's after it), so that they are in the order
+ * the calls are.  Returns 1 if the callback was called, 0 if it was
+ * dropped. */
+static int deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
+{
+    sup_note note = {0};
+    int go = 1;
+
+    switch (cb->kind) {
+    case CB_STARTED:
+        go = start_current(s, cb);
+        if (!go)
+            drop_start(s, cb, &note);
+        break;
+    case CB_STOPPED:
+        go = !s->drop_stop;
+        s->drop_stop = 0;
+        break;
+    case CB_HOLDER:
+        go = !s->running && s->state != SUP_STOPPED;
+        break;
+    }
+    if (!go) {
+        if (cb->kind == CB_STARTED) {
+            sqle_engine_unlock(e);
+            sqle_sup_note(s, &note);
+            sqle_sup_log(s, SQLEASE_LOG_WARN, "the hold with token %lld ended before "
+                         "on_started could be called (an earlier callback of this lease "
+                         "took too long); not starting the work", (long long)cb->token);
+            sqle_engine_lock(e);
+        }
+        return 0;
+    }
+    s->cb_thread = sqle_thread_self();
+    sqle_engine_unlock(e);
+    switch (cb->kind) {
+    case CB_STARTED:
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "holding the lease; starting the work");
+        if (s->on_started != NULL)
+            s->on_started(s->userdata, cb->token);
+        break;
+    case CB_STOPPED: {
+        /* The stop first, the line after: a log sink may block (the
+         * default one writes to stderr, which may be a pipe nobody
+         * drains), and the work must stop by its deadline whatever the
+         * log does. */
+        int64_t began = sqle_mono_ms();
+
+        if (s->on_stopped != NULL)
+            s->on_stopped(s->userdata, cb->reason);
+        sqle_sup_log(s, cb->reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO
+                                                            : SQLEASE_LOG_WARN,
+                     "stopped the work: %s (on_stopped took %lld ms)",
+                     sqlease_stop_reason_str(cb->reason), (long long)(sqle_mono_ms() - began));
+        break;
+    }
+    case CB_HOLDER:
+        if (s->on_holder != NULL)
+            s->on_holder(s->userdata, cb->owner, cb->token, cb->data);
+        break;
+    }
+    sqle_engine_lock(e);
+    s->cb_thread = 0;
+    return 1;
+}
+
+/* One of s's queued callbacks, taken off its queue by the engine (e->m
+ * held): delivered or dropped, then freed.  A stop's end may let a stale
+ * hold be released: the runner is woken for it. */
+static void sup_deliver(sqle_engine_node *n, sqle_engine_cb *link)
+{
+    sqlease_supervisor *s = SQLE_SUP_OF(n);
+    sup_cb *cb = (sup_cb *)(void *)link;
+    int called = deliver(s->e, s, cb);
+
+    if (cb->kind == CB_STARTED)
+        s->work_up = called && s->running && s->token == cb->token;
+    else if (cb->kind == CB_STOPPED)
+        sqle_engine_kick(s->e);
+    free(cb->data);
+    free(cb);
+}
+
+const sqle_engine_ops sqle_sup_engine_ops = { sup_due, sup_answer, sup_watch, sup_deliver };
