@@ -496,6 +496,14 @@ class ManPage(unittest.TestCase):
         missing += [m for m in macros if m not in text]
         self.assertEqual(missing, [])
 
+    def test_version_is_the_headers(self):
+        """Both man pages carry the version sqlease.h sets."""
+        version = re.search(r'^#define SQLEASE_VERSION "([^"]+)"', self.header, re.M).group(1)
+        for page in ('src/sqlease.3', 'src/cli/sqlease.1'):
+            with open(os.path.join(ROOT, page), encoding='utf-8') as f:
+                th = re.search(r'^\.TH .*$', f.read(), re.M).group(0)
+            self.assertIn('"sqlease %s"' % version, th, page)
+
     def test_renders_without_warnings(self):
         groff = shutil.which('groff')
         if groff is None:
