@@ -31,12 +31,25 @@ check() { # check DESCRIPTION COMMAND...
     fi
 }
 
-# The README's install line (block readme-install) is what runs here, but
-# staged: DESTDIR added, and without sudo and ldconfig, which are root's.
-readme=$(python3 tests/docblocks.py readme-install)
-check "README's install line is 'scons install PREFIX=...'" \
-    test "$readme" = "sudo scons install PREFIX=/usr/local && sudo ldconfig"
-scons -Q install PREFIX="$prefix" DESTDIR="$stage" >/dev/null
+# The install and uninstall lines of docs/operating.md (block
+# operating-install) are what run here, staged: PREFIX ours, DESTDIR
+# added, and without sudo and ldconfig, which are root's.  The README's
+# install line (block readme-install) is the same line.
+staged() { # staged N: line N of the block, as run here
+    python3 tests/docblocks.py operating-install | sed -n "${1}p" |
+        sed -e 's/ *#.*//' -e 's/ *&& *sudo ldconfig//' -e 's/^sudo //' \
+            -e "s|PREFIX=/usr/local|PREFIX=$prefix DESTDIR=$stage|"
+}
+install_cmd=$(staged 1)
+uninstall_cmd=$(staged 2)
+check "the install line is 'scons install PREFIX=...'" \
+    test "$install_cmd" = "scons install PREFIX=$prefix DESTDIR=$stage"
+check "the uninstall line is 'scons uninstall PREFIX=...'" \
+    test "$uninstall_cmd" = "scons uninstall PREFIX=$prefix DESTDIR=$stage"
+check "the README's install line is docs/operating.md's" \
+    test "$(python3 tests/docblocks.py readme-install)" = \
+         "$(python3 tests/docblocks.py operating-install | sed -n 1p)"
+$install_cmd -Q >/dev/null
 
 ver=$(sed -n 's/^#define SQLEASE_VERSION "\(.*\)"$/\1/p' include/sqlease.h)
 major=${ver%%.*}
@@ -52,6 +65,8 @@ check "libsqlease.so link"            test -L "$root/lib/libsqlease.so"
 check "soname libsqlease.so.$so"      sh -c "readelf -d '$root/lib/libsqlease.so.$ver' | grep -q 'SONAME.*\\[libsqlease.so.$so\\]'"
 check "sqlease binary installed"      test -x "$root/bin/sqlease"
 check "man page sqlease(1) installed" test -f "$root/share/man/man1/sqlease.1"
+check "man page sqlease(3) installed" test -f "$root/share/man/man3/sqlease.3"
+check "man 3 sqlease finds it"        sh -c "MANPATH='$root/share/man' man -w 3 sqlease | grep -q '$root/share/man/man3/sqlease.3'"
 check "pkg-config file installed"     test -f "$root/lib/pkgconfig/sqlease.pc"
 check "CMake package installed"       test -f "$root/lib/cmake/sqlease/sqleaseConfig.cmake"
 check "CMake package version file"    test -f "$root/lib/cmake/sqlease/sqleaseConfigVersion.cmake"
@@ -124,6 +139,37 @@ check "example A ticks while it holds, with one token" \
     sh -c "grep -qE '^tick \(token [1-9][0-9]*\)$' '$tmp/a.out' && [ \$(grep '^tick' '$tmp/a.out' | sort -u | wc -l) = 1 ]"
 check "example B only waits while A holds"       sh -c "grep -q waiting '$tmp/b.out' && ! grep -q tick '$tmp/b.out'"
 
+# The build recipes of docs/c-api.md, run as written in a directory of
+# their own with the README's program as app.c, against the staged copy:
+# its paths (/usr/local, /opt/sqlease) become the staged ones, and no
+# LD_LIBRARY_PATH is inherited.
+recipe() { # recipe BLOCK DIR: run the block's commands in DIR, output in DIR/log
+    mkdir -p "$2"
+    python3 tests/docblocks.py readme-c > "$2/app.c"
+    python3 tests/docblocks.py "$1" |
+        sed -e "s|/opt/sqlease/lib/pkgconfig|$tmp/pc|g" -e "s|/usr/local|$root|g" > "$2/recipe.sh"
+    (cd "$2" && env -u LD_LIBRARY_PATH bash -e recipe.sh > log 2>&1) && echo ok > "$2/status" ||
+        { echo "---- $1 failed:"; cat "$2/recipe.sh" "$2/log"; }
+}
+recipe c-api-rpath "$tmp/rp"
+recipe c-api-ld-library-path "$tmp/lp"
+recipe c-api-build "$tmp/bl"
+check "docs: the rpath recipe (c-api-rpath) builds and runs the program" \
+    sh -c "test -f '$tmp/rp/status' && grep -q 'stop the work (shutdown)' '$tmp/rp/log'"
+check "docs: its program finds the staged library by its rpath" \
+    sh -c "env -u LD_LIBRARY_PATH ldd '$tmp/rp/app' | grep -q '=> $root/lib/libsqlease.so.$so '"
+check "docs: the LD_LIBRARY_PATH recipe (c-api-ld-library-path) runs the program" \
+    sh -c "test -f '$tmp/lp/status' && grep -q 'stop the work (shutdown)' '$tmp/lp/log'"
+check "docs: without either, it fails as docs/c-api.md says" \
+    sh -c "cd '$tmp/lp' && ! env -u LD_LIBRARY_PATH ./app > nolib.log 2>&1 &&
+           grep -q 'libsqlease.so.$so: cannot open shared object file' nolib.log"
+check "docs: the shared and static lines (c-api-build) build; the static one runs" \
+    sh -c "test -f '$tmp/bl/status' && cd '$tmp/bl' && ! ldd ./app | grep -q libsqlease &&
+           ./app | grep -q 'stop the work (shutdown)'"
+check "docs: the CMake lines (c-api-cmake) are those examples/CMakeLists.txt builds" \
+    sh -c "python3 tests/docblocks.py c-api-cmake | sed -e 's/ *#.*//' -e 's/(app /(scheduler /' |
+           while read -r l; do grep -qF \"\$l\" examples/CMakeLists.txt || exit 1; done"
+
 # CMake: find_package(sqlease CONFIG) through CMAKE_PREFIX_PATH, the way
 # examples/CMakeLists.txt shows; sqlease::sqlease links the shared library
 # (its directory is in the build RPATH), sqlease::sqlease_static the
@@ -160,7 +206,7 @@ check "static link from outside the repository"  sh -c "! ldd '$tmp/scheduler-st
 check "statically linked example runs and holds" grep -q 'tick (token' "$tmp/st.out"
 
 # Uninstall: every file and link install wrote goes, the build stays.
-scons -Q uninstall PREFIX="$prefix" DESTDIR="$stage" >/dev/null
+$uninstall_cmd -Q >/dev/null
 left=$(find "$stage" \( -type f -o -type l \) | sed "s|^$stage||")
 if [ -z "$left" ]; then
     echo "ok    scons uninstall removes every installed file"; passed=$((passed + 1))

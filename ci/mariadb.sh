@@ -15,7 +15,16 @@
 #   SQLEASE_TEST_DSN="DSN=sqlease_maria;OPTION=0"   changed rows (driver default)
 #   SQLEASE_TEST_DSN="DSN=sqlease_maria;OPTION=2"   found rows
 #
-# with SQLEASE_TEST_DIALECT=mysql.  Both runs must pass.  The second run
+# with SQLEASE_TEST_DIALECT=mysql.  Both runs must pass.
+#
+# It also creates the user 'sqlease_lease'@'127.0.0.1', which may log in
+# and nothing more (the DSN `sqlease_maria_lease`), for the
+# least-privilege suite (tests/test_privileges.c), which grants it SELECT
+# and UPDATE on a lease table of its own (`sqlease` may grant what it has)
+# and runs the lease commands as that user:
+#
+#   SQLEASE_TEST_LEASE_DSN="DSN=sqlease_maria_lease;OPTION=0" (then 2)
+#   SQLEASE_TEST_LEASE_ROLE="'sqlease_lease'@'127.0.0.1'" (as GRANT names it)  The second run
 # happens even when the first fails.  The server is stopped by its pid
 # (TERM, then KILL after a bounded wait) and the directory removed on
 # every exit path.  Exit status: 0 if both runs passed, else the first
@@ -195,7 +204,8 @@ fi
 client_root <<EOF || die "could not create the database and user"
 CREATE DATABASE $DB_NAME CHARACTER SET utf8mb4;
 CREATE USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
-GRANT ALL PRIVILEGES ON $DB_NAME.* TO '$DB_USER'@'127.0.0.1';
+GRANT ALL PRIVILEGES ON $DB_NAME.* TO '$DB_USER'@'127.0.0.1' WITH GRANT OPTION;
+CREATE USER '${DB_USER}_lease'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
 EOF
 
 # Time-zone tables: the suites set time_zone = 'America/New_York'.  The
@@ -226,6 +236,16 @@ Server = 127.0.0.1
 Port = $PORT
 Database = $DB_NAME
 User = $DB_USER
+Password = $DB_PASS
+OPTION = 0
+
+[sqlease_maria_lease]
+Description = sqlease CI MariaDB, a user with only the grants a test gives it
+Driver = MariaDB Unicode
+Server = 127.0.0.1
+Port = $PORT
+Database = $DB_NAME
+User = ${DB_USER}_lease
 Password = $DB_PASS
 OPTION = 0
 EOF
@@ -277,6 +297,8 @@ status=0
 summary=""
 for opt in $OPTIONS; do
     export SQLEASE_TEST_DSN="DSN=sqlease_maria;OPTION=$opt"
+    export SQLEASE_TEST_LEASE_DSN="DSN=sqlease_maria_lease;OPTION=$opt"
+    export SQLEASE_TEST_LEASE_ROLE="'${DB_USER}_lease'@'127.0.0.1'"
     log "running: $* (SQLEASE_TEST_DSN=$SQLEASE_TEST_DSN)"
     set +e
     "$@"

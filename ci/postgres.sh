@@ -13,6 +13,14 @@
 #
 #   SQLEASE_TEST_DSN=DSN=sqlease_pg   SQLEASE_TEST_DIALECT=postgres
 #
+# It also creates the role `sqlease_lease`, which may log in and nothing
+# more (the DSN `sqlease_pg_lease`), for the least-privilege suite
+# (tests/test_privileges.c), which grants it SELECT and UPDATE on a lease
+# table of its own and runs the lease commands as that role:
+#
+#   SQLEASE_TEST_LEASE_DSN=DSN=sqlease_pg_lease
+#   SQLEASE_TEST_LEASE_ROLE=sqlease_lease       (the grantee, as GRANT names it)
+#
 # The server is stopped and the directory removed on every exit path, and
 # the script exits with the command's status.
 #
@@ -135,8 +143,9 @@ psql_admin() {
     "$PSQL" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U postgres -d postgres "$@"
 }
 psql_admin -c "CREATE ROLE $DB_ROLE LOGIN PASSWORD '$DB_PASS'" \
-           -c "CREATE DATABASE $DB_NAME OWNER $DB_ROLE" >/dev/null ||
-    die "could not create the role and database"
+           -c "CREATE DATABASE $DB_NAME OWNER $DB_ROLE" \
+           -c "CREATE ROLE ${DB_ROLE}_lease LOGIN PASSWORD '$DB_PASS'" >/dev/null ||
+    die "could not create the roles and database"
 
 # ------------------------------------------------------------ ODBC configuration
 
@@ -157,6 +166,16 @@ Servername = 127.0.0.1
 Port = $PORT
 Database = $DB_NAME
 Username = $DB_ROLE
+Password = $DB_PASS
+SSLmode = disable
+
+[sqlease_pg_lease]
+Description = sqlease CI PostgreSQL, a role with only the grants a test gives it
+Driver = PostgreSQL Unicode
+Servername = 127.0.0.1
+Port = $PORT
+Database = $DB_NAME
+Username = ${DB_ROLE}_lease
 Password = $DB_PASS
 SSLmode = disable
 EOF
@@ -197,6 +216,8 @@ export SQLEASE_DB_PIDS_CMD="bash $WORK/db-pids.sh"
 
 export SQLEASE_TEST_DSN="DSN=sqlease_pg"
 export SQLEASE_TEST_DIALECT=postgres
+export SQLEASE_TEST_LEASE_DSN="DSN=sqlease_pg_lease"
+export SQLEASE_TEST_LEASE_ROLE="${DB_ROLE}_lease"
 [ $# -gt 0 ] || set -- scons test
 log "running: $* (SQLEASE_TEST_DSN=$SQLEASE_TEST_DSN)"
 cd "$TOP"

@@ -135,6 +135,7 @@ if [ "${HA_LONG:-0}" = 1 ]; then
 else
     step "replicated databases: Galera node faults, PostgreSQL failover" bash ci/ha.sh
 fi
+# The short run of docs/performance.md (block performance-bench-short).
 step "benchmark (short: sqlite, postgres, mariadb)" bash ci/bench.sh
 step "fuzz: 7 libFuzzer targets, 10 s each, 2 at a time (about 1.5 minutes)" reported bash ci/fuzz.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then

@@ -143,6 +143,7 @@ boot_pid=$!
 
 # ------------------------------------------------------------------ build
 
+# The command of docs/windows.md (block windows-build).
 section "cross-build (scons PLATFORM_TARGET=mingw)"
 t0=$SECONDS
 log=$(mktemp)

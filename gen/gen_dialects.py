@@ -194,6 +194,8 @@ FAILURE_FIELDS = (
     ("generic_sqlstates", "sqlstates"),
     ("serialization_sqlstates", "sqlstates"),
     ("locked_messages", "messages"),
+    ("privilege_sqlstates", "sqlstates"),
+    ("privilege_messages", "messages"),
     ("config_sqlstates", "sqlstates"),
     ("config_messages", "messages"),
 )

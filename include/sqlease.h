@@ -519,9 +519,10 @@ SQLEASE_API int sqlease_options_effective_(const sqlease_db *db, const sqlease_o
     sqlease_options_effective_((db), (in), (out), sizeof(sqlease_options), (err))
 
 /* Parse a duration with a unit ("500ms", "30s", "2m", "1h") into
- * milliseconds.  A bare number, a negative, an unknown unit or more than
- * SQLEASE_MAX_DURATION_MS gives SQLEASE_EINVAL with a message saying
- * which.
+ * milliseconds.  A bare 0 needs no unit and gives 0 (whether 0 is allowed
+ * is the caller's to decide).  Any other bare number, a negative, an
+ * unknown unit or more than SQLEASE_MAX_DURATION_MS gives SQLEASE_EINVAL
+ * with a message saying which.
  * Thread-safe. */
 SQLEASE_API int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err);
 

@@ -120,6 +120,11 @@ sqle_failure sqle_classify(const sqle_diag *d, const sqle_dialect *dl, int stage
         return SQLEASE_FAIL_SERIALIZATION;
     if (any_phrase(dl, RULE(locked_messages), msg))
         return SQLEASE_FAIL_LOCKED;
+    if (any_state(dl, RULE(privilege_sqlstates), state))
+        return SQLEASE_FAIL_PRIVILEGE;
+    if ((state[0] == '\0' || any_state(dl, RULE(generic_sqlstates), state)) &&
+        any_phrase(dl, RULE(privilege_messages), msg))
+        return SQLEASE_FAIL_PRIVILEGE;
     return SQLEASE_FAIL_ERROR;
 }
 
@@ -150,6 +155,7 @@ int sqle_failure_status(sqle_failure f)
     case SQLEASE_FAIL_ERROR:
     case SQLEASE_FAIL_SERIALIZATION:
     case SQLEASE_FAIL_LOCKED:
+    case SQLEASE_FAIL_PRIVILEGE:
         break;
     }
     return SQLEASE_EDB;
@@ -170,6 +176,8 @@ const char *sqle_failure_name(sqle_failure f)
         return "serialization failure";
     case SQLEASE_FAIL_LOCKED:
         return "locked";
+    case SQLEASE_FAIL_PRIVILEGE:
+        return "permission denied";
     case SQLEASE_FAIL_CONNECT:
         return "cannot connect";
     case SQLEASE_FAIL_CONFIG:

@@ -25,6 +25,7 @@ typedef enum sqle_failure {
     SQLEASE_FAIL_SERIALIZATION, /* a concurrent transaction won: serialization
                                    failure or deadlock (EDB) */
     SQLEASE_FAIL_LOCKED,        /* another connection holds the write lock (EDB) */
+    SQLEASE_FAIL_PRIVILEGE,     /* the role lacks a privilege the statement needs (EDB) */
     SQLEASE_FAIL_CONNECT,       /* a connect failed: the server is down, out of
                                    reach, or refused the login (ECONNECT) */
     SQLEASE_FAIL_CONFIG         /* a connect the driver manager refused: no such

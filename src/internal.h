@@ -56,6 +56,12 @@ int sqle_check_table(const char *what, const char *t, sqlease_error *err);
 /* 1 if the n bytes at w are, in any case, a word reserved in SQL-92,
  * PostgreSQL, MySQL/MariaDB, SQLite or T-SQL. */
 int sqle_reserved_word(const char *w, size_t n);
+/* An owner id as a message shows it: as it is, or in single quotes (a
+ * quote or backslash inside escaped with a backslash) when it is empty or
+ * has white space, a quote or a backslash in it.  Writes at most cap
+ * bytes (SQLE_QUOTED_ID_MAX fits any owner id) and returns buf. */
+#define SQLE_QUOTED_ID_MAX (2 * SQLEASE_MAX_OWNER + 3)
+const char *sqle_quote_id(const char *id, char *buf, size_t cap);
 /* Check a lease name or owner id named `field` ("lease name"): 1..max
  * bytes of valid UTF-8, no control character, not only white space, and
  * unless edge_space_ok neither starting nor ending with it.  Owner ids

@@ -396,9 +396,12 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
 
     if (info != NULL)
         *info = *row;
-    if (row->held)
+    if (row->held) {
+        char who[SQLE_QUOTED_ID_MAX];
         return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
-                         l->name, row->owner, (long long)row->token);
+                         l->name, sqle_quote_id(row->owner, who, sizeof who),
+                         (long long)row->token);
+    }
     rc = send_acquire(l, 1, row->token, &held, err);
     if (lost_race(l, rc, err)) {
         char why[sizeof err->message];

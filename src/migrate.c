@@ -12,14 +12,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "db.h"
 #include "internal.h"
 
+/* What each step needs of the connection's role, in the words of GRANT
+ * (SQLite has no grants: there the process must be able to write the
+ * file and its directory). */
+enum { NEED_SELECT, NEED_CREATE, NEED_ALTER, NEED_UPDATE, NEED_INSERT };
+
+static const char *need_text(const sqle_dialect *d, int need)
+{
+    if (d != NULL && strcmp(d->key, "sqlite") == 0)
+        return "write access to the database file and its directory";
+    switch (need) {
+    case NEED_CREATE: return "CREATE on the table's schema (database on MySQL/MariaDB)";
+    case NEED_ALTER: return "ALTER on the table (on PostgreSQL: owning it)";
+    case NEED_UPDATE: return "UPDATE on the table";
+    case NEED_INSERT: return "INSERT on the table";
+    default: return "SELECT on the table";
+    }
+}
+
 /* Run a template statement that takes no parameter but {table} (and the
  * name, for the seed).  With `has_row`, the first column of the first row
- * is fetched (as text) and *has_row says whether there was one. */
+ * is fetched (as text) and *has_row says whether there was one.  A
+ * privilege the role lacks is named first in the message, before the
+ * driver's words (which may be cut at the message's size). */
 static int run_ddl_row(sqlease_db *db, const sqle_stmt *st, const char *table,
-                       const char *name, const char *what, int *has_row, sqlease_error *err)
+                       const char *name, const char *what, int need, int *has_row,
+                       sqlease_error *err)
 {
     db_params p;
     db_out out;
@@ -40,18 +62,24 @@ static int run_ddl_row(sqlease_db *db, const sqle_stmt *st, const char *table,
                      has_row, NULL, err);
     free(sql);
     if (rc != SQLEASE_OK && err != NULL) {
+        const sqle_dialect *d = sqle_db_dialect(db);
         char driver[sizeof err->message];
         memcpy(driver, err->message, sizeof driver);
-        sqle_err(err, rc, err->sqlstate, err->native_error, "migrate: %s %s: %s", what,
-                 table, driver);
+        if (sqle_classify_error(err, d, SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_PRIVILEGE)
+            sqle_err(err, rc, err->sqlstate, err->native_error,
+                     "migrate: %s %s needs %s, which the connection lacks: run migrate as the"
+                     " table's owner, or grant it: %s", what, table, need_text(d, need), driver);
+        else
+            sqle_err(err, rc, err->sqlstate, err->native_error, "migrate: %s %s: %s", what,
+                     table, driver);
     }
     return rc;
 }
 
 static int run_ddl(sqlease_db *db, const sqle_stmt *st, const char *table, const char *name,
-                   const char *what, sqlease_error *err)
+                   const char *what, int need, sqlease_error *err)
 {
-    return run_ddl_row(db, st, table, name, what, NULL, err);
+    return run_ddl_row(db, st, table, name, what, need, NULL, err);
 }
 
 /*
@@ -63,14 +91,14 @@ static int ensure_column(sqlease_db *db, const sqle_stmt *probe, const sqle_stmt
                          const char *table, const char *column, sqlease_error *err)
 {
     char what[64];
-    int rc = run_ddl(db, probe, table, NULL, "probe", err);
+    int rc = run_ddl(db, probe, table, NULL, "probe", NEED_SELECT, err);
     if (rc == SQLEASE_OK)
         return SQLEASE_OK;
     if (rc != SQLEASE_EDB && rc != SQLEASE_ENOTABLE)
         return rc;
     sqle_err_clear(err);
     snprintf(what, sizeof what, "adding column %s to", column);
-    return run_ddl(db, add, table, NULL, what, err);
+    return run_ddl(db, add, table, NULL, what, NEED_ALTER, err);
 }
 
 /*
@@ -84,7 +112,8 @@ static int ensure_column(sqlease_db *db, const sqle_stmt *probe, const sqle_stmt
 static int fill_nulls(sqlease_db *db, const sqle_dialect *d, const char *table,
                       sqlease_error *err)
 {
-    return run_ddl(db, &d->fill_nulls, table, NULL, "filling in the NULLs of", err);
+    return run_ddl(db, &d->fill_nulls, table, NULL, "filling in the NULLs of", NEED_UPDATE,
+                   err);
 }
 
 /*
@@ -98,12 +127,12 @@ static int ensure_exact(sqlease_db *db, const sqle_dialect *d, const char *table
                         sqlease_error *err)
 {
     int has_row = 0;
-    int rc = run_ddl_row(db, &d->probe_exact, table, NULL, "checking the collation of", &has_row,
-                         err);
+    int rc = run_ddl_row(db, &d->probe_exact, table, NULL, "checking the collation of",
+                         NEED_SELECT, &has_row, err);
     if (rc != SQLEASE_OK || !has_row)
         return rc;
     return run_ddl(db, &d->make_exact, table, NULL,
-                   "making the name and owner columns compare exactly in", err);
+                   "making the name and owner columns compare exactly in", NEED_ALTER, err);
 }
 
 int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names, size_t count,
@@ -134,7 +163,7 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     }
 
     d = sqle_db_dialect(db);
-    rc = run_ddl(db, &d->create_table, table, NULL, "creating table", err);
+    rc = run_ddl(db, &d->create_table, table, NULL, "creating table", NEED_CREATE, err);
     if (rc != SQLEASE_OK)
         return rc;
     rc = ensure_column(db, &d->probe_token, &d->add_token, table, "token", err);
@@ -153,7 +182,7 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     if (rc != SQLEASE_OK)
         return rc;
     for (i = 0; i < count; i++) {
-        rc = run_ddl(db, &d->seed, table, names[i], "seeding a row in", err);
+        rc = run_ddl(db, &d->seed, table, names[i], "seeding a row in", NEED_INSERT, err);
         if (rc != SQLEASE_OK)
             return rc;
     }

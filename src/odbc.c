@@ -627,8 +627,9 @@ static int each_attr(const char *s, int (*fn)(void *, const char *, size_t, cons
 
 typedef struct attr_find {
     const char *key;
-    char *value;   /* out: the value, braces removed, or NULL */
+    char *value;   /* out: the value (braces removed unless keep_braces), or NULL */
     size_t cap;
+    int keep_braces;
     int found;
 } attr_find;
 
@@ -644,7 +645,7 @@ static int attr_match(void *arg, const char *k, size_t klen, const char *v, size
             return 0;
     f->found = 1;
     if (f->value != NULL && f->cap > 0) {
-        if (vlen >= 2 && v[0] == '{' && v[vlen - 1] == '}') {
+        if (!f->keep_braces && vlen >= 2 && v[0] == '{' && v[vlen - 1] == '}') {
             v++;
             vlen -= 2;
         }
@@ -656,20 +657,37 @@ static int attr_match(void *arg, const char *k, size_t klen, const char *v, size
     return 1;
 }
 
-/* The value of `key` in a connection string (case-insensitive key).
- * Returns 1 if it is set. */
-static int conn_attr(const char *conn, const char *key, char *value, size_t cap)
+static int find_attr(const char *conn, const char *key, char *value, size_t cap,
+                     int keep_braces)
 {
     attr_find f;
 
     f.key = key;
     f.value = value;
     f.cap = cap;
+    f.keep_braces = keep_braces;
     f.found = 0;
     if (value != NULL && cap > 0)
         value[0] = '\0';
     each_attr(conn, attr_match, &f);
     return f.found;
+}
+
+/* The value of `key` in a connection string (case-insensitive key), a
+ * value in braces without them.  Returns 1 if it is set. */
+static int conn_attr(const char *conn, const char *key, char *value, size_t cap)
+{
+    return find_attr(conn, key, value, cap, 0);
+}
+
+/* The DSN a connection string names, as unixODBC's SQLDriverConnect
+ * takes it: the first DSN= key, braces and all.  The driver manager
+ * strips braces from Driver={...} but not from DSN={x}, which it looks
+ * up as the section [{x}]; the lease settings must come from the same
+ * section as the connection does. */
+static int conn_dsn(const char *conn, char *value, size_t cap)
+{
+    return find_attr(conn, "DSN", value, cap, 1);
 }
 
 static const char *base_name(const char *path)
@@ -698,7 +716,7 @@ static void driver_identity(const char *conn, char *dsn, size_t dcap, char *name
     if (strchr(conn, '=') == NULL)
         snprintf(dsn, dcap, "%s", conn);
     else
-        conn_attr(conn, "DSN", dsn, dcap);
+        conn_dsn(conn, dsn, dcap);
     if (!conn_attr(conn, "Driver", drv, sizeof drv) && dsn[0] != '\0')
         odbc_ini_value(dsn, "Driver", drv, sizeof drv, "odbc.ini");
     if (drv[0] == '\0')
@@ -1278,7 +1296,7 @@ int sqle_odbc_dsn_name(const char *conn, char *buf, size_t cap)
         memcpy(buf, conn, strlen(conn) + 1);
         return 1;
     }
-    if (!conn_attr(conn, "DSN", buf, cap) || buf[0] == '\0') {
+    if (!conn_dsn(conn, buf, cap) || buf[0] == '\0') {
         buf[0] = '\0';
         return 0;
     }

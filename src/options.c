@@ -301,6 +301,13 @@ int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err)
         v = v * 10 + d;
         p++;
     }
+    /* Zero is zero in every unit: no unit to ask for.  Whether a zero
+     * is allowed is the caller's to say (a ttl of 0 is not; a minimum
+     * hold of 0 is the default). */
+    if (*p == '\0' && v == 0) {
+        *ms = 0;
+        return SQLEASE_OK;
+    }
     if (*p == '\0')
         return sqle_fail(err, SQLEASE_EINVAL,
                          "duration '%.64s' has no unit: write %.32sms, %.32ss or %.32sm",

@@ -811,6 +811,46 @@ int sqle_check_text(const char *field, const char *s, size_t max, int edge_space
     return SQLEASE_OK;
 }
 
+/*
+ * Owner ids may start or end with a space, and contain one: printed bare,
+ * "held by worker  (token 7)" hides which.  Quoted only then (and when a
+ * quote or backslash would make the quoting ambiguous), so the usual
+ * host-pid-xxxxxxxx reads as it is.
+ */
+const char *sqle_quote_id(const char *id, char *buf, size_t cap)
+{
+    const unsigned char *u = (const unsigned char *)(id != NULL ? id : "");
+    size_t n = strlen((const char *)u), i, len, k = 0;
+    unsigned long cp;
+    int quote = n == 0;
+
+    for (i = 0; i < n && !quote; i += len) {
+        len = utf8_next(u + i, n - i, &cp);
+        if (len == 0)
+            len = 1, cp = 0;  /* not UTF-8: quoted, bytes as they are */
+        if (cp == ' ' || cp == '\'' || cp == '"' || cp == '\\' || cp < 0x20 ||
+            unicode_space(cp))
+            quote = 1;
+    }
+    if (cap == 0)
+        return buf;
+    if (!quote) {
+        snprintf(buf, cap, "%s", (const char *)u);
+        return buf;
+    }
+    if (k + 1 < cap)
+        buf[k++] = '\'';
+    for (i = 0; i < n && k + 3 < cap; i++) {
+        if (u[i] == '\'' || u[i] == '\\')
+            buf[k++] = '\\';
+        buf[k++] = (char)u[i];
+    }
+    if (k + 1 < cap)
+        buf[k++] = '\'';
+    buf[k] = '\0';
+    return buf;
+}
+
 char *sqle_sql_for_table(const char *tmpl, const char *table)
 {
     static const char mark[] = "{table}";

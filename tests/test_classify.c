@@ -27,7 +27,10 @@
  *   - packets dropped: an nftables table dropping the server port both
  *     ways, mid-session and at connect;
  *   - SQLite: another connection in BEGIN EXCLUSIVE (a write and a read),
- *     NoCreat=1 on a missing file, a missing directory;
+ *     NoCreat=1 on a missing file, a missing directory, a file the
+ *     process may not write (an unprivileged user, a root-owned 0644 file);
+ *   - a privilege missing: CREATE TABLE and UPDATE by a role that may
+ *     only log in (and SELECT), as tests/test_privileges.c runs them;
  *   - the driver manager: an unknown DSN, an unknown driver, a driver
  *     library path that does not exist.
  *
@@ -101,6 +104,8 @@ static const recorded_diag recorded[] = {
       "[SQLite]database is locked (5)", SQLEASE_FAIL_LOCKED, SQLEASE_EDB },
     { "sqliteodbc", "locked file (a read)", STMT, "HY000", 5,
       "[SQLite]database is locked (5)", SQLEASE_FAIL_LOCKED, SQLEASE_EDB },
+    { "sqliteodbc", "file not writable by the process (a take)", STMT, "HY000", 8,
+      "[SQLite]attempt to write a readonly database (8)", SQLEASE_FAIL_PRIVILEGE, SQLEASE_EDB },
     { "sqliteodbc", "database file missing (NoCreat=1)", CONN, "HY000", 14,
       "[SQLite]connect failed", SQLEASE_FAIL_CONNECT, SQLEASE_ECONNECT },
     { "sqliteodbc", "database directory missing", CONN, "HY000", 14,
@@ -122,6 +127,12 @@ static const recorded_diag recorded[] = {
     { "psqlodbc", "missing table", STMT, "42P01", 1,
       "ERROR: relation \"no_such_table\" does not exist; Error while preparing parameters",
       SQLEASE_FAIL_NO_TABLE, SQLEASE_ENOTABLE },
+    { "psqlodbc", "CREATE TABLE without CREATE on the schema", STMT, "42501", 1,
+      "ERROR: permission denied for schema public; Error while executing the query",
+      SQLEASE_FAIL_PRIVILEGE, SQLEASE_EDB },
+    { "psqlodbc", "UPDATE without the UPDATE privilege", STMT, "42501", 1,
+      "ERROR: permission denied for table lp_t; Error while executing the query",
+      SQLEASE_FAIL_PRIVILEGE, SQLEASE_EDB },
     { "psqlodbc", "missing column", STMT, "42703", 1,
       "ERROR: column \"no_such_column\" does not exist; Error while preparing parameters",
       SQLEASE_FAIL_ERROR, SQLEASE_EDB },
@@ -192,6 +203,14 @@ static const recorded_diag recorded[] = {
     { "maodbc", "missing table", STMT, "42S02", 1146,
       "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]Table 'sqlease.no_such_table' doesn't exist",
       SQLEASE_FAIL_NO_TABLE, SQLEASE_ENOTABLE },
+    { "maodbc", "CREATE TABLE without CREATE", STMT, "42000", 1142,
+      "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]CREATE command denied to user "
+      "'sqlease_lease'@'127.0.0.1' for table `sqlease`.`lp_t`",
+      SQLEASE_FAIL_PRIVILEGE, SQLEASE_EDB },
+    { "maodbc", "UPDATE without the UPDATE privilege", STMT, "42000", 1142,
+      "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]UPDATE command denied to user "
+      "'sqlease_lease'@'127.0.0.1' for table `sqlease`.`lp_t`",
+      SQLEASE_FAIL_PRIVILEGE, SQLEASE_EDB },
     { "maodbc", "missing column", STMT, "42S22", 1054,
       "[ma-3.1.15][10.11.19-MariaDB-0+deb12u1]Unknown column 'no_such_column' in 'SELECT'",
       SQLEASE_FAIL_ERROR, SQLEASE_EDB },

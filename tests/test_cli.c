@@ -1141,20 +1141,29 @@ static void test_run_env_precedence(void)
 }
 
 /* While held, CMD sees the lease as held by its owner; a quote and a
- * backslash in the owner id come out escaped in the JSON. */
+ * backslash in the owner id come out escaped in the JSON.  CMD does not
+ * inherit SQLEASE_DSN (it may hold a password): it finds the database
+ * through SQLEASE_DSN_FILE, which it does inherit. */
 static void test_status_while_held(void)
 {
-    char dsn_env[1300], table_env[100];
+    char dsn_env[1300], table_env[100], path[1100];
     const char *env[3];
     result r;
     char want[128];
     long long seed;
+    FILE *f;
 
     new_table();
     if (!migrate_ok())
         return;
     seed = token_now();
-    snprintf(dsn_env, sizeof dsn_env, "SQLEASE_DSN=%s", g_dsn);
+    snprintf(path, sizeof path, "%s/held.%d.conn", g_dir, ++g_seq);
+    f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f, "%s\n", g_dsn);
+    fclose(f);
+    CU_ASSERT_FATAL(chmod(path, 0600) == 0);
+    snprintf(dsn_env, sizeof dsn_env, "SQLEASE_DSN_FILE=%s", path);
     snprintf(table_env, sizeof table_env, "SQLEASE_TABLE=%s", g_table);
     env[0] = dsn_env;
     env[1] = table_env;
@@ -2921,14 +2930,31 @@ static void test_default_conn_bounded_by_query_timeout(void)
     }
     CU_ASSERT_FATAL(locker > 0);
     run_raw(&r, "--query-timeout", "1s", "status", NULL);
-    kill(locker, SIGKILL);
-    waitpid(locker, NULL, 0);
     ASSERT_CODE(r, 69);
     ASSERT_CONTAINS(r.err, "locked");
+    /* The message names the lease, and says the lock is another writer's. */
+    ASSERT_CONTAINS(r.err, "lease 'scheduler': status failed: ");
+    ASSERT_CONTAINS(r.err, "another connection holds the SQLite file's write lock");
     if (r.ms > 2000)
         fprintf(stderr, "\n  status on a locked file took %lld ms\n", (long long)r.ms);
     CU_ASSERT(r.ms <= 2000);
     result_free(&r);
+    run_raw(&r, "--query-timeout", "1s", "release", "--force", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "lease 'scheduler': release failed: ");
+    result_free(&r);
+    run_raw(&r, "--query-timeout", "1s", "list", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "table sys_job_lease: list failed: ");
+    ASSERT_CONTAINS(r.err, "write lock");
+    result_free(&r);
+    run_raw(&r, "--query-timeout", "1s", "--name", "nightly", "run", "--no-wait", "--", "true",
+            NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "lease 'nightly': acquire failed: ");
+    result_free(&r);
+    kill(locker, SIGKILL);
+    waitpid(locker, NULL, 0);
     /* Unlocked, the same status answers. */
     run_raw(&r, "--query-timeout", "1s", "status", NULL);
     ASSERT_CODE(r, 0);
@@ -2936,6 +2962,306 @@ static void test_default_conn_bounded_by_query_timeout(void)
     /* The help names the default, with no Timeout= in it. */
     run_raw(&r, "--help", NULL);
     ASSERT_CONTAINS(r.out, "\"Driver=SQLite3;Database=sqlease.db\"");
+    result_free(&r);
+}
+
+/* ---- what a new user's first mistakes get ---------------------------- */
+
+/* The help's paragraph on CMD names every variable CMD gets, the fence's
+ * included, and `run --help` prints the same help. */
+static void test_help_cmd_environment(void)
+{
+    static const char want[] = "SQLEASE_TOKEN (the fencing token) and SQLEASE_FENCE_SQL";
+    result r;
+
+    run_raw(&r, "--help", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, want);
+    ASSERT_CONTAINS(r.out, "SQLEASE_NAME, SQLEASE_OWNER,");
+    result_free(&r);
+    run_raw(&r, "run", "--help", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, want);
+    result_free(&r);
+}
+
+/* A zero gets the right answer at once: "must be more than 0" where zero
+ * is not allowed (never "write 0ms, 0s or 0m" first), and accepted as it
+ * is where zero means something (a minimum hold of 0 is the default, a
+ * timeout of 0 is --no-wait). */
+static void test_zero_durations(void)
+{
+    static const char *const env[] = {"SQLEASE_TTL=0", NULL};
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    run_db(&r, "--ttl", "0", "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--ttl: must be more than 0");
+    CU_ASSERT_PTR_NULL(strstr(r.err, "unit"));
+    result_free(&r);
+    run_db(&r, "--ttl", "0s", "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--ttl: must be more than 0");
+    result_free(&r);
+    run_db_env(&r, env, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "SQLEASE_TTL: must be more than 0");
+    result_free(&r);
+    run_db(&r, "supervise", "--crash-window", "0", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--crash-window: must be more than 0");
+    result_free(&r);
+    /* Still a bare number other than 0 needs its unit. */
+    run_db(&r, "run", "--min-hold", "5", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "'5' has no unit");
+    result_free(&r);
+    run_db(&r, "run", "--min-hold", "0", "--", "sh", "-c", "echo ran", NULL);
+    ASSERT_CODE(r, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "ran\n");
+    result_free(&r);
+    CU_ASSERT(await_free(5000)); /* no minimum hold: released at once */
+    run_db(&r, "run", "--timeout", "0", "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+}
+
+/* A command's flag given before the command says where it goes. */
+static void test_command_flag_before_command(void)
+{
+    static const struct {
+        const char *args[6];
+        const char *want;
+    } cases[] = {
+        {{"--data", "x", "run", "--", "true"}, "'--data' is a flag of run: put it after run"},
+        {{"--min-hold=5m", "run", "--", "true"}, "'--min-hold' is a flag of run: put it after run"},
+        {{"--crash-limit", "3", "supervise", "--", "true"},
+         "'--crash-limit' is a flag of supervise: put it after supervise"},
+        {{"--json", "status"}, "'--json' is a flag of status: put it after status"},
+        {{"--json", "run", "--", "true"}, "'--json' is a flag of status and list, not of run"},
+        {{"--force"}, "'--force' is a flag of release: put it after release"},
+        {{"--kill-grace", "1s"}, "'--kill-grace' is a flag of run and supervise: put it after"
+                                 " the command"},
+        {{"--bogus", "run", "--", "true"}, "unknown flag '--bogus'"},
+    };
+
+    new_table();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[MAX_ARGS];
+        const char *const *in = cases[i].args;
+        int n = 0;
+        result r;
+
+        argv[n++] = (char *)g_bin;
+        for (int k = 0; k < 6 && in[k] != NULL; k++)
+            argv[n++] = (char *)in[k];
+        argv[n] = NULL;
+        run_argv(&r, argv, NULL);
+        ASSERT_CODE(r, 64);
+        ASSERT_CONTAINS(r.err, cases[i].want);
+        result_free(&r);
+    }
+}
+
+/* An owner id with white space at an end is quoted wherever a human reads
+ * it ("held by 'edge '"), so the space shows; a plain one is not. */
+static void test_owner_quoted_when_needed(void)
+{
+    char log[1100];
+    pid_t holder;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(log, sizeof log, "%s/edge.%d.log", g_dir, ++g_seq);
+    holder = start_bg(log, "--owner", "edge ", "run", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    if (!await_held_by("edge ", 15000)) {
+        CU_FAIL("the holder did not take the lease");
+        kill_all_bg();
+        return;
+    }
+    run_db(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "is held by 'edge ' (token ");
+    result_free(&r);
+    run_db(&r, "status", NULL);
+    ASSERT_CONTAINS(r.out, "owner:      'edge '\n");
+    result_free(&r);
+    run_db(&r, "list", NULL);
+    ASSERT_CONTAINS(r.out, " 'edge '  ");
+    result_free(&r);
+    run_db(&r, "release", "--force", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "held by 'edge ' (token ");
+    result_free(&r);
+    stop_bg(holder, SIGTERM, 15000);
+    /* A plain owner id reads as it is. */
+    holder = start_bg(log, "--owner", "plain-owner", "run", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(holder > 0);
+    CU_ASSERT(await_held_by("plain-owner", 15000));
+    run_db(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "is held by plain-owner (token ");
+    result_free(&r);
+    stop_bg(holder, SIGTERM, 15000);
+}
+
+/* Run sqlease with the test's table but no --dsn: the connection comes
+ * from the arguments given (--dsn-file) or the environment. */
+static void run_table_env(result *r, const char *const *env, ...)
+{
+    char *argv[MAX_ARGS];
+    const char *arg;
+    va_list ap;
+    int n = 0;
+
+    argv[n++] = (char *)g_bin;
+    argv[n++] = "--table";
+    argv[n++] = g_table;
+    va_start(ap, env);
+    while ((arg = va_arg(ap, const char *)) != NULL && n < MAX_ARGS - 1)
+        argv[n++] = (char *)arg;
+    va_end(ap);
+    argv[n] = NULL;
+    run_argv(r, argv, env);
+}
+
+/* Write text to a file of the test's directory with the given mode. */
+static void write_mode_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    CU_ASSERT_FATAL(chmod(path, mode) == 0);
+}
+
+/* --dsn-file / SQLEASE_DSN_FILE: the connection string from a private
+ * file (no password in argv or the environment); refused, naming the
+ * file and the fix, when its group or others may read or write it, when
+ * it is empty, not one line or not a regular file; with --dsn (or the
+ * two variables) together a usage error; a flag outranks a variable. */
+static void test_dsn_file(void)
+{
+    char path[1100], env_file[1200], env_dsn[1400], line[1300];
+    const char *env_both[3], *env_one[2], *env_dsn_only[2];
+    result r;
+
+    new_table();
+    snprintf(path, sizeof path, "%s/conn.%d", g_dir, ++g_seq);
+    snprintf(line, sizeof line, "%s\n", g_dsn);
+    write_mode_file(path, line, 0644);
+    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "readable by group or others (mode 0644)");
+    ASSERT_CONTAINS(r.err, "chmod 600");
+    ASSERT_CONTAINS(r.err, path);
+    result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0620) == 0);
+    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "writable by group or others (mode 0620)");
+    result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0600) == 0);
+    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    snprintf(line, sizeof line, "--dsn-file=%s", path); /* the = spelling */
+    run_table_env(&r, NULL, line, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"held\":false");
+    result_free(&r);
+
+    /* The variable, and a flag outranking the other variable. */
+    snprintf(env_file, sizeof env_file, "SQLEASE_DSN_FILE=%s", path);
+    snprintf(env_dsn, sizeof env_dsn, "SQLEASE_DSN=%s", g_dsn);
+    env_one[0] = env_file;
+    env_one[1] = NULL;
+    run_table_env(&r, env_one, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    env_dsn_only[0] = "SQLEASE_DSN=Driver=NoSuchDriver";
+    env_dsn_only[1] = NULL;
+    run_table_env(&r, env_dsn_only, "--dsn-file", path, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    env_both[0] = env_file;
+    env_both[1] = env_dsn;
+    env_both[2] = NULL;
+    run_table_env(&r, env_both, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "SQLEASE_DSN and SQLEASE_DSN_FILE both given");
+    result_free(&r);
+    run_table_env(&r, env_both, "--dsn", g_dsn, "status", "--json", NULL);
+    ASSERT_CODE(r, 0); /* the flag settles it */
+    result_free(&r);
+    run_table_env(&r, NULL, "--dsn", g_dsn, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--dsn and --dsn-file both given");
+    result_free(&r);
+
+    /* Files that cannot be a connection string. */
+    write_mode_file(path, "", 0600);
+    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "is empty");
+    result_free(&r);
+    write_mode_file(path, "DSN=a\nPWD=b\n", 0600);
+    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "more than one line");
+    result_free(&r);
+    run_table_env(&r, NULL, "--dsn-file", g_dir, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "not a regular file");
+    result_free(&r);
+    snprintf(line, sizeof line, "%s/none.%d", g_dir, ++g_seq);
+    run_table_env(&r, NULL, "--dsn-file", line, "status", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "cannot open");
+    result_free(&r);
+    /* A password in the file is never printed, whatever fails. */
+    write_mode_file(path, "Driver=NoSuchDriver;UID=u;PWD=s3cr3t-in-file\n", 0600);
+    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 69);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "s3cr3t-in-file"));
+    result_free(&r);
+}
+
+/* CMD does not inherit the connection string ($SQLEASE_DSN may hold a
+ * password); the path of a DSN file it keeps. */
+static void test_cmd_gets_no_dsn(void)
+{
+    char env_dsn[1400], env_file[1200], path[1100], line[1300];
+    const char *env[2];
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(env_dsn, sizeof env_dsn, "SQLEASE_DSN=%s", g_dsn);
+    env[0] = env_dsn;
+    env[1] = NULL;
+    run_table_env(&r, env, "run", "--", "sh", "-c", "env | grep '^SQLEASE_' | sort", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "SQLEASE_TOKEN=");
+    CU_ASSERT_PTR_NULL(strstr(r.out, "SQLEASE_DSN"));
+    result_free(&r);
+    snprintf(path, sizeof path, "%s/conn.%d", g_dir, ++g_seq);
+    snprintf(line, sizeof line, "%s\n", g_dsn);
+    write_mode_file(path, line, 0600);
+    snprintf(env_file, sizeof env_file, "SQLEASE_DSN_FILE=%s", path);
+    env[0] = env_file;
+    run_table_env(&r, env, "run", "--", "sh", "-c", "env | grep '^SQLEASE_DSN'", NULL);
+    ASSERT_CODE(r, 0);
+    snprintf(line, sizeof line, "%s\n", env_file);
+    CU_ASSERT_STRING_EQUAL(r.out, line);
     result_free(&r);
 }
 
@@ -3002,7 +3328,8 @@ static int suite_cleanup(void)
 /* Variables a user or CI may have set would change what the tool does. */
 static void clear_environment(void)
 {
-    static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_TABLE", "SQLEASE_NAME",
+    static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_DSN_FILE", "SQLEASE_TABLE",
+                                       "SQLEASE_NAME",
                                        "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
                                        "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
                                        "SQLEASE_OWNER", "SQLEASE_TOKEN", "NOTIFY_SOCKET",
@@ -3068,6 +3395,15 @@ int main(void)
           test_missing_sqlite_file),
         T("default connection: a locked SQLite file is bounded by --query-timeout",
           test_default_conn_bounded_by_query_timeout),
+        T("--help: CMD's environment includes SQLEASE_FENCE_SQL", test_help_cmd_environment),
+        T("a zero duration: refused at once, or accepted where zero means something",
+          test_zero_durations),
+        T("a command's flag before the command says where it goes",
+          test_command_flag_before_command),
+        T("an owner id with white space is quoted where people read it",
+          test_owner_quoted_when_needed),
+        T("--dsn-file: a private file, refused when others may read it", test_dsn_file),
+        T("CMD does not inherit the connection string", test_cmd_gets_no_dsn),
 #undef T
     };
     CU_pSuite suite;

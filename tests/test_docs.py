@@ -17,12 +17,17 @@ Run: python3 tests/test_docs.py (SQLEASE_BIN, SQLEASE_SRCDIR and
 SQLEASE_BUILDDIR name the build; `scons test` sets them).
 """
 
+import configparser
 import os
 import re
 import shutil
+import signal
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -74,7 +79,7 @@ class DocTest(unittest.TestCase):
         # (odbcinst.ini) stays where the system or the CI script has it.
         self.odbcini = os.path.join(self.dir, 'odbc.ini')
         self.env['ODBCINI'] = self.odbcini
-        for var in ('SQLEASE_DSN', 'SQLEASE_NAME', 'SQLEASE_TABLE', 'SQLEASE_TTL',
+        for var in ('SQLEASE_DSN', 'SQLEASE_DSN_FILE', 'SQLEASE_NAME', 'SQLEASE_TABLE', 'SQLEASE_TTL',
                     'SQLEASE_HEARTBEAT', 'SQLEASE_RENEW_DEADLINE', 'SQLEASE_RETRY'):
             self.env.pop(var, None)
 
@@ -149,7 +154,7 @@ class DocTest(unittest.TestCase):
     def test_every_block_is_run(self):
         """Every block has a marker, a unique name and a runner: this
         file, a script that names it, or a reason it cannot run."""
-        problems = [p for p in PROBLEMS if 'README.md' in p]
+        problems = list(PROBLEMS)
         for b in BLOCKS.values():
             if b.by:
                 script = os.path.join(ROOT, b.by)
@@ -202,6 +207,14 @@ class DocTest(unittest.TestCase):
     @runs('readme-migrate')
     def test_readme_migrate(self, b):
         """The deployment step, against a DSN `prod` (an SQLite file)."""
+        self.check_migrate(b)
+
+    @runs('operating-migrate')
+    def test_operating_migrate(self, b):
+        """The same deployment step in docs/operating.md."""
+        self.check_migrate(b)
+
+    def check_migrate(self, b):
         self.dsn('prod', os.path.join(self.dir, 'prod.db'))
         cmd = b.text.replace('/usr/local/bin/sqlease', SQLEASE)
         self.assertNotEqual(cmd, b.text)
@@ -214,6 +227,14 @@ class DocTest(unittest.TestCase):
     def test_readme_crontab(self, b):
         """The crontab line on two hosts: one runs the job, the other finds
         the lease held for the minimum hold and exits 0 without a word."""
+        self.check_crontab(b)
+
+    @runs('operating-crontab')
+    def test_operating_crontab(self, b):
+        """The crontab line of docs/operating.md, on two hosts."""
+        self.check_crontab(b)
+
+    def check_crontab(self, b):
         fields = b.text.strip().split(None, 5)
         self.assertEqual(fields[:5], ['0', '3', '*', '*', '*'])
         self.dsn('prod', os.path.join(self.dir, 'prod.db'))
@@ -258,6 +279,258 @@ class DocTest(unittest.TestCase):
         status, out = self.sh(b.text)
         self.assertEqual(status, 0, out)
         self.assertIn('stop the work (shutdown)', out)
+
+
+    # ------------------------------------------------------------ docs/
+
+    @runs('c-api-program')
+    def test_c_api_program(self, b):
+        """The complete program of docs/c-api.md builds with -Werror,
+        migrates, holds, and stops its work at shutdown."""
+        exe = self.compile_c(b.text, 'program')
+        p = subprocess.run([exe], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=90)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertRegex(p.stdout.decode(), r'^start, token \d+\nstop \(shutdown\)\n$')
+        self.assertIn("holding the lease", p.stderr.decode())
+
+    @runs('fence-snippet')
+    def test_fence_snippet(self, b):
+        """The fence snippet, inside a program whose supervisor holds the
+        lease: it fills the predicate and the values to bind."""
+        program = (
+            '#include <sqlease.h>\n#include <stdio.h>\n#include <string.h>\n'
+            'int main(void)\n{\n'
+            '    sqlease_db_options dbo;\n    sqlease_options o;\n'
+            '    sqlease_db *db = NULL;\n    sqlease_supervisor *sup = NULL;\n'
+            '    sqlease_error err;\n    const char *names[] = { "fenced" };\n'
+            '    sqlease_db_options_init(&dbo);\n'
+            '    dbo.conn = "Driver=SQLite3;Database=fence.db";\n'
+            '    sqlease_options_init(&o);\n    o.name = "fenced";\n'
+            '    if (sqlease_db_open(&db, &dbo, &err) != SQLEASE_OK ||\n'
+            '        sqlease_migrate(db, NULL, names, 1, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_start(&sup, db, &o, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_await(sup, 10000, &err) != SQLEASE_OK)\n'
+            '        return 2;\n'
+            '    {\n' + b.text +
+            '    if (f.sql == NULL || f.nvalues != 3 || f.values[2].type != SQLEASE_VALUE_INT64)\n'
+            '        return 3;\n'
+            '    printf("%s\\n", f.sql);\n'
+            '    }\n'
+            '    sqlease_supervisor_free(sup);\n    sqlease_db_close(db);\n    return 0;\n}\n')
+        exe = self.compile_c(program, 'fence')
+        p = subprocess.run([exe], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertTrue(p.stdout.decode().startswith('EXISTS (SELECT 1 FROM sys_job_lease WHERE'),
+                        p.stdout.decode())
+
+    @runs('config-synopsis')
+    def test_config_synopsis(self, b):
+        """The synopsis names exactly the flags `sqlease --help` does."""
+        status, out = self.sh('sqlease --help')
+        self.assertEqual(status, 0)
+        flags = lambda t: set(re.findall(r'(?<![\w-])--[a-z][a-z-]*', t)) - {'--flag'}
+        self.assertEqual(flags(b.text), flags(out))
+
+    @runs('config-odbc-ini')
+    def test_config_odbc_ini(self, b):
+        """The SQLite DSN `jobs` with lease settings: migrate seeds its
+        SqleaseName, and run uses its SqleaseTTL."""
+        db = os.path.join(self.dir, 'jobs.db')
+        text = b.text.replace('/var/lib/myapp/jobs.db', db)
+        self.assertNotEqual(text, b.text)
+        with open(self.odbcini, 'w', encoding='utf-8') as f:
+            f.write(text)
+        status, out = self.sh('sqlease --dsn jobs migrate')
+        self.assertEqual(status, 0, out)
+        self.assertIn("lease row 'nightly' present", out)
+        status, out = self.sh('sqlease -v --dsn jobs run -- true')
+        self.assertEqual(status, 0, out)
+        self.assertIn("lease 'nightly'", out)
+        self.assertIn('ttl 45000ms', out)
+
+    @runs('contributing-layout')
+    def test_contributing_layout(self, b):
+        """Every path the layout names is in the tree."""
+        missing, seen = [], 0
+        for line in b.text.split('\n'):
+            for word in re.findall(r'[A-Za-z][\w.{},\[\]-]*/[\w.{},\[\]/-]*', line):
+                paths = [word.rstrip(':,;')]
+                m = re.match(r'^(.*)\{([^}]*)\}(.*)$', word)
+                if m:
+                    paths = [m.group(1) + x + m.group(3) for x in m.group(2).split(',')]
+                m2 = [re.match(r'^(.*)\.\[([a-z]+)\]$', p) for p in paths]
+                if any(m2):
+                    paths = [mm.group(1) + '.' + ch for mm in m2 if mm for ch in mm.group(2)]
+                for path in paths:
+                    seen += 1
+                    if not os.path.exists(os.path.join(ROOT, path.rstrip('/'))):
+                        missing.append(path)
+        self.assertGreater(seen, 30)
+        self.assertEqual(missing, [])
+
+    @runs('operating-systemd')
+    def test_operating_systemd(self, b):
+        """The unit: Type=notify, KillMode=mixed.  Its ExecStart, run as
+        systemd would (NOTIFY_SOCKET set), says READY=1 and its status,
+        holds the lease, and on SIGTERM to sqlease alone stops CMD,
+        releases the lease and exits 0 (STOPPING=1)."""
+        unit = configparser.ConfigParser(strict=True, interpolation=None)
+        unit.optionxform = str
+        unit.read_string(b.text)
+        svc = unit['Service']
+        self.assertEqual((svc['Type'], svc['KillMode'], svc['Restart']),
+                         ('notify', 'mixed', 'always'))
+        self.dsn('prod', os.path.join(self.dir, 'prod.db'))
+        job = os.path.join(self.dir, 'my-scheduler')
+        with open(job, 'w', encoding='utf-8') as f:
+            f.write('#!/bin/sh\necho "$SQLEASE_TOKEN" > %s/job-started\nexec sleep 60\n' % self.dir)
+        os.chmod(job, 0o755)
+        cmd = (svc['ExecStart'].replace('/usr/local/bin/sqlease', SQLEASE)
+               .replace('/usr/local/bin/my-scheduler', job)).split()
+        self.assertEqual(self.sh(SQLEASE + ' --dsn prod --name scheduler migrate')[0], 0)
+        sock_path = os.path.join(self.dir, 'notify')
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(sock_path)
+        sock.settimeout(0.2)
+        env = dict(self.env, NOTIFY_SOCKET=sock_path)
+        proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        said = []
+
+        def await_said(pred, seconds):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                if any(pred(m) for m in said):
+                    return True
+                try:
+                    said.append(sock.recv(4096).decode())
+                except socket.timeout:
+                    pass
+            return any(pred(m) for m in said)
+        try:
+            self.assertTrue(await_said(lambda m: 'READY=1' in m, 30), said)
+            self.assertTrue(await_said(lambda m: 'STATUS=holding, token' in m, 30), said)
+            started = os.path.join(self.dir, 'job-started')
+            end = time.monotonic() + 10
+            while not os.path.exists(started) and time.monotonic() < end:
+                time.sleep(0.02)
+            self.assertTrue(os.path.exists(started))
+            proc.send_signal(signal.SIGTERM)  # KillMode=mixed: the main process alone
+            self.assertEqual(proc.wait(timeout=30), 0)
+            self.assertTrue(await_said(lambda m: 'STOPPING=1' in m, 5), said)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stderr.close()
+            sock.close()
+        self.assertIn('"held":false', self.status_json('--dsn', 'prod', '--name', 'scheduler'))
+
+    @runs('readme-odbc-ini')
+    def test_readme_odbc_ini(self, b):
+        """The README's DSN: found by the driver manager (the connect fails
+        only at the made-up host), its password never shown."""
+        self.check_private_dsn(b, 'sqlease --dsn prod --name nightly migrate')
+
+    @runs('security-odbc-ini')
+    def test_security_odbc_ini(self, b):
+        """The private DSN and its use: the file made 0600, the DSN found
+        (the connect fails only at the made-up host), no password shown."""
+        path = self.check_private_dsn(
+            b, BLOCKS['security-odbc-ini-use'].text.replace('~/.odbc.ini', '"$ODBCINI"'))
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+
+    def check_private_dsn(self, b, use):
+        path = os.path.join(self.dir, '.odbc.ini')
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(b.text)
+        self.env['ODBCINI'] = path
+        self.env['SQLEASE_LOGIN_TIMEOUT'] = '2s'
+        status, out = self.sh(use)
+        self.assertEqual(status, 69, out)
+        self.assertNotIn('IM002', out)       # the DSN was found
+        self.assertIn("cannot connect to 'prod'", out)
+        self.assertNotIn('change-me', out)
+        return path
+
+    @runs('security-odbc-ini-use')
+    def test_security_odbc_ini_use(self, b):
+        """Run with the DSN block above (test_security_odbc_ini)."""
+        self.assertIn('sqlease --dsn prod', b.text)
+        self.assertIn('chmod 600 ~/.odbc.ini', b.text)
+
+    @runs('security-dsn-file')
+    def test_security_dsn_file(self, b):
+        """The connection string in a file made with umask 077: status
+        reads it; the file is 0600."""
+        self.dsn('prod', os.path.join(self.dir, 'prod.db'))
+        self.assertEqual(self.sh('sqlease --dsn prod --name nightly migrate')[0], 0)
+        self.env['HOME'] = self.dir
+        status, out = self.sh(b.text)
+        self.assertEqual(status, 0, out)
+        self.assertIn('lease:      nightly (table sys_job_lease, sqlite)', out)
+        conn = os.path.join(self.dir, 'sqlease-prod.conn')
+        self.assertEqual(stat.S_IMODE(os.stat(conn).st_mode), 0o600)
+
+
+class ManPage(unittest.TestCase):
+    """sqlease(3): it names every call the header exports, renders without
+    a warning, and its example builds and runs."""
+
+    def setUp(self):
+        with open(os.path.join(ROOT, 'src', 'sqlease.3'), encoding='utf-8') as f:
+            self.page = f.read()
+        with open(os.path.join(ROOT, 'include', 'sqlease.h'), encoding='utf-8') as f:
+            self.header = f.read()
+
+    def test_names_every_call(self):
+        """Every SQLEASE_API function, by its macro's name where it has
+        one (and the underscore function too), appears in the page."""
+        calls = re.findall(r'^SQLEASE_API[^(]*?\b(sqlease_\w+)\(', self.header, re.M)
+        self.assertGreater(len(calls), 30)
+        text = self.page.replace('\\-', '-')
+        missing = [c for c in calls if not re.search(r'\b%s\b' % re.escape(c), text)]
+        macros = set(re.findall(r'^#define (sqlease_\w+|SQLEASE_FENCE_INIT)\(', self.header, re.M))
+        missing += [m for m in macros if m not in text]
+        self.assertEqual(missing, [])
+
+    def test_version_is_the_headers(self):
+        """Both man pages carry the version sqlease.h sets."""
+        version = re.search(r'^#define SQLEASE_VERSION "([^"]+)"', self.header, re.M).group(1)
+        for page in ('src/sqlease.3', 'src/cli/sqlease.1'):
+            with open(os.path.join(ROOT, page), encoding='utf-8') as f:
+                th = re.search(r'^\.TH .*$', f.read(), re.M).group(0)
+            self.assertIn('"sqlease %s"' % version, th, page)
+
+    def test_renders_without_warnings(self):
+        groff = shutil.which('groff')
+        if groff is None:
+            self.skipTest('groff is not installed')
+        p = subprocess.run([groff, '-man', '-Tutf8', '-ww', '-z',
+                            os.path.join(ROOT, 'src', 'sqlease.3')],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual((p.returncode, p.stderr.decode()), (0, ''))
+
+    def test_example_builds_and_runs(self):
+        """The EXAMPLE, unescaped from roff, compiles with -Werror, and
+        against a migrated row holds, then stops at shutdown."""
+        ex = re.search(r'^\.EX\n(.*?)^\.EE$', self.page, re.M | re.S).group(1)
+        ex = ex.replace('\\e', '\\').replace('\\-', '-')
+        t = DocTest('test_every_block_is_run')
+        t.setUp()
+        try:
+            exe = t.compile_c(ex, 'man3')
+            status, out = t.sh(SQLEASE + " --dsn 'Driver=SQLite3;Database=jobs.db' --name nightly"
+                               " migrate")
+            self.assertEqual(status, 0, out)
+            p = subprocess.run([exe], cwd=t.dir, env=t.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr.decode())
+            self.assertRegex(p.stdout.decode(), r'^holding, token \d+\nstopped: shutdown\n$')
+        finally:
+            t.tearDown()
 
 
 if __name__ == '__main__':

@@ -63,6 +63,8 @@ static void list(const char *key, const char *name, const sqle_strings *l)
     list(key, "generic_sqlstates", &(r)->generic_sqlstates); \
     list(key, "serialization_sqlstates", &(r)->serialization_sqlstates); \
     list(key, "locked_messages", &(r)->locked_messages); \
+    list(key, "privilege_sqlstates", &(r)->privilege_sqlstates); \
+    list(key, "privilege_messages", &(r)->privilege_messages); \
     list(key, "config_sqlstates", &(r)->config_sqlstates); \
     list(key, "config_messages", &(r)->config_messages)
 
@@ -443,6 +445,10 @@ class RealTemplate(GenCase):
         self.assertEqual(rules[("mysql", "missing_table_messages")], ["doesn't exist"])
         self.assertEqual(rules[("sqlite", "missing_table_messages")], ["no such table"])
         self.assertEqual(rules[("sqlite", "locked_messages")], ["database is locked"])
+        self.assertEqual(rules[("postgres", "privilege_sqlstates")], ["42501"])
+        self.assertEqual(rules[("mysql", "privilege_messages")],
+                         ["command denied to user", "access denied"])
+        self.assertNotIn(("[common]", "privilege_sqlstates"), rules)
         self.assertEqual(rules[("sqlserver", "missing_table_messages")], ["Invalid object name"])
         self.assertNotIn(("mysql", "missing_table_sqlstates"), rules)
         # The fence: exact where `=` pads (each value and its length), the

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -78,9 +79,19 @@ static int write_ini(void)
             "[sqlease_ini_long]\n"
             "Driver = SQLite3\n"
             "Database = %s/ini.db\n"
-            "SqleaseTTL = %s\n",
+            "SqleaseTTL = %s\n"
+            "\n"
+            "[sqlease_ini_brace]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/bare.db\n"
+            "SqleaseName = bare_job\n"
+            "\n"
+            "[{sqlease_ini_brace}]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/braced.db\n"
+            "SqleaseName = braced_job\n",
             tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(),
-            long_ttl);
+            long_ttl, tu_dir(), tu_dir());
     fclose(f);
     return setenv("ODBCINI", ini_path, 1) != 0;
 }
@@ -455,6 +466,38 @@ static void test_conn_string_with_dsn(void)
     CU_ASSERT(!file_has(log, "hunter2"));
 }
 
+/* DSN={x}: unixODBC connects with the section [{x}], braces and all (it
+ * strips the braces of Driver={...}, not of DSN=), so the lease settings
+ * come from that section too, not from [x]: the name read and the file
+ * the connection made must be the same section's. */
+static void test_dsn_in_braces(void)
+{
+    const char *names[1] = { "braced_job" };
+    sqlease_db *db;
+    sqlease_options in, eff;
+    sqlease_error err;
+    char path[700];
+    int rc;
+
+    db = open_dsn("DSN={sqlease_ini_brace}", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    sqlease_options_init(&in);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(eff.name, "braced_job");
+    CU_ASSERT_EQUAL(sqlease_migrate(db, NULL, names, 1, &err), SQLEASE_OK);
+    sqlease_db_close(db);
+    snprintf(path, sizeof path, "%s/braced.db", tu_dir());
+    CU_ASSERT_EQUAL(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/bare.db", tu_dir());
+    CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+    /* The bare name is the other section, as before. */
+    db = open_dsn("DSN=sqlease_ini_brace", &rc, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, &in, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(eff.name, "bare_job");
+    sqlease_db_close(db);
+}
+
 /* supervise waits for a database away at start at the retry the DSN's
  * section gives (SqleaseTTL 4s alone: 400 ms), by name or by DSN=. */
 static void test_cli_start_retry_from_ini(void)
@@ -487,6 +530,8 @@ static void add(void)
     CU_add_test(s, "CLI: a ttl alone (flag, environment, odbc.ini)", test_cli_ttl_alone);
     CU_add_test(s, "a connection string with DSN= reads that DSN's section",
                 test_conn_string_with_dsn);
+    CU_add_test(s, "DSN={x} reads the section the driver manager connects with",
+                test_dsn_in_braces);
     CU_add_test(s, "CLI: supervise waits for the database at the DSN's retry",
                 test_cli_start_retry_from_ini);
 }

@@ -928,6 +928,16 @@ static void test_options_and_bad_input(void)
     CU_ASSERT_EQUAL(sqlease_parse_duration("30", &ms, &err), SQLEASE_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no unit"));
     CU_ASSERT_EQUAL(ms, 7);
+    /* Zero needs no unit; 01 is still a bare number. */
+    CU_ASSERT_EQUAL(sqlease_parse_duration("0", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 0);
+    ms = 7;
+    CU_ASSERT_EQUAL(sqlease_parse_duration("00", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 0);
+    ms = 7;
+    CU_ASSERT_EQUAL(sqlease_parse_duration("01", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no unit"));
+    CU_ASSERT_EQUAL(ms, 7);
     CU_ASSERT_EQUAL(sqlease_parse_duration("", &ms, &err), SQLEASE_EINVAL);
     CU_ASSERT_EQUAL(sqlease_parse_duration("-1s", &ms, &err), SQLEASE_EINVAL);
     CU_ASSERT_EQUAL(sqlease_parse_duration("10x", &ms, &err), SQLEASE_EINVAL);

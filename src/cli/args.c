@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "os.h"
 #include "platform.h"
 
 /* One global flag that takes a value: where its text came from is kept
@@ -19,8 +20,12 @@ typedef struct value_flag {
     const char *source; /* flag or env name the text came from */
 } value_flag;
 
-enum { F_DSN, F_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY, F_OWNER,
-       F_DIALECT, F_QUERY_TIMEOUT, F_LOGIN_TIMEOUT, F_COUNT };
+enum { F_DSN, F_DSN_FILE, F_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY,
+       F_OWNER, F_DIALECT, F_QUERY_TIMEOUT, F_LOGIN_TIMEOUT, F_COUNT };
+
+/* A connection string read from --dsn-file lives as long as the process,
+ * as argv and the environment do. */
+static char dsn_from_file[4096];
 
 int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
 {
@@ -46,7 +51,8 @@ int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char *
 
 int cli_unknown_flag(const char *command, const char *arg)
 {
-    static const char *const globals[] = {"--dsn", "--table", "--name", "--ttl", "--heartbeat",
+    static const char *const globals[] = {"--dsn", "--dsn-file", "--table", "--name", "--ttl",
+                                          "--heartbeat",
                                           "--renew-deadline", "--retry", "--owner",
                                           "--dialect", "--query-timeout",
                                           "--login-timeout", "-v", "-q"};
@@ -57,6 +63,71 @@ int cli_unknown_flag(const char *command, const char *arg)
             return cli_usage("%s: '%s' is a global flag: put it before %s", command,
                              globals[k], command);
     return cli_usage("%s: unknown flag '%s'", command, arg);
+}
+
+/* Which commands take which flag of their own: a mistake in the order
+ * (`sqlease --data x run -- ...`) is then answered with where the flag
+ * goes, not only with "unknown". */
+static const struct {
+    const char *flag;
+    const char *commands[2];
+} command_flags[] = {
+    {"--no-wait", {"run", NULL}},
+    {"--timeout", {"run", NULL}},
+    {"--conflict-exit-code", {"run", NULL}},
+    {"--min-hold", {"run", NULL}},
+    {"--kill-grace", {"run", "supervise"}},
+    {"--data", {"run", "supervise"}},
+    {"--metrics-file", {"run", "supervise"}},
+    {"--crash-limit", {"supervise", NULL}},
+    {"--crash-window", {"supervise", NULL}},
+    {"--crash-pause", {"supervise", NULL}},
+    {"--json", {"status", "list"}},
+    {"--watch", {"status", NULL}},
+    {"--force", {"release", NULL}},
+};
+
+/* The first word after argv[from] that is a command, or NULL. */
+static const char *later_command(int argc, char **argv, int from)
+{
+    static const char *const commands[] = {"migrate", "status", "list", "run",
+                                           "supervise", "release", "demo"};
+
+    for (int i = from; i < argc && strcmp(argv[i], "--") != 0; i++)
+        for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+            if (strcmp(argv[i], commands[k]) == 0)
+                return commands[k];
+    return NULL;
+}
+
+/* An unknown flag before COMMAND: if it is a command's own flag, say to
+ * put it after that command. */
+static int unknown_global_flag(int argc, char **argv, int i)
+{
+    const char *arg = argv[i];
+    const char *command = later_command(argc, argv, i + 1);
+    size_t len = strcspn(arg, "=");
+
+    for (size_t k = 0; k < sizeof command_flags / sizeof command_flags[0]; k++) {
+        const char *const *c = command_flags[k].commands;
+        if (strlen(command_flags[k].flag) != len ||
+            strncmp(arg, command_flags[k].flag, len) != 0)
+            continue;
+        if (command != NULL && (strcmp(command, c[0]) == 0 ||
+                                (c[1] != NULL && strcmp(command, c[1]) == 0)))
+            return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag,
+                             command, command);
+        if (command != NULL)
+            return cli_usage("'%s' is a flag of %s%s%s, not of %s", command_flags[k].flag,
+                             c[0], c[1] != NULL ? " and " : "", c[1] != NULL ? c[1] : "",
+                             command);
+        if (c[1] != NULL)
+            return cli_usage("'%s' is a flag of %s and %s: put it after the command",
+                             command_flags[k].flag, c[0], c[1]);
+        return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag,
+                         c[0], c[0]);
+    }
+    return cli_usage("unknown flag '%s'", arg);
 }
 
 int cli_parse_duration(const char *what, const char *text, int64_t *ms)
@@ -100,6 +171,42 @@ static int inherited_identity(const char *env)
            (strcmp(env, "SQLEASE_NAME") == 0 || strcmp(env, "SQLEASE_OWNER") == 0);
 }
 
+/*
+ * The connection: --dsn or --dsn-file (not both), else $SQLEASE_DSN or
+ * $SQLEASE_DSN_FILE (not both), else the default.  A flag outranks the
+ * environment whichever of the two it is.  The file keeps a password out
+ * of argv (which every user sees in ps) and out of the environment
+ * (which CMD inherits), and is refused when others may read it.
+ */
+static int resolve_dsn(value_flag *flags, const char **dsn)
+{
+    value_flag *d = &flags[F_DSN], *f = &flags[F_DSN_FILE];
+    char why[256];
+
+    if (d->source != NULL && f->source != NULL) {
+        int d_flag = d->source == d->flag, f_flag = f->source == f->flag;
+        if (d_flag == f_flag)
+            return cli_usage("%s and %s both given: give one", d->source, f->source);
+        if (d_flag)
+            f->text = NULL;
+        else
+            d->text = NULL;
+    }
+    if (d->text != NULL) {
+        *dsn = d->text;
+        return CLI_CONTINUE;
+    }
+    if (f->text == NULL) {
+        *dsn = SQLEASE_DEFAULT_CONN;
+        return CLI_CONTINUE;
+    }
+    if (cli_os_read_private_file(f->text, dsn_from_file, sizeof dsn_from_file, why,
+                                 sizeof why) != 0)
+        return cli_usage("%s %s: %s", f->source, f->text, why);
+    *dsn = dsn_from_file;
+    return CLI_CONTINUE;
+}
+
 /* Fill in values the flags left unset from the environment.  An empty
  * variable counts as unset (the shell convention); an empty flag value
  * is an error, because the user said something and it cannot be meant. */
@@ -128,6 +235,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
 {
     value_flag flags[F_COUNT] = {
         [F_DSN] = {"--dsn", "SQLEASE_DSN", NULL, NULL},
+        [F_DSN_FILE] = {"--dsn-file", "SQLEASE_DSN_FILE", NULL, NULL},
         [F_TABLE] = {"--table", "SQLEASE_TABLE", NULL, NULL},
         [F_NAME] = {"--name", "SQLEASE_NAME", NULL, NULL},
         [F_TTL] = {"--ttl", "SQLEASE_TTL", NULL, NULL},
@@ -173,7 +281,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
         if (matched)
             continue;
         if (arg[0] == '-')
-            return cli_usage("unknown flag '%s'", arg);
+            return unknown_global_flag(argc, argv, i);
         a->command = arg;
         a->cmd_argc = argc - i - 1;
         a->cmd_argv = argv + i + 1;
@@ -184,7 +292,8 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
 
     if (resolve_sources(flags) != CLI_CONTINUE)
         return CLI_EXIT_USAGE;
-    a->dsn = flags[F_DSN].text ? flags[F_DSN].text : SQLEASE_DEFAULT_CONN;
+    if (resolve_dsn(flags, &a->dsn) != CLI_CONTINUE)
+        return CLI_EXIT_USAGE;
     a->table = flags[F_TABLE].text;
     a->name = flags[F_NAME].text;
     a->owner = flags[F_OWNER].text;

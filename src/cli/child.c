@@ -44,7 +44,7 @@ int cli_child_start(sqle_child *c, char *const *argv, const char *name,
     char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
     char env_token[sizeof "SQLEASE_TOKEN=" + 24];
     char env_fence[sizeof "SQLEASE_FENCE_SQL=" + SQLEASE_FENCE_LITERAL_MAX];
-    const char *env[4];
+    const char *env[5];
     size_t n = 3;
 
     snprintf(env_name, sizeof env_name, "SQLEASE_NAME=%s", name);
@@ -60,6 +60,9 @@ int cli_child_start(sqle_child *c, char *const *argv, const char *name,
     else
         snprintf(env_fence, sizeof env_fence, "SQLEASE_FENCE_SQL");
     env[n++] = env_fence;
+    /* The connection string may hold a password: CMD does not get it.
+     * (SQLEASE_DSN_FILE, a path, it keeps: the file is the user's.) */
+    env[n++] = "SQLEASE_DSN";
     return sqle_child_spawn_gated(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
                                   gate, gate_ud, err, cap);
 }

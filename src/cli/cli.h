@@ -47,7 +47,8 @@ enum {
  * Strings point into argv or the environment.  Durations are 0 when
  * neither a flag nor the environment set them (the library default). */
 typedef struct cli_args {
-    const char *dsn;      /* never NULL: flag, $SQLEASE_DSN or the default */
+    const char *dsn;      /* never NULL: --dsn, --dsn-file's contents, $SQLEASE_DSN,
+                             $SQLEASE_DSN_FILE's contents, or the default */
     const char *table;    /* NULL: library default */
     const char *name;     /* NULL: library default */
     const char *owner;    /* NULL: generated */
@@ -150,6 +151,14 @@ int cli_open_exit_code(const cli_args *a, int status);
 
 /* Print "sqlease: <message>" for a failed call and return its exit code. */
 int cli_fail(const sqlease_error *err, int status);
+/* What to do about a failure that is not an outage, as a phrase to append
+ * to its message: " (another connection holds the SQLite file's write
+ * lock; ...)", " (the connection's role lacks a privilege: ...)"; else "". */
+const char *cli_error_hint(const sqlease_db *db, const sqlease_error *err);
+/* The same for a message (a line of the library's log: its SQLSTATE is
+ * read from a leading "[XXXXX]" when sqlstate is NULL or ""). */
+const char *cli_error_hint_text(const sqlease_db *db, const char *sqlstate,
+                                const char *message);
 
 /* ---- commands ----------------------------------------------------- */
 

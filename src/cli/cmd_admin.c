@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "internal.h"
 #include "json.h"
 #include "os.h"
 
@@ -127,15 +128,30 @@ static int open_lease(const cli_args *a, sqlease_db **db, sqlease_lease **lease)
     return CLI_CONTINUE;
 }
 
-/* ENOTABLE / ENOROW carry the library's "run sqlease migrate" message;
- * make sure the hint is there even if a driver-specific path lost it. */
-static int fail_lease(const sqlease_error *err, int st)
+/*
+ * A command on the table failed: say which lease (or table) and what the
+ * command was doing, unless the library's message already names it, and
+ * why a locked SQLite file is not an outage.  ENOTABLE / ENOROW carry the
+ * library's "run sqlease migrate" message; make sure the hint is there
+ * even if a driver-specific path lost it.
+ */
+static int fail_lease(const cli_args *a, const sqlease_db *db, const char *what,
+                      const sqlease_error *err, int st)
 {
-    int rc = cli_fail(err, st);
-    if ((st == SQLEASE_ENOTABLE || st == SQLEASE_ENOROW) &&
-        strstr(err->message, "migrate") == NULL)
+    const char *msg = err->message[0] != '\0' ? err->message : sqlease_strerror(st);
+    char subject[SQLEASE_MAX_NAME + 128];
+
+    if (strcmp(what, "list") == 0)
+        snprintf(subject, sizeof subject, "table %s", table_of(a));
+    else
+        snprintf(subject, sizeof subject, "lease '%s'", name_of(a));
+    if (strstr(msg, subject) != NULL || (st == SQLEASE_ENOTABLE && strstr(msg, table_of(a))))
+        cli_error("%s%s", msg, cli_error_hint(db, err));
+    else
+        cli_error("%s: %s failed: %s%s", subject, what, msg, cli_error_hint(db, err));
+    if ((st == SQLEASE_ENOTABLE || st == SQLEASE_ENOROW) && strstr(msg, "migrate") == NULL)
         cli_error("run `sqlease migrate` first");
-    return rc;
+    return cli_exit_for_status(st);
 }
 
 int cli_cmd_migrate(const cli_args *a)
@@ -159,7 +175,9 @@ int cli_cmd_migrate(const cli_args *a)
     memset(&err, 0, sizeof err);
     st = sqlease_migrate(db, table_of(a), names, 1, &err);
     if (st != SQLEASE_OK) {
-        rc = cli_fail(&err, st);
+        cli_error("%s%s", err.message[0] != '\0' ? err.message : sqlease_strerror(st),
+                  cli_error_hint(db, &err));
+        rc = cli_exit_for_status(st);
     } else {
         printf("migrated table %s; lease row '%s' present\n", table_of(a), name);
         rc = CLI_EXIT_OK;
@@ -186,15 +204,16 @@ static void format_utc(int64_t ms, char *buf, size_t cap)
 static void print_status_human(const cli_args *a, const char *dialect,
                                const sqlease_lease_info *in, int64_t local_ms)
 {
-    char dbt[80], lt[80];
+    char dbt[80], lt[80], who[SQLE_QUOTED_ID_MAX];
 
     format_utc(in->db_now_ms, dbt, sizeof dbt);
     format_utc(local_ms, lt, sizeof lt);
+    sqle_quote_id(in->owner, who, sizeof who);
     printf("lease:      %s (table %s, %s)\n", name_of(a), table_of(a), dialect);
     if (in->held)
-        printf("owner:      %s\n", in->owner);
+        printf("owner:      %s\n", who);
     else if (in->owner[0] != '\0')
-        printf("owner:      free (expired; last owner %s)\n", in->owner);
+        printf("owner:      free (expired; last owner %s)\n", who);
     else
         printf("owner:      free\n");
     printf("data:       %s\n", data_of(in) != NULL ? in->data : "-");
@@ -275,7 +294,7 @@ int cli_cmd_status(const cli_args *a)
     st = sqlease_lease_status(lease, &info, &err);
     after = sqle_wall_ms();
     if (st != SQLEASE_OK) {
-        rc = fail_lease(&err, st);
+        rc = fail_lease(a, db, "status", &err, st);
     } else {
         const char *dialect = sqlease_db_dialect(db);
         int64_t local = before + (after - before) / 2;
@@ -300,6 +319,7 @@ int cli_cmd_release(const cli_args *a)
     sqlease_lease_info before;
     sqlease_error err;
     unsigned seen;
+    char who[SQLE_QUOTED_ID_MAX];
     int released = 0;
     int rc, st;
 
@@ -319,11 +339,11 @@ int cli_cmd_release(const cli_args *a)
     if (st == SQLEASE_OK)
         st = sqlease_lease_release_force(lease, &released, &err);
     if (st != SQLEASE_OK) {
-        rc = fail_lease(&err, st);
+        rc = fail_lease(a, db, "release", &err, st);
     } else {
         if (released && before.held)
             printf("released lease '%s' held by %s (token %" PRId64 ")\n", name_of(a),
-                   before.owner, before.token);
+                   sqle_quote_id(before.owner, who, sizeof who), before.token);
         else if (released)
             printf("lease '%s' was not held; row cleared (token %" PRId64 ")\n", name_of(a),
                    before.token);
@@ -345,15 +365,16 @@ int cli_cmd_release(const cli_args *a)
  * holder's data. */
 static void print_change_human(const sqlease_lease_info *in)
 {
-    char t[80];
+    char t[80], who[SQLE_QUOTED_ID_MAX];
 
     format_utc(in->db_now_ms, t, sizeof t);
+    sqle_quote_id(in->owner, who, sizeof who);
     if (in->held)
         printf("%s holder %s token %" PRId64 " expires in %" PRId64 " ms data %s\n", t,
-               in->owner, in->token, in->expires_at_ms - in->db_now_ms,
+               who, in->token, in->expires_at_ms - in->db_now_ms,
                data_of(in) != NULL ? in->data : "-");
     else if (in->owner[0] != '\0')
-        printf("%s free (expired; last holder %s) token %" PRId64 "\n", t, in->owner,
+        printf("%s free (expired; last holder %s) token %" PRId64 "\n", t, who,
                in->token);
     else
         printf("%s free token %" PRId64 "\n", t, in->token);
@@ -498,14 +519,14 @@ static void pad(const char *s, size_t to)
 static void print_list_human(const list_rows *r)
 {
     size_t wn = strlen("NAME"), wo = strlen("OWNER"), wt = strlen("TOKEN"), i;
-    char tok[32];
+    char tok[32], who[SQLE_QUOTED_ID_MAX];
 
     for (i = 0; i < r->n; i++) {
         const sqlease_lease_info *in = &r->v[i].info;
         if (width(r->v[i].name) > wn)
             wn = width(r->v[i].name);
-        if (in->owner[0] != '\0' && width(in->owner) > wo)
-            wo = width(in->owner);
+        if (in->owner[0] != '\0' && width(sqle_quote_id(in->owner, who, sizeof who)) > wo)
+            wo = width(who);
         snprintf(tok, sizeof tok, "%" PRId64, in->token);
         if (strlen(tok) > wt)
             wt = strlen(tok);
@@ -526,7 +547,7 @@ static void print_list_human(const list_rows *r)
         else
             snprintf(exp, sizeof exp, "-");
         pad(r->v[i].name, wn + 2);
-        pad(in->owner[0] != '\0' ? in->owner : "-", wo + 2);
+        pad(in->owner[0] != '\0' ? sqle_quote_id(in->owner, who, sizeof who) : "-", wo + 2);
         pad(in->held ? "yes" : "no", 6);
         pad(tok, wt + 2);
         pad(exp, 15);
@@ -580,7 +601,7 @@ int cli_cmd_list(const cli_args *a)
         snprintf(err.message, sizeof err.message, "out of memory");
     }
     if (st != SQLEASE_OK) {
-        rc = fail_lease(&err, st);
+        rc = fail_lease(a, db, "list", &err, st);
     } else {
         const char *dialect = sqlease_db_dialect(db);
         if (seen & 1u)

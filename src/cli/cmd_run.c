@@ -14,6 +14,7 @@
 
 #include "child.h"
 #include "classify.h"
+#include "internal.h"
 #include "session.h"
 
 /* The main thread looks at the signal flag and at CMD this often; the
@@ -85,23 +86,6 @@ static void release_unstarted(cli_session *s, const char *why)
     cli_session_release_at_once(s);
 }
 
-/* A phrase for an error line about SQLite's busy timeout, which is not
- * the database failing to answer: another connection is writing (the
- * classifier's "locked", by the dialect of the session's database). */
-static const char *error_hint(const cli_session *s, const char *reason)
-{
-    sqle_diag d;
-
-    d.sqlstate = NULL;
-    d.native = 0;
-    d.message = reason;
-    if (sqle_classify(&d, sqle_dialect_find(sqlease_db_dialect(s->db)),
-                      SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_LOCKED)
-        return " (another connection holds the SQLite file's write lock; the DSN's"
-               " Timeout= is how long to wait for it)";
-    return "";
-}
-
 /*
  * The lease was not obtained: at once (--no-wait) or when --timeout ran
  * out.  If the database is failing, that is the answer (69, its error
@@ -112,6 +96,7 @@ static const char *error_hint(const cli_session *s, const char *reason)
 static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, int64_t waited)
 {
     char reason[600], owner[SQLEASE_MAX_OWNER + 1], waited_text[64] = "";
+    char who[SQLE_QUOTED_ID_MAX];
     char data[SQLEASE_MAX_DATA + 1];
     int64_t token = 0, expires = 0;
     int r;
@@ -122,7 +107,8 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
             cli_error("lease '%s': gave up after %" PRId64 " ms; the database is failing"
                       " (the error is logged above)", s->name, waited);
         else
-            cli_error("lease '%s': acquire failed: %s%s", s->name, reason, error_hint(s, reason));
+            cli_error("lease '%s': acquire failed: %s%s", s->name, reason,
+                      cli_error_hint_text(s->db, NULL, reason));
         return CLI_EXIT_UNAVAILABLE;
     }
     if (a->verbosity < 0)
@@ -132,14 +118,15 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
     r = cli_session_holder(s, owner, sizeof owner, &token, &expires, data, sizeof data);
     if (r > 0)
         cli_error("lease '%s' is held by %s (token %" PRId64 ", expires in %" PRId64 " ms%s%s)%s",
-                  s->name, owner, token, expires, data[0] != '\0' ? ", data " : "", data,
-                  waited_text);
+                  s->name, sqle_quote_id(owner, who, sizeof who), token, expires,
+                  data[0] != '\0' ? ", data " : "", data, waited_text);
     else if (cli_hold_holder(&s->hold, owner, sizeof owner, &token) > 0)
         /* The row is free again (the winner's CMD was quick, and no
          * minimum hold kept it), but this run's own acquire saw who took
          * it: a herd of runs fired together names the one that ran. */
         cli_error("lease '%s' was taken by %s (token %" PRId64 ") as this run tried to take it;"
-                  " free again now%s", s->name, owner, token, waited_text);
+                  " free again now%s", s->name, sqle_quote_id(owner, who, sizeof who), token,
+                  waited_text);
     else if (r == 0)
         cli_error("lease '%s' was held by another owner (free again now)%s", s->name,
                   waited_text);

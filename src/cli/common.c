@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "classify.h"
 #include "db.h"
 #include "os.h"
 
@@ -204,6 +205,49 @@ int cli_exit_for_status(int status)
         return CLI_EXIT_UNAVAILABLE;
     }
     return CLI_EXIT_UNAVAILABLE;
+}
+
+/*
+ * Two failures that are not the database failing to answer, and what to
+ * do about them (by the classifier, on the dialect of the handle's
+ * database): SQLite's busy timeout (another connection is writing), and
+ * a privilege the connection's role lacks.  migrate's own message already
+ * names the privilege its step needs.
+ */
+const char *cli_error_hint(const sqlease_db *db, const sqlease_error *err)
+{
+    return err != NULL ? cli_error_hint_text(db, err->sqlstate, err->message) : "";
+}
+
+const char *cli_error_hint_text(const sqlease_db *db, const char *sqlstate, const char *message)
+{
+    const char *dialect = db != NULL ? sqlease_db_dialect(db) : NULL;
+    char state[6] = "";
+    sqle_diag d;
+    sqle_failure f;
+
+    if (message == NULL || message[0] == '\0')
+        return "";
+    /* A line of the library's log: "[SQLSTATE] the driver's message". */
+    if ((sqlstate == NULL || sqlstate[0] == '\0') && message[0] == '[' &&
+        strlen(message) > 7 && message[6] == ']') {
+        memcpy(state, message + 1, 5);
+        sqlstate = state;
+    }
+    d.sqlstate = sqlstate;
+    d.native = 0;
+    d.message = message;
+    f = sqle_classify(&d, sqle_dialect_find(dialect), SQLEASE_AT_STATEMENT);
+    if (f == SQLEASE_FAIL_LOCKED)
+        return " (another connection holds the SQLite file's write lock; the DSN's"
+               " Timeout= is how long to wait for it)";
+    if (f == SQLEASE_FAIL_PRIVILEGE && strncmp(message, "migrate: ", 9) != 0) {
+        if (dialect != NULL && strcmp(dialect, "sqlite") == 0)
+            return " (this process cannot write the database file or its directory)";
+        return " (the connection's role lacks a privilege: status and list need SELECT on the"
+               " lease table, run, supervise and release SELECT and UPDATE)";
+    }
+    return "";
 }
 
 int cli_fail(const sqlease_error *err, int status)

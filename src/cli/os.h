@@ -77,6 +77,16 @@ int cli_sys_append_line(const char *path, const char *line);
  * malloc'd) if it does not exist; NULL on another error. */
 char *cli_sys_read_file(const char *path);
 
+/* The connection string kept in a private file (--dsn-file): the file's
+ * first line, without its line end, in buf.  The file must be a regular
+ * file that neither its group nor others may read or write (it may hold
+ * a password; POSIX mode bits, checked on the open file, so that a
+ * symbolic link to it is fine; on Windows its ACL is not checked), and
+ * must hold one non-empty line (blank lines may follow).  Returns 0, or -1 with why in err
+ * ("readable by group or others (mode 0644): chmod 600 it"). */
+int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
+                             size_t errcap);
+
 /* The path of the running executable (/proc/self/exe on Linux, else
  * argv0).  Returns 0 or -1. */
 int cli_sys_self_exe(const char *argv0, char *buf, size_t cap);

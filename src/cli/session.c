@@ -864,11 +864,14 @@ static void compose_status(cli_session *s, const sqlease_state *st, int have, ch
     } else {
         /* Who holds it, as the supervisor's own polls report it. */
         int r = cli_hold_holder(&s->hold, s->holder, sizeof s->holder, NULL);
+        char who[SQLE_QUOTED_ID_MAX];
+
         s->holder_known = r >= 0;
         if (r <= 0)
             s->holder[0] = '\0';
         if (s->holder_known && s->holder[0] != '\0')
-            snprintf(out, cap, "standby, held by %s", s->holder);
+            snprintf(out, cap, "standby, held by %s",
+                     sqle_quote_id(s->holder, who, sizeof who));
         else if (s->holder_known)
             snprintf(out, cap, "standby, lease free");
         else

@@ -106,6 +106,77 @@ char *cli_sys_read_file(const char *path)
     return buf;
 }
 
+/* One line is the connection string; only blank lines may follow it. */
+static int one_line(char *buf, size_t len, char *err, size_t errcap)
+{
+    size_t n = strcspn(buf, "\r\n");
+
+    for (size_t i = n; i < len; i++)
+        if (buf[i] != '\r' && buf[i] != '\n' && buf[i] != ' ' && buf[i] != '\t') {
+            snprintf(err, errcap, "holds more than one line: write the connection string"
+                                  " on one line");
+            return -1;
+        }
+    buf[n] = '\0';
+    if (n == 0) {
+        snprintf(err, errcap, "is empty");
+        return -1;
+    }
+    return 0;
+}
+
+int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
+                             size_t errcap)
+{
+    struct stat st;
+    size_t len = 0;
+    int fd;
+
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        snprintf(err, errcap, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    /* The mode of what was opened, not of a name someone may swap. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errcap, "is not a regular file");
+        close(fd);
+        return -1;
+    }
+    /* Readable by others is a password shown to them; writable, a
+     * connection they can point elsewhere. */
+    if ((st.st_mode & (S_IRGRP | S_IROTH | S_IWGRP | S_IWOTH)) != 0) {
+        snprintf(err, errcap, "%s by group or others (mode %04o); it may hold a password:"
+                              " chmod 600 it",
+                 (st.st_mode & (S_IRGRP | S_IROTH)) != 0 ? "readable" : "writable",
+                 (unsigned)(st.st_mode & 07777));
+        close(fd);
+        return -1;
+    }
+    while (len + 1 < cap) {
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err, errcap, "cannot read: %s", strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (len + 1 >= cap) {
+        snprintf(err, errcap, "is larger than %zu bytes", cap - 2);
+        return -1;
+    }
+    buf[len] = '\0';
+    return one_line(buf, len, err, errcap);
+}
+
 int cli_sys_self_exe(const char *argv0, char *buf, size_t cap)
 {
     ssize_t n = readlink("/proc/self/exe", buf, cap - 1);

@@ -5,6 +5,9 @@
  */
 #include "os_win32.h"
 
+#include <stdio.h>
+#include <string.h>
+
 /* rename() on Windows refuses an existing target. */
 int sqle_file_replace(const char *from, const char *to)
 {
@@ -33,6 +36,40 @@ char *cli_sys_read_file(const char *path)
 {
     (void)path;
     return NULL;
+}
+
+/* The file's ACL is not checked here: a file under the user's profile is
+ * private by default.  The rest is as on POSIX: one line, not empty. */
+int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
+                             size_t errcap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t len, n;
+
+    if (f == NULL) {
+        snprintf(err, errcap, "cannot open it");
+        return -1;
+    }
+    len = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    if (len + 1 >= cap) {
+        snprintf(err, errcap, "is larger than %u bytes", (unsigned)(cap - 2));
+        return -1;
+    }
+    buf[len] = '\0';
+    n = strcspn(buf, "\r\n");
+    for (size_t i = n; i < len; i++)
+        if (buf[i] != '\r' && buf[i] != '\n' && buf[i] != ' ' && buf[i] != '\t') {
+            snprintf(err, errcap, "holds more than one line: write the connection string"
+                                  " on one line");
+            return -1;
+        }
+    buf[n] = '\0';
+    if (n == 0) {
+        snprintf(err, errcap, "is empty");
+        return -1;
+    }
+    return 0;
 }
 
 int cli_sys_self_exe(const char *argv0, char *buf, size_t cap)

@@ -1,0 +1,407 @@
+/*
+ * test_privileges.c -- least privilege, on a real server: every lease
+ * command (run, supervise, status, list, release) as a role that may
+ * only SELECT and UPDATE its lease table, and migrate as that role,
+ * which must fail naming the privilege it lacks.
+ *
+ * The role comes from the server scripts (ci/postgres.sh, ci/mariadb.sh):
+ * SQLEASE_TEST_LEASE_DSN connects as a role that may log in and nothing
+ * more, SQLEASE_TEST_LEASE_ROLE names it as GRANT does.  The owner
+ * (SQLEASE_TEST_DSN) migrates a table of the test's own and grants the
+ * role SELECT and UPDATE on it with the statements docs/security.md shows
+ * (read from the document by tests/docblocks.py, so the document's GRANT
+ * is the one tested).  SQLite has no grants: without those variables the
+ * program says so and registers no test.
+ *
+ * The tool is $SQLEASE_BIN, run as a child process; every process
+ * started is waited for, or killed by its pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "platform.h"
+#include "testutil.h"
+
+#define MAX_ARGS 40
+
+static const char *g_bin;
+static const char *g_lease_dsn;   /* the role with only the grants given here */
+static const char *g_role;        /* that role, as GRANT names it */
+static const char *g_dialect;     /* SQLEASE_TEST_DIALECT: postgres or mysql */
+static sqlease_db *g_owner;       /* the owner's connection */
+static char g_table[64];
+static int g_seq;
+
+typedef struct result {
+    int code;
+    char out[8192];
+    char err[8192];
+} result;
+
+/* ---- processes ------------------------------------------------------ */
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+
+    if (f != NULL) {
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    unlink(path);
+}
+
+/* fork + exec sqlease as the limited role on the test's table, output to
+ * files; returns the pid. */
+static pid_t spawn(const char *out, const char *err, va_list ap)
+{
+    char *argv[MAX_ARGS];
+    const char *a;
+    int n = 0;
+    pid_t pid;
+
+    argv[n++] = (char *)g_bin;
+    argv[n++] = "--dsn";
+    argv[n++] = (char *)g_lease_dsn;
+    argv[n++] = "--table";
+    argv[n++] = g_table;
+    argv[n++] = "--name";
+    argv[n++] = "lp_job";
+    while ((a = va_arg(ap, const char *)) != NULL && n < MAX_ARGS - 1)
+        argv[n++] = (char *)a;
+    argv[n] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
+            chdir(tu_dir()) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait up to timeout_ms (then SIGKILL): the exit status, 128+N for a
+ * signal, -1 on timeout. */
+static int wait_pid(pid_t pid, int64_t timeout_ms)
+{
+    int64_t end = sqle_mono_ms() + timeout_ms;
+    int st;
+
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (sqle_mono_ms() >= end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+        sqle_sleep_ms(5);
+    }
+}
+
+/* Run sqlease as the limited role with the arguments given (NULL-ended). */
+static void run(result *r, ...)
+{
+    char out[700], err[700];
+    va_list ap;
+    pid_t pid;
+
+    snprintf(out, sizeof out, "%s/out.%d", tu_dir(), ++g_seq);
+    snprintf(err, sizeof err, "%s/err.%d", tu_dir(), g_seq);
+    va_start(ap, r);
+    pid = spawn(out, err, ap);
+    va_end(ap);
+    r->code = pid > 0 ? wait_pid(pid, 60000) : -1;
+    slurp(out, r->out, sizeof r->out);
+    slurp(err, r->err, sizeof r->err);
+}
+
+/* The same in the background, output to files the caller reads later. */
+static pid_t start(const char *out, const char *err, ...)
+{
+    va_list ap;
+    pid_t pid;
+
+    va_start(ap, err);
+    pid = spawn(out, err, ap);
+    va_end(ap);
+    return pid;
+}
+
+#define ASSERT_RUN(r, want)                                                            \
+    do {                                                                               \
+        if ((r).code != (want))                                                        \
+            fprintf(stderr, "\n  exit %d, wanted %d; stderr: %s\n", (r).code, (want),  \
+                    (r).err);                                                          \
+        CU_ASSERT_EQUAL((r).code, (want));                                             \
+    } while (0)
+
+#define ASSERT_HAS(text, needle)                                                       \
+    do {                                                                               \
+        if (strstr((text), (needle)) == NULL)                                          \
+            fprintf(stderr, "\n  '%s' not in: %s\n", (needle), (text));                \
+        CU_ASSERT_PTR_NOT_NULL(strstr((text), (needle)));                              \
+    } while (0)
+
+/* The JSON integer after "key":, or -1. */
+static long long json_int(const char *json, const char *key)
+{
+    char pat[64];
+    const char *p;
+
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    p = strstr(json, pat);
+    return p != NULL ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* ---- the document's statements --------------------------------------- */
+
+/* A block of docs/security.md, as tests/docblocks.py gives it. */
+static int doc_block(const char *name, char *buf, size_t cap)
+{
+    const char *src = getenv("SQLEASE_SRCDIR");
+    char cmd[1200];
+    FILE *p;
+    size_t n;
+
+    snprintf(cmd, sizeof cmd, "python3 '%s/tests/docblocks.py' '%s'", src ? src : ".", name);
+    p = popen(cmd, "r");
+    if (p == NULL)
+        return -1;
+    n = fread(buf, 1, cap - 1, p);
+    buf[n] = '\0';
+    return pclose(p) == 0 && n > 0 ? 0 : -1;
+}
+
+/* Replace every `from` in s (in place, cap bytes) by `to`. */
+static void replace_all(char *s, size_t cap, const char *from, const char *to)
+{
+    char out[4096];
+    size_t k = 0, fl = strlen(from), tl = strlen(to);
+    const char *p = s;
+
+    while (*p != '\0' && k + tl + 1 < sizeof out) {
+        if (strncmp(p, from, fl) == 0) {
+            memcpy(out + k, to, tl);
+            k += tl;
+            p += fl;
+        } else {
+            out[k++] = *p++;
+        }
+    }
+    out[k] = '\0';
+    snprintf(s, cap, "%s", out);
+}
+
+/* Run the document's GRANT for this dialect, for the test's table and
+ * role (its CREATE of the role is the server script's: skipped). */
+static int grant_as_documented(void)
+{
+    char block[4096], *line, *save = NULL;
+    int mysql = strcmp(g_dialect, "mysql") == 0;
+    int granted = 0;
+
+    if (doc_block(mysql ? "security-grant-mariadb" : "security-grant-postgres", block,
+                  sizeof block) != 0)
+        return -1;
+    replace_all(block, sizeof block, "app.sys_job_lease", g_table);
+    replace_all(block, sizeof block, "sys_job_lease", g_table);
+    replace_all(block, sizeof block, mysql ? "'sqlease_lease'@'%'" : "sqlease_lease", g_role);
+    for (line = strtok_r(block, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        size_t n = strlen(line);
+        if (strncmp(line, "GRANT ", 6) != 0)
+            continue;
+        if (n > 0 && line[n - 1] == ';')
+            line[n - 1] = '\0';
+        if (tu_sql(g_owner, line, NULL) != SQLEASE_OK)
+            return -1;
+        granted++;
+    }
+    return granted == 1 ? 0 : -1;
+}
+
+/* ---- tests ---------------------------------------------------------- */
+
+/* With SELECT and UPDATE only: status, list, run (with and without a
+ * minimum hold), release --force and supervise all work, tokens grow. */
+static void test_lease_commands_with_select_and_update(void)
+{
+    char out[700], err[700], text[8192];
+    long long seed, token;
+    pid_t sup;
+    result r;
+
+    run(&r, "status", "--json", NULL);
+    ASSERT_RUN(r, 0);
+    ASSERT_HAS(r.out, "\"held\":false");
+    seed = json_int(r.out, "token");
+    CU_ASSERT(seed > 0);
+    run(&r, "list", "--json", NULL);
+    ASSERT_RUN(r, 0);
+    ASSERT_HAS(r.out, "\"name\":\"lp_job\"");
+    run(&r, "run", "--no-wait", "--", "sh", "-c", "echo token=$SQLEASE_TOKEN", NULL);
+    ASSERT_RUN(r, 0);
+    token = strstr(r.out, "token=") ? strtoll(strstr(r.out, "token=") + 6, NULL, 10) : -1;
+    CU_ASSERT_EQUAL(token, seed + 1);
+    /* A minimum hold leaves the row held; release --force clears it. */
+    run(&r, "--owner", "lp-cron", "run", "--no-wait", "--min-hold", "1m", "--", "true", NULL);
+    ASSERT_RUN(r, 0);
+    run(&r, "status", "--json", NULL);
+    ASSERT_HAS(r.out, "\"owner\":\"lp-cron\",\"held\":true");
+    run(&r, "release", "--force", NULL);
+    ASSERT_RUN(r, 0);
+    ASSERT_HAS(r.out, "held by lp-cron");
+    /* supervise: holds, runs CMD, and releases on SIGTERM. */
+    snprintf(out, sizeof out, "%s/sup.out", tu_dir());
+    snprintf(err, sizeof err, "%s/sup.err", tu_dir());
+    sup = start(out, err, "--owner", "lp-sup", "--ttl", "3s", "supervise", "--", "sleep", "60",
+                NULL);
+    CU_ASSERT_FATAL(sup > 0);
+    {
+        int64_t end = sqle_mono_ms() + 15000;
+        int held = 0;
+        while (!held && sqle_mono_ms() < end) {
+            run(&r, "status", "--json", NULL);
+            held = strstr(r.out, "\"owner\":\"lp-sup\",\"held\":true") != NULL;
+            if (!held)
+                sqle_sleep_ms(100);
+        }
+        CU_ASSERT(held);
+    }
+    kill(sup, SIGTERM);
+    CU_ASSERT_EQUAL(wait_pid(sup, 20000), 0);
+    slurp(err, text, sizeof text);
+    unlink(out);
+    run(&r, "status", "--json", NULL);
+    ASSERT_HAS(r.out, "\"held\":false");
+    CU_ASSERT(json_int(r.out, "token") > token);
+    CU_ASSERT_PTR_NULL(strstr(text, "denied"));
+}
+
+/* migrate as that role: exit 69, naming the privilege migrate needs for
+ * the step that failed (creating the table), whether the table exists or
+ * not; on PostgreSQL, the line docs/security.md shows. */
+static void test_migrate_names_the_missing_privilege(void)
+{
+    char want[1024];
+    result r;
+
+    run(&r, "migrate", NULL);
+    ASSERT_RUN(r, 69);
+    ASSERT_HAS(r.err, "creating table");
+    ASSERT_HAS(r.err, "needs CREATE on the table's schema (database on MySQL/MariaDB), which the"
+                      " connection lacks: run migrate as the table's owner, or grant it: ");
+    if (strcmp(g_dialect, "postgres") == 0) {
+        CU_ASSERT_FATAL(doc_block("security-migrate-denied", want, sizeof want) == 0);
+        replace_all(want, sizeof want, "sys_job_lease", g_table);
+        CU_ASSERT_STRING_EQUAL(r.err, want);
+    }
+    run(&r, "--table", "lp_never_made", "migrate", NULL);
+    ASSERT_RUN(r, 69);
+    ASSERT_HAS(r.err, "needs CREATE on the table's schema");
+    /* The owner still migrates a second name: nothing was broken. */
+    CU_ASSERT_EQUAL(tu_migrate(g_owner, g_table, "lp_second"), SQLEASE_OK);
+}
+
+/* Without UPDATE, a take fails with exit 69 and says what the lease
+ * commands need; status (SELECT) still works. */
+static void test_without_update(void)
+{
+    char sql[256];
+    result r;
+
+    snprintf(sql, sizeof sql, "REVOKE UPDATE ON %s FROM %s", g_table, g_role);
+    CU_ASSERT_FATAL(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
+    run(&r, "status", NULL);
+    ASSERT_RUN(r, 0);
+    run(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_RUN(r, 69);
+    ASSERT_HAS(r.err, "lease 'lp_job': acquire failed: ");
+    ASSERT_HAS(r.err, "(the connection's role lacks a privilege: status and list need SELECT on"
+                      " the lease table, run, supervise and release SELECT and UPDATE)");
+    snprintf(sql, sizeof sql, "GRANT UPDATE ON %s TO %s", g_table, g_role);
+    CU_ASSERT(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
+}
+
+static int suite_init(void)
+{
+    g_owner = tu_open();
+    if (g_owner == NULL)
+        return 1;
+    snprintf(g_table, sizeof g_table, "%s", tu_table());
+    if (tu_migrate(g_owner, g_table, "lp_job") != SQLEASE_OK)
+        return 1;
+    if (grant_as_documented() != 0) {
+        fprintf(stderr, "test_privileges: the GRANT of docs/security.md failed\n");
+        return 1;
+    }
+    return 0;
+}
+
+static int suite_cleanup(void)
+{
+    if (g_owner != NULL) {
+        tu_drop(g_owner, g_table);
+        sqlease_db_close(g_owner);
+    }
+    return 0;
+}
+
+static void add(void)
+{
+    CU_pSuite s;
+
+    if (g_lease_dsn == NULL) {
+        printf("test_privileges: no SQLEASE_TEST_LEASE_DSN (a server script sets it):"
+               " nothing to run on this database\n");
+        return;
+    }
+    s = CU_add_suite("least privilege", suite_init, suite_cleanup);
+    CU_add_test(s, "run, supervise, status, list, release with SELECT and UPDATE only",
+                test_lease_commands_with_select_and_update);
+    CU_add_test(s, "migrate without CREATE names the privilege",
+                test_migrate_names_the_missing_privilege);
+    CU_add_test(s, "without UPDATE a take says what the lease commands need",
+                test_without_update);
+}
+
+int main(void)
+{
+    int rc;
+
+    g_bin = getenv("SQLEASE_BIN");
+    g_lease_dsn = getenv("SQLEASE_TEST_LEASE_DSN");
+    g_role = getenv("SQLEASE_TEST_LEASE_ROLE");
+    g_dialect = getenv("SQLEASE_TEST_DIALECT");
+    if (g_lease_dsn != NULL && (g_lease_dsn[0] == '\0' || getenv("SQLEASE_TEST_DSN") == NULL))
+        g_lease_dsn = NULL;
+    if (g_lease_dsn != NULL && (g_bin == NULL || g_role == NULL || g_dialect == NULL)) {
+        fprintf(stderr, "test_privileges: set SQLEASE_BIN, SQLEASE_TEST_LEASE_ROLE and"
+                        " SQLEASE_TEST_DIALECT with SQLEASE_TEST_LEASE_DSN\n");
+        return 1;
+    }
+    unsetenv("SQLEASE_DSN");
+    unsetenv("SQLEASE_DSN_FILE");
+    unsetenv("SQLEASE_TOKEN");
+    rc = tu_main(add);
+    tu_cleanup();
+    return rc;
+}
