@@ -5,7 +5,8 @@
  *
  * Properties, beyond not crashing:
  *  - it agrees with a reference reading of the documented grammar
- *    (decimal digits, then exactly one of ms, s, m, h; at most 30 days),
+ *    (decimal digits, then exactly one of ms, s, m, h; at most 30 days;
+ *    a zero needs no unit),
  *    computed here in 128-bit arithmetic: same verdict, same milliseconds;
  *  - a duration that parses prints back to the same milliseconds, both as
  *    "<ms>ms" and in the largest unit that divides it;

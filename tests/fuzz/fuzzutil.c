@@ -191,6 +191,11 @@ int fz_duration_ref(const char *text, int64_t *ms)
     }
     if (digits == 0)
         return 0;
+    /* Zero needs no unit: "0" (and "00") is 0 ms. */
+    if (*p == '\0' && v == 0) {
+        *ms = 0;
+        return 1;
+    }
     for (i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(p, units[i].unit) == 0) {
             unsigned __int128 total = v * units[i].mul;

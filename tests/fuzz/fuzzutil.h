@@ -60,7 +60,8 @@ size_t fz_utf8_encode(uint32_t cp, char *out);
 int fz_white_space(uint32_t cp);
 
 /* The documented grammar of a duration (decimal digits, then exactly
- * one of ms, s, m, h; at most SQLEASE_MAX_DURATION_MS): 1 and *ms if
+ * one of ms, s, m, h; at most SQLEASE_MAX_DURATION_MS; a zero needs no
+ * unit): 1 and *ms if
  * sqlease must accept text, else 0. */
 int fz_duration_ref(const char *text, int64_t *ms);
 
