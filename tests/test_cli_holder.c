@@ -502,7 +502,7 @@ static int find_client(client *c)
         size_t n;
         char path[512];
         if (!on_path("sqlite3")) {
-            fprintf(stderr, "\n  sqlite3 is not installed: client part skipped\n");
+            tu_skip("sqlite3 is not installed: client part of the test not run");
             return 0;
         }
         if (file == NULL)
@@ -520,7 +520,7 @@ static int find_client(client *c)
     }
     if (strcmp(d, "postgres") == 0) {
         if (!on_path("psql")) {
-            fprintf(stderr, "\n  psql is not installed: client part skipped\n");
+            tu_skip("psql is not installed: client part of the test not run");
             return 0;
         }
         if (!sqle_odbc_dsn_setting(dsn, "Servername", host, sizeof host) ||

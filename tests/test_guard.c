@@ -1142,7 +1142,7 @@ static void test_interactive_run(void)
     FILE *f;
 
     if (shell == NULL || access("/usr/bin/script", X_OK) != 0) {
-        fprintf(stderr, "\n  skipped: needs /bin/bash and script(1)\n");
+        tu_skip("needs /bin/bash and script(1)");
         return;
     }
     setup_table();

@@ -562,3 +562,17 @@ CU_ErrorCode __wrap_CU_basic_run_tests(void)
     (void)test_result_write("cunit", passed, failed);
     return rc;
 }
+
+/*
+ * A skip is honest on a developer's machine that lacks a client; on CI,
+ * which installs every package the suite names, it means the package list
+ * is wrong, and a green run would hide that.
+ */
+void tu_skip(const char *why)
+{
+    const char *ci = getenv("CI");
+
+    fprintf(stderr, "\n  skipped: %s\n", why);
+    if (ci != NULL && strcmp(ci, "true") == 0)
+        CU_assertImplementation(CU_FALSE, __LINE__, why, __FILE__, "", CU_FALSE);
+}

@@ -94,6 +94,11 @@ int tu_fault_matched(tu_faulty *f, int64_t *last_at);
  * work: where PID 1 does not reap orphans it never goes away). */
 int tu_pid_gone(long pid);
 
+/* A test part that cannot run here (a tool missing): says why on stderr.
+ * Under CI=true it is a failure instead, since CI installs everything the
+ * suite uses and a skip there would hide a missing package. */
+void tu_skip(const char *why);
+
 /* Register the suites (via add) and run them in basic mode; returns the
  * process exit status (0 only when every test passed). */
 int tu_main(void (*add)(void));
