@@ -33,6 +33,13 @@
 # server's pids, the postmaster first, then every process it forked) in
 # its environment.
 #
+# SQLEASE_PG_FAKETIME=1 starts the server under libfaketime (package
+# faketime) with its wall clock offset by what the file named in
+# SQLEASE_PG_FAKETIME_FILE (exported to the command) says, read again at
+# every clock read: write "+30s" there and the server's clock steps 30 s
+# forward at once, as an NTP step would (its monotonic clock is left
+# alone).  ci/clock-step.sh uses it.
+#
 # Environment: PG_BIN (directory of initdb/pg_ctl; default: the newest
 # /usr/lib/postgresql/*/bin), SQLEASE_PG_PORT (first port to try),
 # ODBC_DRIVER_DIR (where psqlodbcw.so lives, if not a usual place).
@@ -130,9 +137,25 @@ if ! as_pg "'$PG_BIN/initdb' -D '$DATA' -U postgres --auth-local=trust --auth-ho
 fi
 rm -f "$PGDIR/pw"
 
+PRELOAD=""
+if [ "${SQLEASE_PG_FAKETIME:-0}" = 1 ]; then
+    lib=""
+    for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 \
+             /usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1 \
+             /usr/lib/faketime/libfaketimeMT.so.1; do
+        [ -f "$f" ] && { lib=$f; break; }
+    done
+    [ -n "$lib" ] || die "libfaketimeMT.so.1 not found (install faketime)"
+    export SQLEASE_PG_FAKETIME_FILE=$WORK/faketime
+    echo "+0" >"$SQLEASE_PG_FAKETIME_FILE"
+    chmod 644 "$SQLEASE_PG_FAKETIME_FILE"
+    PRELOAD="env LD_PRELOAD='$lib' FAKETIME_TIMESTAMP_FILE='$SQLEASE_PG_FAKETIME_FILE' FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 "
+    log "the server's clock follows $SQLEASE_PG_FAKETIME_FILE (libfaketime)"
+fi
+
 log "starting on 127.0.0.1:$PORT"
 STARTED=1
-if ! as_pg "'$PG_BIN/pg_ctl' start -D '$DATA' -w -t 60 -l '$PGDIR/server.log' \
+if ! as_pg "$PRELOAD'$PG_BIN/pg_ctl' start -D '$DATA' -w -t 60 -l '$PGDIR/server.log' \
         -o \"-p $PORT -k '$SOCK' -c listen_addresses=127.0.0.1 -c fsync=off\"" \
         >"$WORK/pg_ctl.log" 2>&1; then
     cat "$WORK/pg_ctl.log" "$PGDIR/server.log" >&2 2>/dev/null || true
@@ -188,7 +211,7 @@ export ODBCINI=$WORK/odbc/odbc.ini
 # again in place, and the port it listens on (the harness puts a proxy of
 # its own in front of it).  The cleanup above stops it whoever started it.
 PG_STOP="'$PG_BIN/pg_ctl' stop -D '$DATA' -m fast -w -t 60"
-PG_START="'$PG_BIN/pg_ctl' start -D '$DATA' -w -t 60 -l '$PGDIR/server.log' \
+PG_START="$PRELOAD'$PG_BIN/pg_ctl' start -D '$DATA' -w -t 60 -l '$PGDIR/server.log' \
 -o \"-p $PORT -k '$SOCK' -c listen_addresses=127.0.0.1 -c fsync=off\""
 for f in stop start; do
     if [ "$f" = stop ]; then c=$PG_STOP; else c=$PG_START; fi

@@ -382,7 +382,8 @@ static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 }
 
 /* One read (per chunk) for n followers of one table, then a take for each
- * row the read showed free or expired. */
+ * row the read showed free, or expired and (when it watches) unchanged
+ * for a ttl (lease.c). */
 static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 {
     sqle_each *each = calloc(n, sizeof *each);
@@ -403,7 +404,7 @@ static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
     for (i = 0; i < n; i++) {
         memset(&a, 0, sizeof a);
         a.rc = each[i].rc;
-        if (a.rc == SQLEASE_OK && !each[i].info.held) {
+        if (a.rc == SQLEASE_OK && sqle_lease_wants_take(v[i]->lease, &each[i].info)) {
             sqlease_lease_info got;
 
             memset(&got, 0, sizeof got);

@@ -212,6 +212,8 @@ static void row_out(db_out *out, sqlease_lease_info *info)
     out[5].type = DB_TEXT;
     out[5].s = info->data;
     out[5].cap = sizeof info->data;
+    out[6].type = DB_INT64;
+    out[6].i = &info->version;
 }
 
 /* After a row was fetched through row_out: NULL text reads as "", a clock
@@ -229,6 +231,8 @@ static int row_finish(const db_out *out, sqlease_lease_info *info, const char *n
         info->owner[0] = '\0';
     if (out[5].is_null)
         info->data[0] = '\0';
+    if (out[6].is_null)
+        info->version = 0;
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
     return SQLEASE_OK;
 }
@@ -375,6 +379,53 @@ static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
 }
 
 /*
+ * The watch of a waiting follower (see lease_impl.h): remember the row's
+ * (owner, token, version) and when a read first showed it.  Dated when
+ * the answer is in hand: later than the answer itself, so a wait timed
+ * from it only errs long.
+ */
+static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
+{
+    if (l->seen_valid && l->seen_token == row->token && l->seen_version == row->version &&
+        strcmp(l->seen_owner, row->owner) == 0)
+        return;
+    l->seen_valid = 1;
+    l->seen_token = row->token;
+    l->seen_version = row->version;
+    snprintf(l->seen_owner, sizeof l->seen_owner, "%s", row->owner);
+    l->seen_since = sqle_mono_ms();
+}
+
+/*
+ * Whether a follower that has just read `row` should send the take.  A
+ * free row (no owner: released, or never taken) is taken at once: its
+ * holder let go after its work stopped.  A row some owner has is taken
+ * once the database's clock says its hold expired (the take's WHERE
+ * decides that again), and, for a follower that watches, only once it
+ * has also seen the row unchanged for a ttl on its own clock: a step
+ * forward of the database's clock, which expires every hold at once,
+ * then hands no live holder's lease over.  The database's expiry stays a
+ * condition too, because the row is all a follower knows of the holder's
+ * promise: a release with a minimum hold keeps its owner until
+ * acquired_at + min_hold on that clock, however long anyone watched.
+ */
+int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
+{
+    if (row->owner[0] == '\0')
+        return 1;
+    if (!l->watch)
+        return !row->held;
+    watch_row(l, row);
+    return !row->held && sqle_mono_ms() - l->seen_since >= l->ttl_ms;
+}
+
+void sqle_lease_set_watch(sqlease_lease *l, int on)
+{
+    l->watch = on != 0;
+    l->seen_valid = 0;
+}
+
+/*
  * A follower's take after a read (`row`) of the row and the clock: if
  * some hold is live (another process's, or one under this owner id that
  * this handle does not know the token of), that is the answer, with the
@@ -396,8 +447,15 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
 
     if (info != NULL)
         *info = *row;
-    if (row->held) {
+    if (!sqle_lease_wants_take(l, row)) {
         char who[SQLE_QUOTED_ID_MAX];
+        if (!row->held)
+            return sqle_fail(err, SQLEASE_NOT_HELD,
+                             "lease '%s' is held by %s (token %lld), expired by the database's "
+                             "clock; taken once this follower has also seen it unchanged for "
+                             "its ttl (%lld ms)",
+                             l->name, sqle_quote_id(row->owner, who, sizeof who),
+                             (long long)row->token, (long long)l->ttl_ms);
         return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
                          l->name, sqle_quote_id(row->owner, who, sizeof who),
                          (long long)row->token);
@@ -678,14 +736,20 @@ int sqlease_lease_acquire_wait_(sqlease_lease *l, int64_t timeout_ms, sqlease_le
                          "sqlease_lease_acquire_wait: timeout %lld ms is not within 0..30 "
                          "days", (long long)timeout_ms);
     until = sqle_mono_ms() + timeout_ms;
+    /* A wait of at least a ttl can watch a row that has an owner for one
+     * (lease_impl.h) instead of asking the database's clock; a shorter
+     * one cannot, and takes by the expiry as the one-shot acquire does. */
+    sqle_lease_set_watch(l, timeout_ms >= l->ttl_ms);
     for (;;) {
         int64_t now, next;
 
         rc = sqlease_lease_acquire_(l, info, info_size, err);
         if (rc == SQLEASE_OK || rc == SQLEASE_EINVAL || rc == SQLEASE_ENOMEM ||
             rc == SQLEASE_ENOTABLE || rc == SQLEASE_ENOROW || rc == SQLEASE_EDIALECT ||
-            rc == SQLEASE_EPLATFORM)
+            rc == SQLEASE_EPLATFORM) {
+            sqle_lease_set_watch(l, 0);
             return rc;
+        }
         now = sqle_mono_ms();
         if (now >= until)
             break;
@@ -694,6 +758,7 @@ int sqlease_lease_acquire_wait_(sqlease_lease *l, int64_t timeout_ms, sqlease_le
         if (sqle_mono_ms() >= until)
             break;
     }
+    sqle_lease_set_watch(l, 0);
     {
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);

@@ -87,6 +87,17 @@ int sqle_lease_status_each(sqle_each *each, size_t n, int64_t deadline, sqlease_
  * OK with *taken = 1 and `info` describing the new hold; SQLEASE_NOT_HELD
  * when another take won in between (or the read showed a live hold); or
  * an error. */
+/* Whether a follower that has just read `row` (its own read or a
+ * status_each answer) should send the take: 1 for a free row, or one
+ * expired by the database's clock (and, when it watches, seen unchanged
+ * for a ttl), else 0.  Records what it saw for the watch (lease_impl.h).
+ * Same thread rules as the lease's other calls. */
+int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row);
+
+/* Make `l` a waiting follower that watches (on) or one that takes by the
+ * database's expiry (off, a new lease's default); forgets what it saw. */
+void sqle_lease_set_watch(sqlease_lease *l, int on);
+
 int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
 

@@ -41,12 +41,27 @@ struct sqlease_lease {
      * many statements it sends. */
     int64_t deadline;
     sqle_atomic_u64 statements;
+    /* A waiting follower (a supervisor's, sqlease_lease_acquire_wait's)
+     * takes a row some owner has only once it has also seen that row's
+     * (owner, token, version) unchanged for a ttl, timed on its own
+     * monotonic clock from the answer of the first read that showed it:
+     * the holder's last renew was sent before that answer, so its work
+     * has stopped by then (renew_deadline < ttl), whatever the database's
+     * clock did meanwhile.  watch: 1 for such a follower; 0 for the
+     * one-shot acquire, which cannot watch and asks the database's
+     * expiry alone.  Guarded as the rest of the handle: one call at a
+     * time. */
+    int watch;
+    int seen_valid;
+    char seen_owner[SQLEASE_MAX_OWNER + 1];
+    int64_t seen_token, seen_version;
+    int64_t seen_since; /* sqle_mono_ms of the first answer that showed it */
 };
 
 /* The status statement's columns: owner, token, acquired_at_ms,
- * expires_at_ms, the clock, data (status_each reads the name before
- * them). */
-#define SQLE_ROW_COLUMNS 6
+ * expires_at_ms, the clock, data, version (status_each reads the name
+ * before them). */
+#define SQLE_ROW_COLUMNS 7
 
 /* Point out[0..SQLE_ROW_COLUMNS-1] at the fields of `info`. */
 void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);

@@ -125,6 +125,7 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
 
     r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
     r->min_hold_ms = opt->min_hold_ms;
+    r->take_by_expiry = opt->take_by_expiry != 0;
     hb_derived = opt->heartbeat_ms <= 0 && ini->heartbeat_ms <= 0;
     rd_derived = opt->renew_deadline_ms <= 0 && ini->renew_deadline_ms <= 0;
     retry_derived = opt->retry_ms <= 0 && ini->retry_ms <= 0;

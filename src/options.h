@@ -17,6 +17,7 @@ typedef struct sqle_resolved {
     int64_t retry_ms;
     int64_t min_hold_ms; /* 0: a release frees the row at once */
     const char *data;    /* borrowed; NULL: none */
+    int take_by_expiry;  /* sqlease_options.take_by_expiry */
 } sqle_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */

@@ -80,6 +80,9 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
         free(s);
         return rc;
     }
+    /* A supervisor waits, so it can watch (lease_impl.h), unless its
+     * caller cannot wait a ttl. */
+    sqle_lease_set_watch(s->lease, !s->r.take_by_expiry);
     /* The resolved strings were borrowed from the caller; point them at
      * the lease's own copies. */
     s->r.name = sqlease_lease_name(s->lease);

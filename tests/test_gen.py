@@ -485,6 +485,9 @@ class RealTemplate(GenCase):
         self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl, token, data},
                          key)
         self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
+        # The followers' reads carry the version they watch, last.
+        self.assertTrue(stmts[(key, "status")][2].split(" FROM {table}")[0].endswith("version"),
+                        key)
         self.assertEqual(set(stmts[(key, "release")][1]),
                          {name, owner, token, min_hold}, key)
         self.assertEqual(stmts[(key, "release")][1].count(min_hold), 4, key)
@@ -511,7 +514,7 @@ class RealTemplate(GenCase):
         self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
         self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
         self.assertNotIn("data", stmts[(key, "renew")][2], key)
-        self.assertIn(", data FROM", stmts[(key, "status")][2], key)
+        self.assertIn(", data, version FROM", stmts[(key, "status")][2], key)
         # The columns as wide as sqlease.h says (SQLEASE_MAX_NAME, ...).
         for width in widths:
             self.assertIn("(%d)" % width, stmts[(key, "create_table")][2], key)
@@ -620,7 +623,8 @@ class RealTemplate(GenCase):
         self.assertEqual(set(params), {name}, key)
         self.assertEqual(len(params) % 3, 0, key)
         self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
-        self.assertIn("data FROM {table}", sql.replace("l.data", "data"), key)
+        self.assertIn("data, version FROM {table}",
+                      sql.replace("l.data", "data").replace("l.version", "version"), key)
         q, params, sql = each[(key, "renewed_each")]
         if returns:
             # Never sent: the renew says which rows it renewed.

@@ -82,6 +82,58 @@ static void test_contend_one_holder(void)
     tu_drop(db, t);
 }
 
+/*
+ * Every take, renew and release adds one to the row's version, and the
+ * reads return it.  A wait of at least a ttl takes a dead holder's
+ * expired row only once it has seen it unchanged for a ttl itself (the
+ * watch that makes a database clock stepped forward harmless); a shorter
+ * wait, and the one-shot acquire, go by the database's expiry at once.
+ */
+static void test_version_and_watched_wait(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a, *b, *c;
+    sqlease_lease_info ia, st, ib;
+    sqlease_error err;
+    int64_t v0, t0, took;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", 600);
+    b = make(t, "job", "owner-b", 600);
+    c = make(t, "job", "owner-c", 600);
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    v0 = st.version;
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK); /* a renew */
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.version, v0 + 2);
+    CU_ASSERT_EQUAL(st.token, ia.token);
+    /* a dies; its row expires (600 ms) and stays a's. */
+    sqle_sleep_ms(700);
+    t0 = sqle_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_lease_acquire_wait(b, 5000, &ib, &err), SQLEASE_OK);
+    took = sqle_mono_ms() - t0;
+    CU_ASSERT_EQUAL(ib.token, ia.token + 1);
+    CU_ASSERT(took >= 600);         /* watched for its ttl */
+    CU_ASSERT(took <= 600 + 3 * 75 + 300);
+    /* b dies too; a one-shot acquire and a wait shorter than the ttl
+     * take by the database's expiry alone, at once. */
+    sqle_sleep_ms(700);
+    t0 = sqle_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_lease_acquire_wait(c, 300, &ib, &err), SQLEASE_OK);
+    CU_ASSERT(sqle_mono_ms() - t0 < 300);
+    CU_ASSERT_EQUAL(sqlease_lease_status(b, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-c");
+    CU_ASSERT_EQUAL(st.version, v0 + 4);
+    sqle_sleep_ms(700);
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ia.token, ib.token + 1);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    sqlease_lease_free(c);
+    tu_drop(db, t);
+}
+
 static void test_renew_keeps_token(void)
 {
     const char *t = tu_table();
@@ -1675,6 +1727,8 @@ static void add(void)
                 test_renew_each_duplicates_and_look_alikes);
     CU_add_test(s, "batched read: held, free, expired and missing rows", test_status_each_mix);
     CU_add_test(s, "take after a batched read", test_take_seen);
+    CU_add_test(s, "the version, and a wait of a ttl watches before it takes",
+                test_version_and_watched_wait);
     CU_add_test(s, "a failed batch answers every lease with the error", test_each_failure);
 }
 

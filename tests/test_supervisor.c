@@ -498,6 +498,81 @@ static void test_graceful_handover_within_retry(void)
     tu_drop(db, t);
 }
 
+/*
+ * The database's clock steps forward (an NTP step, a VM resumed): every
+ * expiry in the table is suddenly in the past, the holder's included,
+ * while the holder is alive and working.  Modelled on SQLite by moving
+ * the row's expiry 30 s back, which is what the step does to it as the
+ * clock reads it.  A waiting supervisor that went by the database's
+ * expiry alone took at its next poll while the holder's work still ran
+ * (until its next renew failed); one that watches takes only after it
+ * has seen the row unchanged for a ttl itself, by which time the holder
+ * has stopped.  `by_expiry`: the old rule (take_by_expiry), the control.
+ */
+static void clock_step_forward(int by_expiry)
+{
+    const char *t = tu_table();
+    recorder ra, rb;
+    sqlease_supervisor *a, *b = NULL;
+    sqlease_options o;
+    sqlease_error err;
+    char sql[300];
+    int64_t rows = -1, stepped, seed;
+    const int64_t ttl = 3000, hb = 500, retry = 100;
+
+    rec_init(&ra);
+    rec_init(&rb);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    seed = seed_of(db, t, "job");
+    a = start(db, t, "sup-a", &ra, ttl, hb, 1500, retry);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    tu_options(&o, t, "job", "sup-b", ttl, hb, 1500, retry);
+    o.on_started = on_started;
+    o.on_stopped = on_stopped;
+    o.userdata = &rb;
+    o.take_by_expiry = by_expiry;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&b, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rec_count(&ra), 1);
+    CU_ASSERT_EQUAL(rec_count(&rb), 0);
+    sqle_sleep_ms(2 * hb); /* b has read a few versions of a's hold */
+    snprintf(sql, sizeof sql, "UPDATE %s SET expires_at_ms = expires_at_ms - 30000", t);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    stepped = sqle_mono_ms();
+    CU_ASSERT_EQUAL(rows, 1);
+    CU_ASSERT_FATAL(await_events(&rb, 1, ttl + 3000));
+    CU_ASSERT_EQUAL(rb.value[0], seed + 2);
+    if (by_expiry) {
+        /* At its next poll, while a's work still ran: the overlap the
+         * watch prevents. */
+        CU_ASSERT(rb.at[0] - stepped <= 3 * retry + 200);
+        CU_ASSERT(ra.n < 2 || ra.at[1] > rb.at[0]);
+    } else {
+        /* a's next renew failed and stopped its work; b took only once it
+         * had seen the row unchanged for its ttl (the version last
+         * changed at a's last renew, at most a heartbeat before the
+         * step). */
+        CU_ASSERT_EQUAL(ra.n, 2);
+        CU_ASSERT(ra.stopped_returned > 0 && ra.stopped_returned <= rb.at[0]);
+        CU_ASSERT(rb.at[0] - stepped >= ttl - hb);
+        CU_ASSERT(rb.at[0] - stepped <= ttl + 2 * retry + 500);
+        CU_ASSERT_EQUAL(ra.overlap, 0);
+        CU_ASSERT_EQUAL(rb.overlap, 0);
+    }
+    sqlease_supervisor_free(b);
+    sqlease_supervisor_free(a);
+    tu_drop(db, t);
+}
+
+static void test_clock_step_forward_watched(void)
+{
+    clock_step_forward(0);
+}
+
+static void test_clock_step_forward_by_expiry(void)
+{
+    clock_step_forward(1);
+}
+
 static void test_many_supervisors_one_connection(void)
 {
     enum { N = 20 };
@@ -1030,14 +1105,15 @@ static void test_stop_keeps_min_hold(void)
     CU_ASSERT_EQUAL(st.token, seed + 1);
     CU_ASSERT_EQUAL(st.expires_at_ms, st.acquired_at_ms + 1500);
     CU_ASSERT(tu_log_has("minimum hold"));
-    /* A successor polls every 100 ms and takes once the hold runs out. */
+    /* A successor polls every 100 ms and takes once the hold runs out
+     * by the database's clock, and once it has itself seen the row
+     * unchanged for its ttl (5 s): it started just now, so the later. */
     b = start(db, t, "sup-b", &rb, 5000, 200, 2000, 100);
     CU_ASSERT_EQUAL(rec_count(&rb), 0);
-    CU_ASSERT_FATAL(await_events(&rb, 1, 5000));
+    CU_ASSERT_FATAL(await_events(&rb, 1, 9000));
     CU_ASSERT_EQUAL(rb.value[0], seed + 2);
-    /* Not before the minimum hold had run out (measured from after the
-     * stop, so a little less than 1500 ms). */
-    CU_ASSERT(rb.at[0] - t0 >= 1000);
+    CU_ASSERT(rb.at[0] - t0 >= 4900);
+    CU_ASSERT(rb.at[0] - t0 < 8000);
     sqlease_supervisor_free(b);
     sqlease_supervisor_free(a);
     sqlease_lease_free(probe);
@@ -1370,6 +1446,10 @@ static void add(void)
     CU_add_test(s, "an answer after its deadline starts nothing", test_late_answer_starts_nothing);
     CU_add_test(s, "graceful shutdown hands over within one retry",
                 test_graceful_handover_within_retry);
+    CU_add_test(s, "a database clock stepped forward hands no live hold over",
+                test_clock_step_forward_watched);
+    CU_add_test(s, "the same step without the watch (take_by_expiry): taken at once",
+                test_clock_step_forward_by_expiry);
     CU_add_test(s, "many supervisors share one connection", test_many_supervisors_one_connection);
     CU_add_test(s, "bad start: missing row, bad timing, re-entry", test_bad_start);
     CU_add_test(s, "one owner id, two supervisors: never both, no stolen release",

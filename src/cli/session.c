@@ -544,6 +544,16 @@ static int start_supervisor(cli_session *s)
 
     memset(&err, 0, sizeof err);
     session_lease_options(s, &o);
+    /* A run that may not wait a ttl (--no-wait, a shorter --timeout)
+     * cannot watch a dead holder's row for one: it takes by the
+     * database's expiry, as before. */
+    if (s->wait_ms >= 0) {
+        sqlease_options eff;
+        if (sqlease_options_effective(s->db, &o, &eff, &err) != SQLEASE_OK ||
+            s->wait_ms < eff.ttl_ms)
+            o.take_by_expiry = 1;
+        memset(&err, 0, sizeof err);
+    }
     cli_hold_attach(&s->hold, &o);
     {
         cli_hold_view v;
@@ -580,6 +590,7 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     memset(&err, 0, sizeof err);
     s->args = a;
     s->min_hold_ms = f->min_hold_ms;
+    s->wait_ms = f->timeout_ms;
     s->data = f->data;
     s->persistent = persistent;
     s->contact_mono = -1;

@@ -47,6 +47,9 @@ typedef struct cli_session {
     char owner[SQLEASE_MAX_OWNER + 1];
     int64_t ttl_ms, heartbeat_ms, renew_deadline_ms, retry_ms;
     int64_t min_hold_ms;    /* run --min-hold: kept in the row at release */
+    int64_t wait_ms;        /* run: how long it may wait for the lease (-1:
+                               for ever); shorter than the ttl, it cannot
+                               watch a row for a ttl (take_by_expiry) */
     const char *data;       /* --data: published with every take */
     int64_t kill_grace_ms;
     cli_guard guard;        /* CMD's guard process, while CMD runs */
