@@ -137,6 +137,9 @@ step "PgBouncer: suites and a killed holder, transaction and statement pooling" 
 # upgrade on PostgreSQL and MariaDB.
 step "rolling upgrade from the previous release (postgres, mariadb)" \
     reported bash ci/upgrade.sh
+# About 2 minutes: the simulator, 20,000 seeds of the real engine under a
+# seeded schedule and faults (ci/sim.sh; tests/sim/).
+step "simulator: 20,000 seeds" reported bash ci/sim.sh
 # About 45 s: a PostgreSQL server's clock stepped 30 s forward four times
 # (libfaketime) under a holder and a waiting instance: no overlap.
 step "the database's clock stepped forward under supervise (postgres, libfaketime)" \

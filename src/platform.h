@@ -11,6 +11,10 @@
  *     ident.c               host name, pid, random UUIDs, environment
  *     file.c                path checks and the current directory
  *
+ * A third implementation, src/platform/sim/, runs the library on
+ * coroutines under a seeded scheduler for the simulator (tests/sim/); it
+ * keeps the POSIX types below as plain storage.
+ *
  * No other library file includes an OS header beyond the C standard
  * library.  What the sqlease tool alone needs (child processes, signals,
  * the terminal, the wall clock, files it writes) is not here: it is the
