@@ -109,6 +109,9 @@ SNIPPETS = {
     "data_charset": (set(), set(), True),
     # ALTER TABLE's words for adding a column.
     "add_column": (set(), set(), False),
+    # What follows an INSERT ... VALUES so that a row whose name exists
+    # already is left as it is (and is no error).
+    "ignore_existing": (set(), set(), False),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
@@ -128,7 +131,7 @@ WHERE_RE = re.compile(r"\bWHERE\b", re.I)
 # text before {each: ...}), the item, the separator and the tail (the text
 # after).  name -> (required params of head and tail, allowed ones,
 # required params of the item, allowed ones).  {table} must be in the head
-# or the tail; the item takes no placeholder.
+# or the tail; the item takes {now} and the snippets, no other placeholder.
 EACH_STATEMENTS = {
     # The holders' renew of many holds: each item is one hold (name,
     # owner, token); one ttl for them all.  It answers which rows it
@@ -141,6 +144,9 @@ EACH_STATEMENTS = {
     "renewed_each": (set(), set(), {"name", "owner", "token"}, {"name", "owner", "token"}),
     # The followers' read of many rows: status's columns after the name.
     "status_each": (set(), set(), {"name"}, {"name"}),
+    # migrate's seed of many names: a row for each name that has none,
+    # as `seed` makes it; names that have one are left alone.
+    "seed_each": (set(), set(), {"name"}, {"name"}),
 }
 EACH_SEP = ", "
 
@@ -227,6 +233,8 @@ SETTING_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ROW_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 SQLSTATE_RE = re.compile(r"[0-9A-Z]{2}(?:[0-9A-Z]{3})?")
 PLACEHOLDER_RE = re.compile(r"\{([^{}]*)\}")
+# {each: ITEM} whose ITEM holds placeholders ({now}, snippets) of its own.
+EACH_SPAN_RE = re.compile(r"\{(\s*each\s*:(?:[^{}]|\{[^{}]*\})*)\}")
 # The repetition construct of a batched statement, {each: ITEM}, as the
 # inside of a placeholder.
 EACH_RE = re.compile(r"\s*each\s*:")
@@ -465,10 +473,14 @@ def check_each(field, value, now_ms, snippets=None):
         if i < 0:
             break
         m = PLACEHOLDER_RE.match(text, i)
-        if not m:
-            if EACH_RE.match(text, i + 1):
+        if not m and EACH_RE.match(text, i + 1):
+            # An item may hold {now} and snippets: its end is the brace
+            # that closes it.
+            m = EACH_SPAN_RE.match(text, i)
+            if not m:
                 raise FieldError("'{each: ...}' at offset %d is not closed, or holds a "
-                                 "placeholder (an item takes none)" % i)
+                                 "'{each' or an unclosed '{'" % i)
+        if not m:
             raise FieldError("unclosed '{' at offset %d" % i)
         if EACH_RE.match(m.group(1)):
             spans.append(m)
@@ -485,6 +497,11 @@ def check_each(field, value, now_ms, snippets=None):
         raise FieldError("'{each: ...}' is empty")
     if ";" in item_text:
         raise FieldError("';' in '{each: ...}'")
+    try:
+        item_text, item_table = substitute_placeholders(item_text, now_ms, allow_table=False,
+                                                        snippets=snippets)
+    except FieldError as e:
+        raise FieldError("'{each: ...}': %s" % e) from None
     head_text, head_table = substitute_placeholders(head_text, now_ms, allow_table=True,
                                                     snippets=snippets)
     tail_text, tail_table = substitute_placeholders(tail_text, now_ms, allow_table=True,

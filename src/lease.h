@@ -7,6 +7,7 @@
 #define SQLEASE_LEASE_H
 
 #include "sqlease.h"
+#include "db.h"
 #include "options.h"
 
 /* Like sqlease_lease_acquire; *taken is 1 when the answer is a new hold
@@ -53,6 +54,27 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
  * supervisor's tick runner gathers the renews that are due (and the
  * followers' reads) of all its supervisors into these.
  */
+
+/*
+ * The text and the bound values of batched statement `st` for the items
+ * ps[0..n-1] (n >= 1), padded to `padded` items with the last one; the
+ * head and the tail bind from ps[0].  *sql (malloc'd, {table} replaced by
+ * `table`) and *binds (malloc'd; text values point into ps) are the
+ * caller's to free.  Returns SQLEASE_OK, SQLEASE_ENOMEM or SQLEASE_EINVAL
+ * (a parameter the binder does not know).
+ */
+int sqle_each_build(const sqle_each_stmt *st, const char *table, const db_params *ps, size_t n,
+                    size_t padded, char **sql, db_bind **binds, size_t *nbinds,
+                    sqlease_error *err);
+
+/* How many items one statement of `st` carries at most in dialect d:
+ * batch_max, or `max` when smaller (0: no limit of the caller's), and
+ * never more than max_params allows. */
+size_t sqle_each_chunk_max(const sqle_dialect *d, const sqle_each_stmt *st, size_t max);
+
+/* The items a chunk of k is sent as: the next power of two, at most
+ * max (so that a connection prepares few distinct texts). */
+size_t sqle_each_padded(size_t k, size_t max);
 
 /* One lease's part in a batched statement. */
 typedef struct sqle_each {

@@ -80,21 +80,15 @@ static int bind_part(const sqle_stmt *part, const db_params *p, db_bind *binds, 
     return SQLEASE_OK;
 }
 
-/*
- * The text and the bound values of `st` for the leases ls[0..n-1],
- * padded to `padded` items with the last lease.  *sql (malloc'd, {table}
- * substituted) and *binds (malloc'd; text values point into the leases)
- * are the caller's to free.
- */
-static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *ls, size_t n,
-                 size_t padded, char **sql, db_bind **binds, size_t *nbinds, sqlease_error *err)
+int sqle_each_build(const sqle_each_stmt *st, const char *table, const db_params *ps, size_t n,
+                    size_t padded, char **sql, db_bind **binds, size_t *nbinds,
+                    sqlease_error *err)
 {
     size_t hl = strlen(st->head.sql), il = strlen(st->item.sql), sl = strlen(st->sep);
     size_t tl = strlen(st->tail.sql);
     size_t len = hl + padded * il + (padded - 1) * sl + tl + 1;
     size_t nb = st->head.nparams + padded * st->item.nparams + st->tail.nparams;
     char *text, *q;
-    db_params p;
     size_t i;
     int rc;
 
@@ -122,18 +116,13 @@ static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *
     }
     memcpy(q, st->tail.sql, tl + 1);
 
-    /* The head and the tail bind what is the same for every lease (the
+    /* The head and the tail bind what is the same for every item (the
      * ttl): from the first. */
-    lease_params(ls[0]->lease, &p);
-    rc = bind_part(&st->head, &p, *binds, nbinds, err);
-    for (i = 0; i < padded && rc == SQLEASE_OK; i++) {
-        lease_params(ls[i < n ? i : n - 1]->lease, &p);
-        rc = bind_part(&st->item, &p, *binds, nbinds, err);
-    }
-    if (rc == SQLEASE_OK) {
-        lease_params(ls[0]->lease, &p);
-        rc = bind_part(&st->tail, &p, *binds, nbinds, err);
-    }
+    rc = bind_part(&st->head, &ps[0], *binds, nbinds, err);
+    for (i = 0; i < padded && rc == SQLEASE_OK; i++)
+        rc = bind_part(&st->item, &ps[i < n ? i : n - 1], *binds, nbinds, err);
+    if (rc == SQLEASE_OK)
+        rc = bind_part(&st->tail, &ps[0], *binds, nbinds, err);
     if (rc == SQLEASE_OK) {
         *sql = sqle_sql_for_table(text, table);
         if (*sql == NULL)
@@ -148,8 +137,29 @@ static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *
     return rc;
 }
 
+/* sqle_each_build for the leases ls[0..n-1], each item bound from its
+ * lease (text values point into the leases). */
+static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *ls, size_t n,
+                 size_t padded, char **sql, db_bind **binds, size_t *nbinds, sqlease_error *err)
+{
+    db_params *ps = malloc(n * sizeof *ps);
+    size_t i;
+    int rc;
+
+    *sql = NULL;
+    *binds = NULL;
+    *nbinds = 0;
+    if (ps == NULL)
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    for (i = 0; i < n; i++)
+        lease_params(ls[i]->lease, &ps[i]);
+    rc = sqle_each_build(st, table, ps, n, padded, sql, binds, nbinds, err);
+    free(ps);
+    return rc;
+}
+
 /* Leases a chunk of k is sent as: the next power of two, at most max. */
-static size_t padded_size(size_t k, size_t max)
+size_t sqle_each_padded(size_t k, size_t max)
 {
     size_t p = 1;
 
@@ -161,7 +171,7 @@ static size_t padded_size(size_t k, size_t max)
 /* The chunk size: the dialect's batch_max, or less when asked (`max`,
  * 0: no limit of the caller's), and never more than its max_params
  * allows for this statement. */
-static size_t chunk_max(const sqle_dialect *d, const sqle_each_stmt *st, size_t max)
+size_t sqle_each_chunk_max(const sqle_dialect *d, const sqle_each_stmt *st, size_t max)
 {
     size_t c = d->batch_max > 0 ? d->batch_max : 1;
     size_t fixed = st->head.nparams + st->tail.nparams;
@@ -417,12 +427,12 @@ int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_
     if (deadline <= 0)
         deadline = sqle_db_deadline(each[0].lease->db);
     qsort(ls, m, sizeof *ls, cmp_each_hold);
-    cmax = chunk_max(d, &d->renew_each, max);
-    if (!d->renew_each_returns && chunk_max(d, &d->renewed_each, max) < cmax)
-        cmax = chunk_max(d, &d->renewed_each, max);
+    cmax = sqle_each_chunk_max(d, &d->renew_each, max);
+    if (!d->renew_each_returns && sqle_each_chunk_max(d, &d->renewed_each, max) < cmax)
+        cmax = sqle_each_chunk_max(d, &d->renewed_each, max);
     for (i = 0; i < m; i += cmax) {
         size_t k = m - i < cmax ? m - i : cmax;
-        rc = renew_chunk(d, ls + i, k, padded_size(k, cmax), deadline, err);
+        rc = renew_chunk(d, ls + i, k, sqle_each_padded(k, cmax), deadline, err);
         if (rc != SQLEASE_OK) {
             /* Not known either way: an error, not a loss; the holds are
              * kept for the next try. */
@@ -580,10 +590,10 @@ int sqle_lease_status_each_max(sqle_each *each, size_t n, int64_t deadline, size
     if (deadline <= 0)
         deadline = sqle_db_deadline(each[0].lease->db);
     qsort(ls, n, sizeof *ls, cmp_each_name);
-    cmax = chunk_max(d, &d->status_each, max);
+    cmax = sqle_each_chunk_max(d, &d->status_each, max);
     for (i = 0; i < n; i += cmax) {
         size_t k = n - i < cmax ? n - i : cmax;
-        rc = status_chunk(d, ls + i, k, padded_size(k, cmax), deadline, err);
+        rc = status_chunk(d, ls + i, k, sqle_each_padded(k, cmax), deadline, err);
         if (rc != SQLEASE_OK) {
             rc = fail_rest(ls, i, n, rc, err);
             break;

@@ -15,6 +15,7 @@
 #include "classify.h"
 #include "db.h"
 #include "internal.h"
+#include "lease.h"
 
 /* What each step needs of the connection's role, in the words of GRANT
  * (SQLite has no grants: there the process must be able to write the
@@ -135,6 +136,62 @@ static int ensure_exact(sqlease_db *db, const sqle_dialect *d, const char *table
                    "making the name and owner columns compare exactly in", NEED_ALTER, err);
 }
 
+/*
+ * Seed every name with the dialect's seed_each, one statement per chunk
+ * of batch_max names (fewer when max_params says so), instead of a
+ * statement (and, on SQLite, a durable commit) per name: 10,000 names
+ * are a few dozen statements.  Each statement is an insert that leaves
+ * existing rows alone, so a chunk is as idempotent as the single seed.
+ */
+static int seed_names(sqlease_db *db, const sqle_dialect *d, const char *table,
+                      const char *const *names, size_t count, sqlease_error *err)
+{
+    size_t cmax = sqle_each_chunk_max(d, &d->seed_each, 0);
+    db_params *ps;
+    size_t i;
+    int rc = SQLEASE_OK;
+
+    if (count == 0)
+        return SQLEASE_OK;
+    ps = calloc(count, sizeof *ps);
+    if (ps == NULL)
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    for (i = 0; i < count; i++) {
+        ps[i].name = names[i];
+        ps[i].owner = "";
+    }
+    for (i = 0; i < count && rc == SQLEASE_OK; i += cmax) {
+        size_t k = count - i < cmax ? count - i : cmax;
+        db_bind *binds = NULL;
+        size_t nb = 0;
+        char *sql = NULL;
+
+        rc = sqle_each_build(&d->seed_each, table, ps + i, k, sqle_each_padded(k, cmax), &sql,
+                             &binds, &nb, err);
+        if (rc == SQLEASE_OK)
+            rc = sqle_db_exec(db, sql, binds, nb, NULL, 0, NULL, NULL, err);
+        free(sql);
+        free(binds);
+        if (rc != SQLEASE_OK && err != NULL && rc != SQLEASE_ENOMEM) {
+            /* Said as the single seed says it, naming a privilege the
+             * role lacks first. */
+            char driver[sizeof err->message];
+            memcpy(driver, err->message, sizeof driver);
+            if (sqle_classify_error(err, d, SQLEASE_AT_STATEMENT) == SQLEASE_FAIL_PRIVILEGE)
+                sqle_err(err, rc, err->sqlstate, err->native_error,
+                         "migrate: seeding rows in %s needs %s, which the connection lacks:"
+                         " run migrate as the table's owner, or grant it: %s", table,
+                         need_text(d, NEED_INSERT), driver);
+            else
+                sqle_err(err, rc, err->sqlstate, err->native_error,
+                         "migrate: seeding rows in %s (names #%zu to #%zu): %s", table, i + 1,
+                         i + k, driver);
+        }
+    }
+    free(ps);
+    return rc;
+}
+
 int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names, size_t count,
                     sqlease_error *err)
 {
@@ -181,10 +238,5 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     rc = ensure_exact(db, d, table, err);
     if (rc != SQLEASE_OK)
         return rc;
-    for (i = 0; i < count; i++) {
-        rc = run_ddl(db, &d->seed, table, names[i], "seeding a row in", NEED_INSERT, err);
-        if (rc != SQLEASE_OK)
-            return rc;
-    }
-    return SQLEASE_OK;
+    return seed_names(db, d, table, names, count, err);
 }

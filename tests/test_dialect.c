@@ -492,6 +492,64 @@ static void test_migrate_idempotent(void)
     tu_drop(db, t);
 }
 
+/* Many names at once, in more chunks than one (1,300 names: past SQLite's
+ * 256 and the servers' 512 a statement, a last chunk that is no power of
+ * two), with a name listed twice and one whose row exists and is held:
+ * one row per distinct name, each new row free with a token from the
+ * database clock of the migrate, the held row untouched. */
+static void test_migrate_many_names(void)
+{
+    enum { N = 1300 };
+    char t[64], sql[256];
+    char(*bufs)[16] = calloc(N + 1, sizeof *bufs);
+    const char **names = calloc(N + 1, sizeof *names);
+    sqlease_lease *a;
+    sqlease_lease_info info, st;
+    sqlease_error err;
+    int64_t before = 0, after = 0, v = -1, held_token;
+    int has_row = 0, i;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bufs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(names);
+    new_table(t, sizeof t);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "many-a", 30000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, &info, &err), SQLEASE_OK);
+    held_token = info.token;
+    for (i = 0; i < N; i++) {
+        snprintf(bufs[i], sizeof bufs[i], "n%05d", i);
+        names[i] = bufs[i];
+    }
+    names[700] = "job";         /* exists, held */
+    names[N] = names[5];        /* listed twice */
+    CU_ASSERT_EQUAL(sqlease_db_now_ms(db, &before, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, names, N + 1, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_now_ms(db, &after, &err), SQLEASE_OK);
+    /* N names, "job" among them instead of n00700. */
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", t);
+    CU_ASSERT_EQUAL(query_i64(sql, NULL, 0, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, N);
+    snprintf(sql, sizeof sql,
+             "SELECT COUNT(*) FROM %s WHERE name <> 'job' AND owner = '' AND expires_at_ms = 0"
+             " AND version = 0 AND token >= %lld AND token <= %lld",
+             t, (long long)before, (long long)after);
+    CU_ASSERT_EQUAL(query_i64(sql, NULL, 0, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, N - 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "many-a");
+    CU_ASSERT_EQUAL(st.mine, 1);
+    CU_ASSERT_EQUAL(st.token, held_token);
+    /* Again: nothing changes. */
+    CU_ASSERT_EQUAL(sqlease_migrate(db, t, names, N + 1, &err), SQLEASE_OK);
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s WHERE version = 0", t);
+    CU_ASSERT_EQUAL(query_i64(sql, NULL, 0, &v, &has_row), SQLEASE_OK);
+    CU_ASSERT_EQUAL(v, N - 1);
+    sqlease_lease_free(a);
+    tu_drop(db, t);
+    free(names);
+    free(bufs);
+}
+
 /* A table as go-admin made it (no token, no version) with a live hold by
  * another instance: migrate adds the columns and keeps the row and its
  * holder. */
@@ -933,6 +991,7 @@ static void add(void)
     CU_add_test(s, "rows affected: renews count 1, non-holders 0",
                 test_rows_affected);
     CU_add_test(s, "migrate is idempotent", test_migrate_idempotent);
+    CU_add_test(s, "migrate seeds many names in chunks", test_migrate_many_names);
     CU_add_test(s, "migrate upgrades a held go-admin table", test_migrate_go_admin_table);
     CU_add_test(s, "schema-qualified table names", test_schema_qualified_table);
     CU_add_test(s, "missing table vs missing column", test_missing_table_vs_column);

@@ -37,7 +37,7 @@ STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version"
               "add_version", "probe_data", "add_data", "fill_nulls", "probe_exact", "make_exact", "seed",
               "acquire", "renew", "release", "release_force", "status", "list"]
 FRAGMENTS = ["fence"]
-EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each"]
+EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -150,6 +150,7 @@ int main(int argc, char **argv)
         each(d->key, "renew_each", &d->renew_each);
         each(d->key, "renewed_each", &d->renewed_each);
         each(d->key, "status_each", &d->status_each);
+        each(d->key, "seed_each", &d->seed_each);
         printf("B %s returns=%d batch_max=%zu max_params=%zu\n", d->key,
                d->renew_each_returns, d->batch_max, d->max_params);
     }
@@ -600,6 +601,15 @@ class RealTemplate(GenCase):
         sql = each[("sqlserver", "renew_each")][2]
         self.assertIn("OUTPUT inserted.name, inserted.owner, inserted.token", sql)
         self.assertIn("DATALENGTH(l.owner) = DATALENGTH(v.owner)", sql)
+        # The seed: a VALUES row per name, the clock in each, and the
+        # row's way of leaving an existing name alone.
+        now = real_rows()["sqlite"]["now_ms"]
+        self.assertIn("VALUES (?, '', 0, 0, %s, 0), (?, '', 0, 0, %s, 0), (?, '', 0, 0, %s, 0)"
+                      " ON CONFLICT (name) DO NOTHING" % (now, now, now),
+                      each[("sqlite", "seed_each")][2])
+        self.assertTrue(each[("mysql", "seed_each")][2].endswith(
+            "ON DUPLICATE KEY UPDATE name = name"))
+        self.assertIn("SELECT DISTINCT v.name", each[("sqlserver", "seed_each")][2])
 
     def check_row_batched(self, key, returns, each):
         """What every row's batched statements must get right (built for
@@ -625,6 +635,15 @@ class RealTemplate(GenCase):
         self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
         self.assertIn("data, version FROM {table}",
                       sql.replace("l.data", "data").replace("l.version", "version"), key)
+        # The seed of many names: one name per item, a new row's values
+        # (token from the database clock, as `seed`), an INSERT.
+        q, params, sql = each[(key, "seed_each")]
+        self.assertEqual(q, len(params), key)
+        self.assertEqual(params, [name] * 3, key)
+        self.assertRegex(sql, r"^INSERT INTO \{table\} \(name, owner, acquired_at_ms, "
+                         r"expires_at_ms, token, version\)", key)
+        self.assertIn(real_rows()[key]["now_ms"], sql, key)
+        self.assertNotIn("0, 0, 0, 0)", sql, key)
         q, params, sql = each[(key, "renewed_each")]
         if returns:
             # Never sent: the renew says which rows it renewed.
@@ -1341,13 +1360,27 @@ class Malformed(GenCase):
                             REL + ": row 'sqlite', field 'status_each': unexpected parameter "
                             ":owner")
 
-    def test_each_item_takes_no_placeholder(self):
+    def test_each_item_placeholders(self):
+        # {now} and the snippets are pasted into an item; {table} and a
+        # second {each: ...} are not allowed there.
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
-            "{each: :name}", "{each: :name, {now}}")
+            "{each: :name}", "{each: :name, {table}}")
         self.assertRejected(dump_toml(rows),
-                            REL + ": row 'sqlite', field 'status_each': '{each: ...}' at "
-                            "offset")
+                            REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
+                            "placeholder '{table}' is not allowed here")
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{each: :name}", "{each: :name, {each: :name}}")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
+                            "'{each: ...}' is only allowed")
+        rows = self.rows()
+        rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{each: :name}", "{each: :name, {bogus}}")
+        self.assertRejected(dump_toml(rows),
+                            REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
+                            "unknown placeholder '{bogus}'")
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
             "{each: :name}", "{each: }")
