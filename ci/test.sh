@@ -137,9 +137,11 @@ step "PgBouncer: suites and a killed holder, transaction and statement pooling" 
 # upgrade on PostgreSQL and MariaDB.
 step "rolling upgrade from the previous release (postgres, mariadb)" \
     reported bash ci/upgrade.sh
-# About 45 s: a PostgreSQL server's clock stepped 30 s forward four times
-# (libfaketime) under a holder and a waiting instance: no overlap.
-step "the database's clock stepped forward under supervise (postgres, libfaketime)" \
+# About 75 s: a PostgreSQL server's clock stepped 30 s forward four times
+# (libfaketime) under a holder and a waiting instance: no overlap; then
+# back 30 s twice under the hold and twice right after a SIGKILL of the
+# holder: handed over within ttl + 2 x retry + 1 s of the kill.
+step "the database's clock stepped forward and back under supervise (postgres, libfaketime)" \
     reported bash ci/clock-step.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 if [ "${HA_LONG:-0}" = 1 ]; then

@@ -407,12 +407,13 @@ static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
     snprintf(l->seen_owner, sizeof l->seen_owner, "%s", row->owner);
     l->seen_since = sqle_mono_ms();
     /* A release with a minimum hold keeps its owner until its expiry:
-     * what is left of it, as the database's clock said when the row was
-     * first seen, is waited on this follower's clock too.  A later step
-     * of the database's clock changes nothing here. */
+     * what is left of it is waited on this follower's clock too.  Left
+     * as the database's clock read before any step back this follower
+     * saw (clock_ref, take_kind), so a step back just before the first
+     * read of a dead holder's last version does not add itself. */
     l->seen_wait = l->ttl_ms;
-    if (row->expires_at_ms - row->db_now_ms > l->seen_wait)
-        l->seen_wait = row->expires_at_ms - row->db_now_ms;
+    if (row->expires_at_ms - (l->seen_since + l->clock_ref) > l->seen_wait)
+        l->seen_wait = row->expires_at_ms - (l->seen_since + l->clock_ref);
 }
 
 /*
@@ -437,6 +438,15 @@ static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
         return TAKE_BY_EXPIRY;
     if (!l->watch)
         return row->held ? TAKE_NONE : TAKE_BY_EXPIRY;
+    {
+        /* The database's clock against this follower's, the largest seen
+         * while it watches: a step back lowers the offset, which is then
+         * ignored (a step forward raises it, and is taken). */
+        int64_t off = row->db_now_ms - sqle_mono_ms();
+        if (!l->clock_ref_valid || off > l->clock_ref)
+            l->clock_ref = off;
+        l->clock_ref_valid = 1;
+    }
     watch_row(l, row);
     if (sqle_mono_ms() - l->seen_since < l->seen_wait)
         return TAKE_NONE;
@@ -453,6 +463,7 @@ void sqle_lease_set_watch(sqlease_lease *l, int on)
 {
     l->watch = on != 0;
     l->seen_valid = 0;
+    l->clock_ref_valid = 0;
 }
 
 /*

@@ -60,6 +60,8 @@ struct sqlease_lease {
     int64_t seen_wait;  /* how long to watch it (ms): the ttl, or more for a
                            minimum hold's remainder */
     int64_t take_version; /* what a watched take binds as :version */
+    int clock_ref_valid;
+    int64_t clock_ref;    /* database clock - sqle_mono_ms, largest seen (ms) */
 };
 
 /* The status statement's columns: owner, token, acquired_at_ms,
