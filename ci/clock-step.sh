@@ -6,7 +6,10 @@
 # Each step expires the live hold at once; the waiting instance takes only
 # after it has watched the row unchanged for a ttl, by which time the
 # holder's failed renew has stopped its CMD: no overlap, and someone holds
-# again within ttl + 2 x retry + heartbeat + 1 s.  About 45 s.
+# again within ttl + 2 x retry + heartbeat + 1 s.  Then back 30 s under
+# the live hold (it goes on), and right after a SIGKILL of the holder: the
+# watching instance takes within ttl + 2 x retry + 1 s of the kill, not
+# after the step.  About 75 s.
 #
 #   bash ci/clock-step.sh
 set -uo pipefail

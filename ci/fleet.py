@@ -6,6 +6,7 @@ killed again and again, checked for one holder at a time.
                      [--kills 2] [--label L]
     fleet.py upgrade --old-bin OLD --new-bin NEW --dsn DSN [--kills 4] [--label L]
     fleet.py clockstep --bin B --dsn DSN --clock-file F [--steps 4] [--step-s 30]
+                       [--back-steps 2]
                      [--label L]
 
 pooler: every instance reaches the database through DSN POOLED (PgBouncer
@@ -27,10 +28,12 @@ clockstep: two instances on a PostgreSQL server whose clock follows the
 file F (libfaketime: ci/postgres.sh with SQLEASE_PG_FAKETIME=1); while
 one holds and the other waits, the server's clock steps forward by
 --step-s seconds, --steps times, each step expiring the live hold at
-once.  The holder's next renew fails and stops its CMD; the waiting one
+once; then back by --step-s, --back-steps times under the live hold (it
+goes on), and each time again right after a SIGKILL of the holder.  The holder's next renew fails and stops its CMD; the waiting one
 takes only after it has watched the row unchanged for a ttl, so the two
 CMDs never overlap.  Checked: after each step someone holds again within
-ttl + 2 x retry + heartbeat + 1 s; the usual checks but the error lines
+ttl + 2 x retry + heartbeat + 1 s, and after each kill and step back
+within ttl + 2 x retry + 1 s of the kill; the usual checks but the error lines
 (a lost hold is logged as one).
 
 Every instance's CMD is a shell that takes an exclusive flock(1) on one
@@ -400,6 +403,39 @@ def cmd_clockstep(a):
             checks.check(gap <= bound, 'step %d: %s (token %d) started %.0f ms after the step, '
                          'bound %d ms' % (i + 1, nxt[2], nxt[1], gap, bound))
             time.sleep(2 * TTL_MS / 1000.0)   # a settled holder and a watching follower
+        # Steps back: a live holder keeps its lease across one (nobody
+        # starts), and a holder killed just before one is succeeded within
+        # ttl + 2 x retry (+ slack) of the kill, not after the step.
+        back_bound = TTL_MS + 2 * RETRY_MS + SLACK_MS
+        for i in range(a.back_steps):
+            before = fleet.starts()
+            offset -= a.step_s
+            with open(a.clock_file, 'w') as f:
+                f.write('%+ds\n' % offset)
+            time.sleep(TTL_MS / 1000.0)
+            checks.check(len(fleet.starts()) == len(before) and fleet.lock_held(),
+                         'back step %d (-%d s) under a live hold: its CMD runs on, no other '
+                         'starts' % (i + 1, a.step_s))
+            cur = [s for s in before if s[0] == 'start'][-1]
+            h = fleet.holder(cur)
+            if not checks.check(h is not None and h['proc'].poll() is None,
+                                'the holder %s is a live instance' % cur[2]):
+                break
+            t_kill = time.time_ns()
+            fleet.stop(h, signal.SIGKILL)
+            offset -= a.step_s
+            with open(a.clock_file, 'w') as f:
+                f.write('%+ds\n' % offset)
+            nxt = fleet.await_start(len(before), a.step_s * 1000 + back_bound + 5000)
+            if not checks.check(nxt is not None, 'kill %d, then -%d s: someone holds again'
+                                % (i + 1, a.step_s)):
+                break
+            gap = (nxt[3] - t_kill) / 1e6
+            checks.check(gap <= back_bound, 'kill %d, then -%d s: %s (token %d) started %.0f ms '
+                         'after the kill, bound %d ms' % (i + 1, a.step_s, nxt[2], nxt[1], gap,
+                                                         back_bound))
+            fleet.start('v', a.bin, a.dsn)
+            time.sleep(2 * TTL_MS / 1000.0)
         final_checks(fleet, checks, False, errors_ok=True)
     finally:
         with open(a.clock_file, 'w') as f:
@@ -430,6 +466,7 @@ def main():
     c.add_argument('--clock-file', required=True)
     c.add_argument('--steps', type=int, default=4)
     c.add_argument('--step-s', type=int, default=30)
+    c.add_argument('--back-steps', type=int, default=2)
     c.add_argument('--label', default='clockstep')
     a = ap.parse_args()
 

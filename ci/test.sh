@@ -140,9 +140,11 @@ step "rolling upgrade from the previous release (postgres, mariadb)" \
 # About 2 minutes: the simulator, 20,000 seeds of the real engine under a
 # seeded schedule and faults (ci/sim.sh; tests/sim/).
 step "simulator: 20,000 seeds" reported bash ci/sim.sh
-# About 45 s: a PostgreSQL server's clock stepped 30 s forward four times
-# (libfaketime) under a holder and a waiting instance: no overlap.
-step "the database's clock stepped forward under supervise (postgres, libfaketime)" \
+# About 100 s: a PostgreSQL server's clock stepped 30 s forward four times
+# (libfaketime) under a holder and a waiting instance: no overlap; then
+# back 30 s twice under the hold and twice right after a SIGKILL of the
+# holder: handed over within ttl + 2 x retry + 1 s of the kill.
+step "the database's clock stepped forward and back under supervise (postgres, libfaketime)" \
     reported bash ci/clock-step.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 if [ "${HA_LONG:-0}" = 1 ]; then

@@ -37,6 +37,7 @@ PARAM_LIST = (
     ("token", "int64", "token", "fencing token of the hold (the take: the token its read saw)"),
     ("min_hold_ms", "int64", "min_hold_ms", "minimum hold from acquired_at_ms; 0: none"),
     ("data", "text", "data", "the holder's published value; NULL: SQL NULL"),
+    ("version", "int64", "version", "the row's version a watched take is bound to"),
 )
 PARAM_TYPES = {"text": "SQLEASE_PARAM_TEXT", "int64": "SQLEASE_PARAM_INT64"}
 
@@ -62,6 +63,10 @@ STATEMENTS = {
     # The take is bound to the token the follower's read saw.
     "acquire": ({"name", "owner", "ttl_ms", "token", "data"},
                 {"name", "owner", "ttl_ms", "token", "data"}, True),
+    # A watching follower's take of a row it saw unchanged for a ttl:
+    # bound to the token and version its reads saw, not to the expiry.
+    "take_watched": ({"name", "owner", "ttl_ms", "token", "data", "version"},
+                     {"name", "owner", "ttl_ms", "token", "data", "version"}, True),
     "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, True),
     "release": ({"name", "owner", "token", "min_hold_ms"},
                 {"name", "owner", "token", "min_hold_ms"}, True),

@@ -475,22 +475,23 @@ typedef struct sqlease_options {
     /* ---- when a waiting supervisor takes a row someone has (0.2.1) --- */
 
     /* 0 (the default): a supervisor that is not the holder takes a row
-     * that has an owner only when the database's clock says the hold
-     * expired AND it has itself read that row unchanged (owner, token,
-     * version) for a ttl, timed on its own monotonic clock from the
-     * answer of the first read that showed it.  A step forward of the
-     * database's clock, which expires every hold at once, then cannot
-     * hand a live holder's lease to it: that holder's renews change the
-     * version.  (A step back still keeps a dead holder's row for as long
-     * as the step: the row's expiry is the only record of a minimum hold,
-     * so it stays a condition.)  The cost: a supervisor that has just
+     * that has an owner only once it has itself read that row unchanged
+     * (owner, token, version) for a ttl (or for what is left of a minimum
+     * hold, if more), timed on its own monotonic clock from the answer of
+     * the first read that showed it, and then bound to that token and
+     * version, whatever the database's clock says of the expiry.  A step
+     * forward of that clock, which expires every hold at once, then
+     * cannot hand a live holder's lease to it (the holder's renews change
+     * the version), and a step back keeps a dead holder's lease from it
+     * no longer than the watch (one that first reads the row after the
+     * step waits the step out).  The cost: a supervisor that has just
      * started waits a ttl before it takes a row whose holder died; a free
      * row (released, or never taken) is taken at once.
      * 1: take a row that has an owner as soon as the database's clock
      * says its hold expired, as sqlease_lease_acquire does: for a caller
      * that cannot wait a ttl (the tool's `run --no-wait`, or a --timeout
      * shorter than the ttl), and which then relies on that clock not
-     * stepping forward. */
+     * stepping. */
     int take_by_expiry;
 } sqlease_options;
 
@@ -673,10 +674,11 @@ SQLEASE_API int sqlease_lease_status_(sqlease_lease *lease, sqlease_lease_info *
 /* Acquire, waiting at most timeout_ms (0..SQLEASE_MAX_DURATION_MS) for
  * the lease: tries at once, then every `retry` of the options the handle
  * was made with (default 2 s), each try as sqlease_lease_acquire, except
- * that a wait of at least the ttl takes an expired row someone has only
- * once it has also seen it unchanged for a ttl (see take_by_expiry in
- * sqlease_options: a database clock stepped forward then hands it no live
- * hold; a released row is taken at once).  An
+ * that a wait of at least the ttl takes a row someone has only once it
+ * has seen it unchanged for a ttl, then whatever the database's clock
+ * says (see take_by_expiry in sqlease_options: a step of that clock then
+ * hands it no live hold and keeps no dead one past the watch; a released
+ * row is taken at once).  An
  * outage is retried like a live hold.  Returns SQLEASE_OK (held; `info`
  * as after sqlease_lease_acquire), SQLEASE_NOT_HELD when the time is up
  * (the message ends with the last try's reason), at once SQLEASE_EINVAL,

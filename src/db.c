@@ -549,6 +549,7 @@ static void table_sql_free(sqle_table_sql *t)
         return;
     free(t->table);
     free(t->acquire);
+    free(t->take_watched);
     free(t->renew);
     free(t->release);
     free(t->release_force);
@@ -836,12 +837,13 @@ const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
         t->d = d;
         t->table = sqle_strdup(table);
         t->acquire = sqle_sql_for_table(d->acquire.sql, table);
+        t->take_watched = sqle_sql_for_table(d->take_watched.sql, table);
         t->renew = sqle_sql_for_table(d->renew.sql, table);
         t->release = sqle_sql_for_table(d->release.sql, table);
         t->release_force = sqle_sql_for_table(d->release_force.sql, table);
         t->status = sqle_sql_for_table(d->status.sql, table);
         t->fence = sqle_sql_for_table(d->fence.sql, table);
-        if (t->table == NULL || t->acquire == NULL || t->renew == NULL || t->release == NULL ||
+        if (t->table == NULL || t->acquire == NULL || t->take_watched == NULL || t->renew == NULL || t->release == NULL ||
             t->release_force == NULL || t->status == NULL || t->fence == NULL) {
             table_sql_free(t);
             t = NULL;

@@ -87,7 +87,7 @@ typedef struct sqle_table_sql {
     struct sqle_table_sql *next;
     const sqle_dialect *d;
     char *table;
-    char *acquire, *renew, *release, *release_force, *status, *fence;
+    char *acquire, *take_watched, *renew, *release, *release_force, *status, *fence;
 } sqle_table_sql;
 
 typedef struct db_worker db_worker;
@@ -185,6 +185,7 @@ typedef struct db_params {
     int64_t token;
     int64_t min_hold_ms;
     const char *data;   /* NULL: SQL NULL */
+    int64_t version;    /* the row version a watched take is bound to */
 } db_params;
 
 /* The value parameter `param` (a sqle_param) takes from `p`, as a

@@ -80,6 +80,7 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
     if (sql != NULL) {
         l->table = sql->table;
         l->sql_acquire = sql->acquire;
+        l->sql_take_watched = sql->take_watched;
         l->sql_renew = sql->renew;
         l->sql_release = sql->release;
         l->sql_release_force = sql->release_force;
@@ -179,6 +180,7 @@ static int run_held(sqlease_lease *l, const sqle_stmt *st, const char *sql, int6
     p.token = token;
     p.min_hold_ms = min_hold_ms;
     p.data = l->data;
+    p.version = l->take_version;
     sqle_atomic_add(&l->statements, 1);
     rc = sqle_db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
@@ -356,17 +358,27 @@ static int lost_take(sqlease_lease *l, sqlease_lease_info *info, const char *why
                      l->name);
 }
 
+/* What a follower sends after a read (take_kind): nothing, the take by
+ * the database's expiry, or the watched take bound to the version. */
+enum { TAKE_NONE = 0, TAKE_BY_EXPIRY = 1, TAKE_WATCHED = 2 };
+
 /* Send the holder's renew of the hold with `token`, or (is_take) the
- * follower's take of a row whose token its read saw as `token`.  Returns
+ * follower's take of a row whose token its read saw as `token`
+ * (TAKE_WATCHED: and whose version it saw as l->take_version).  Returns
  * OK with *held set, or an error; a row count other than 0 or 1 is an
  * error. */
 static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
                         sqlease_error *err)
 {
     int64_t rows = -1;
-    int rc = is_take
-                 ? run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows, err)
-                 : run(l, &l->d->renew, l->sql_renew, token, NULL, 0, NULL, &rows, err);
+    int rc;
+
+    if (is_take == TAKE_WATCHED)
+        rc = run(l, &l->d->take_watched, l->sql_take_watched, token, NULL, 0, NULL, &rows, err);
+    else if (is_take)
+        rc = run(l, &l->d->acquire, l->sql_acquire, token, NULL, 0, NULL, &rows, err);
+    else
+        rc = run(l, &l->d->renew, l->sql_renew, token, NULL, 0, NULL, &rows, err);
     if (rc != SQLEASE_OK)
         return rc;
     if (rows != 0 && rows != 1)
@@ -394,35 +406,64 @@ static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
     l->seen_version = row->version;
     snprintf(l->seen_owner, sizeof l->seen_owner, "%s", row->owner);
     l->seen_since = sqle_mono_ms();
+    /* A release with a minimum hold keeps its owner until its expiry:
+     * what is left of it is waited on this follower's clock too.  Left
+     * as the database's clock read before any step back this follower
+     * saw (clock_ref, take_kind), so a step back just before the first
+     * read of a dead holder's last version does not add itself. */
+    l->seen_wait = l->ttl_ms;
+    if (row->expires_at_ms - (l->seen_since + l->clock_ref) > l->seen_wait)
+        l->seen_wait = row->expires_at_ms - (l->seen_since + l->clock_ref);
 }
 
 /*
- * Whether a follower that has just read `row` should send the take.  A
- * free row (no owner: released, or never taken) is taken at once: its
- * holder let go after its work stopped.  A row some owner has is taken
- * once the database's clock says its hold expired (the take's WHERE
- * decides that again), and, for a follower that watches, only once it
- * has also seen the row unchanged for a ttl on its own clock: a step
- * forward of the database's clock, which expires every hold at once,
- * then hands no live holder's lease over.  The database's expiry stays a
- * condition too, because the row is all a follower knows of the holder's
- * promise: a release with a minimum hold keeps its owner until
- * acquired_at + min_hold on that clock, however long anyone watched.
+ * What a follower that has just read `row` sends.  A free row (no owner:
+ * released, or never taken) is taken at once, by the expiry take (whose
+ * WHERE accepts a free row): its holder let go after its work stopped.
+ * A follower that cannot watch (the one-shot acquire, run --no-wait)
+ * takes a row some owner has once the database's clock says it expired.
+ * A follower that watches takes such a row only once it has seen it
+ * unchanged (owner, token, version) for a ttl on its own monotonic clock
+ * (or for what was left of a minimum hold, watch_row), and then whatever
+ * the database's clock says of its expiry, bound to that token and
+ * version: the holder's last renew was sent before the answer that first
+ * showed its version, so its work has stopped (renew deadline < ttl)
+ * before the take.  A step forward of the database's clock, which
+ * expires every hold at once, then hands no live hold over; a step back,
+ * which pushes every expiry out, keeps no dead hold past the watch.
  */
-int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
+static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
 {
     if (row->owner[0] == '\0')
-        return 1;
+        return TAKE_BY_EXPIRY;
     if (!l->watch)
-        return !row->held;
+        return row->held ? TAKE_NONE : TAKE_BY_EXPIRY;
+    {
+        /* The database's clock against this follower's, the largest seen
+         * while it watches: a step back lowers the offset, which is then
+         * ignored (a step forward raises it, and is taken). */
+        int64_t off = row->db_now_ms - sqle_mono_ms();
+        if (!l->clock_ref_valid || off > l->clock_ref)
+            l->clock_ref = off;
+        l->clock_ref_valid = 1;
+    }
     watch_row(l, row);
-    return !row->held && sqle_mono_ms() - l->seen_since >= l->ttl_ms;
+    if (sqle_mono_ms() - l->seen_since < l->seen_wait)
+        return TAKE_NONE;
+    l->take_version = row->version;
+    return TAKE_WATCHED;
+}
+
+int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
+{
+    return take_kind(l, row) != TAKE_NONE;
 }
 
 void sqle_lease_set_watch(sqlease_lease *l, int on)
 {
     l->watch = on != 0;
     l->seen_valid = 0;
+    l->clock_ref_valid = 0;
 }
 
 /*
@@ -443,24 +484,26 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
                            sqlease_lease_info *info, int *taken, sqlease_error *err)
 {
     int held = 0;
+    int kind;
     int rc;
 
     if (info != NULL)
         *info = *row;
-    if (!sqle_lease_wants_take(l, row)) {
+    kind = take_kind(l, row);
+    if (kind == TAKE_NONE) {
         char who[SQLE_QUOTED_ID_MAX];
         if (!row->held)
             return sqle_fail(err, SQLEASE_NOT_HELD,
                              "lease '%s' is held by %s (token %lld), expired by the database's "
-                             "clock; taken once this follower has also seen it unchanged for "
-                             "its ttl (%lld ms)",
+                             "clock; taken once this follower has seen it unchanged for "
+                             "%lld ms",
                              l->name, sqle_quote_id(row->owner, who, sizeof who),
-                             (long long)row->token, (long long)l->ttl_ms);
+                             (long long)row->token, (long long)l->seen_wait);
         return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
                          l->name, sqle_quote_id(row->owner, who, sizeof who),
                          (long long)row->token);
     }
-    rc = send_acquire(l, 1, row->token, &held, err);
+    rc = send_acquire(l, kind, row->token, &held, err);
     if (lost_race(l, rc, err)) {
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);

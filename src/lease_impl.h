@@ -24,6 +24,7 @@ struct sqlease_lease {
     /* {table} already substituted: the handle's texts for this table,
      * shared by all its leases (sqle_db_table_sql). */
     const char *sql_acquire;
+    const char *sql_take_watched;
     const char *sql_renew;
     const char *sql_release;
     const char *sql_release_force;
@@ -56,6 +57,11 @@ struct sqlease_lease {
     char seen_owner[SQLEASE_MAX_OWNER + 1];
     int64_t seen_token, seen_version;
     int64_t seen_since; /* sqle_mono_ms of the first answer that showed it */
+    int64_t seen_wait;  /* how long to watch it (ms): the ttl, or more for a
+                           minimum hold's remainder */
+    int64_t take_version; /* what a watched take binds as :version */
+    int clock_ref_valid;
+    int64_t clock_ref;    /* database clock - sqle_mono_ms, largest seen (ms) */
 };
 
 /* The status statement's columns: owner, token, acquired_at_ms,

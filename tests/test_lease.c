@@ -416,6 +416,101 @@ static void test_same_owner_is_not_the_same_hold(void)
     tu_drop(db, t);
 }
 
+/* A follower's acquire_wait on its own thread, timed. */
+typedef struct waiter {
+    sqlease_lease *l;
+    int64_t timeout_ms;
+    int rc;
+    int64_t done_at;
+    sqlease_lease_info info;
+} waiter;
+
+/* The thread body for waiter. */
+static void wait_thread(void *arg)
+{
+    waiter *w = arg;
+    sqlease_error err;
+
+    w->rc = sqlease_lease_acquire_wait(w->l, w->timeout_ms, &w->info, &err);
+    w->done_at = sqle_mono_ms();
+}
+
+/*
+ * The database's clock steps back (modelled on SQLite by pushing the
+ * row's expiry 30 s out, which is what the step does to it as the clock
+ * reads it) after the holder died, while a follower waits: one that went
+ * by the expiry would wait the step out too.  One that watches takes
+ * once it has seen the row unchanged for a ttl, whatever the expiry
+ * says; a renew in between (a new version) restarts its watch.  The
+ * watched take is bound to the version: a row whose version moved on is
+ * not taken (0 rows).
+ */
+static void test_watched_take_after_step_back(void)
+{
+    const char *t = tu_table();
+    const sqle_dialect *d = sqle_db_dialect(db);
+    sqlease_lease *a, *b;
+    sqlease_lease_info ia, st;
+    sqlease_error err;
+    sqle_thread th;
+    waiter w;
+    db_params p;
+    char sql[200];
+    char *tw;
+    int64_t rows = -1, renewed;
+    const int64_t ttl = 600;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", ttl);
+    b = make(t, "job", "owner-b", ttl);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
+    memset(&w, 0, sizeof w);
+    w.l = b;
+    w.timeout_ms = 5000;
+    CU_ASSERT_EQUAL_FATAL(sqle_thread_start(&th, wait_thread, &w), 0);
+    sqle_sleep_ms(300); /* b watches a's hold */
+    /* a renews (a new version: b's watch starts again), then dies, and
+     * the step comes. */
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
+    renewed = sqle_mono_ms();
+    sqle_sleep_ms(100);
+    snprintf(sql, sizeof sql, "UPDATE %s SET expires_at_ms = expires_at_ms + 30000", t);
+    CU_ASSERT_EQUAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    sqle_thread_join(&th);
+    CU_ASSERT_EQUAL(w.rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(w.info.token, ia.token + 1);
+    CU_ASSERT(w.done_at - renewed >= ttl);                /* watched the new version */
+    CU_ASSERT(w.done_at - renewed <= ttl + 3 * 75 + 300); /* not the step's 30 s */
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-b");
+    CU_ASSERT_EQUAL(st.token, ia.token + 1);
+    /* A watched take bound to a version the row no longer has. */
+    tw = sqle_sql_for_table(d->take_watched.sql, t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tw);
+    memset(&p, 0, sizeof p);
+    p.name = "job";
+    p.owner = "owner-a";
+    p.ttl_ms = ttl;
+    p.token = st.token;
+    p.version = st.version - 1;
+    rows = -1;
+    CU_ASSERT_EQUAL(sqle_db_run(db, &d->take_watched, tw, &p, NULL, 0, NULL, &rows, &err),
+                    SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 0);
+    p.version = st.version; /* and the version it has: taken */
+    CU_ASSERT_EQUAL(sqle_db_run(db, &d->take_watched, tw, &p, NULL, 0, NULL, &rows, &err),
+                    SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    free(tw);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(st.owner, "owner-a");
+    CU_ASSERT_EQUAL(st.token, ia.token + 2);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
 /* Run the dialect's renew or release statement for (name, owner, token)
  * directly, as a handle with that owner id and that token would; returns
  * the rows it affected. */
@@ -1729,6 +1824,8 @@ static void add(void)
     CU_add_test(s, "take after a batched read", test_take_seen);
     CU_add_test(s, "the version, and a wait of a ttl watches before it takes",
                 test_version_and_watched_wait);
+    CU_add_test(s, "a step back of the database's clock: taken after a ttl's watch",
+                test_watched_take_after_step_back);
     CU_add_test(s, "a failed batch answers every lease with the error", test_each_failure);
 }
 

@@ -954,7 +954,11 @@ static void test_param_binding(void)
     p.data = "host:8080";
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_DATA, &b), 0);
     CU_ASSERT_PTR_EQUAL(b.s, p.data);
-    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 6);
+    p.version = INT64_C(4503599627370497);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_VERSION, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, INT64_C(4503599627370497));
+    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 7);
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
     CU_ASSERT_EQUAL(b.type, 0);
 }

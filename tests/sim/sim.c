@@ -15,7 +15,7 @@
  * crash (and are replaced) or freeze for less than ttl - renew_deadline,
  * callbacks that take long (on_started and on_holder up to 6 s; on_stopped
  * mostly within its ttl - renew_deadline margin, now and then past it), and with
- * --clock-steps the database's clock stepping forward (which, with
+ * --clock-steps the database's clock stepping forward and back (which, with
  * --by-expiry, the followers' old rule of taking by the database's expiry
  * alone, hands live holds over: the check that finds it).  Then the faults
  * stop and every lease must be held again within a bound.
@@ -441,12 +441,14 @@ static void history(void *arg)
             }
         } else if (r < 14 && g_clock_steps) {
             int64_t s = 1000 * (int64_t)(1 + sim_below(30));
+            if (sim_below(2) == 0)
+                s = -s;
             simdb_clock_step_ms += s;
             g_faults++;
             /* An overlap a forward step causes in who cannot watch is
              * documented; the followers here all watch, so none is
              * excused: this stays 0. */
-            trace("the database clock steps %" PRId64 " ms forward", s);
+            trace("the database clock steps %" PRId64 " ms", s);
         }
     }
     /* Calm: no more faults; every lease is held again within the bound. */
