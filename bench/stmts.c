@@ -4,15 +4,15 @@
  * short timings, counted by the library and, where the server can say,
  * by the server.
  *
- * Each connection is opened through a thin counting wrapper around the
- * ODBC port (db.h allows interposing one): it counts the tick
- * statements (the holder's renew, the follower's read of the row), one
- * per tick in steady state, and notes when the
- * last one was sent, so that the two snapshots can be taken half-way
- * between ticks and no statement straddles them.  The server counters are
- * read with the connection's own lock held and through the wrapped port,
- * so the reads themselves are neither counted by the library nor raced
- * by a tick.
+ * Each connection is opened through the API and watched through the
+ * test-only seam (src/seam.h): an observer counts the tick statements
+ * (the holder's renew, the follower's read of the row), one per tick in
+ * steady state, and notes when the last one was sent, so that the two
+ * snapshots can be taken half-way between ticks and no statement
+ * straddles them.  The server counters are read through the same
+ * handles, on the connections the ticks use; those reads are counted by
+ * sqlease_db_statements and subtracted (snap_statements), and not taken
+ * for ticks.
  *
  * Server counters:
  *  - PostgreSQL: pg_stat_user_tables for the bench's own lease table,
@@ -34,156 +34,65 @@
 #include <string.h>
 
 #include "bench.h"
-#include "db.h"
 #include "internal.h"
+#include "seam.h"
 
 #define STMTS_TTL 2000
 #define STMTS_HEARTBEAT 100
 #define STMTS_DEADLINE 1000
 #define STMTS_RETRY 100
 
-/* The counting wrapper: an ODBC port instance plus counters shared by
- * every clone the handle makes of it (one per worker connection). */
+/* What one handle's observer counts (it lives as long as the handle). */
 typedef struct counting_shared {
-    char *watch_sql;            /* the follower's read (status statement) */
-    char *watch_renew;          /* the holder's renew statement's text */
+    const char *watch_sql;      /* the follower's read (status statement) */
+    const char *watch_renew;    /* the holder's renew statement's text */
     atomic_uint_least64_t watched;
     _Atomic double last_watched_us;
-    atomic_int refs;
 } counting_shared;
 
-typedef struct counting_port {
-    counting_shared *c;
-    void *inner;                /* sqle_odbc_ops instance */
-} counting_port;
-
-static int cp_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
-                   db_out *out, size_t nout, int *has_row, int64_t *rows, sqlease_error *err)
+/* The observer, on the handle's statement thread: a tick is one read
+ * (follower) or renew (holder) statement. */
+static void count_tick(void *ud, const char *sql)
 {
-    counting_port *p = self;
-    /* A tick is one read (follower) or renew (holder) statement. */
-    if ((p->c->watch_sql != NULL && strcmp(sql, p->c->watch_sql) == 0) ||
-        (p->c->watch_renew != NULL && strcmp(sql, p->c->watch_renew) == 0)) {
-        atomic_fetch_add(&p->c->watched, 1);
-        atomic_store(&p->c->last_watched_us, bench_now_us());
-    }
-    return sqle_odbc_ops.exec(p->inner, sql, binds, nbinds, out, nout, has_row, rows, err);
-}
+    counting_shared *c = ud;
 
-static int cp_connect(void *self, sqlease_error *err)
-{
-    return sqle_odbc_ops.connect(((counting_port *)self)->inner, err);
-}
-
-static int cp_connected(void *self)
-{
-    return sqle_odbc_ops.connected(((counting_port *)self)->inner);
-}
-
-static const sqle_dialect *cp_dialect(void *self)
-{
-    return sqle_odbc_ops.dialect(((counting_port *)self)->inner);
-}
-
-static void shared_unref(counting_shared *c)
-{
-    if (atomic_fetch_sub(&c->refs, 1) == 1) {
-        free(c->watch_sql);
-        free(c->watch_renew);
-        free(c);
+    if ((c->watch_sql != NULL && strcmp(sql, c->watch_sql) == 0) ||
+        (c->watch_renew != NULL && strcmp(sql, c->watch_renew) == 0)) {
+        atomic_fetch_add(&c->watched, 1);
+        atomic_store(&c->last_watched_us, bench_now_us());
     }
 }
 
-static void cp_close(void *self)
-{
-    counting_port *p = self;
-    sqle_odbc_ops.close(p->inner);
-    shared_unref(p->c);
-    free(p);
-}
-
-static void *cp_clone(void *self, const sqle_dialect *d, sqlease_error *err)
-{
-    counting_port *p = self;
-    counting_port *n = calloc(1, sizeof *n);
-
-    if (n == NULL)
-        return NULL;
-    n->inner = sqle_odbc_ops.clone(p->inner, d, err);
-    if (n->inner == NULL) {
-        free(n);
-        return NULL;
-    }
-    n->c = p->c;
-    atomic_fetch_add(&n->c->refs, 1);
-    return n;
-}
-
-static int cp_exec_rows(void *self, const char *sql, const db_bind *binds, size_t nbinds,
-                        db_out *out, size_t nout, size_t max_rows, size_t *nrows,
-                        sqlease_error *err)
-{
-    counting_port *p = self;
-    return sqle_odbc_ops.exec_rows(p->inner, sql, binds, nbinds, out, nout, max_rows, nrows, err);
-}
-
-static const db_ops counting_ops = { cp_exec, cp_connect, cp_connected, cp_dialect, cp_clone,
-                                     cp_close, cp_exec_rows };
-
-/* Open a connection wrapped in a counting port that watches the read and
- * renew statements of BENCH_TABLE.  The dialect is learnt from a
- * plain connection first, since the statements to watch depend on it. */
+/* Open a handle through the API and watch its read and renew statements
+ * of BENCH_TABLE (their texts known once the handle knows its dialect,
+ * which the open's connect settles).  *counters is the caller's to free
+ * after the handle is closed. */
 static int open_counting(sqlease_db **db, counting_shared **counters, const bench_cfg *cfg,
                          sqlease_error *err)
 {
-    sqlease_db_options o;
-    counting_port *p;
     counting_shared *c;
-    const sqle_dialect *d;
-    void *probe = NULL;
-    char *redacted;
     int rc;
 
-    rc = sqle_odbc_open(&probe, cfg->conn, cfg->dialect, 5000, 5000, err);
-    if (rc != SQLEASE_OK)
-        return rc;
-    d = sqle_odbc_ops.dialect(probe);
-    p = calloc(1, sizeof *p);
+    *counters = NULL;
     c = calloc(1, sizeof *c);
-    if (p == NULL || c == NULL) {
-        sqle_odbc_ops.close(probe);
-        free(p);
+    if (c == NULL)
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    rc = bench_open(db, cfg, err);
+    if (rc != SQLEASE_OK) {
+        free(c);
+        return rc;
+    }
+    c->watch_sql = sqle_db_lease_sql(*db, BENCH_TABLE, "status");
+    c->watch_renew = sqle_db_lease_sql(*db, BENCH_TABLE, "renew");
+    if (c->watch_sql == NULL || c->watch_renew == NULL) {
+        sqlease_db_close(*db);
+        *db = NULL;
         free(c);
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
-    atomic_init(&c->refs, 1);
-    p->c = c;
-    p->inner = sqle_odbc_ops.clone(probe, d, err);
-    sqle_odbc_ops.close(probe);
-    if (p->inner == NULL) {
-        free(p);
-        shared_unref(c);
-        return SQLEASE_ENOMEM;
-    }
-    c->watch_sql = sqle_sql_for_table(d->status.sql, BENCH_TABLE);
-    c->watch_renew = sqle_sql_for_table(d->renew.sql, BENCH_TABLE);
-    redacted = sqle_redact(cfg->conn);
-    sqlease_db_options_init(&o);
-    o.log = bench_log_sink;
-    o.log_level = cfg->verbose ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_ERROR;
-    if (c->watch_sql == NULL || c->watch_renew == NULL || redacted == NULL) {
-        cp_close(p);
-        rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
-    } else {
-        atomic_fetch_add(&c->refs, 1); /* ours, for reading the counters */
-        rc = sqle_db_wrap(db, &counting_ops, p, redacted, &o, err);
-        if (rc != SQLEASE_OK)
-            shared_unref(c);
-        else
-            *counters = c;
-    }
-    free(redacted);
-    return rc;
+    sqle_db_observe(*db, count_tick, c);
+    *counters = c;
+    return SQLEASE_OK;
 }
 
 enum server_kind { SRV_NONE, SRV_PG, SRV_MY };
@@ -199,32 +108,30 @@ typedef struct snap {
 } snap;
 
 /* Run one statement on the handle's connection, the one its lease
- * statements use (a handle has one worker, one connection at a time). */
-static int raw_exec(sqlease_db *db, const char *sql, db_out *out, size_t nout, int *has_row,
-                    sqlease_error *err)
+ * statements use (a handle has one worker, one connection at a time),
+ * through the seam; up to two text columns of its first row. */
+static int raw_exec(sqlease_db *db, const char *sql, char *c0, char *c1, size_t cap,
+                    int *has_row, sqlease_error *err)
 {
-    return sqle_db_exec(db, sql, NULL, 0, out, nout, has_row, NULL, err);
+    char *cols[2];
+
+    cols[0] = c0;
+    cols[1] = c1;
+    return sqle_db_query_text(db, sql, cols, c0 == NULL ? 0 : c1 == NULL ? 1 : 2, cap, has_row,
+                              err);
 }
 
 static int my_counter(sqlease_db *p, const char *name, int64_t *v, sqlease_error *err)
 {
-    char sql[96], var[64], val[32];
-    db_out out[2];
+    char sql[96], var[64], val[64];
     int has_row = 0;
     int rc;
 
     snprintf(sql, sizeof sql, "SHOW STATUS LIKE '%s'", name);
-    memset(out, 0, sizeof out);
-    out[0].type = DB_TEXT;
-    out[0].s = var;
-    out[0].cap = sizeof var;
-    out[1].type = DB_TEXT;
-    out[1].s = val;
-    out[1].cap = sizeof val;
-    rc = raw_exec(p, sql, out, 2, &has_row, err);
+    rc = raw_exec(p, sql, var, val, sizeof val, &has_row, err);
     if (rc != SQLEASE_OK)
         return rc;
-    if (!has_row || out[1].is_null)
+    if (!has_row || val[0] == '\0')
         return sqle_fail(err, SQLEASE_EDB, "%s: no value", sql);
     *v = strtoll(val, NULL, 10);
     return SQLEASE_OK;
@@ -243,21 +150,20 @@ static int my_stmts(sqlease_db *p, int64_t *v, sqlease_error *err)
 
 static int pg_read(sqlease_db *reader, int64_t *upd, int64_t *scans, sqlease_error *err)
 {
-    db_out out[2];
+    char a[32], b[32];
     int has_row = 0;
     int rc;
 
-    memset(out, 0, sizeof out);
-    out[0].type = DB_INT64;
-    out[0].i = upd;
-    out[1].type = DB_INT64;
-    out[1].i = scans;
-    rc = sqle_db_exec(reader,
-                      "SELECT COALESCE(n_tup_upd, 0), COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) "
-                      "FROM pg_stat_user_tables WHERE relid = to_regclass('" BENCH_TABLE "')",
-                      NULL, 0, out, 2, &has_row, NULL, err);
+    rc = raw_exec(reader,
+                  "SELECT COALESCE(n_tup_upd, 0), COALESCE(seq_scan, 0) + COALESCE(idx_scan, 0) "
+                  "FROM pg_stat_user_tables WHERE relid = to_regclass('" BENCH_TABLE "')",
+                  a, b, sizeof a, &has_row, err);
     if (rc == SQLEASE_OK && !has_row)
         rc = sqle_fail(err, SQLEASE_EDB, "no pg_stat_user_tables row for " BENCH_TABLE);
+    if (rc == SQLEASE_OK) {
+        *upd = strtoll(a, NULL, 10);
+        *scans = strtoll(b, NULL, 10);
+    }
     return rc;
 }
 
@@ -293,9 +199,9 @@ static void take_snap(snap *s, enum server_kind kind, sqlease_db *h, counting_sh
     s->ticks_h = atomic_load(&hp->watched);
     s->ticks_f = atomic_load(&fp->watched);
     if (kind == SRV_PG) {
-        rc = raw_exec(h, "SELECT pg_stat_force_next_flush()", NULL, 0, NULL, &err);
+        rc = raw_exec(h, "SELECT pg_stat_force_next_flush()", NULL, NULL, 0, NULL, &err);
         if (rc == SQLEASE_OK)
-            rc = raw_exec(f, "SELECT pg_stat_force_next_flush()", NULL, 0, NULL, &err);
+            rc = raw_exec(f, "SELECT pg_stat_force_next_flush()", NULL, NULL, 0, NULL, &err);
         if (rc == SQLEASE_OK)
             rc = pg_read(reader, &s->pg_upd, &s->pg_scans, &err);
     } else if (kind == SRV_MY) {
@@ -454,10 +360,8 @@ int bench_stmts(const bench_cfg *cfg, bench_results *res)
     sqlease_db_close(reader);
     sqlease_db_close(f);
     sqlease_db_close(h);
-    if (hp != NULL)
-        shared_unref(hp);
-    if (fp != NULL)
-        shared_unref(fp);
+    free(hp); /* the observers' counters, once their handles are closed */
+    free(fp);
     bench_member_destroy(&mh);
     bench_member_destroy(&mf);
     bench_watch_destroy(&w);
@@ -470,10 +374,8 @@ fail:
     sqlease_db_close(reader);
     sqlease_db_close(f);
     sqlease_db_close(h);
-    if (hp != NULL)
-        shared_unref(hp);
-    if (fp != NULL)
-        shared_unref(fp);
+    free(hp); /* the observers' counters, once their handles are closed */
+    free(fp);
     bench_member_destroy(&mh);
     bench_member_destroy(&mf);
     bench_watch_destroy(&w);

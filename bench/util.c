@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "db.h"
+#include "seam.h"
 
 volatile sig_atomic_t bench_interrupted = 0;
 
@@ -192,7 +192,7 @@ int bench_open(sqlease_db **db, const bench_cfg *cfg, sqlease_error *err)
 
 int bench_exec(sqlease_db *db, const char *sql, sqlease_error *err)
 {
-    return sqle_db_exec(db, sql, NULL, 0, NULL, 0, NULL, NULL, err);
+    return sqle_db_query_text(db, sql, NULL, 0, 0, NULL, err);
 }
 
 int bench_drop_tables(sqlease_db *db, sqlease_error *err)

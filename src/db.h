@@ -1,16 +1,13 @@
 /*
- * db.h -- the narrow database port that the lease and supervisor code use.
+ * db.h -- the database handle (db.c) that the lease and supervisor code
+ * use: statements with `?` markers run on a port instance (port.h) by a
+ * worker thread of the handle, each caller bounded by its deadline.
  *
  * Everything above this line of the stack (lease.c, migrate.c,
- * supervisor.c) speaks in SQL text with `?` markers, int64 and text
- * values, rows affected and one fetched row.  Everything below it
- * (odbc.c) speaks ODBC.  Keeping the port this small is what lets the
- * tests wrap the real ODBC implementation with a fault injector (a hung
- * statement, a dropped connection) without a fake database.
- *
- * The sqlease_db handle (db.c) gives each port instance to one worker
- * thread at a time, so port implementations need no locking of their
- * own.
+ * supervisor.c) speaks in SQL text, int64 and text values, rows affected
+ * and fetched rows.  Everything below it is a port: odbc.c (odbc.h), or
+ * the simulator's database (tests/sim/simdb.c).  db.c knows no port by
+ * name; db_open.c opens a handle over the ODBC one.
  */
 #ifndef SQLEASE_DB_H
 #define SQLEASE_DB_H
@@ -22,62 +19,8 @@
 #include "platform.h"
 #include "dialect.h"  /* the dialect table (generated) and its lookup */
 #include "options.h"
+#include "port.h"
 
-enum db_type { DB_INT64 = 1, DB_TEXT = 2 };
-
-/* One bound input parameter. */
-typedef struct db_bind {
-    int type;         /* DB_INT64 or DB_TEXT */
-    int64_t i;        /* DB_INT64 value */
-    const char *s;    /* DB_TEXT value, NUL-terminated */
-} db_bind;
-
-/* One output column of the first fetched row.  The caller provides the
- * storage; the port fills it and sets is_null. */
-typedef struct db_out {
-    int type;         /* DB_INT64 or DB_TEXT */
-    int64_t *i;       /* DB_INT64 destination */
-    char *s;          /* DB_TEXT destination, cap bytes incl. NUL */
-    size_t cap;
-    int is_null;      /* set by the port */
-} db_out;
-
-typedef struct db_ops {
-    /* Run one statement, connecting first when the instance is not
-     * connected.  `sql` has `?` markers for `binds` in order.  If nout > 0
-     * the first row of the result is fetched into `out` and *has_row says
-     * whether there was one.  *rows gets SQLRowCount (-1 when the driver
-     * does not know).  has_row and rows may be NULL.  Implementations may
-     * cache prepared statements keyed by the sql text.  Returns
-     * SQLEASE_OK or a status with err filled; a connection-class failure
-     * or a timeout drops the connection, and the next call reconnects. */
-    int (*exec)(void *self, const char *sql, const db_bind *binds, size_t nbinds,
-                db_out *out, size_t nout, int *has_row, int64_t *rows,
-                sqlease_error *err);
-    /* Connect now (dropping any connection the instance had). */
-    int (*connect)(void *self, sqlease_error *err);
-    /* 1 while the instance has an open connection. */
-    int (*connected)(void *self);
-    /* The dialect of the connected DBMS; NULL before the first connect
-     * detected it (or when it was forced, the forced one). */
-    const sqle_dialect *(*dialect)(void *self);
-    /* A new, unconnected instance with the same parameters as `self`,
-     * and `d` as its dialect when d is not NULL (so that it need not be
-     * detected again).  Only reads what `self` was created with, so it
-     * may be called while another instance is busy on another thread.
-     * NULL on out-of-memory (err filled). */
-    void *(*clone)(void *self, const sqle_dialect *d, sqlease_error *err);
-    /* Disconnect and free `self`. */
-    void (*close)(void *self);
-    /* Like exec, for a statement whose rows are all wanted (a listing):
-     * up to max_rows rows are fetched, row r's columns into
-     * out[r * nout ... r * nout + nout - 1]; *nrows gets how many (fewer
-     * than max_rows: there were no more).  A port without it (NULL) cannot
-     * list. */
-    int (*exec_rows)(void *self, const char *sql, const db_bind *binds, size_t nbinds,
-                     db_out *out, size_t nout, size_t max_rows, size_t *nrows,
-                     sqlease_error *err);
-} db_ops;
 
 /* The lease statements with {table} substituted, shared by every lease of
  * one table on a handle: built by the first lease of the table, freed with
@@ -125,6 +68,9 @@ struct sqlease_db {
     struct sqle_engine *engine;    /* the supervisors' threads (engine.c), NULL
                                       while the handle has no supervisor */
     int closing;
+    /* The test-only seam's statement observer (seam.h), or NULL. */
+    void (*observe)(void *ud, const char *sql);
+    void *observe_ud;
 };
 
 /* How long past its timeout a statement or connect may keep its caller
@@ -206,52 +152,5 @@ int sqle_db_run(sqlease_db *db, const sqle_stmt *st, const char *sql, const db_p
 int sqle_db_run_rows_by(sqlease_db *db, int64_t deadline, const sqle_stmt *st, const char *sql,
                         const db_params *p, db_out *out, size_t nout, size_t max_rows,
                         size_t *nrows, sqlease_error *err);
-
-/* The ODBC implementation of the port (odbc.c).  `conn` is a DSN name or
- * a connection string; `dialect_key` NULL means detect from
- * SQL_DBMS_NAME.  sqle_odbc_new makes an instance without connecting (it
- * checks the arguments and settles the connection string, with the
- * driver's socket bounds added); sqle_odbc_open also connects, on the calling
- * thread. */
-extern const db_ops sqle_odbc_ops;
-int sqle_odbc_new(void **self, const char *conn, const char *dialect_key,
-                  int64_t login_timeout_ms, int64_t query_timeout_ms, sqlease_error *err);
-/* The same; with must_exist, the dialect table's must_exist settings are
- * added for the driver too (it must not create a missing database), and a
- * connect that fails on a missing database file says so. */
-int sqle_odbc_new_with(void **self, const char *conn, const char *dialect_key,
-                       int64_t login_timeout_ms, int64_t query_timeout_ms, int must_exist,
-                       sqlease_error *err);
-int sqle_odbc_open(void **self, const char *conn, const char *dialect_key,
-                   int64_t login_timeout_ms, int64_t query_timeout_ms,
-                   sqlease_error *err);
-/* The connection string the instance hands the driver (it may hold a
- * password: for tests, never for messages). */
-const char *sqle_odbc_conn_string(const void *self);
-
-/* Room for a DSN name (unixODBC's SQL_MAX_DSN_LENGTH is 32; Windows
- * allows longer names in the registry). */
-#define SQLE_DSN_NAME_MAX 256
-
-/* The DSN whose odbc.ini section `conn` connects with: `conn` itself when
- * it is a bare name, else the value of its first DSN= key.  Returns 1
- * and fills buf, or 0 (a connection string without DSN=, or a name that
- * does not fit in cap). */
-int sqle_odbc_dsn_name(const char *conn, char *buf, size_t cap);
-
-/* The lease settings of the odbc.ini section of the DSN that `conn`
- * names (none when it names no DSN), checked: an invalid value returns
- * SQLEASE_EINVAL naming the key and the DSN.  sqlease_db_open reads them
- * so; the tool also reads them before it can connect (supervise's retry
- * while the database is away).  Free with sqle_dsn_ini_free, also after
- * an error. */
-int sqle_dsn_ini_read(const char *conn, sqle_ini *ini, sqlease_error *err);
-void sqle_dsn_ini_free(sqle_ini *ini);
-
-/* Read a key from the odbc.ini section of the DSN that `conn` names (a
- * DSN name, or a connection string with DSN=; see sqle_odbc_dsn_name)
- * through the driver manager (SQLGetPrivateProfileString).  Returns 1 and
- * fills buf if the key is set, 0 if it is not or `conn` names no DSN. */
-int sqle_odbc_dsn_setting(const char *conn, const char *key, char *buf, size_t cap);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * odbc.c -- the ODBC implementation of the database port (db.h).
+ * odbc.c -- the ODBC implementation of the database port (port.h,
+ * declared in odbc.h).
  *
  * This is the one file of the project that speaks ODBC.  It connects
  * (autocommit on, login and query timeouts set), picks the dialect,
@@ -41,8 +42,9 @@
 #include <string.h>
 
 #include "classify.h"
-#include "db.h"
 #include "internal.h"
+#include "odbc.h"
+#include "platform.h"
 
 /* Prepared statements kept per connection before the cache is emptied and
  * refilled: bounds the server-side resources one process can pin (MySQL

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "odbc.h"
 #include "platform.h"
 #include "testutil.h"
 

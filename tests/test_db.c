@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "odbc.h"
 #include "internal.h"
 #include "platform.h"
 #include "testutil.h"

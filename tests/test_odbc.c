@@ -27,6 +27,7 @@
 #include <CUnit/Basic.h>
 
 #include "db.h"
+#include "odbc.h"
 #include "internal.h"
 #include "sqlease.h"
 

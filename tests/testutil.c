@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "odbc.h"
 #include "platform.h"
 #include "cli/os.h"
 #include "testresult.h"

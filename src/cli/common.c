@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "classify.h"
 #include "db.h"
+#include "odbc.h"
 #include "os.h"
 
 static int log_level = SQLEASE_LOG_WARN;

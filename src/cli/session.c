@@ -12,6 +12,7 @@
 #include "db.h"
 #include "internal.h"
 #include "notify.h"
+#include "odbc.h"
 #include "os.h"
 #include "session.h"
 

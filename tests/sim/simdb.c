@@ -1,6 +1,6 @@
 /*
  * simdb.c -- the simulator's database: a second implementation of the
- * port (src/db.h's db_ops, beside src/odbc.c) that runs the sqlite row's
+ * port (src/port.h, beside src/odbc.c) that runs the sqlite row's
  * real generated statements on one in-memory SQLite database through its
  * C API, shared by every simulated process, with the database's clock
  * read from the simulated one (a VFS whose current time is virtual time
@@ -19,7 +19,7 @@
 
 #include <sqlite3.h>
 
-#include "db.h"
+#include "port.h"
 #include "dialect.h"
 #include "internal.h"
 #include "platform.h"

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "db.h"
+#include "port.h"
 
 typedef struct simdb_faults {
     int latency_max_ms;        /* every statement: 0..this before and after */
