@@ -100,7 +100,11 @@ int64_t sqle_db_deadline(sqlease_db *db);
 
 /* Run one statement on the handle's connection, answering by `deadline`
  * (a sqle_mono_ms value; 0: sqle_db_deadline now).  Past it: SQLEASE_ETIMEOUT,
- * and a statement still in the driver is abandoned with its connection. */
+ * and a statement still in the driver is abandoned with its connection.
+ * A deadline the caller gives is kept; with 0, a call begun while
+ * connected that must wait for a reconnect (it waited behind a statement
+ * that was abandoned) gets the login timeout on top, once, as its bound
+ * allows. */
 int sqle_db_exec_by(sqlease_db *db, int64_t deadline, const char *sql, const db_bind *binds,
                     size_t nbinds, db_out *out, size_t nout, int *has_row, int64_t *rows,
                     sqlease_error *err);

@@ -69,6 +69,8 @@ typedef struct slot {
     int starting;        /* inside on_started */
     int64_t start_began;
     int overran;         /* its last on_stopped passed its margin */
+    int64_t cb_began;    /* virtual ms the callback running now began; -1 none */
+    int64_t cb_ms;       /* time its callbacks took, the ended ones */
 } slot;
 
 typedef struct proc {
@@ -79,7 +81,22 @@ typedef struct proc {
     sqlease_supervisor *sup[MAX_L];
     slot slots[MAX_L];
     char owner[16];
+    int64_t freeze_from[64], freeze_until[64];  /* its freezes */
+    int nfreeze;
+    sqle_mutex m;          /* the prober's wait */
+    sqle_cond cv;
+    int stopping;          /* the prober ends */
+    sqle_thread prober;
+    int has_prober;
 } proc;
+
+/* The handles' timeouts, and the bound a call that sends statements is
+ * given (include/sqlease.h: query timeout + 500 ms, plus the login
+ * timeout when it must connect first). */
+#define QT_MS 1000
+#define LOGIN_MS 1000
+#define CALL_BOUND (QT_MS + DB_SLACK_MS + LOGIN_MS)
+#define RETRY_MS 300
 
 typedef struct lease_state {
     int64_t last_token;
@@ -95,6 +112,9 @@ static uint64_t g_seed;
 static int64_t g_excused_until;  /* overlaps before this are a clock step's */
 static int64_t g_slowest_recovery;
 static uint64_t g_faults;
+static uint64_t g_calls;  /* public calls timed against their bound */
+static uint64_t g_slow_holder_pct;  /* this seed's share of slow on_holder calls */
+static int g_calm;                  /* the faults have ended: callbacks are quick */
 
 static void trace(const char *fmt, ...)
 {
@@ -148,6 +168,67 @@ static int overrunning(const slot *s)
            (s->starting && sim_now() - s->start_began >= g_l[s->lease].rd);
 }
 
+/* A callback of slot s begins or ends: its time is what a stop's bound
+ * allows on top (a callback running on another thread). */
+static void cb_enter(slot *s)
+{
+    s->cb_began = sim_now();
+}
+
+static void cb_leave(slot *s)
+{
+    s->cb_ms += sim_now() - s->cb_began;
+    s->cb_began = -1;
+}
+
+/* The part of [t0, now] that slot s spent in callbacks, from what was
+ * noted at t0 (cb_ms0, cb_began0). */
+static int64_t cb_overlap(const slot *s, int64_t t0, int64_t cb_ms0, int64_t cb_began0)
+{
+    int64_t now = sim_now(), t;
+
+    if (cb_began0 >= 0 && s->cb_began == cb_began0)
+        return now - t0; /* one callback the whole time */
+    t = s->cb_ms - cb_ms0;
+    if (cb_began0 >= 0)
+        t -= t0 - cb_began0;
+    if (s->cb_began >= 0)
+        t += now - (s->cb_began > t0 ? s->cb_began : t0);
+    return t;
+}
+
+/* How long process p was frozen between t0 and now. */
+static int64_t frozen_since(const proc *p, int64_t t0)
+{
+    int64_t t = 0, now = sim_now();
+    int k;
+
+    for (k = 0; k < p->nfreeze; k++) {
+        int64_t a = p->freeze_from[k] > t0 ? p->freeze_from[k] : t0;
+        int64_t b = p->freeze_until[k] < now ? p->freeze_until[k] : now;
+        if (b > a)
+            t += b - a;
+    }
+    return t;
+}
+
+/* A public call of process p that began at t0 must have returned within
+ * `bound` ms, plus `excuse` (callbacks it waited for, as documented) and
+ * the time its process was frozen meanwhile. */
+static void check_bound(const proc *p, const char *what, int64_t t0, int64_t bound,
+                        int64_t excuse)
+{
+    int64_t frozen = frozen_since(p, t0);
+    int64_t took = sim_now() - t0, allowed = bound + excuse + frozen;
+
+    g_calls++;
+    trace("p%d %s took %" PRId64 " ms", p->id, what, took);
+    if (took > allowed)
+        violation("p%d: %s took %" PRId64 " ms, past its bound of %" PRId64 " ms (%" PRId64
+                  " + %" PRId64 " ms of callbacks + %" PRId64 " ms frozen)",
+                  p->id, what, took, allowed, bound, excuse, frozen);
+}
+
 static void on_started(void *ud, int64_t token)
 {
     slot *s = ud;
@@ -155,6 +236,7 @@ static void on_started(void *ud, int64_t token)
     int o;
     int64_t d;
 
+    cb_enter(s);
     trace("p%d lease-%d started token %" PRId64, s->proc, s->lease, token);
     if (s->running)
         violation("p%d lease-%d: on_started twice without on_stopped", s->proc, s->lease);
@@ -172,13 +254,14 @@ static void on_started(void *ud, int64_t token)
     s->token = token;
     /* The work's start: mostly quick, now and then slow (a connection to
      * what the holder published, say). */
-    d = sim_below(100) < 5 ? (int64_t)sim_below(6000) : (int64_t)sim_below(100);
+    d = sim_below(100) < 5 && !g_calm ? (int64_t)sim_below(6000) : (int64_t)sim_below(100);
     s->starting = 1;
     s->start_began = sim_now();
     sqle_sleep_ms(d);
     s->starting = 0;
     if (sim_now() - s->start_began >= ls->rd)
         s->overran = 1;
+    cb_leave(s);
 }
 
 static void on_stopped(void *ud, int reason)
@@ -188,12 +271,15 @@ static void on_stopped(void *ud, int reason)
     int64_t margin = ls->ttl - ls->rd, d, t0;
     uint64_t r = sim_below(100);
 
+    cb_enter(s);
     trace("p%d lease-%d stopping (reason %d)", s->proc, s->lease, reason);
     if (!s->running)
         violation("p%d lease-%d: on_stopped without on_started", s->proc, s->lease);
     s->stopping = 1;
     s->stop_began = sim_now();
-    if (r < 2) {
+    if (g_calm) {
+        d = (int64_t)sim_below(100);
+    } else if (r < 2) {
         /* Past its margin, which counts from the hold's deadline, a
          * little before this call: the user's work overruns from here. */
         d = margin + (int64_t)sim_below(2000);
@@ -210,6 +296,7 @@ static void on_stopped(void *ud, int reason)
     s->stopping = 0;
     s->running = 0;
     trace("p%d lease-%d stopped", s->proc, s->lease);
+    cb_leave(s);
 }
 
 /* A follower's view of the holder: now and then slow (it connects to
@@ -219,8 +306,46 @@ static void on_holder(void *ud, const char *owner, int64_t token, const char *da
     slot *s = ud;
 
     (void)data;
+    cb_enter(s);
     trace("p%d lease-%d sees holder '%s' token %" PRId64, s->proc, s->lease, owner, token);
-    sqle_sleep_ms(sim_below(100) < 5 ? (int64_t)sim_below(6000) : (int64_t)sim_below(20));
+    sqle_sleep_ms(sim_below(100) < g_slow_holder_pct && !g_calm ? (int64_t)sim_below(8000)
+                                                                 : (int64_t)sim_below(20));
+    cb_leave(s);
+}
+
+/* Whenever a call of a handle enters the database: a handle keeps at
+ * most DB_MAX_ABANDONED connections stuck in the driver, and opens no
+ * other while that many are (include/sqlease.h), so no more than that
+ * many of its calls are ever in the database at once. */
+static void on_driver(int family, int in_driver)
+{
+    if (in_driver > DB_MAX_ABANDONED)
+        violation("p%d: %d calls of one handle (family %d) in the database at once, more "
+                  "than the %d stuck connections a handle keeps", sim_process() - 1, in_driver,
+                  family, DB_MAX_ABANDONED);
+}
+
+/* Each process's other caller of its handle, beside the supervisors'
+ * runner: a public call now and then, timed against its bound (and
+ * making the handle's queue hold more than one statement at times). */
+static void prober(void *arg)
+{
+    proc *p = arg;
+    sqlease_error err;
+    int64_t now_ms, t0;
+
+    sqle_mutex_lock(&p->m);
+    while (!p->stopping) {
+        sqle_cond_wait_until(&p->cv, &p->m, sqle_mono_ms() + 100 + (int64_t)sim_below(1500));
+        if (p->stopping)
+            break;
+        sqle_mutex_unlock(&p->m);
+        t0 = sim_now();
+        (void)sqlease_db_now_ms(p->db, &now_ms, &err);
+        check_bound(p, "sqlease_db_now_ms", t0, CALL_BOUND, 0);
+        sqle_mutex_lock(&p->m);
+    }
+    sqle_mutex_unlock(&p->m);
 }
 
 /* Every statement, before it runs: a release of a hold whose on_stopped
@@ -294,6 +419,8 @@ static void proc_start(int i)
         sqle_sleep_ms(300);
     }
     p->live = 1;
+    for (l = 0; l < g_leases; l++)
+        p->slots[l].cb_began = -1;
     for (l = 0; l < g_leases; l++) {
         sqlease_options o;
         char name[16];
@@ -306,7 +433,7 @@ static void proc_start(int i)
         o.ttl_ms = g_l[l].ttl;
         o.heartbeat_ms = g_l[l].hb;
         o.renew_deadline_ms = g_l[l].rd;
-        o.retry_ms = 300;
+        o.retry_ms = RETRY_MS;
         o.on_started = on_started;
         o.on_stopped = on_stopped;
         o.on_holder = on_holder;
@@ -319,6 +446,9 @@ static void proc_start(int i)
         if (rc != SQLEASE_OK)
             p->sup[l] = NULL;
     }
+    sqle_mutex_init(&p->m);
+    sqle_cond_init(&p->cv);
+    p->has_prober = sqle_thread_start(&p->prober, prober, p) == 0;
     sim_set_process(0);
 }
 
@@ -338,24 +468,69 @@ static void proc_crash(int i)
     trace("p%d crashed", i);
 }
 
+/* A graceful stop (SIGTERM): each supervisor stopped, timed against the
+ * stop's bound (the query timeout + 500 ms, plus what a callback running
+ * on another thread takes), then freed (twice that after a stop that
+ * timed out), then the handle closed. */
 static void proc_stop(int i)
 {
+    proc *p = &g_p[i];
     int l;
     sqlease_error err;
 
-    if (!g_p[i].live)
+    if (!p->live)
         return;
     sim_set_process(i + 1);
+    trace("p%d stops", i);
     for (l = 0; l < g_leases; l++)
-        if (g_p[i].sup[l] != NULL) {
-            sqlease_supervisor_stop(g_p[i].sup[l], &err);
-            sqlease_supervisor_free(g_p[i].sup[l]);
-            g_p[i].sup[l] = NULL;
+        if (p->sup[l] != NULL) {
+            slot *s = &p->slots[l];
+            int64_t t0 = sim_now(), c0 = s->cb_ms, b0 = s->cb_began;
+            int rc = sqlease_supervisor_stop(p->sup[l], &err);
+
+            check_bound(p, "sqlease_supervisor_stop", t0, QT_MS + DB_SLACK_MS,
+                        cb_overlap(s, t0, c0, b0));
+            t0 = sim_now();
+            c0 = s->cb_ms;
+            b0 = s->cb_began;
+            sqlease_supervisor_free(p->sup[l]);
+            check_bound(p, "sqlease_supervisor_free", t0,
+                        rc == SQLEASE_ETIMEOUT ? 2 * (QT_MS + DB_SLACK_MS) : QT_MS + DB_SLACK_MS,
+                        cb_overlap(s, t0, c0, b0));
+            p->sup[l] = NULL;
         }
+    if (p->has_prober) {
+        sqle_mutex_lock(&p->m);
+        p->stopping = 1;
+        sqle_cond_broadcast(&p->cv);
+        sqle_mutex_unlock(&p->m);
+        sqle_thread_join(&p->prober);
+        p->has_prober = 0;
+    }
     sqlease_db_close(g_p[i].db);
     g_p[i].db = NULL;
     g_p[i].live = 0;
     sim_set_process(0);
+}
+
+/* Whether every fault drawn has run its course: no process cut off or
+ * frozen, no slow callback still running. */
+static int faults_over(void)
+{
+    int i, l;
+
+    for (i = 0; i < g_np; i++) {
+        if (!g_p[i].live)
+            continue;
+        if (sim_now() < simdb_cut_until[i + 1])
+            return 0;
+        if (g_p[i].nfreeze > 0 && sim_now() < g_p[i].freeze_until[g_p[i].nfreeze - 1])
+            return 0;
+        for (l = 0; l < g_leases; l++)
+            if (g_p[i].slots[l].cb_began >= 0)
+                return 0;
+    }
+    return 1;
 }
 
 static int all_held(void)
@@ -403,6 +578,7 @@ static void history(void *arg)
         }
         sqlease_db_close(db);
     }
+    g_slow_holder_pct = sim_below(16);
     simdb_cfg.latency_max_ms = 5;
     simdb_cfg.slow_permille = 20 + (int)sim_below(40);
     simdb_cfg.slow_max_ms = 2500;
@@ -435,11 +611,32 @@ static void history(void *arg)
                 for (l = 0; l < g_leases; l++)
                     if (g_p[v].slots[l].running)
                         g_p[v].slots[l].frozen_ms += d;
+                if (g_p[v].nfreeze < 64) {
+                    g_p[v].freeze_from[g_p[v].nfreeze] = sim_now();
+                    g_p[v].freeze_until[g_p[v].nfreeze++] = sim_now() + d;
+                }
                 sim_freeze(v + 1, sim_now() + d);
                 g_faults++;
                 trace("p%d frozen for %" PRId64 " ms", v, d);
             }
-        } else if (r < 14 && g_clock_steps) {
+        } else if (r < 18) {
+            /* A process cut off from the database for a while. */
+            int v = (int)sim_below((uint64_t)g_np);
+            int64_t d = 500 + (int64_t)sim_below(7000);
+            if (g_p[v].live) {
+                simdb_cut_until[v + 1] = sim_now() + d;
+                g_faults++;
+                trace("p%d cut off from the database for %" PRId64 " ms", v, d);
+            }
+        } else if (r < 20 && g_np < MAX_P) {
+            /* A graceful stop, and a replacement a little later. */
+            int v = (int)sim_below((uint64_t)g_np);
+            if (g_p[v].live) {
+                proc_stop(v);
+                sqle_sleep_ms((int64_t)sim_below(3000));
+                proc_start(g_np++);
+            }
+        } else if (r < 22 && g_clock_steps) {
             int64_t s = 1000 * (int64_t)(1 + sim_below(30));
             if (sim_below(2) == 0)
                 s = -s;
@@ -451,9 +648,15 @@ static void history(void *arg)
             trace("the database clock steps %" PRId64 " ms", s);
         }
     }
-    /* Calm: no more faults; every lease is held again within the bound. */
+    /* Calm: no more faults.  They end as drawn (a cut, a freeze, a slow
+     * callback already running); from then on every lease is held again
+     * within ttl + 2 x retry (a waiting follower watches the row for a
+     * ttl from its first read of it) + a call's bound. */
     memset(&simdb_cfg, 0, sizeof simdb_cfg);
-    calm_bound = 2 * g_l[g_leases - 1].ttl + 300 + 1000 + 1000 + 6000 + 2000;
+    g_calm = 1;
+    while (!faults_over())
+        sqle_sleep_ms(10);
+    calm_bound = g_l[g_leases - 1].ttl + 2 * RETRY_MS + CALL_BOUND;
     t0 = sim_now();
     while (!all_held() && sim_now() - t0 < calm_bound)
         sqle_sleep_ms(50);
@@ -474,6 +677,7 @@ static int one_seed(uint64_t seed)
     g_seed_violated = 0;
     g_np = 0;
     g_excused_until = 0;
+    g_calm = 0;
     memset(g_p, 0, sizeof g_p);
     memset(&simdb_cfg, 0, sizeof simdb_cfg);
     simdb_clock_step_ms = 0;
@@ -528,6 +732,7 @@ int main(int argc, char **argv)
     if (g_procs < 1 || g_procs > 16 || g_leases < 1 || g_leases > MAX_L || n == 0)
         usage();
     simdb_statement_hook = on_statement;
+    simdb_driver_hook = on_driver;
     g_trace = replay;
     for (s = from; s < from + n; s++) {
         int bad = one_seed(s);

@@ -32,15 +32,28 @@ simdb_faults simdb_cfg;
 simdb_counts simdb_count;
 int64_t simdb_clock_step_ms;
 void (*simdb_statement_hook)(const char *sql, const db_bind *binds, size_t n);
+void (*simdb_driver_hook)(int family, int in_driver);
+int64_t simdb_cut_until[SIMDB_MAX_PROCS];
 
 static sqlite3 *g_db;
 static sqlite3_vfs g_vfs;
 static sqlite3_vfs *g_base;
 
+/* What the instances of one handle share (refcounted: the prototype
+ * and each clone hold one). */
+typedef struct family {
+    int id;
+    int in_driver;       /* calls of its instances inside the database now */
+    int refs;
+} family;
+
 typedef struct conn {
     int connected;
     const sqle_dialect *d;
+    family *f;
 } conn;
+
+static int g_families;
 
 int64_t simdb_now_ms(void)
 {
@@ -65,6 +78,8 @@ static int vfs_now(sqlite3_vfs *v, double *out)
 
 int simdb_open(void)
 {
+    g_families = 0;
+    memset(simdb_cut_until, 0, sizeof simdb_cut_until);
     if (g_db != NULL) {
         sqlite3_close(g_db);
         g_db = NULL;
@@ -191,26 +206,76 @@ typedef struct call {
     sqlease_error *err;
 } call;
 
+/* A call of this process while it is cut off waits until the cut ends;
+ * returns 1 if it did (the caller then loses its connection half the
+ * time, as a TCP connection may not survive a partition). */
+static int cut_wait(void)
+{
+    int p = sim_process();
+
+    if (p < 0 || p >= SIMDB_MAX_PROCS || sim_now() >= simdb_cut_until[p])
+        return 0;
+    simdb_count.partitioned++;
+    while (sim_now() < simdb_cut_until[p])
+        sqle_sleep_ms(simdb_cut_until[p] - sim_now());
+    return 1;
+}
+
+/* A call enters or leaves the database: the family's count, seen by the
+ * driver hook on entry. */
+static void enter(conn *c)
+{
+    c->f->in_driver++;
+    if (simdb_driver_hook != NULL)
+        simdb_driver_hook(c->f->id, c->f->in_driver);
+}
+
+static void leave(conn *c)
+{
+    c->f->in_driver--;
+}
+
+static int connect_in(conn *c, sqlease_error *err)
+{
+    int rc;
+
+    enter(c);
+    rc = do_connect(c, err);
+    if (rc == SQLEASE_OK && cut_wait() && sim_below(2) == 0) {
+        c->connected = 0;
+        simdb_count.connect_failed++;
+        rc = sqle_err(err, SQLEASE_ECONNECT, "08001", 0, "simulated: connect timed out");
+    }
+    leave(c);
+    return rc;
+}
+
 /* The faults around one statement; `body` is the statement itself. */
 static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
 {
     int rc;
 
-    if (!c->connected && (rc = do_connect(c, err)) != SQLEASE_OK)
+    if (!c->connected && (rc = connect_in(c, err)) != SQLEASE_OK)
         return rc;
+    enter(c);
     latency();
-    if (!c->connected)
-        return lost(err, c, "before the statement");
-    if (sim_below(1000) < (uint64_t)simdb_cfg.lost_before_permille)
-        return lost(err, c, "before the statement");
+    if (cut_wait() && sim_below(2) == 0)
+        c->connected = 0;
+    if (!c->connected || sim_below(1000) < (uint64_t)simdb_cfg.lost_before_permille) {
+        rc = lost(err, c, "before the statement");
+        leave(c);
+        return rc;
+    }
     if (simdb_statement_hook != NULL) {
         const call *k = arg;
         simdb_statement_hook(k->sql, k->binds, k->nbinds);
     }
     rc = body(arg);
     latency();
-    if (sim_below(1000) < (uint64_t)simdb_cfg.lost_after_permille)
-        return lost(err, c, "after the statement committed");
+    if ((cut_wait() && sim_below(2) == 0) ||
+        sim_below(1000) < (uint64_t)simdb_cfg.lost_after_permille)
+        rc = lost(err, c, "after the statement committed");
+    leave(c);
     return rc;
 }
 
@@ -274,7 +339,7 @@ static int p_connect(void *self, sqlease_error *err)
 {
     conn *c = self;
     c->connected = 0;
-    return do_connect(c, err);
+    return connect_in(c, err);
 }
 
 static int p_connected(void *self)
@@ -295,12 +360,20 @@ static void *p_clone(void *self, const sqle_dialect *d, sqlease_error *err)
     if (c == NULL)
         return NULL;
     c->d = d != NULL ? d : ((conn *)self)->d;
+    c->f = ((conn *)self)->f;
+    c->f->refs++;
     return c;
 }
 
 static void p_close(void *self)
 {
-    free(self);
+    conn *c = self;
+
+    if (c == NULL)
+        return;
+    if (--c->f->refs == 0)
+        free(c->f);
+    free(c);
 }
 
 const db_ops simdb_ops = {
@@ -310,7 +383,16 @@ const db_ops simdb_ops = {
 void *simdb_proto(void)
 {
     conn *c = calloc(1, sizeof *c);
-    if (c != NULL)
-        c->d = sqle_dialect_find("sqlite");
+
+    if (c == NULL)
+        return NULL;
+    c->f = calloc(1, sizeof *c->f);
+    if (c->f == NULL) {
+        free(c);
+        return NULL;
+    }
+    c->f->id = ++g_families;
+    c->f->refs = 1;
+    c->d = sqle_dialect_find("sqlite");
     return c;
 }

@@ -19,8 +19,15 @@ typedef struct simdb_faults {
 } simdb_faults;
 
 typedef struct simdb_counts {
-    uint64_t statements, slow, lost, connect_failed;
+    uint64_t statements, slow, lost, connect_failed, partitioned;
 } simdb_counts;
+
+/* Simulated processes cut off from the database until a virtual time
+ * (index: sim_process()): a call of theirs that reaches the database
+ * meanwhile waits until the cut ends, then answers late or finds its
+ * connection lost, as TCP would after a partition. */
+#define SIMDB_MAX_PROCS 64
+extern int64_t simdb_cut_until[SIMDB_MAX_PROCS];
 
 extern simdb_faults simdb_cfg;
 extern simdb_counts simdb_count;
@@ -28,11 +35,16 @@ extern int64_t simdb_clock_step_ms;   /* the database clock's step, ms */
 extern const db_ops simdb_ops;
 /* Called with every statement just before it runs (the invariants). */
 extern void (*simdb_statement_hook)(const char *sql, const db_bind *binds, size_t n);
+/* Called whenever a call (a statement or a connect) of one family enters
+ * the database, with how many of that family's calls are in it now.  A
+ * family is a prototype and every instance cloned from it: one handle's
+ * connections. */
+extern void (*simdb_driver_hook)(int family, int in_driver);
 
 int simdb_open(void);       /* a fresh, empty database */
 void simdb_close(void);
 int simdb_sql(const char *sql);
-void *simdb_proto(void);    /* an unconnected instance of the sqlite dialect */
+void *simdb_proto(void);    /* an unconnected instance of the sqlite dialect, of a new family */
 int64_t simdb_now_ms(void);
 
 #endif
