@@ -8,37 +8,57 @@
  *   sqlease-sim --replay SEED
  *
  * Each seed is one history: P processes (each its own handle and L
- * supervisors, one per lease, on one table) start at random moments and
- * contend for the same rows for 30 s of virtual time while the seed
- * injects faults: latency and slow answers, connections lost before a
- * statement or after it committed, refused connects, processes that
- * crash (and are replaced) or freeze for less than ttl - renew_deadline,
- * callbacks that take long (on_started and on_holder up to 6 s; on_stopped
- * mostly within its ttl - renew_deadline margin, now and then past it), and with
- * --clock-steps the database's clock stepping forward and back (which, with
- * --by-expiry, the followers' old rule of taking by the database's expiry
- * alone, hands live holds over: the check that finds it).  Then the faults
- * stop and every lease must be held again within a bound.
+ * supervisors, one per lease, on one table; two renew groups, since the
+ * leases' ttls differ) start at random moments and contend for the same
+ * rows for 30 s of virtual time while the seed injects faults: latency
+ * and slow answers (a row lock waited for, an answer past the query
+ * timeout), connections lost before a statement or after it committed,
+ * refused connects, a process cut off from the database for up to 7.5 s
+ * (its calls wait, then answer late or find the connection gone),
+ * processes that crash or stop gracefully (and are replaced) or freeze
+ * for less than ttl - renew_deadline, callbacks that take long
+ * (on_started up to 6 s, on_holder up to 8 s; on_stopped mostly within
+ * its ttl - renew_deadline margin, now and then past it), and with
+ * --clock-steps the database's clock stepping forward and back (which,
+ * with --by-expiry, the followers' old rule of taking by the database's
+ * expiry alone, hands live holds over: the check that finds it).  Beside
+ * the supervisors, each process makes a public call now and then on its
+ * handle.  Then the faults stop and run their course, and every lease
+ * must be held again.
  *
  * Checked at every callback and statement:
  *   - one lease's work never runs in two processes at once (work runs
  *     from on_started to the return of on_stopped, or to a crash); an
  *     on_stopped that overran its margin, or a step of the database's
  *     clock, excuses the overlap it caused (the documented assumptions);
+ *   - work runs only within its proof + renew_deadline: on_started comes,
+ *     and on_stopped is called, by the time the latest statement that
+ *     wrote the row for that owner and token was sent + renew_deadline
+ *     (+ POOL_STALL_MS for a stop, + the time the process was frozen);
  *   - on_started and on_stopped alternate per supervisor;
  *   - each start's token is above every earlier start's of that lease;
  *   - no release of a hold is sent while that hold's on_stopped runs;
+ *   - no handle has more calls in the database at once than the 4 stuck
+ *     connections it may keep (DB_MAX_ABANDONED);
+ *   - every public call returns within its documented bound:
+ *     sqlease_db_now_ms within query timeout + 500 ms + login timeout,
+ *     sqlease_supervisor_stop within query timeout + 500 ms (and free
+ *     within twice that after a stop that timed out), plus what the
+ *     lease's callbacks took meanwhile and the time the process was
+ *     frozen;
  *   - after the faults end, every lease is held again within
- *     2 x ttl + retry + query timeout + the longest callback.
+ *     ttl + 2 x retry + query timeout + 500 ms + login timeout.
  * Prints one line per violation (with its seed) and a summary; exits 1
  * if any.  --replay SEED prints that seed's trace: the same bytes every
  * time.  --first stops after the first seed with a violation.
  *
  * Built (`scons sim`, and by `scons test`) also as
- * sqlease-sim-plant-race1 and -race2: the same code with one of two
- * fixed races planted back (SQLE_SIM_PLANT_RACE1: a stale hold released
- * while its on_stopped runs; _RACE2: an on_started delivered after its
- * hold ended), to show that the simulator finds them.
+ * sqlease-sim-plant-race1, -race2 and -race4: the same code with one of
+ * three fixed races planted back (SQLE_SIM_PLANT_RACE1: a stale hold
+ * released while its on_stopped runs; _RACE2: an on_started delivered
+ * after its hold ended; _RACE4: at the cap on stuck connections, a fifth
+ * worker that stays the handle's), to show that the simulator finds
+ * them.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -47,6 +67,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "engine.h"
 #include "internal.h"
 #include "platform.h"
 #include "sim.h"
@@ -71,6 +92,10 @@ typedef struct slot {
     int overran;         /* its last on_stopped passed its margin */
     int64_t cb_began;    /* virtual ms the callback running now began; -1 none */
     int64_t cb_ms;       /* time its callbacks took, the ended ones */
+    int64_t cb_ended;    /* virtual ms its last callback returned */
+    int64_t proof_at;    /* when its latest proof of holding was sent: a
+                            statement that wrote the row with this owner */
+    int64_t proof_token; /* the token that proof was for */
 } slot;
 
 typedef struct proc {
@@ -101,6 +126,7 @@ typedef struct proc {
 typedef struct lease_state {
     int64_t last_token;
     int64_t ttl, hb, rd;
+    int64_t row_version;  /* the row's version when last looked at */
 } lease_state;
 
 static int g_procs = 3, g_leases = 2, g_clock_steps = 0, g_trace = 0, g_by_expiry = 0;
@@ -179,6 +205,7 @@ static void cb_leave(slot *s)
 {
     s->cb_ms += sim_now() - s->cb_began;
     s->cb_began = -1;
+    s->cb_ended = sim_now();
 }
 
 /* The part of [t0, now] that slot s spent in callbacks, from what was
@@ -229,6 +256,63 @@ static void check_bound(const proc *p, const char *what, int64_t t0, int64_t bou
                   p->id, what, took, allowed, bound, excuse, frozen);
 }
 
+/* Work runs only within its proof + renew_deadline: an on_started must
+ * come, and an on_stopped be called, by then (plus the time the process
+ * was frozen since, and, for a stop, the callback of the lease it waited
+ * behind: an on_started or on_holder that overran).  `what` names the
+ * callback. */
+static void check_proof(const slot *s, const char *what, int64_t token, int is_stop)
+{
+    const proc *p = &g_p[s->proc];
+    int64_t rd = g_l[s->lease].rd, by;
+
+    if (s->proof_token != token || s->proof_at <= 0) {
+        violation("p%d lease-%d: %s with token %" PRId64 " that no statement proved", s->proc,
+                  s->lease, what, token);
+        return;
+    }
+    by = s->proof_at + rd;
+    /* A stop due while every thread of the callback pool is inside a slow
+     * callback of another lease waits up to POOL_STALL_MS for the pool
+     * to grow (engine.h). */
+    if (is_stop)
+        by += POOL_STALL_MS;
+    if (is_stop && s->cb_ended > by)
+        by = s->cb_ended; /* on_stopped waited for the lease's callback before it */
+    by += frozen_since(p, s->proof_at);
+    if (sim_now() > by)
+        violation("p%d lease-%d: %s (token %" PRId64 ") %" PRId64 " ms past its proof + "
+                  "renew_deadline", s->proc, s->lease, what, token, sim_now() - by);
+}
+
+/* After every statement: a row whose version changed was written by it;
+ * if it names a simulated process as owner, that statement, sent at
+ * `sent_at`, is the owner's proof of holding with that token. */
+static int row_seen(void *ud, int ncol, char **v, char **names)
+{
+    int64_t sent_at = *(const int64_t *)ud;
+    int l, p;
+    int64_t version;
+
+    (void)names;
+    if (ncol < 4 || v[0] == NULL || sscanf(v[0], "lease-%d", &l) != 1 || l < 0 || l >= g_leases)
+        return 0;
+    version = v[3] != NULL ? strtoll(v[3], NULL, 10) : 0;
+    if (version == g_l[l].row_version)
+        return 0;
+    g_l[l].row_version = version;
+    if (v[1] != NULL && sscanf(v[1], "p%d", &p) == 1 && p >= 0 && p < g_np) {
+        g_p[p].slots[l].proof_at = sent_at;
+        g_p[p].slots[l].proof_token = v[2] != NULL ? strtoll(v[2], NULL, 10) : 0;
+    }
+    return 0;
+}
+
+static void after_statement(int64_t sent_at)
+{
+    simdb_rows("SELECT name, owner, token, version FROM " TABLE, row_seen, &sent_at);
+}
+
 static void on_started(void *ud, int64_t token)
 {
     slot *s = ud;
@@ -248,6 +332,7 @@ static void on_started(void *ud, int64_t token)
         violation("lease-%d: p%d starts with token %" PRId64 ", not above %" PRId64, s->lease,
                   s->proc, token, ls->last_token);
     ls->last_token = token;
+    check_proof(s, "on_started", token, 0);
     s->running = 1;
     s->overran = 0;
     s->frozen_ms = 0;
@@ -275,6 +360,8 @@ static void on_stopped(void *ud, int reason)
     trace("p%d lease-%d stopping (reason %d)", s->proc, s->lease, reason);
     if (!s->running)
         violation("p%d lease-%d: on_stopped without on_started", s->proc, s->lease);
+    if (s->running)
+        check_proof(s, "on_stopped", s->token, 1);
     s->stopping = 1;
     s->stop_began = sim_now();
     if (g_calm) {
@@ -555,6 +642,7 @@ static void history(void *arg)
         g_l[l].hb = g_l[l].ttl / 4;
         g_l[l].rd = g_l[l].ttl / 2;
         g_l[l].last_token = 0;
+        g_l[l].row_version = -1;
     }
     /* The table and its rows, before any fault. */
     {
@@ -733,6 +821,7 @@ int main(int argc, char **argv)
         usage();
     simdb_statement_hook = on_statement;
     simdb_driver_hook = on_driver;
+    simdb_after_hook = after_statement;
     g_trace = replay;
     for (s = from; s < from + n; s++) {
         int bad = one_seed(s);

@@ -33,6 +33,7 @@ simdb_counts simdb_count;
 int64_t simdb_clock_step_ms;
 void (*simdb_statement_hook)(const char *sql, const db_bind *binds, size_t n);
 void (*simdb_driver_hook)(int family, int in_driver);
+void (*simdb_after_hook)(int64_t sent_at);
 int64_t simdb_cut_until[SIMDB_MAX_PROCS];
 
 static sqlite3 *g_db;
@@ -111,6 +112,12 @@ void simdb_close(void)
 int simdb_sql(const char *sql)
 {
     return sqlite3_exec(g_db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+int simdb_rows(const char *sql, int (*fn)(void *ud, int ncol, char **vals, char **names),
+               void *ud)
+{
+    return sqlite3_exec(g_db, sql, fn, ud, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 /* A latency drawn from the seed: mostly small, now and then long enough
@@ -254,6 +261,7 @@ static int connect_in(conn *c, sqlease_error *err)
 static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
 {
     int rc;
+    int64_t sent_at = sim_now();
 
     if (!c->connected && (rc = connect_in(c, err)) != SQLEASE_OK)
         return rc;
@@ -271,6 +279,8 @@ static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
         simdb_statement_hook(k->sql, k->binds, k->nbinds);
     }
     rc = body(arg);
+    if (simdb_after_hook != NULL)
+        simdb_after_hook(sent_at);
     latency();
     if ((cut_wait() && sim_below(2) == 0) ||
         sim_below(1000) < (uint64_t)simdb_cfg.lost_after_permille)

@@ -40,10 +40,18 @@ extern void (*simdb_statement_hook)(const char *sql, const db_bind *binds, size_
  * family is a prototype and every instance cloned from it: one handle's
  * connections. */
 extern void (*simdb_driver_hook)(int family, int in_driver);
+/* Called after every statement ran (committed, whatever its caller
+ * hears), with the virtual time its call entered the port: the moment
+ * it was sent, as far as the database can tell. */
+extern void (*simdb_after_hook)(int64_t sent_at);
 
 int simdb_open(void);       /* a fresh, empty database */
 void simdb_close(void);
 int simdb_sql(const char *sql);
+/* Run a query on the database directly (no faults, no clock), calling
+ * fn with each row's values as text (NULL for SQL NULL). */
+int simdb_rows(const char *sql, int (*fn)(void *ud, int ncol, char **vals, char **names),
+               void *ud);
 void *simdb_proto(void);    /* an unconnected instance of the sqlite dialect, of a new family */
 int64_t simdb_now_ms(void);
 
