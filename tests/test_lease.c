@@ -511,6 +511,42 @@ static void test_watched_take_after_step_back(void)
     tu_drop(db, t);
 }
 
+/*
+ * A release after the database's clock stepped back behind the hold's
+ * acquired_at_ms (modelled by moving acquired_at_ms 30 s ahead, which is
+ * what the step does to it as the clock reads it): a hold without a
+ * minimum hold is freed, not kept until then as if one ran (which left
+ * every follower waiting the step out).
+ */
+static void test_release_after_step_back(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *a, *b;
+    sqlease_lease_info ia, st;
+    sqlease_error err;
+    char sql[200];
+    int64_t rows = -1;
+    int released = 0;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    a = make(t, "job", "owner-a", 5000);
+    b = make(t, "job", "owner-b", 5000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(a, &ia, &err), SQLEASE_OK);
+    snprintf(sql, sizeof sql, "UPDATE %s SET acquired_at_ms = acquired_at_ms + 30000", t);
+    CU_ASSERT_EQUAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(released, 1);
+    CU_ASSERT_EQUAL(sqlease_lease_status(a, &st, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(st.held, 0);
+    CU_ASSERT_STRING_EQUAL(st.owner, "");
+    CU_ASSERT_EQUAL(sqlease_lease_acquire(b, &st, &err), SQLEASE_OK); /* at once */
+    CU_ASSERT_EQUAL(st.token, ia.token + 1);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    tu_drop(db, t);
+}
+
 /* Run the dialect's renew or release statement for (name, owner, token)
  * directly, as a handle with that owner id and that token would; returns
  * the rows it affected. */
@@ -1826,6 +1862,8 @@ static void add(void)
                 test_version_and_watched_wait);
     CU_add_test(s, "a step back of the database's clock: taken after a ttl's watch",
                 test_watched_take_after_step_back);
+    CU_add_test(s, "a step back of the database's clock: a release still frees the row",
+                test_release_after_step_back);
     CU_add_test(s, "a failed batch answers every lease with the error", test_each_failure);
 }
 
