@@ -37,7 +37,8 @@
  *     (+ POOL_STALL_MS for a stop, + the time the process was frozen);
  *   - on_started and on_stopped alternate per supervisor;
  *   - each start's token is above every earlier start's of that lease;
- *   - no release of a hold is sent while that hold's on_stopped runs;
+ *   - no release of a hold is sent while that hold's work runs (before
+ *     or during its on_stopped);
  *   - no handle has more calls in the database at once than the 4 stuck
  *     connections it may keep (DB_MAX_ABANDONED);
  *   - every public call returns within its documented bound:
@@ -467,10 +468,12 @@ static void on_statement(const char *sql, const db_bind *binds, size_t n)
                 l >= g_leases)
                 continue;
             for (k = 0; k < n; k++)
-                if (binds[k].type == DB_INT64 && g_p[p].slots[l].stopping &&
+                if (binds[k].type == DB_INT64 && g_p[p].slots[l].running &&
                     binds[k].i == g_p[p].slots[l].token)
                     violation("p%d lease-%d: release of token %" PRId64 " sent while its "
-                              "on_stopped runs", p, l, binds[k].i);
+                              "%s", p, l, binds[k].i,
+                              g_p[p].slots[l].stopping ? "on_stopped runs"
+                                                       : "work runs (before on_stopped)");
         }
     }
 }
