@@ -51,6 +51,13 @@ class Simulator(unittest.TestCase):
         self.assertGreater(stmts, 400 * 100, last)
         self.assertGreater(faults, 400 * 10, last)
 
+    def test_more_processes_and_leases(self):
+        # Five processes with six leases each (six renew groups) on one
+        # table: more callbacks per handle than pool threads at times.
+        rc, out = sim("sqlease-sim", "--seeds", 60, "--processes", 5, "--leases", 6)
+        self.assertEqual(rc, 0, out[-3000:])
+        self.assertRegex(out.strip().splitlines()[-1], r"^60 seeds \(from 1\), .* 0 violations")
+
     def test_database_clock_steps_need_the_watch(self):
         # Steps of the database's clock: with the followers' watch (the
         # default), no overlap; with the old rule (take by the database's

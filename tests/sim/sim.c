@@ -303,8 +303,14 @@ static int row_seen(void *ud, int ncol, char **v, char **names)
         return 0;
     g_l[l].row_version = version;
     if (v[1] != NULL && sscanf(v[1], "p%d", &p) == 1 && p >= 0 && p < g_np) {
-        g_p[p].slots[l].proof_at = sent_at;
-        g_p[p].slots[l].proof_token = v[2] != NULL ? strtoll(v[2], NULL, 10) : 0;
+        slot *s = &g_p[p].slots[l];
+        int64_t token = v[2] != NULL ? strtoll(v[2], NULL, 10) : 0;
+        /* A statement abandoned by its caller may run after a later one
+         * of the same hold: the latest sent is the proof. */
+        if (token != s->proof_token || sent_at > s->proof_at)
+            s->proof_at = sent_at;
+        s->proof_token = token;
+        trace("p%d lease-%d proof sent at %.3f", p, l, sent_at / 1000.0);
     }
     return 0;
 }
