@@ -4,8 +4,8 @@
 # platform and database, each seed 30 s of a fleet under faults.
 #
 #   bash ci/sim.sh                  20,000 seeds, then 2,000 with the
-#                                   database's clock stepping (CI: 111 s
-#                                   and 21 s measured on 2 loaded cores)
+#                                   database's clock stepping (CI: 120 s
+#                                   and 11 s measured on 2 loaded cores)
 #   bash ci/sim.sh --seeds 1000000  the soak (and 100,000 with clock steps)
 #   bash ci/sim.sh --seeds 5000 --clock-steps   only with clock steps
 #

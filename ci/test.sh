@@ -137,7 +137,7 @@ step "PgBouncer: suites and a killed holder, transaction and statement pooling" 
 # upgrade on PostgreSQL and MariaDB.
 step "rolling upgrade from the previous release (postgres, mariadb)" \
     reported bash ci/upgrade.sh
-# About 2.5 minutes (111 s + 21 s measured on 2 loaded cores): the
+# About 2.5 minutes (120 s + 11 s measured on 2 cores beside a load of 3): the
 # simulator, 20,000 seeds of the real engine under a seeded schedule and
 # faults, then 2,000 with the database's clock stepping (ci/sim.sh;
 # tests/sim/).
