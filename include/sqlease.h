@@ -417,8 +417,10 @@ typedef struct sqlease_options {
      * start, with a token no earlier on_started of this supervisor had:
      * work stopped before must not be resumed.  on_stopped has
      * ttl - renew_deadline milliseconds to finish before another owner may
-     * take the lease.  Neither may call sqlease_supervisor_stop or _free on
-     * their own supervisor. */
+     * take the lease, counted from the renew deadline: the time an
+     * on_started (or on_holder) runs past that deadline delays on_stopped
+     * by as much and comes out of that margin.  Neither may call
+     * sqlease_supervisor_stop or _free on their own supervisor. */
     void (*on_started)(void *userdata, int64_t token);
     void (*on_stopped)(void *userdata, int reason /* sqlease_stop_reason */);
     void *userdata;
@@ -891,8 +893,9 @@ SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *
 
 /* Stop (if not stopped) and free.  After a stop that returned
  * SQLEASE_ETIMEOUT it waits for the runner to finish the supervisor's
- * statement (bounded as every statement is) and tries the release once
- * more, so it may take up to twice the stop's bound. */
+ * statement (bounded as every statement is: with the login timeout on
+ * top when it had to reconnect) and tries the release once more, so it
+ * may take up to twice the stop's bound plus the login timeout. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
 /* A snapshot of the supervisor's state.  Returns SQLEASE_OK, or

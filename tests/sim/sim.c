@@ -85,6 +85,9 @@ typedef struct slot {
     int64_t token;
     int stopping;        /* inside on_stopped */
     int64_t stop_began;  /* virtual ms on_stopped was called */
+    int64_t stop_late;   /* how long after its deadline it was called: the
+                            time a callback of its own ran past it, which
+                            comes out of on_stopped's margin (documented) */
     int64_t frozen_ms;   /* freezes while this hold's work ran: a frozen
                             process's stop comes that much later, out of
                             its on_stopped's margin (documented) */
@@ -190,7 +193,7 @@ static int other_running(int l, int except)
 static int overrunning(const slot *s)
 {
     return s->overran ||
-           (s->stopping && sim_now() - s->stop_began + s->frozen_ms >=
+           (s->stopping && sim_now() - s->stop_began + s->frozen_ms + s->stop_late >=
                                g_l[s->lease].ttl - g_l[s->lease].rd) ||
            (s->starting && sim_now() - s->start_began >= g_l[s->lease].rd);
 }
@@ -371,6 +374,10 @@ static void on_stopped(void *ud, int reason)
         check_proof(s, "on_stopped", s->token, 1);
     s->stopping = 1;
     s->stop_began = sim_now();
+    s->stop_late = 0;
+    if (s->running && s->proof_token == s->token && s->proof_at > 0 &&
+        sim_now() > s->proof_at + ls->rd)
+        s->stop_late = sim_now() - (s->proof_at + ls->rd);
     if (g_calm) {
         d = (int64_t)sim_below(100);
     } else if (r < 2) {
@@ -591,7 +598,8 @@ static void proc_stop(int i)
             b0 = s->cb_began;
             sqlease_supervisor_free(p->sup[l]);
             check_bound(p, "sqlease_supervisor_free", t0,
-                        rc == SQLEASE_ETIMEOUT ? 2 * (QT_MS + DB_SLACK_MS) : QT_MS + DB_SLACK_MS,
+                        rc == SQLEASE_ETIMEOUT ? 2 * (QT_MS + DB_SLACK_MS) + LOGIN_MS
+                                               : QT_MS + DB_SLACK_MS,
                         cb_overlap(s, t0, c0, b0));
             p->sup[l] = NULL;
         }
