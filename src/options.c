@@ -220,10 +220,13 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
     if (rc < 0)
         return SQLEASE_EINVAL;
     if (rc > 0) {
+        /* The value is quoted last: every message is redacted as a
+         * whole, and a value holding "PWD=" masks what follows it, which
+         * must not be the DSN's name (found by the odbc.ini fuzz target). */
         if (!sqle_valid_table(buf))
             return sqle_fail(err, SQLEASE_EINVAL,
-                             "odbc.ini: SqleaseTable = '%.128s' in DSN '%.128s' is not a "
-                             "valid table (identifier or schema.identifier)", buf, dsn);
+                             "odbc.ini: SqleaseTable in DSN '%.128s' is not a valid table "
+                             "(identifier or schema.identifier): '%.128s'", dsn, buf);
         ini->table = sqle_strdup(buf);
         if (ini->table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");

@@ -22,10 +22,15 @@ static int write_ini(void)
      * the settings are read into, whose first 511 bytes alone would be
      * a valid 30 s. */
     static char long_ttl[520];
+    static char pwd_table[132];
     FILE *f;
 
     memset(long_ttl, '0', 508);
     memcpy(long_ttl + 508, "30sjunk", sizeof "30sjunk");
+    /* 124 x's, then "PWD=abc": an invalid table whose first 128 bytes,
+     * as the message quotes them, end in "PWD=". */
+    memset(pwd_table, 'x', 124);
+    memcpy(pwd_table + 124, "PWD=abc", sizeof "PWD=abc");
     snprintf(ini_path, sizeof ini_path, "%s/odbc.ini", tu_dir());
     f = fopen(ini_path, "w");
     if (f == NULL)
@@ -51,6 +56,11 @@ static int write_ini(void)
             "Driver = SQLite3\n"
             "Database = %s/ini.db\n"
             "SqleaseTable = x; DROP TABLE y\n"
+            "\n"
+            "[sqlease_ini_pwdtable]\n"
+            "Driver = SQLite3\n"
+            "Database = %s/ini.db\n"
+            "SqleaseTable = %s\n"
             "\n"
             "[sqlease_ini_plain]\n"
             "Driver = SQLite3\n"
@@ -90,8 +100,8 @@ static int write_ini(void)
             "Driver = SQLite3\n"
             "Database = %s/braced.db\n"
             "SqleaseName = braced_job\n",
-            tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(), tu_dir(),
-            long_ttl, tu_dir(), tu_dir());
+            tu_dir(), tu_dir(), tu_dir(), tu_dir(), pwd_table, tu_dir(), tu_dir(), tu_dir(),
+            tu_dir(), tu_dir(), long_ttl, tu_dir(), tu_dir());
     fclose(f);
     return setenv("ODBCINI", ini_path, 1) != 0;
 }
@@ -188,6 +198,16 @@ static void test_invalid_values_name_key_and_dsn(void)
     CU_ASSERT_PTR_NULL(db);
     CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "SqleaseTable"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease_ini_table"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not a valid table"));
+    /* A value cut where it reads as a password is masked, and the
+     * message still names the DSN: the value comes last (found by the
+     * odbc.ini fuzz target). */
+    db = open_dsn("sqlease_ini_pwdtable", &rc, &err);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_EQUAL(rc, SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "sqlease_ini_pwdtable"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not a valid table"));
     /* A value too long for the buffer is refused, never read as the
      * prefix the driver manager's copy cut it to (found by the odbc.ini
      * fuzz target). */
