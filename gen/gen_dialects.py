@@ -117,6 +117,13 @@ SNIPPETS = {
     # What follows an INSERT ... VALUES so that a row whose name exists
     # already is left as it is (and is no error).
     "ignore_existing": (set(), set(), False),
+    # The batched statements' row values: a row's (name, owner, token)
+    # and a hold's bound ones, compared with IN as exact bytes; and the
+    # same of the name alone.
+    "hold_key": (set(), set(), False),
+    "hold_value": ({"name", "owner", "token"}, {"name", "owner", "token"}, False),
+    "name_key": (set(), set(), False),
+    "name_value": ({"name"}, {"name"}, False),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
