@@ -959,6 +959,29 @@ class Snippets(GenCase):
                 err = self.assertRejected(dump_toml(rows), REL + ": row 'paddb', " + message)
                 self.assertEqual(len(err.strip().splitlines()), 1, err)
 
+    def test_padding_row_needs_row_value_snippets(self):
+        # A row whose `=` pads and that leaves out the row-value snippets
+        # would inherit batched statements that compare with a bare IN.
+        rows = real_rows()
+        rows["paddb"] = {k: v for k, v in self.PADDING.items() if k not in ("hold_key",
+                                                                             "name_value")}
+        err = self.assertRejected(
+            dump_toml(rows),
+            REL + ": row 'paddb', field 'renew_each' (inherited from [common]): the row sets "
+            "name_equals and owner_equals but not hold_key, so its row values would not "
+            "compare as exact bytes",
+            REL + ": row 'paddb', field 'renewed_each' (inherited from [common])",
+            REL + ": row 'paddb', field 'status_each' (inherited from [common]): the row sets "
+            "name_equals and owner_equals but not name_value")
+        self.assertEqual(len(err.strip().splitlines()), 3, err)
+        # Its own batched statements need none of them.
+        rows["paddb"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{name_key}", "name").replace("{name_value}", ":name")
+        rows["paddb"]["renew_each"] = rows["sqlite"]["renew_each"]
+        rows["paddb"]["renew_each_returns"] = True
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_empty_snippet_allowed(self):
         rows = real_rows()
         rows["paddb"] = dict(self.PADDING, from_dual="", exact_collation="")
