@@ -117,6 +117,13 @@ SNIPPETS = {
     # What follows an INSERT ... VALUES so that a row whose name exists
     # already is left as it is (and is no error).
     "ignore_existing": (set(), set(), False),
+    # The batched statements' row values: a row's (name, owner, token)
+    # and a hold's bound ones, compared with IN as exact bytes; and the
+    # same of the name alone.
+    "hold_key": (set(), set(), False),
+    "hold_value": ({"name", "owner", "token"}, {"name", "owner", "token"}, False),
+    "name_key": (set(), set(), False),
+    "name_value": ({"name"}, {"name"}, False),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
@@ -154,6 +161,14 @@ EACH_STATEMENTS = {
     "seed_each": (set(), set(), {"name"}, {"name"}),
 }
 EACH_SEP = ", "
+# The snippets [common]'s batched statements compare rows with: a row
+# that sets its own name_equals or owner_equals and inherits one of these
+# statements must set them too.
+EACH_SNIPPETS = {
+    "renew_each": ("hold_key", "hold_value"),
+    "renewed_each": ("hold_key", "hold_value"),
+    "status_each": ("name_key", "name_value"),
+}
 
 # The most parameters src/odbc.c binds in one statement (sqle_odbc's
 # exec refuses more, whatever max_params says): a batched statement at
@@ -848,6 +863,18 @@ def check_row(key, row, common, common_fields, errors, where):
                 snippets[field] = None
         except SaidAlready:
             ok = False
+    if ok:
+        # A row whose `=` is not exact (it sets name_equals or
+        # owner_equals) must compare the batched statements' row values
+        # its way too: an inherited one gets the row's snippets for them.
+        exact = [f for f in ("name_equals", "owner_equals") if f in row]
+        for field, needs in EACH_SNIPPETS.items():
+            missing = [f for f in needs if f not in row]
+            if exact and missing and field not in row and out[field] is not None:
+                errors.append("%s (inherited from [common]): the row sets %s but not %s, so "
+                              "its row values would not compare as exact bytes"
+                              % (where(key, field), " and ".join(exact), " and ".join(missing)))
+                ok = False
     if ok:
         # A full chunk of every batched statement must fit the dialect's
         # limit on bound parameters.

@@ -12,6 +12,7 @@ Run: python3 tests/test_gen.py
        runs them; it is then skipped)
 """
 
+import hashlib
 import json
 import os
 import re
@@ -325,7 +326,33 @@ class GenCase(unittest.TestCase):
         return r.stderr
 
 
+# What the shipped rows send, every statement as the probe prints it
+# (markers, parameters, SQL; the batched ones for 3 leases) and their
+# limits, as a SHA-256: a change that only restructures the table (a
+# statement moved to [common], a snippet instead of a copied phrase) must
+# leave it as it is.  A change meant to change the SQL updates it, once
+# gen/diff_generated.py has named the statements that changed.
+SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
+SHIPPED_SQL_SHA256 = "ba552e04a01de8e7f76a0fd385cad3d6e221083f7f8d86854c2fb5dde9ff6149"
+
+
+def shipped_sql(probe_out):
+    """The probe's S, E and B lines of the shipped rows, sorted."""
+    return sorted(line for line in probe_out.splitlines()
+                  if line[:2] in ("S ", "E ", "B ") and line.split(" ", 2)[1] in SHIPPED_ROWS)
+
+
 class RealTemplate(GenCase):
+    def test_shipped_sql_unchanged(self):
+        r = self.gen()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = shipped_sql(self.probe())
+        self.assertEqual({line.split(" ", 2)[1] for line in lines}, set(SHIPPED_ROWS))
+        digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        self.assertEqual(digest, SHIPPED_SQL_SHA256,
+                         "the SQL of the shipped rows changed (gen/diff_generated.py names "
+                         "the statements); if that is meant, update SHIPPED_SQL_SHA256")
+
     def test_generates_and_compiles_warning_free(self):
         r = self.gen()
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -882,6 +909,15 @@ class Snippets(GenCase):
         self.assertIn("WHERE name = ? AND LENGTH(name) = LENGTH(?) AND token = ? AND "
                       "(LENGTH(owner) = 0 OR owner IS NULL", stmts[("paddb", "acquire")][2])
         self.assertEqual(stmts[("paddb", "fence")][1], [name, name, owner, owner, token])
+        # The batched statements too: each value next to its length.
+        each = self.batched(self.probe())
+        for st in ("renew_each", "renewed_each"):
+            self.assertIn("(name, LENGTH(name), owner, LENGTH(owner), token) IN ((?, LENGTH(?), "
+                          "?, LENGTH(?), ?), ", each[("paddb", st)][2], st)
+            self.assertEqual([p for p in each[("paddb", st)][1] if p != 2],
+                             [name, name, owner, owner, token] * 3, st)
+        self.assertIn("WHERE (name, LENGTH(name)) IN ((?, LENGTH(?)), ",
+                      each[("paddb", "status_each")][2])
         self.assertIn("name VARCHAR(64) FOR BIT DATA NOT NULL PRIMARY KEY, owner VARCHAR(255) "
                       "FOR BIT DATA NOT NULL DEFAULT ''", stmts[("paddb", "create_table")][2])
         # An empty snippet leaves no stray blank: [common]'s own rows.
@@ -922,6 +958,29 @@ class Snippets(GenCase):
                 # that pastes it in.
                 err = self.assertRejected(dump_toml(rows), REL + ": row 'paddb', " + message)
                 self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_padding_row_needs_row_value_snippets(self):
+        # A row whose `=` pads and that leaves out the row-value snippets
+        # would inherit batched statements that compare with a bare IN.
+        rows = real_rows()
+        rows["paddb"] = {k: v for k, v in self.PADDING.items() if k not in ("hold_key",
+                                                                             "name_value")}
+        err = self.assertRejected(
+            dump_toml(rows),
+            REL + ": row 'paddb', field 'renew_each' (inherited from [common]): the row sets "
+            "name_equals and owner_equals but not hold_key, so its row values would not "
+            "compare as exact bytes",
+            REL + ": row 'paddb', field 'renewed_each' (inherited from [common])",
+            REL + ": row 'paddb', field 'status_each' (inherited from [common]): the row sets "
+            "name_equals and owner_equals but not name_value")
+        self.assertEqual(len(err.strip().splitlines()), 3, err)
+        # Its own batched statements need none of them.
+        rows["paddb"]["status_each"] = own(rows, "sqlite", "status_each").replace(
+            "{name_key}", "name").replace("{name_value}", ":name")
+        rows["paddb"]["renew_each"] = rows["sqlite"]["renew_each"]
+        rows["paddb"]["renew_each_returns"] = True
+        r = self.gen(dump_toml(rows))
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_empty_snippet_allowed(self):
         rows = real_rows()
@@ -1329,19 +1388,19 @@ class Malformed(GenCase):
     def test_each_item_parameters(self):
         rows = self.rows()
         rows["common"]["renew_each"] = rows["common"]["renew_each"].replace(
-            "(:name, :owner, :token)", "(:name, :owner, :tokn)")
+            "{each: {hold_value}}", "{each: (:name, :owner, :tokn)}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'common', field 'renew_each': '{each: ...}': "
                             "unknown parameter ':tokn'")
         rows = self.rows()
-        rows["mysql"]["renewed_each"] = rows["mysql"]["renewed_each"].replace(
-            ", :token)})", ")})").replace(", token)", ")")
+        rows["mysql"]["renewed_each"] = rows["common"]["renewed_each"].replace(
+            "{each: {hold_value}}", "{each: (:name, :owner)}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'renewed_each': '{each: ...}': "
                             "missing parameter :token")
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
-            "{each: :name}", "{each: :name, :ttl_ms}")
+            "{each: {name_value}}", "{each: :name, :ttl_ms}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
                             "unexpected parameter :ttl_ms")
@@ -1367,25 +1426,25 @@ class Malformed(GenCase):
         # second {each: ...} are not allowed there.
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
-            "{each: :name}", "{each: :name, {table}}")
+            "{each: {name_value}}", "{each: :name, {table}}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
                             "placeholder '{table}' is not allowed here")
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
-            "{each: :name}", "{each: :name, {each: :name}}")
+            "{each: {name_value}}", "{each: :name, {each: :name}}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
                             "'{each: ...}' is only allowed")
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
-            "{each: :name}", "{each: :name, {bogus}}")
+            "{each: {name_value}}", "{each: :name, {bogus}}")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'status_each': '{each: ...}': "
                             "unknown placeholder '{bogus}'")
         rows = self.rows()
         rows["sqlite"]["status_each"] = own(rows, "sqlite", "status_each").replace(
-            "{each: :name}", "{each: }")
+            "{each: {name_value}}", "{each: }")
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'status_each': '{each: ...}' is empty")
 
@@ -1445,11 +1504,11 @@ class Malformed(GenCase):
         # rows; one whose renew returns them must not carry a statement
         # that is never sent.
         rows = self.rows()
-        del rows["mysql"]["renewed_each"]
+        del rows["common"]["renewed_each"]
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'mysql', field 'renewed_each': missing required field")
         rows = self.rows()
-        rows["sqlite"]["renewed_each"] = rows["mysql"]["renewed_each"]
+        rows["sqlite"]["renewed_each"] = rows["common"]["renewed_each"]
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'sqlite', field 'renewed_each': not used: "
                             "renew_each_returns is true")
