@@ -128,7 +128,9 @@ typedef struct bench_results {
     bench_spread graceful;
     bench_spread graceful_stop; /* how long sqlease_supervisor_stop took */
     int have_crash;
-    bench_spread crash;
+    bench_spread crash;        /* the default follower, which watches */
+    int have_crash_expiry;
+    bench_spread crash_expiry; /* a follower that takes by expiry (full runs) */
 
     /* many leases on one connection: one entry per measured N */
     int n_many;

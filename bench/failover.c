@@ -237,10 +237,14 @@ static double child_stop_time(int fd)
 /*
  * Each trial forks a holder, starts this process's follower once the child
  * says it holds, kills the child at a varied point of its heartbeat, and
- * times the follower's take, which the database allows only once the row
- * the child last renewed has expired.
+ * times the follower's take.  With by_expiry 0 the follower is the
+ * default, watching one: it takes only once it has itself seen the row
+ * unchanged for a ttl, which protects against a step of the database's
+ * clock.  With by_expiry 1 it takes as soon as the database says the row
+ * expired (take_by_expiry, the rule before the watch): run side by side,
+ * the two series show what the watch costs a crash hand-over.
  */
-int bench_crash(const bench_cfg *cfg, bench_results *res)
+static int crash_series(const bench_cfg *cfg, int by_expiry, bench_spread *out, int *have)
 {
     sqlease_db *db = NULL;
     sqlease_error err;
@@ -315,6 +319,7 @@ int bench_crash(const bench_cfg *cfg, bench_results *res)
         bench_member_init(&mf, &w, "crash successor");
         bench_options(&o, BENCH_TABLE, CRASH_NAME, "bench-crash-successor", CRASH_TTL,
                       CRASH_HEARTBEAT, CRASH_DEADLINE, CRASH_RETRY, &mf);
+        o.take_by_expiry = by_expiry;
         rc = bench_open(&db, cfg, &err);
         if (rc == SQLEASE_OK)
             rc = sqlease_supervisor_start(&f, db, &o, &err);
@@ -353,14 +358,26 @@ int bench_crash(const bench_cfg *cfg, bench_results *res)
     sqlease_db_close(db);
     bench_watch_destroy(&w);
     if (done > 0) {
-        res->crash = bench_spread_of(gaps, done);
-        res->have_crash = 1;
+        *out = bench_spread_of(gaps, done);
+        *have = 1;
     }
     free(gaps);
     if (rc != SQLEASE_OK) {
-        bench_msg("crash gap: %s (%s)", err.message, sqlease_strerror(rc));
-        res->failed = 1;
+        bench_msg("crash gap%s: %s (%s)", by_expiry ? " (take by expiry)" : "", err.message,
+                  sqlease_strerror(rc));
         return -1;
     }
     return 0;
+}
+
+/* The watching follower's series, then (in a full run) the series of a
+ * follower that takes by the database's expiry, in the same run. */
+int bench_crash(const bench_cfg *cfg, bench_results *res)
+{
+    int rc = crash_series(cfg, 0, &res->crash, &res->have_crash);
+    if (rc == 0 && !cfg->short_run && !bench_interrupted)
+        rc = crash_series(cfg, 1, &res->crash_expiry, &res->have_crash_expiry);
+    if (rc != 0)
+        res->failed = 1;
+    return rc;
 }

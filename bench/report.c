@@ -215,6 +215,12 @@ void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
             verdict(r->crash.median <= 2300),
             "min %.0f max %.0f, %d trials; ttl 2 s, heartbeat 500 ms, retry 200 ms",
             r->crash.min, r->crash.max, r->crash.n);
+    if (r->have_crash_expiry)
+        row(out, "crash_gap_expiry_ms", num(v, sizeof v, "%.0f", r->crash_expiry.median),
+            "-", "-",
+            "min %.0f max %.0f, %d trials; the same, a follower taking by expiry "
+            "(take_by_expiry: no watch, no protection from a clock step)",
+            r->crash_expiry.min, r->crash_expiry.max, r->crash_expiry.n);
     for (i = 0; i < r->n_many; i++)
         many_rows(out, &r->many[i]);
     if (r->have_idle) {
@@ -362,6 +368,9 @@ void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
     jw_num(&j, "crash_gap_min_ms", r->have_crash, r->crash.min, 1);
     jw_num(&j, "crash_gap_max_ms", r->have_crash, r->crash.max, 1);
     jw_num(&j, "crash_trials", r->have_crash, r->crash.n, 0);
+    jw_num(&j, "crash_gap_expiry_ms", r->have_crash_expiry, r->crash_expiry.median, 1);
+    jw_num(&j, "crash_gap_expiry_min_ms", r->have_crash_expiry, r->crash_expiry.min, 1);
+    jw_num(&j, "crash_gap_expiry_max_ms", r->have_crash_expiry, r->crash_expiry.max, 1);
 
     /* One object per measured N, keyed leases_N; none when the leases
      * measurement did not run. */
