@@ -30,13 +30,9 @@ status=0
 if [ "$long" = 1 ]; then
     SQLEASE_CHAOS_DIALECTS="galera pg-sync pg-async" bash "$HERE/chaos.sh" --long || status=1
     printf '\n==================== clock skew between Galera nodes ====================\n'
-    preload=""
-    for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 \
-             /usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1 \
-             /usr/lib/faketime/libfaketimeMT.so.1; do
-        [ -f "$f" ] && { preload=$f; break; }
-    done
-    if [ -z "$preload" ]; then
+    # shellcheck source=ci/lib.sh
+    . "$HERE/lib.sh"
+    if ! preload=$(find_faketime); then
         echo "ha.sh: libfaketimeMT.so.1 not found (install faketime)" >&2
         status=1
     else

@@ -1,5 +1,6 @@
 # ci/lib.sh -- helpers shared by the scripts that start database servers
-# (ci/postgres.sh, ci/mariadb.sh).  Sourced, not run.
+# (ci/postgres.sh, ci/mariadb.sh) or step their clocks (ci/ha.sh).
+# Sourced, not run.
 
 # find_driver FILE: the path of an ODBC driver library, looked up in
 # $ODBC_DRIVER_DIR and the usual Debian/Ubuntu places.
@@ -11,6 +12,21 @@ find_driver() {
                /usr/lib64 /usr/lib/odbc /usr/lib /usr/local/lib; do
         if [ -f "$dir/$name" ]; then
             printf '%s\n' "$dir/$name"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# find_faketime: the path of libfaketime's multithreaded preload library
+# (package faketime), which the scripts that step a server's clock load.
+find_faketime() {
+    local f
+    for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 \
+             /usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1 \
+             /usr/lib/faketime/libfaketimeMT.so.1; do
+        if [ -f "$f" ]; then
+            printf '%s\n' "$f"
             return 0
         fi
     done

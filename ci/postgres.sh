@@ -139,13 +139,7 @@ rm -f "$PGDIR/pw"
 
 PRELOAD=""
 if [ "${SQLEASE_PG_FAKETIME:-0}" = 1 ]; then
-    lib=""
-    for f in /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 \
-             /usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1 \
-             /usr/lib/faketime/libfaketimeMT.so.1; do
-        [ -f "$f" ] && { lib=$f; break; }
-    done
-    [ -n "$lib" ] || die "libfaketimeMT.so.1 not found (install faketime)"
+    lib=$(find_faketime) || die "libfaketimeMT.so.1 not found (install faketime)"
     export SQLEASE_PG_FAKETIME_FILE=$WORK/faketime
     echo "+0" >"$SQLEASE_PG_FAKETIME_FILE"
     chmod 644 "$SQLEASE_PG_FAKETIME_FILE"
