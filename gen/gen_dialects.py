@@ -152,6 +152,14 @@ EACH_STATEMENTS = {
     # migrate's seed of many names: a row for each name that has none,
     # as `seed` makes it; names that have one are left alone.
     "seed_each": (set(), set(), {"name"}, {"name"}),
+    # The first take of many free rows: each item one row (name, and the
+    # token its read saw); one owner, ttl and data for them all.
+    "take_each": ({"owner", "ttl_ms", "data"}, {"owner", "ttl_ms", "data"}, {"name", "token"},
+                  {"name", "token"}),
+    # The release of many holds (name, owner, token each); one minimum
+    # hold for them all.
+    "release_each": ({"min_hold_ms"}, {"min_hold_ms"}, {"name", "owner", "token"},
+                     {"name", "owner", "token"}),
 }
 EACH_SEP = ", "
 

@@ -37,7 +37,8 @@ STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version"
               "add_version", "probe_data", "add_data", "fill_nulls", "probe_exact", "make_exact", "seed",
               "acquire", "renew", "release", "release_force", "status", "list"]
 FRAGMENTS = ["fence"]
-EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each"]
+EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
+                   "release_each"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -151,6 +152,8 @@ int main(int argc, char **argv)
         each(d->key, "renewed_each", &d->renewed_each);
         each(d->key, "status_each", &d->status_each);
         each(d->key, "seed_each", &d->seed_each);
+        each(d->key, "take_each", &d->take_each);
+        each(d->key, "release_each", &d->release_each);
         printf("B %s returns=%d batch_max=%zu max_params=%zu\n", d->key,
                d->renew_each_returns, d->batch_max, d->max_params);
     }
@@ -646,6 +649,31 @@ class RealTemplate(GenCase):
                          r"expires_at_ms, token, version\)", key)
         self.assertIn(real_rows()[key]["now_ms"], sql, key)
         self.assertNotIn("0, 0, 0, 0)", sql, key)
+        # The first take of many rows: only a FREE row (the row's
+        # owner_free), each bound to its name and the token its read saw;
+        # one owner, ttl and data.  Never a row some owner has: no
+        # expiry test, which would take an expired hold past the watch.
+        data, version = 5, 6
+        q, params, sql = each[(key, "take_each")]
+        self.assertEqual(q, len(params), key)
+        self.assertEqual(sorted(p for p in params if p in (owner, ttl, data)),
+                         [owner, ttl, data], key)
+        self.assertEqual(params.count(token), 3, key)
+        self.assertNotIn(version, params, key)
+        self.assertIn(real_rows()[key].get("owner_free", real_rows()["common"]["owner_free"])
+                      .replace("owner", "l.owner" if key == "sqlserver" else "owner"), sql, key)
+        self.assertNotIn("expires_at_ms <=", sql, key)
+        self.assertIn("token = %stoken + 1" % ("l." if key == "sqlserver" else ""), sql, key)
+        self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
+        # The release of many holds: name, owner, token each, the
+        # minimum hold bound once per use (release's CASEs).
+        q, params, sql = each[(key, "release_each")]
+        self.assertEqual(q, len(params), key)
+        per = [p for p in params if p != 4]
+        self.assertEqual(params.count(4), 7, key)
+        self.assertEqual(set(per), {name, owner, token}, key)
+        self.assertEqual(per.count(token), 3, key)
+        self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
         q, params, sql = each[(key, "renewed_each")]
         if returns:
             # Never sent: the renew says which rows it renewed.
@@ -1411,7 +1439,7 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'postgres', field 'batch_max': 20000 leases make "
                             "renew_each bind 60001 parameters; src/odbc.c binds at most 32767")
-        rows["postgres"]["batch_max"] = 10922
+        rows["postgres"]["batch_max"] = 10920  # release_each: 7 + 10920 * 3
         self.assertEqual(self.gen(dump_toml(rows), outdir="fits").returncode, 0)
         # MariaDB binds 5 per hold: 2100 would not take 512 of them.
         rows = self.rows()
