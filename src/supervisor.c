@@ -50,8 +50,13 @@ static void retire(sqlease_supervisor *s)
     destroy(s);
 }
 
-int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
-                             const sqlease_options *opt_in, sqlease_error *err)
+/*
+ * Everything of a start but its first acquire: the supervisor, its lease
+ * and its node on the db's engine, in SUP_NEW (which the runner leaves
+ * alone), its first callbacks held for the caller's thread.
+ */
+static int sup_create(sqlease_supervisor **out, sqlease_db *db, const sqlease_options *opt_in,
+                      sqlease_error *err)
 {
     sqlease_options full;
     const sqlease_options *opt = &full;
@@ -59,10 +64,6 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     sqle_engine *e;
     int rc;
 
-    sqle_err_clear(err);
-    if (out == NULL || db == NULL)
-        return sqle_fail(err, SQLEASE_EINVAL,
-                         "sqlease_supervisor_start: out and db must not be NULL");
     *out = NULL;
     rc = sqle_options_import(opt_in, &full, err);
     if (rc != SQLEASE_OK)
@@ -124,24 +125,62 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     /* The caller's thread runs this supervisor's first callbacks (held
      * until then), so that a lone instance has its work running by the
      * time start returns; the runner leaves a SUP_NEW supervisor alone,
-     * and the first acquire is sent from here. */
+     * and the first acquire is sent by the caller. */
     sqle_engine_add(e, &s->node, 1);
+    *out = s;
+    return SQLEASE_OK;
+}
 
-    rc = sqle_engine_send(e, &s->node, SQLE_SEND_POLL, err);
-    if (rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE || rc == SQLEASE_EROWCOUNT) {
-        /* A broken installation: nothing will ever start, say so now.
-         * These answers took nothing, so there is nothing to release. */
+/* Whether a first acquire's answer says the installation is broken:
+ * nothing will ever start. */
+static int first_fatal(int rc)
+{
+    return rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE || rc == SQLEASE_EROWCOUNT;
+}
+
+/*
+ * After the first acquire answered (rc): a broken installation retires
+ * the supervisor (those answers took nothing, so there is nothing to
+ * release) and returns rc; else its first callbacks run on this thread
+ * and the runner takes it over.
+ */
+static int sup_first_done(sqlease_supervisor *s, int rc)
+{
+    sqle_engine *e = s->e;
+
+    if (first_fatal(rc)) {
         sqle_engine_lock(e);
         sqle_sup_step(s, EV_SHUTDOWN, 0, 0, NULL, NULL);
         sqle_engine_unlock(e);
         retire(s);
         return rc;
     }
-    sqle_err_clear(err);
     sqle_engine_lock(e);
     sqle_engine_run_held_cbs(e, &s->node);
     sqle_engine_kick(e);
     sqle_engine_unlock(e);
+    return SQLEASE_OK;
+}
+
+int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
+                             const sqlease_options *opt_in, sqlease_error *err)
+{
+    sqlease_supervisor *s;
+    int rc;
+
+    sqle_err_clear(err);
+    if (out == NULL || db == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_supervisor_start: out and db must not be NULL");
+    *out = NULL;
+    rc = sup_create(&s, db, opt_in, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = sqle_engine_send(s->e, &s->node, SQLE_SEND_POLL, err);
+    rc = sup_first_done(s, rc);
+    if (rc != SQLEASE_OK)
+        return rc;
+    sqle_err_clear(err);
     *out = s;
     return SQLEASE_OK;
 }
