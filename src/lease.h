@@ -174,5 +174,7 @@ int sqle_lease_release_each_max(sqle_each *each, size_t n, int64_t deadline, int
  * and the ttl in ms. */
 const char *sqle_lease_table(const sqlease_lease *l);
 int64_t sqle_lease_ttl(const sqlease_lease *l);
+/* What its take publishes (NULL: nothing): a batched take binds it once. */
+const char *sqle_lease_data(const sqlease_lease *l);
 
 #endif

@@ -50,6 +50,11 @@ int64_t sqle_lease_ttl(const sqlease_lease *l)
     return l->ttl_ms;
 }
 
+const char *sqle_lease_data(const sqlease_lease *l)
+{
+    return l->data;
+}
+
 /* ------------------------------------------------------------------ */
 /* Building a batched statement                                         */
 /* ------------------------------------------------------------------ */
