@@ -46,9 +46,8 @@
  *     sqlease_supervisor_stop within query timeout + 500 ms (and free
  *     within twice that after a stop that timed out), plus what the
  *     lease's callbacks took meanwhile and the time the process was
- *     frozen;
- *     (sqlease_supervisor_stop_each, on even seeds: one such bound per
- *     supervisor and one for the releases);
+ *     frozen (sqlease_supervisor_stop_each, on even seeds: one such
+ *     bound per supervisor and one for the releases);
  *   - after the faults end, every lease is held again within
  *     ttl + 2 x retry + query timeout + 500 ms + login timeout.
  * Prints one line per violation (with its seed) and a summary; exits 1
