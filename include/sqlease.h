@@ -923,7 +923,9 @@ SQLEASE_API int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n
  * SQLEASE_OK when all stopped and released, else the first failure;
  * SQLEASE_ESTATE (nothing stopped) when called from the callback of one
  * of them.  The supervisors are still to be freed (sqlease_supervisor_free
- * then sends nothing more).  Thread-safe as sqlease_supervisor_stop. */
+ * then sends nothing more).  Thread-safe as sqlease_supervisor_stop, but
+ * their on_stopped must not stop another supervisor of the same call (it
+ * would wait for this call). */
 SQLEASE_API int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs,
                                              sqlease_error *err);
 

@@ -683,7 +683,7 @@ static int by_address(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Releases sent together: one table and one minimum hold. */
+/* Releases sent together: one handle, one table and one minimum hold. */
 typedef struct stop_item {
     sqlease_supervisor *s;
     size_t index;      /* in the caller's array */
@@ -694,8 +694,11 @@ typedef struct stop_item {
 static int by_release_group(const void *a, const void *b)
 {
     const stop_item *x = a, *y = b;
-    int c = strcmp(sqle_lease_table(x->s->lease), sqle_lease_table(y->s->lease));
+    uintptr_t dx = (uintptr_t)x->s->db, dy = (uintptr_t)y->s->db;
+    int c = dx < dy ? -1 : dx > dy;
 
+    if (c == 0)
+        c = strcmp(sqle_lease_table(x->s->lease), sqle_lease_table(y->s->lease));
     return c != 0 ? c : x->min_hold < y->min_hold ? -1 : x->min_hold > y->min_hold;
 }
 
@@ -783,8 +786,9 @@ int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs_o
             }
         }
     }
-    /* The releases, one statement per chunk of a table and minimum hold,
-     * within one query timeout from here. */
+    /* The releases, one statement per chunk of a handle, table and
+     * minimum hold, within one query timeout from here (the first
+     * handle's: the longest wait a caller of one handle expects). */
     deadline = sqle_mono_ms();
     if (nr > 0)
         deadline += ready[0].s->db->query_timeout_ms + DB_SLACK_MS;
