@@ -66,6 +66,9 @@ typedef struct bench_cfg {
 } bench_cfg;
 
 /* One many-leases measurement (leases_N): N supervisors on one handle. */
+/* Supervisors started per sqlease_supervisor_start_each call. */
+#define BENCH_START_EACH 1000
+
 typedef struct bench_many {
     int requested;            /* N */
     int leases;               /* started within the start budget */
@@ -77,8 +80,9 @@ typedef struct bench_many {
     double seconds, start_s, stop_s, migrate_s, cpu_pct, bytes_per_lease, stmts_per_s;
     /* The stop, in two halves: one supervisor after another on one
      * thread, then the rest from STOPPERS threads at once. */
-    int stop_serial_n, stop_parallel_n, stoppers;
-    double stop_serial_s, stop_parallel_s;
+    /* stop_s = stop_each_s (sqlease_supervisor_stop_each of all: every
+     * on_stopped, then the batched releases) + free_s (freeing them). */
+    double stop_each_s, free_s;
     long rss_kib, rss_before_kib;
 } bench_many;
 

@@ -6,7 +6,8 @@
  *    (one connection), heartbeat 1 s, for a while: deadlines missed
  *    (while holding, and separately while starting and stopping them),
  *    threads, statements per second, CPU, resident memory, and how long
- *    starting and stopping all of them takes.  Run once per N of
+ *    starting (sqlease_supervisor_start_each, BENCH_START_EACH per call)
+ *    and stopping (one sqlease_supervisor_stop_each) all of them takes.  Run once per N of
  *    --leases, each on a fresh handle and table.
  *  - idle: one supervisor at the default timings, doing what a holder
  *    does almost all of the time: waiting.  Its CPU over the window.
@@ -24,54 +25,6 @@
 #define MANY_HEARTBEAT 1000
 #define MANY_DEADLINE 5000
 #define MANY_RETRY 1000
-#define STOPPERS 16
-
-/* A slice of the supervisors for one stopping thread. */
-typedef struct stop_slice {
-    sqlease_supervisor **sups;
-    int from, to;
-} stop_slice;
-
-static void *stop_main(void *arg)
-{
-    stop_slice *sl = arg;
-    int i;
-    for (i = sl->to - 1; i >= sl->from; i--)
-        sqlease_supervisor_free(sl->sups[i]);
-    return NULL;
-}
-
-/*
- * Stop and free n supervisors, STOPPERS at a time.  When every supervisor
- * had its own heartbeat thread, a stop waited for that thread's statement
- * in flight, which queued behind every other supervisor's on a saturated
- * connection: one after the other, 1000 leases on one SQLite connection
- * took 13 minutes to stop.  The supervisors now share the handle's runner
- * and a stop waits for no renew but its own release, so this is kept only
- * to measure that stopping from many threads at once (which the library
- * allows) gains nothing any more: bench_leases stops half of them one
- * after the other and the other half through here.
- */
-static void stop_all(sqlease_supervisor **sups, int n)
-{
-    pthread_t th[STOPPERS];
-    stop_slice sl[STOPPERS];
-    int k, started = 0;
-
-    for (k = 0; k < STOPPERS; k++) {
-        sl[k].sups = sups;
-        sl[k].from = (int)((long long)n * k / STOPPERS);
-        sl[k].to = (int)((long long)n * (k + 1) / STOPPERS);
-        if (pthread_create(&th[k], NULL, stop_main, &sl[k]) != 0)
-            stop_main(&sl[k]);
-        else
-            started |= 1 << k;
-    }
-    for (k = 0; k < STOPPERS; k++)
-        if (started & (1 << k))
-            pthread_join(th[k], NULL);
-}
-
 /* Resident memory with what earlier measurements freed given back, so
  * that one N's growth is not hidden by the heap another N left behind. */
 static long rss_now(void)
@@ -99,8 +52,10 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res)
     bench_member *members = NULL;
     char (*names)[32] = NULL;
     const char **name_ptrs = NULL;
+    sqlease_options *opts = NULL;
+    const sqlease_options **opt_ptrs = NULL;
     sqlease_error err;
-    int started = 0, inited = 0, have = 0, missed0 = 0, half, i, rc;
+    int started = 0, inited = 0, have = 0, missed0 = 0, i, rc;
     long rss1;
     double t0, t1, cpu0, cpu1, wall0, wall1;
     uint64_t st0, st1;
@@ -112,8 +67,10 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res)
     members = calloc((size_t)n, sizeof *members);
     names = calloc((size_t)n, sizeof *names);
     name_ptrs = calloc((size_t)n, sizeof *name_ptrs);
+    opts = calloc((size_t)n, sizeof *opts);
+    opt_ptrs = calloc((size_t)n, sizeof *opt_ptrs);
     if (sups == NULL || watches == NULL || members == NULL || names == NULL ||
-        name_ptrs == NULL) {
+        name_ptrs == NULL || opts == NULL || opt_ptrs == NULL) {
         rc = sqle_fail(&err, SQLEASE_ENOMEM, "out of memory");
         goto out;
     }
@@ -139,8 +96,13 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res)
     m.rss_before_kib = rss_now();
     missed0 = bench_missed_total();
     t0 = bench_now_us();
-    for (i = 0; i < n && !bench_interrupted; i++) {
-        sqlease_options o;
+    for (i = 0; i < n; i++)
+        bench_options(&opts[i], BENCH_TABLE_MANY, names[i], "bench-many", MANY_TTL,
+                      MANY_HEARTBEAT, MANY_DEADLINE, MANY_RETRY, &members[i]);
+    for (i = 0; i < n; i++)
+        opt_ptrs[i] = &opts[i];
+    for (i = 0; i < n && !bench_interrupted; i += BENCH_START_EACH) {
+        size_t k = n - i < BENCH_START_EACH ? (size_t)(n - i) : BENCH_START_EACH;
 
         /* A connection that cannot keep up would take many minutes to
          * start them all: hold what started within the budget and say
@@ -150,12 +112,10 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res)
                       "saturated", i, n, cfg->leases_start_budget_s);
             break;
         }
-        bench_options(&o, BENCH_TABLE_MANY, names[i], "bench-many", MANY_TTL, MANY_HEARTBEAT,
-                      MANY_DEADLINE, MANY_RETRY, &members[i]);
-        rc = sqlease_supervisor_start(&sups[i], db, &o, &err);
+        rc = sqlease_supervisor_start_each(sups + i, k, db, opt_ptrs + i, NULL, &err);
         if (rc != SQLEASE_OK)
             goto out;
-        started++;
+        started += (int)k;
     }
     t1 = bench_now_us();
     m.start_s = (t1 - t0) / 1e6;
@@ -195,22 +155,18 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res)
     rc = SQLEASE_OK;
 
 out:
-    /* Half one after the other on this thread, half from STOPPERS
-     * threads: the two rates side by side say whether stopping in
-     * parallel still buys anything. */
+    /* One call stops them all (every on_stopped, then the releases in
+     * batches); freeing them after it sends nothing more. */
     missed0 = bench_missed_total();
-    half = started / 2;
     t0 = bench_now_us();
-    for (i = 0; i < half; i++)
-        sqlease_supervisor_free(sups[i]);
+    if (started > 0 && sqlease_supervisor_stop_each(sups, (size_t)started, NULL, &err) !=
+                           SQLEASE_OK)
+        bench_msg("leases_%d: stop_each: %s", n, err.message);
     t1 = bench_now_us();
-    if (started > half)
-        stop_all(sups + half, started - half);
-    m.stop_serial_n = half;
-    m.stop_serial_s = (t1 - t0) / 1e6;
-    m.stop_parallel_n = started - half;
-    m.stoppers = STOPPERS;
-    m.stop_parallel_s = (bench_now_us() - t1) / 1e6;
+    for (i = 0; i < started; i++)
+        sqlease_supervisor_free(sups[i]);
+    m.stop_each_s = (t1 - t0) / 1e6;
+    m.free_s = (bench_now_us() - t1) / 1e6;
     m.stop_s = (bench_now_us() - t0) / 1e6;
     m.missed_during_stop = bench_missed_total() - missed0;
     sqlease_db_close(db);
@@ -223,6 +179,8 @@ out:
     free(members);
     free(names);
     free(name_ptrs);
+    free(opts);
+    free(opt_ptrs);
     if (rc != SQLEASE_OK) {
         bench_msg("leases_%d: %s (%s)", n, err.message, sqlease_strerror(rc));
         res->failed = 1;

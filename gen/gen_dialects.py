@@ -124,6 +124,9 @@ SNIPPETS = {
     "hold_value": ({"name", "owner", "token"}, {"name", "owner", "token"}, False),
     "name_key": (set(), set(), False),
     "name_value": ({"name"}, {"name"}, False),
+    # A free row's name and the token its read saw, for the batched take.
+    "take_key": (set(), set(), False),
+    "take_value": ({"name", "token"}, {"name", "token"}, False),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
@@ -159,6 +162,14 @@ EACH_STATEMENTS = {
     # migrate's seed of many names: a row for each name that has none,
     # as `seed` makes it; names that have one are left alone.
     "seed_each": (set(), set(), {"name"}, {"name"}),
+    # The first take of many free rows: each item one row (name, and the
+    # token its read saw); one owner, ttl and data for them all.
+    "take_each": ({"owner", "ttl_ms", "data"}, {"owner", "ttl_ms", "data"}, {"name", "token"},
+                  {"name", "token"}),
+    # The release of many holds (name, owner, token each); one minimum
+    # hold for them all.
+    "release_each": ({"min_hold_ms"}, {"min_hold_ms"}, {"name", "owner", "token"},
+                     {"name", "owner", "token"}),
 }
 EACH_SEP = ", "
 # The snippets [common]'s batched statements compare rows with: a row
@@ -168,6 +179,8 @@ EACH_SNIPPETS = {
     "renew_each": ("hold_key", "hold_value"),
     "renewed_each": ("hold_key", "hold_value"),
     "status_each": ("name_key", "name_value"),
+    "take_each": ("take_key", "take_value"),
+    "release_each": ("hold_key", "hold_value"),
 }
 
 # The most parameters src/odbc.c binds in one statement (sqle_odbc's
@@ -875,6 +888,17 @@ def check_row(key, row, common, common_fields, errors, where):
                               "its row values would not compare as exact bytes"
                               % (where(key, field), " and ".join(exact), " and ".join(missing)))
                 ok = False
+        # renew_each_returns says how renew_each, take_each and
+        # release_each answer (their rows, or their count): a row that
+        # answers otherwise than [common] writes all three itself.
+        if returns != common.get("renew_each_returns"):
+            for field in ("renew_each", "take_each", "release_each"):
+                if field not in row:
+                    errors.append("%s (inherited from [common]): renew_each_returns is %s "
+                                  "here and %s in [common]: the row must write its own"
+                                  % (where(key, field), str(returns).lower(),
+                                     str(common.get("renew_each_returns")).lower()))
+                    ok = False
     if ok:
         # A full chunk of every batched statement must fit the dialect's
         # limit on bound parameters.

@@ -891,6 +891,44 @@ SQLEASE_API int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *d
  * of this supervisor's callbacks), or the release's status. */
 SQLEASE_API int sqlease_supervisor_stop(sqlease_supervisor *sup, sqlease_error *err);
 
+/* Start n supervisors on one handle at once: sqlease_supervisor_start
+ * for each opts[i] (out[i] gets it, NULL when it did not start), with the
+ * first acquires batched: the supervisors of one table, ttl, owner and
+ * data send one read of their rows and one take of the rows it found free
+ * (owner empty) per chunk of the dialect's batch_max, instead of two
+ * statements each.  Each lease's answer is its own: a take that another
+ * process won is a miss for that lease alone (it then sends what a lone
+ * start sends), and a row some owner has, even expired, is never taken
+ * by the batch (the follower's watch applies as for any follower).  Each
+ * on_started of a lease taken runs on this thread before the call
+ * returns, as for sqlease_supervisor_start.  opts is an array of n
+ * pointers (each initialised with SQLEASE_OPTIONS_INIT); rcs (may be
+ * NULL) gets each one's status, as sqlease_supervisor_start returns it.
+ * Returns SQLEASE_OK when all started, else the first failure (err
+ * says which lease); SQLEASE_EINVAL for NULL out, db or opts.
+ * Thread-safe as sqlease_supervisor_start. */
+SQLEASE_API int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n,
+                                              sqlease_db *db,
+                                              const sqlease_options *const *opts, int *rcs,
+                                              sqlease_error *err);
+
+/* Stop n supervisors (NULL entries skipped, one listed twice stopped
+ * once): first every work, as sqlease_supervisor_stop does for each (each
+ * on_stopped with SQLEASE_STOP_SHUTDOWN on this thread, each statement in
+ * flight waited for within its own stop's bound), and only after every
+ * on_stopped has returned, the releases: one statement per chunk of the
+ * supervisors of one table and minimum hold, each hold's answer its own,
+ * all within the handle's query timeout + 500 ms.  rcs (may be NULL)
+ * gets each one's status as sqlease_supervisor_stop returns it.  Returns
+ * SQLEASE_OK when all stopped and released, else the first failure;
+ * SQLEASE_ESTATE (nothing stopped) when called from the callback of one
+ * of them.  The supervisors are still to be freed (sqlease_supervisor_free
+ * then sends nothing more).  Thread-safe as sqlease_supervisor_stop, but
+ * their on_stopped must not stop another supervisor of the same call (it
+ * would wait for this call). */
+SQLEASE_API int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs,
+                                             sqlease_error *err);
+
 /* Stop (if not stopped) and free.  After a stop that returned
  * SQLEASE_ETIMEOUT it waits for the runner to finish the supervisor's
  * statement (bounded as every statement is: with the login timeout on

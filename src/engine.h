@@ -42,6 +42,8 @@
  * take those after it, never those before):
  *
  *   1. sqlease_supervisor.stop_lock   one sqlease_supervisor_stop at a time
+ *                                     (sqlease_supervisor_stop_each takes
+ *                                     several, in address order)
  *   2. sqlease_db.m                   db->engine, the engine's users count
  *   3. sqle_engine.m                  everything of the engine, and what a
  *                                     client keeps under it (its state)

@@ -82,7 +82,11 @@ typedef struct sqle_each {
                                   array (renew: also one ttl) */
     int rc;                    /* out: this lease's answer */
     sqlease_lease_info info;   /* out (status_each): the row, as
-                                  sqlease_lease_status fills it */
+                                  sqlease_lease_status fills it; in
+                                  (take_each): the read that showed the
+                                  row free; out: the new hold or the row */
+    int hit;                   /* out: take_each: taken; release_each:
+                                  released (a row was changed) */
 } sqle_each;
 
 /* Renew the hold of every lease in each[0..n-1] (each has a held token:
@@ -123,16 +127,54 @@ void sqle_lease_set_watch(sqlease_lease *l, int on);
 int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
 
-/* The same two with chunks of at most `max` leases (0: the dialect's
+/*
+ * The first take of many FREE rows: each[i].info is the read
+ * (sqle_lease_status_each) that showed lease i's row free (owner ""), and
+ * the take is bound to the token it saw, as take_after_read's take of a
+ * free row.  Every lease must share the handle, table, ttl, owner and
+ * data (bound once); a lease whose read did not show a free row, that
+ * holds already, or whose name an earlier lease of the batch has, is not
+ * sent (rc SQLEASE_NOT_HELD, hit 0): a row some owner has, even expired,
+ * is the per-lease path's (the follower's watch).  Each lease's answer is
+ * its own: rc SQLEASE_OK with hit 1 (taken: held token = the read's + 1,
+ * info the new hold), rc SQLEASE_NOT_HELD (another take won: a miss for
+ * this lease alone; on a dialect that only counts, a shortfall that the
+ * read after it cannot attribute exactly is a miss for every lease of
+ * the chunk: the rows it did take stay held, unused, until they expire),
+ * or a statement's failure (not known either way).  Returns SQLEASE_OK
+ * when every statement answered, SQLEASE_EINVAL (a mixed batch),
+ * SQLEASE_EDIALECT, SQLEASE_ENOMEM, or the first failure.
+ */
+int sqle_lease_take_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err);
+
+/*
+ * Release the hold each lease last proved, one statement per chunk, with
+ * minimum hold `min_hold_ms` (0: free the rows at once) for all of them:
+ * sqle_lease_release_for for many leases of one handle and table.  Every
+ * lease forgets its held token; one that never held sends nothing (rc
+ * OK, hit 0).  rc SQLEASE_OK with hit 1 when its row was changed (freed,
+ * or kept to the minimum hold), hit 0 when its hold was already gone; or
+ * the statement's failure.  Returns as sqle_lease_take_each.
+ */
+int sqle_lease_release_each(sqle_each *each, size_t n, int64_t deadline, int64_t min_hold_ms,
+                            sqlease_error *err);
+
+/* The same four with chunks of at most `max` leases (0: the dialect's
  * batch_max), so that tests can split a batch without a thousand rows. */
 int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
                               sqlease_error *err);
 int sqle_lease_status_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
                                sqlease_error *err);
+int sqle_lease_take_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
+                             sqlease_error *err);
+int sqle_lease_release_each_max(sqle_each *each, size_t n, int64_t deadline, int64_t min_hold_ms,
+                                size_t max, sqlease_error *err);
 
 /* What groups leases into one batch: the table (validated identifier)
  * and the ttl in ms. */
 const char *sqle_lease_table(const sqlease_lease *l);
 int64_t sqle_lease_ttl(const sqlease_lease *l);
+/* What its take publishes (NULL: nothing): a batched take binds it once. */
+const char *sqle_lease_data(const sqlease_lease *l);
 
 #endif

@@ -50,18 +50,31 @@ int64_t sqle_lease_ttl(const sqlease_lease *l)
     return l->ttl_ms;
 }
 
+const char *sqle_lease_data(const sqlease_lease *l)
+{
+    return l->data;
+}
+
 /* ------------------------------------------------------------------ */
 /* Building a batched statement                                         */
 /* ------------------------------------------------------------------ */
 
+/* Which token a lease's item binds: the hold it renews, the one its
+ * read saw (a take), or the one it last proved (a release). */
+enum { TOK_HELD, TOK_SEEN, TOK_PROVEN };
+
 /* A lease's part in a statement: the values its item binds. */
-static void lease_params(const sqlease_lease *l, db_params *p)
+static void lease_params(const sqle_each *e, int tok, int64_t min_hold_ms, db_params *p)
 {
+    const sqlease_lease *l = e->lease;
+
     memset(p, 0, sizeof *p);
     p->name = l->name;
     p->owner = l->owner;
     p->ttl_ms = l->ttl_ms;
-    p->token = l->held_token;
+    p->token = tok == TOK_SEEN ? e->info.token : tok == TOK_PROVEN ? l->proven_token
+                                                                    : l->held_token;
+    p->min_hold_ms = min_hold_ms;
     p->data = l->data;
 }
 
@@ -139,8 +152,9 @@ int sqle_each_build(const sqle_each_stmt *st, const char *table, const db_params
 
 /* sqle_each_build for the leases ls[0..n-1], each item bound from its
  * lease (text values point into the leases). */
-static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *ls, size_t n,
-                 size_t padded, char **sql, db_bind **binds, size_t *nbinds, sqlease_error *err)
+static int build_tok(const sqle_each_stmt *st, const char *table, sqle_each *const *ls,
+                     size_t n, size_t padded, int tok, int64_t min_hold_ms, char **sql,
+                     db_bind **binds, size_t *nbinds, sqlease_error *err)
 {
     db_params *ps = malloc(n * sizeof *ps);
     size_t i;
@@ -152,10 +166,17 @@ static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *
     if (ps == NULL)
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     for (i = 0; i < n; i++)
-        lease_params(ls[i]->lease, &ps[i]);
+        lease_params(ls[i], tok, min_hold_ms, &ps[i]);
     rc = sqle_each_build(st, table, ps, n, padded, sql, binds, nbinds, err);
     free(ps);
     return rc;
+}
+
+/* build_tok for the holds the leases have (renew, status). */
+static int build(const sqle_each_stmt *st, const char *table, sqle_each *const *ls, size_t n,
+                 size_t padded, char **sql, db_bind **binds, size_t *nbinds, sqlease_error *err)
+{
+    return build_tok(st, table, ls, n, padded, TOK_HELD, 0, sql, binds, nbinds, err);
 }
 
 /* Leases a chunk of k is sent as: the next power of two, at most max. */
@@ -267,7 +288,8 @@ static int cmp_each_hold(const void *a, const void *b)
 /* Send `st` for ls[0..n-1] and fetch the holds it returns into rows
  * (room for `padded`); *nrows gets how many came. */
 static int fetch_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_t padded,
-                       int64_t deadline, hold_row *rows, size_t *nrows, sqlease_error *err)
+                       int tok, int64_t min_hold_ms, int64_t deadline, hold_row *rows,
+                       size_t *nrows, sqlease_error *err)
 {
     sqlease_lease *l = ls[0]->lease;
     db_out *out;
@@ -290,7 +312,7 @@ static int fetch_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_
         out[i * 3 + 2].type = DB_INT64;
         out[i * 3 + 2].i = &rows[i].token;
     }
-    rc = build(st, l->table, ls, n, padded, &sql, &binds, &nb, err);
+    rc = build_tok(st, l->table, ls, n, padded, tok, min_hold_ms, &sql, &binds, &nb, err);
     if (rc == SQLEASE_OK) {
         for (i = 0; i < n; i++)
             sqle_atomic_add(&ls[i]->lease->statements, 1);
@@ -304,7 +326,8 @@ static int fetch_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_
 
 /* Send `st` for ls[0..n-1]; *rows gets the count it reports. */
 static int count_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_t padded,
-                       int64_t deadline, int64_t *rows, sqlease_error *err)
+                       int tok, int64_t min_hold_ms, int64_t deadline, int64_t *rows,
+                       sqlease_error *err)
 {
     sqlease_lease *l = ls[0]->lease;
     db_bind *binds = NULL;
@@ -312,7 +335,7 @@ static int count_holds(const sqle_each_stmt *st, sqle_each **ls, size_t n, size_
     char *sql = NULL;
     int rc;
 
-    rc = build(st, l->table, ls, n, padded, &sql, &binds, &nb, err);
+    rc = build_tok(st, l->table, ls, n, padded, tok, min_hold_ms, &sql, &binds, &nb, err);
     if (rc == SQLEASE_OK) {
         for (i = 0; i < n; i++)
             sqle_atomic_add(&ls[i]->lease->statements, 1);
@@ -358,13 +381,13 @@ static int renew_chunk(const sqle_dialect *d, sqle_each **ls, size_t n, size_t p
     if (rows == NULL)
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     if (d->renew_each_returns) {
-        rc = fetch_holds(&d->renew_each, ls, n, padded, deadline, rows, &nrows, err);
+        rc = fetch_holds(&d->renew_each, ls, n, padded, TOK_HELD, 0, deadline, rows, &nrows, err);
         if (rc == SQLEASE_OK)
             mark_renewed(ls, n, rows, nrows);
         free(rows);
         return rc;
     }
-    rc = count_holds(&d->renew_each, ls, n, padded, deadline, &count, err);
+    rc = count_holds(&d->renew_each, ls, n, padded, TOK_HELD, 0, deadline, &count, err);
     for (i = 0; i < n; i++)
         if (i == 0 || cmp_each_hold(&ls[i - 1], &ls[i]) != 0)
             distinct++;
@@ -378,7 +401,7 @@ static int renew_chunk(const sqle_dialect *d, sqle_each **ls, size_t n, size_t p
                        distinct, (long long)count, distinct);
     } else if (rc == SQLEASE_OK) {
         /* Some hold is gone (or the driver did not count): which? */
-        rc = fetch_holds(&d->renewed_each, ls, n, padded, deadline, rows, &nrows, err);
+        rc = fetch_holds(&d->renewed_each, ls, n, padded, TOK_HELD, 0, deadline, rows, &nrows, err);
         if (rc == SQLEASE_OK)
             mark_renewed(ls, n, rows, nrows);
     }
@@ -606,4 +629,301 @@ int sqle_lease_status_each_max(sqle_each *each, size_t n, int64_t deadline, size
 int sqle_lease_status_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err)
 {
     return sqle_lease_status_each_max(each, n, deadline, 0, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* The first take of free rows, and the release                        */
+/* ------------------------------------------------------------------ */
+
+static int same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* A take binds the owner, the ttl and the data once: every lease of the
+ * batch must have the first one's. */
+static int check_take_batch(sqle_each *each, size_t n, sqlease_error *err)
+{
+    const sqlease_lease *first = each[0].lease;
+    size_t i, j;
+
+    for (i = 0; i < n; i++) {
+        const sqlease_lease *l = each[i].lease;
+        if (strcmp(l->owner, first->owner) != 0 || !same_str(l->data, first->data)) {
+            for (j = 0; j < n; j++)
+                each[j].rc = SQLEASE_EINVAL;
+            return sqle_fail(err, SQLEASE_EINVAL, "take_each: lease %zu has not the first "
+                             "one's owner and data", i);
+        }
+    }
+    return SQLEASE_OK;
+}
+
+/* Whether a row the take (or the release) returned names lease e's hold:
+ * for a take, its name, its owner and the read's token + 1; for a
+ * release, its name and the token it proved (the owner may be "" now).
+ * rows[0..nrows-1] sorted by name. */
+static int row_names(const hold_row *rows, size_t nrows, const sqle_each *e, int take)
+{
+    const sqlease_lease *l = e->lease;
+    size_t lo = 0, hi = nrows, i;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(rows[mid].name, l->name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (i = lo; i < nrows && strcmp(rows[i].name, l->name) == 0; i++) {
+        if (take && rows[i].token == e->info.token + 1 && strcmp(rows[i].owner, l->owner) == 0)
+            return 1;
+        if (!take && rows[i].token == l->proven_token)
+            return 1;
+    }
+    return 0;
+}
+
+/* What take_after_read does with a take that matched its row. */
+static void took(sqle_each *e)
+{
+    sqlease_lease *l = e->lease;
+    sqlease_lease_info *info = &e->info;
+    int64_t db_now = info->db_now_ms;
+
+    l->held_token = l->proven_token = info->token + 1;
+    snprintf(info->owner, sizeof info->owner, "%s", l->owner);
+    snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
+    info->token = l->held_token;
+    info->acquired_at_ms = db_now;
+    info->expires_at_ms = db_now + l->ttl_ms;
+    info->held = info->mine = 1;
+    e->hit = 1;
+    e->rc = SQLEASE_OK;
+}
+
+/* Rows the statement returned, sorted by name for row_names. */
+static int cmp_row_name(const void *a, const void *b)
+{
+    return strcmp(((const hold_row *)a)->name, ((const hold_row *)b)->name);
+}
+
+/* Released holds in (name, owner, proved token) order: equal holds are
+ * neighbours. */
+static int cmp_each_proven(const void *a, const void *b)
+{
+    const sqlease_lease *x = (*(sqle_each *const *)a)->lease;
+    const sqlease_lease *y = (*(sqle_each *const *)b)->lease;
+    return cmp_hold(x->name, x->owner, x->proven_token, y->name, y->owner, y->proven_token);
+}
+
+/*
+ * On a dialect whose UPDATE only counts: which leases of the chunk the
+ * statement changed, told by a read of their rows (status_each) after a
+ * count short of the leases.  A take is exact only when the rows that
+ * now show this owner and the read's token + 1 (live) are as many as the
+ * count: each take it counted shows so, and another process with the
+ * same owner id that took one of these rows from the same read would
+ * show the same; then every lease of the chunk is a miss (safe: a row
+ * taken but not used expires).  A release changed a row that shows its
+ * proved token with this owner, or free ("").
+ */
+static int which_by_read(const sqle_dialect *d, sqle_each **ls, size_t k, size_t padded,
+                         int64_t count, int take, int64_t deadline, sqlease_error *err)
+{
+    int64_t *seen = malloc(k * sizeof *seen);
+    size_t i, matched = 0;
+    int rc;
+
+    if (seen == NULL)
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    for (i = 0; i < k; i++)
+        seen[i] = take ? ls[i]->info.token : ls[i]->lease->proven_token;
+    rc = status_chunk(d, ls, k, padded, deadline, err);
+    if (rc != SQLEASE_OK) {
+        free(seen);
+        return rc;
+    }
+    for (i = 0; i < k; i++) {
+        const sqlease_lease_info *row = &ls[i]->info;
+        const sqlease_lease *l = ls[i]->lease;
+        int hit = ls[i]->rc == SQLEASE_OK && row->token == (take ? seen[i] + 1 : seen[i]) &&
+                  (take ? row->held && strcmp(row->owner, l->owner) == 0
+                        : row->owner[0] == '\0' || strcmp(row->owner, l->owner) == 0);
+        ls[i]->hit = hit;
+        matched += (size_t)hit;
+    }
+    for (i = 0; i < k; i++) {
+        if (take && (int64_t)matched != count)
+            ls[i]->hit = 0;
+        if (take && ls[i]->hit) {
+            ls[i]->info.token = seen[i];
+            took(ls[i]);
+        } else {
+            ls[i]->rc = take ? SQLEASE_NOT_HELD : SQLEASE_OK;
+        }
+    }
+    free(seen);
+    return SQLEASE_OK;
+}
+
+/* One chunk of a take or a release (distinct rows: one lease per name
+ * for a take, one per hold for a release).  Sets each lease's rc and hit,
+ * or returns a failure. */
+static int change_chunk(const sqle_dialect *d, const sqle_each_stmt *st, sqle_each **ls,
+                        size_t k, size_t padded, int take, int64_t min_hold_ms,
+                        int64_t deadline, sqlease_error *err)
+{
+    int tok = take ? TOK_SEEN : TOK_PROVEN;
+    int64_t count = -1;
+    size_t i, distinct = 0;
+    int rc;
+
+    if (d->renew_each_returns) {
+        hold_row *rows = calloc(padded, sizeof *rows);
+        size_t nrows = 0;
+        if (rows == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+        rc = fetch_holds(st, ls, k, padded, tok, min_hold_ms, deadline, rows, &nrows, err);
+        if (rc == SQLEASE_OK) {
+            qsort(rows, nrows, sizeof *rows, cmp_row_name);
+            for (i = 0; i < k; i++) {
+                int hit = row_names(rows, nrows, ls[i], take);
+                if (take && hit) {
+                    took(ls[i]);
+                } else {
+                    ls[i]->hit = hit;
+                    ls[i]->rc = take ? SQLEASE_NOT_HELD : SQLEASE_OK;
+                }
+            }
+        }
+        free(rows);
+        return rc;
+    }
+    rc = count_holds(st, ls, k, padded, tok, min_hold_ms, deadline, &count, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    for (i = 0; i < k; i++)
+        if (take || i == 0 || cmp_each_proven(&ls[i - 1], &ls[i]) != 0)
+            distinct++;
+    if (count == (int64_t)distinct) {
+        for (i = 0; i < k; i++) {
+            if (take) {
+                took(ls[i]);
+            } else {
+                ls[i]->hit = 1;
+                ls[i]->rc = SQLEASE_OK;
+            }
+        }
+        return SQLEASE_OK;
+    }
+    if (count > (int64_t)distinct)
+        return sqle_fail(err, SQLEASE_EROWCOUNT,
+                         "the %s of %zu leases reported %lld rows affected; expected at most "
+                         "%zu (is the name not the primary key?)", take ? "take" : "release",
+                         distinct, (long long)count, distinct);
+    return which_by_read(d, ls, k, padded, count, take, deadline, err);
+}
+
+/* The take and the release: each lease's rc and hit, chunk by chunk. */
+static int change_each(sqle_each *each, size_t n, int64_t deadline, size_t max, int take,
+                       int64_t min_hold_ms, sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+    const char *fn = take ? "take_each" : "release_each";
+    const sqle_dialect *d;
+    const sqle_each_stmt *st;
+    sqle_each **ls;
+    size_t i, m = 0, cmax;
+    int rc;
+
+    sqle_err_clear(err);
+    if (n == 0)
+        return SQLEASE_OK;
+    rc = check_batch(each, n, take, fn, err);
+    if (rc == SQLEASE_OK && take)
+        rc = check_take_batch(each, n, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    d = each[0].lease->d;
+    st = take ? &d->take_each : &d->release_each;
+    if (st->head.sql == NULL || (!d->renew_each_returns && d->status_each.head.sql == NULL)) {
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_EDIALECT;
+        return sqle_fail(err, SQLEASE_EDIALECT, "dialect %s has no batched %s", d->key,
+                         take ? "take" : "release");
+    }
+    ls = malloc(n * sizeof *ls);
+    if (ls == NULL) {
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_ENOMEM;
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        sqlease_lease *l = each[i].lease;
+        each[i].hit = 0;
+        each[i].rc = take ? SQLEASE_NOT_HELD : SQLEASE_OK;
+        if (take) {
+            /* Only a free row, and only by a lease that holds nothing. */
+            if (each[i].info.owner[0] == '\0' && l->held_token < 0)
+                ls[m++] = &each[i];
+        } else {
+            l->held_token = -1;
+            if (l->proven_token >= 0)
+                ls[m++] = &each[i];
+        }
+    }
+    if (!take)
+        for (i = 0; i < n; i++)
+            memset(&each[i].info, 0, sizeof each[i].info);
+    qsort(ls, m, sizeof *ls, take ? cmp_each_name : cmp_each_proven);
+    if (take) {
+        /* Two leases of one name would both match the row's one take:
+         * only the first is sent, the others keep their own path. */
+        size_t w = 0;
+        for (i = 0; i < m; i++)
+            if (w == 0 || strcmp(ls[w - 1]->lease->name, ls[i]->lease->name) != 0)
+                ls[w++] = ls[i];
+        m = w;
+    }
+    if (deadline <= 0)
+        deadline = sqle_db_deadline(each[0].lease->db);
+    cmax = sqle_each_chunk_max(d, st, max);
+    if (!d->renew_each_returns && sqle_each_chunk_max(d, &d->status_each, max) < cmax)
+        cmax = sqle_each_chunk_max(d, &d->status_each, max);
+    for (i = 0; i < m; i += cmax) {
+        size_t k = m - i < cmax ? m - i : cmax;
+        rc = change_chunk(d, st, ls + i, k, sqle_each_padded(k, cmax), take, min_hold_ms,
+                          deadline, err);
+        if (rc != SQLEASE_OK) {
+            rc = fail_rest(ls, i, m, rc, err);
+            break;
+        }
+    }
+    free(ls);
+    return rc;
+}
+
+int sqle_lease_take_each_max(sqle_each *each, size_t n, int64_t deadline, size_t max,
+                             sqlease_error *err)
+{
+    return change_each(each, n, deadline, max, 1, 0, err);
+}
+
+int sqle_lease_take_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err)
+{
+    return change_each(each, n, deadline, 0, 1, 0, err);
+}
+
+int sqle_lease_release_each_max(sqle_each *each, size_t n, int64_t deadline, int64_t min_hold_ms,
+                                size_t max, sqlease_error *err)
+{
+    return change_each(each, n, deadline, max, 0, min_hold_ms, err);
+}
+
+int sqle_lease_release_each(sqle_each *each, size_t n, int64_t deadline, int64_t min_hold_ms,
+                            sqlease_error *err)
+{
+    return change_each(each, n, deadline, 0, 0, min_hold_ms, err);
 }

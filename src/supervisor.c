@@ -6,6 +6,7 @@
  * sup_machine.c.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +51,13 @@ static void retire(sqlease_supervisor *s)
     destroy(s);
 }
 
-int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
-                             const sqlease_options *opt_in, sqlease_error *err)
+/*
+ * Everything of a start but its first acquire: the supervisor, its lease
+ * and its node on the db's engine, in SUP_NEW (which the runner leaves
+ * alone), its first callbacks held for the caller's thread.
+ */
+static int sup_create(sqlease_supervisor **out, sqlease_db *db, const sqlease_options *opt_in,
+                      sqlease_error *err)
 {
     sqlease_options full;
     const sqlease_options *opt = &full;
@@ -59,10 +65,6 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     sqle_engine *e;
     int rc;
 
-    sqle_err_clear(err);
-    if (out == NULL || db == NULL)
-        return sqle_fail(err, SQLEASE_EINVAL,
-                         "sqlease_supervisor_start: out and db must not be NULL");
     *out = NULL;
     rc = sqle_options_import(opt_in, &full, err);
     if (rc != SQLEASE_OK)
@@ -124,24 +126,62 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     /* The caller's thread runs this supervisor's first callbacks (held
      * until then), so that a lone instance has its work running by the
      * time start returns; the runner leaves a SUP_NEW supervisor alone,
-     * and the first acquire is sent from here. */
+     * and the first acquire is sent by the caller. */
     sqle_engine_add(e, &s->node, 1);
+    *out = s;
+    return SQLEASE_OK;
+}
 
-    rc = sqle_engine_send(e, &s->node, SQLE_SEND_POLL, err);
-    if (rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE || rc == SQLEASE_EROWCOUNT) {
-        /* A broken installation: nothing will ever start, say so now.
-         * These answers took nothing, so there is nothing to release. */
+/* Whether a first acquire's answer says the installation is broken:
+ * nothing will ever start. */
+static int first_fatal(int rc)
+{
+    return rc == SQLEASE_ENOROW || rc == SQLEASE_ENOTABLE || rc == SQLEASE_EROWCOUNT;
+}
+
+/*
+ * After the first acquire answered (rc): a broken installation retires
+ * the supervisor (those answers took nothing, so there is nothing to
+ * release) and returns rc; else its first callbacks run on this thread
+ * and the runner takes it over.
+ */
+static int sup_first_done(sqlease_supervisor *s, int rc)
+{
+    sqle_engine *e = s->e;
+
+    if (first_fatal(rc)) {
         sqle_engine_lock(e);
         sqle_sup_step(s, EV_SHUTDOWN, 0, 0, NULL, NULL);
         sqle_engine_unlock(e);
         retire(s);
         return rc;
     }
-    sqle_err_clear(err);
     sqle_engine_lock(e);
     sqle_engine_run_held_cbs(e, &s->node);
     sqle_engine_kick(e);
     sqle_engine_unlock(e);
+    return SQLEASE_OK;
+}
+
+int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
+                             const sqlease_options *opt_in, sqlease_error *err)
+{
+    sqlease_supervisor *s;
+    int rc;
+
+    sqle_err_clear(err);
+    if (out == NULL || db == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "sqlease_supervisor_start: out and db must not be NULL");
+    *out = NULL;
+    rc = sup_create(&s, db, opt_in, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = sqle_engine_send(s->e, &s->node, SQLE_SEND_POLL, err);
+    rc = sup_first_done(s, rc);
+    if (rc != SQLEASE_OK)
+        return rc;
+    sqle_err_clear(err);
     *out = s;
     return SQLEASE_OK;
 }
@@ -185,29 +225,25 @@ int sqlease_supervisor_stop(sqlease_supervisor *s, sqlease_error *err)
 }
 
 /*
- * The whole of a stop fits in one budget, query timeout + DB_SLACK_MS from
- * the call: the work is stopped first (on_stopped runs on this thread
- * unless another thread is inside one of this supervisor's callbacks,
- * which it then finishes first); a statement the runner has in flight
- * for it answers (or is abandoned) by its own deadline, which was set
- * before the stop began and so falls inside the budget; the release gets
- * what is left of it.  A database that does not answer in that time costs
- * the successor the rest of the ttl, never the caller more time.
+ * The first part of a stop (stop_lock held): the work is stopped first
+ * (on_stopped runs on this thread unless another thread is inside one of
+ * s's callbacks, which it then finishes first), then a statement the
+ * runner has in flight for s answers (or is abandoned) by its own
+ * deadline, which was set before the stop began and so falls before
+ * budget_end.  Returns 1 when s's lease may be released now (on_stopped
+ * has returned, nothing is in flight, and the runner will not touch the
+ * lease again), else 0 with *rc the stop's answer (err filled).
  */
-static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
+static int stop_work(sqlease_supervisor *s, int64_t budget_end, int *rc, sqlease_error *err)
 {
-    int64_t budget_end = sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
-    int64_t min_hold;
     sqle_engine *e = s->e;
     sup_note note = {0};
-    int released = 0, at_once;
-    int rc;
 
     sqle_engine_lock(e);
     if (s->stopped) {
-        rc = s->stop_rc;
+        *rc = s->stop_rc;
         sqle_engine_unlock(e);
-        return rc;
+        return 0;
     }
     sqle_sup_step(s, EV_SHUTDOWN, 0, 0, NULL, &note);
     /* No new start can happen in SUP_STOPPED, so the work is stopped now,
@@ -221,29 +257,43 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
         sqle_sup_note(s, &note);
         sqle_sup_log(s, SQLEASE_LOG_WARN, "a lease statement is still in flight; not releasing "
                      "(the lease expires by itself within the ttl)");
-        return sqle_fail(err, SQLEASE_ETIMEOUT,
-                         "lease '%s': a statement is still in flight after the query "
-                         "timeout; the work is stopped but the lease was not released "
-                         "(it expires by itself within the ttl)", s->r.name);
+        *rc = sqle_fail(err, SQLEASE_ETIMEOUT,
+                        "lease '%s': a statement is still in flight after the query "
+                        "timeout; the work is stopped but the lease was not released "
+                        "(it expires by itself within the ttl)", s->r.name);
+        return 0;
     }
     sqle_engine_unlock(e);
     sqle_sup_note(s, &note);
     /* Not busy and SUP_STOPPED: the runner will not touch the lease again,
      * so this thread may use it. */
     if (budget_end - sqle_mono_ms() < STOP_MIN_RELEASE_MS) {
-        rc = sqle_fail(err, SQLEASE_ETIMEOUT,
-                       "lease '%s': no time left to release after the statement in flight; "
-                       "the work is stopped and the lease expires by itself within the ttl",
-                       s->r.name);
+        *rc = sqle_fail(err, SQLEASE_ETIMEOUT,
+                        "lease '%s': no time left to release after the statement in flight; "
+                        "the work is stopped and the lease expires by itself within the ttl",
+                        s->r.name);
         sqle_sup_log(s, SQLEASE_LOG_WARN, "%s",
                      err != NULL ? err->message : "no time left to release");
-        return rc;
+        return 0;
     }
-    sqle_engine_lock(e);
-    at_once = s->release_at_once;
-    sqle_engine_unlock(e);
-    min_hold = at_once ? 0 : sqle_lease_min_hold(s->lease);
-    rc = sqle_lease_release_for(s->lease, budget_end, min_hold, &released, err);
+    return 1;
+}
+
+/* The minimum hold the stop's release keeps (0 when the work never ran:
+ * release_at_once), and whether that was why. */
+static int64_t stop_min_hold(sqlease_supervisor *s, int *at_once)
+{
+    sqle_engine_lock(s->e);
+    *at_once = s->release_at_once;
+    sqle_engine_unlock(s->e);
+    return *at_once ? 0 : sqle_lease_min_hold(s->lease);
+}
+
+/* The release answered (rc, released): say so, and remember the stop's
+ * answer unless it timed out (a later stop tries the release again). */
+static void stop_finish(sqlease_supervisor *s, int rc, int released, int64_t min_hold,
+                        int at_once)
+{
     if (rc == SQLEASE_OK && released && at_once && sqle_lease_min_hold(s->lease) > 0)
         sqle_sup_log(s, SQLEASE_LOG_INFO, "released the lease at once: its work never ran, "
                      "so the minimum hold does not apply");
@@ -257,12 +307,36 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
     else
         sqle_sup_log(s, SQLEASE_LOG_WARN, "release failed (%s); the lease expires by itself",
                      sqlease_strerror(rc));
-    sqle_engine_lock(e);
+    sqle_engine_lock(s->e);
     if (rc != SQLEASE_ETIMEOUT) {
         s->stopped = 1;
         s->stop_rc = rc;
     }
-    sqle_engine_unlock(e);
+    sqle_engine_unlock(s->e);
+}
+
+/*
+ * The whole of a stop fits in one budget, query timeout + DB_SLACK_MS from
+ * the call: the work is stopped first (on_stopped runs on this thread
+ * unless another thread is inside one of this supervisor's callbacks,
+ * which it then finishes first); a statement the runner has in flight
+ * for it answers (or is abandoned) by its own deadline, which was set
+ * before the stop began and so falls inside the budget; the release gets
+ * what is left of it.  A database that does not answer in that time costs
+ * the successor the rest of the ttl, never the caller more time.
+ */
+static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
+{
+    int64_t budget_end = sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
+    int64_t min_hold;
+    int released = 0, at_once;
+    int rc;
+
+    if (!stop_work(s, budget_end, &rc, err))
+        return rc;
+    min_hold = stop_min_hold(s, &at_once);
+    rc = sqle_lease_release_for(s->lease, budget_end, min_hold, &released, err);
+    stop_finish(s, rc, released, min_hold, at_once);
     return rc;
 }
 
@@ -400,4 +474,362 @@ int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_er
     /* The lease's strings and statements do not change after start, so
      * they are read without the lock. */
     return sqle_lease_fence(s->lease, token, f, err);
+}
+
+/* ---- many supervisors at once ---------------------------------------- */
+
+/* Supervisors whose first takes can share one statement: one table, ttl,
+ * owner and data (what take_each binds once). */
+static int by_take_group(const void *a, const void *b)
+{
+    const sqlease_lease *x = (*(sqlease_supervisor *const *)a)->lease;
+    const sqlease_lease *y = (*(sqlease_supervisor *const *)b)->lease;
+    const char *dx = sqle_lease_data(x), *dy = sqle_lease_data(y);
+    int64_t tx = sqle_lease_ttl(x), ty = sqle_lease_ttl(y);
+    int c = strcmp(sqle_lease_table(x), sqle_lease_table(y));
+
+    if (c == 0)
+        c = tx < ty ? -1 : tx > ty;
+    if (c == 0)
+        c = strcmp(sqlease_lease_owner(x), sqlease_lease_owner(y));
+    if (c == 0)
+        c = dx == NULL ? (dy == NULL ? 0 : -1) : dy == NULL ? 1 : strcmp(dx, dy);
+    return c;
+}
+
+/* Hand s its first answer, as the engine would (e->m not held). */
+static void first_answer(sqlease_supervisor *s, const sqle_answer *a)
+{
+    s->node.ops->answer(&s->node, a);
+}
+
+/*
+ * The first acquire of a group of new supervisors (one table, ttl, owner,
+ * data): one read of their rows (status_each), then one take of the rows
+ * it found FREE (take_each), each lease answered on its own.  A lease
+ * whose row some owner has goes through what the runner does with a
+ * follower's read (the watch begins, or the take by expiry for one that
+ * does not watch); a lease whose take lost, or whose read failed, sends
+ * the single statements of a lone start (sqle_engine_send).  rcs[i] gets
+ * each one's first answer.
+ */
+static void first_group(sqlease_supervisor **v, size_t n, int *rcs)
+{
+    sqle_each *each = calloc(n, sizeof *each);
+    sqle_each *free_rows = calloc(n, sizeof *free_rows);
+    size_t *which = calloc(n, sizeof *which);
+    int *answered = calloc(n, sizeof *answered);
+    sqlease_error err, terr;
+    sqle_answer a;
+    int64_t sent;
+    size_t i, nf = 0;
+
+    if (each == NULL || free_rows == NULL || which == NULL || answered == NULL) {
+        free(each);
+        free(free_rows);
+        free(which);
+        free(answered);
+        for (i = 0; i < n; i++)
+            rcs[i] = sqle_engine_send(v[i]->e, &v[i]->node, SQLE_SEND_POLL, NULL);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        each[i].lease = v[i]->lease;
+    sent = sqle_mono_ms();
+    (void)sqle_lease_status_each(each, n, 0, &err);
+    for (i = 0; i < n; i++) {
+        if (each[i].rc == SQLEASE_OK && each[i].info.owner[0] == '\0') {
+            free_rows[nf] = each[i];
+            which[nf++] = i;
+        }
+    }
+    if (nf > 0) {
+        int64_t took_sent = sqle_mono_ms();
+        (void)sqle_lease_take_each(free_rows, nf, 0, &terr);
+        for (i = 0; i < nf; i++) {
+            if (free_rows[i].rc != SQLEASE_OK || !free_rows[i].hit)
+                continue; /* lost, or failed: the single statements below */
+            memset(&a, 0, sizeof a);
+            a.kind = SQLE_ANS_TAKE;
+            a.sent = took_sent;
+            a.rc = SQLEASE_OK;
+            a.taken = 1;
+            a.token = free_rows[i].info.token;
+            a.row = &each[which[i]].info;
+            a.err = &terr;
+            first_answer(v[which[i]], &a);
+            rcs[which[i]] = SQLEASE_OK;
+            answered[which[i]] = 1;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        sqlease_supervisor *s = v[i];
+        if (answered[i])
+            continue;
+        if (each[i].rc != SQLEASE_OK || each[i].info.owner[0] == '\0') {
+            /* A failed read (a broken installation is told this way, as
+             * a lone start tells it), or a free row whose take lost. */
+            rcs[i] = sqle_engine_send(s->e, &s->node, SQLE_SEND_POLL, NULL);
+            continue;
+        }
+        memset(&a, 0, sizeof a);
+        a.row = &each[i].info;
+        if (sqle_lease_wants_take(s->lease, &each[i].info)) {
+            sqlease_lease_info got;
+
+            memset(&got, 0, sizeof got);
+            a.kind = SQLE_ANS_TAKE;
+            a.sent = sqle_mono_ms();
+            sqle_err_clear(&terr);
+            a.rc = sqle_lease_take_seen(s->lease, &each[i].info, 0, &got, &a.taken, &terr);
+            a.token = got.token;
+            a.err = &terr;
+        } else {
+            a.kind = SQLE_ANS_READ;
+            a.sent = sent;
+            a.rc = SQLEASE_OK;
+            a.err = &err;
+        }
+        first_answer(s, &a);
+        rcs[i] = a.rc;
+    }
+    free(each);
+    free(free_rows);
+    free(which);
+    free(answered);
+}
+
+int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n, sqlease_db *db,
+                                  const sqlease_options *const *opts, int *rcs_out,
+                                  sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+    sqlease_supervisor **v = NULL;
+    int *rcs = NULL, *first = NULL;
+    size_t i, m = 0, g, h;
+    int rc = SQLEASE_OK;
+
+    sqle_err_clear(err);
+    if (out == NULL || db == NULL || opts == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_start_each: out, db and "
+                         "opts must not be NULL");
+    for (i = 0; i < n; i++)
+        out[i] = NULL;
+    if (n == 0)
+        return SQLEASE_OK;
+    v = malloc(n * sizeof *v);
+    rcs = calloc(n, sizeof *rcs);
+    first = calloc(n, sizeof *first);
+    if (v == NULL || rcs == NULL || first == NULL) {
+        free(v);
+        free(rcs);
+        free(first);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        sqlease_error e1;
+        sqle_err_clear(&e1);
+        rcs[i] = sup_create(&out[i], db, opts[i], &e1);
+        if (rcs[i] != SQLEASE_OK && rc == SQLEASE_OK) {
+            rc = rcs[i];
+            *err = e1;
+        }
+        if (out[i] != NULL)
+            v[m++] = out[i];
+    }
+    /* The first acquires, a group (one take statement's worth) at a time;
+     * a group of one sends what a lone start sends. */
+    qsort(v, m, sizeof *v, by_take_group);
+    for (g = 0; g < m; g = h) {
+        for (h = g + 1; h < m && by_take_group(&v[g], &v[h]) == 0; h++)
+            ;
+        if (h - g == 1)
+            first[g] = sqle_engine_send(v[g]->e, &v[g]->node, SQLE_SEND_POLL, NULL);
+        else
+            first_group(v + g, h - g, first + g);
+    }
+    /* Each one's first callbacks (on_started of those that hold), on this
+     * thread; a broken installation retires the supervisor. */
+    for (g = 0; g < m; g++) {
+        int r = sup_first_done(v[g], first[g]);
+        if (r == SQLEASE_OK)
+            continue;
+        for (i = 0; i < n; i++) {
+            if (out[i] == v[g]) {
+                out[i] = NULL;
+                rcs[i] = r;
+                if (rc == SQLEASE_OK)
+                    rc = sqle_fail(err, r, "sqlease_supervisor_start_each: lease %zu: the "
+                                   "first acquire answered %s", i, sqlease_strerror(r));
+            }
+        }
+    }
+    if (rcs_out != NULL)
+        memcpy(rcs_out, rcs, n * sizeof *rcs);
+    free(v);
+    free(rcs);
+    free(first);
+    return rc;
+}
+
+/* Stops in a fixed order of their locks, so that two threads stopping
+ * sets that overlap cannot deadlock. */
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(sqlease_supervisor *const *)a;
+    uintptr_t y = (uintptr_t)*(sqlease_supervisor *const *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Releases sent together: one handle, one table and one minimum hold. */
+typedef struct stop_item {
+    sqlease_supervisor *s;
+    size_t index;      /* in the caller's array */
+    int64_t min_hold;
+    int at_once;
+} stop_item;
+
+static int by_release_group(const void *a, const void *b)
+{
+    const stop_item *x = a, *y = b;
+    uintptr_t dx = (uintptr_t)x->s->db, dy = (uintptr_t)y->s->db;
+    int c = dx < dy ? -1 : dx > dy;
+
+    if (c == 0)
+        c = strcmp(sqle_lease_table(x->s->lease), sqle_lease_table(y->s->lease));
+    return c != 0 ? c : x->min_hold < y->min_hold ? -1 : x->min_hold > y->min_hold;
+}
+
+int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs_out,
+                                 sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+    sqlease_supervisor **locked = NULL;
+    unsigned char *seen = NULL;
+    stop_item *ready = NULL;
+    sqle_each *each = NULL;
+    int *rcs = NULL;
+    size_t i, j, nl = 0, nr = 0, g, h;
+    int64_t deadline;
+    int rc = SQLEASE_OK;
+
+    sqle_err_clear(err);
+    if (sups == NULL && n > 0)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_stop_each: sups is NULL");
+    if (n == 0)
+        return SQLEASE_OK;
+    locked = malloc(n * sizeof *locked);
+    ready = malloc(n * sizeof *ready);
+    each = calloc(n, sizeof *each);
+    rcs = calloc(n, sizeof *rcs);
+    if (locked == NULL || ready == NULL || each == NULL || rcs == NULL) {
+        free(locked);
+        free(ready);
+        free(each);
+        free(rcs);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        int inside;
+        if (sups[i] == NULL)
+            continue;
+        sqle_engine_lock(sups[i]->e);
+        inside = in_own_callback(sups[i]);
+        sqle_engine_unlock(sups[i]->e);
+        if (inside) {
+            rc = sqle_fail(err, SQLEASE_ESTATE, "sqlease_supervisor_stop_each called from "
+                           "the callback of supervisor %zu", i);
+            goto out;
+        }
+        locked[nl++] = sups[i];
+    }
+    qsort(locked, nl, sizeof *locked, by_address);
+    for (i = j = 0; i < nl; i++)
+        if (j == 0 || locked[j - 1] != locked[i])
+            locked[j++] = locked[i];
+    nl = j;
+    seen = calloc(nl > 0 ? nl : 1, 1);
+    if (seen == NULL) {
+        rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (j = 0; j < nl; j++)
+        sqle_mutex_lock(&locked[j]->stop_lock);
+    /* Every work stopped (each on_stopped has returned) before any
+     * release is sent. */
+    for (i = 0; i < n; i++) {
+        sqlease_supervisor *s = sups[i], **at;
+        sqlease_error e1;
+        int r;
+        if (s == NULL)
+            continue;
+        at = bsearch(&s, locked, nl, sizeof *locked, by_address);
+        if (seen[at - locked]) {
+            rcs[i] = -1; /* listed twice: the first's answer, below */
+            continue;
+        }
+        seen[at - locked] = 1;
+        sqle_err_clear(&e1);
+        if (stop_work(s, sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS, &r, &e1)) {
+            ready[nr].s = s;
+            ready[nr].index = i;
+            ready[nr].min_hold = stop_min_hold(s, &ready[nr].at_once);
+            nr++;
+        } else {
+            rcs[i] = r;
+            if (r != SQLEASE_OK && rc == SQLEASE_OK) {
+                rc = r;
+                *err = e1;
+            }
+        }
+    }
+    /* The releases, one statement per chunk of a handle, table and
+     * minimum hold, within one query timeout from here (the first
+     * handle's: the longest wait a caller of one handle expects). */
+    deadline = sqle_mono_ms();
+    if (nr > 0)
+        deadline += ready[0].s->db->query_timeout_ms + DB_SLACK_MS;
+    qsort(ready, nr, sizeof *ready, by_release_group);
+    for (g = 0; g < nr; g = h) {
+        sqlease_error e1;
+        sqle_err_clear(&e1);
+        for (h = g + 1; h < nr && by_release_group(&ready[g], &ready[h]) == 0; h++)
+            ;
+        for (i = g; i < h; i++)
+            each[i - g].lease = ready[i].s->lease;
+        if (h - g == 1) {
+            each[0].rc = sqle_lease_release_for(ready[g].s->lease, deadline, ready[g].min_hold,
+                                                &each[0].hit, &e1);
+        } else {
+            (void)sqle_lease_release_each(each, h - g, deadline, ready[g].min_hold, &e1);
+        }
+        for (i = g; i < h; i++) {
+            int r = each[i - g].rc;
+            stop_finish(ready[i].s, r, each[i - g].hit, ready[i].min_hold, ready[i].at_once);
+            rcs[ready[i].index] = r;
+            if (r != SQLEASE_OK && rc == SQLEASE_OK) {
+                rc = r;
+                *err = e1;
+            }
+        }
+    }
+    for (j = 0; j < nl; j++)
+        sqle_mutex_unlock(&locked[j]->stop_lock);
+    /* A supervisor listed twice gets its first listing's answer. */
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i && rcs[i] == -1; j++)
+            if (sups[j] == sups[i])
+                rcs[i] = rcs[j];
+out:
+    if (rcs_out != NULL)
+        memcpy(rcs_out, rcs, n * sizeof *rcs);
+    free(locked);
+    free(seen);
+    free(ready);
+    free(each);
+    free(rcs);
+    return rc;
 }

@@ -38,7 +38,8 @@ STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version"
               "add_version", "probe_data", "add_data", "fill_nulls", "probe_exact", "make_exact", "seed",
               "acquire", "renew", "release", "release_force", "status", "list"]
 FRAGMENTS = ["fence"]
-EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each"]
+EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
+                   "release_each"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -152,6 +153,8 @@ int main(int argc, char **argv)
         each(d->key, "renewed_each", &d->renewed_each);
         each(d->key, "status_each", &d->status_each);
         each(d->key, "seed_each", &d->seed_each);
+        each(d->key, "take_each", &d->take_each);
+        each(d->key, "release_each", &d->release_each);
         printf("B %s returns=%d batch_max=%zu max_params=%zu\n", d->key,
                d->renew_each_returns, d->batch_max, d->max_params);
     }
@@ -333,7 +336,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "ba552e04a01de8e7f76a0fd385cad3d6e221083f7f8d86854c2fb5dde9ff6149"
+SHIPPED_SQL_SHA256 = "0f7612ffb46801850eecffe6aa3ef34a1fcacba460354a3fa5d7363515247506"
 
 
 def shipped_sql(probe_out):
@@ -673,6 +676,31 @@ class RealTemplate(GenCase):
                          r"expires_at_ms, token, version\)", key)
         self.assertIn(real_rows()[key]["now_ms"], sql, key)
         self.assertNotIn("0, 0, 0, 0)", sql, key)
+        # The first take of many rows: only a FREE row (the row's
+        # owner_free), each bound to its name and the token its read saw;
+        # one owner, ttl and data.  Never a row some owner has: no
+        # expiry test, which would take an expired hold past the watch.
+        data, version = 5, 6
+        q, params, sql = each[(key, "take_each")]
+        self.assertEqual(q, len(params), key)
+        self.assertEqual(sorted(p for p in params if p in (owner, ttl, data)),
+                         [owner, ttl, data], key)
+        self.assertEqual(params.count(token), 3, key)
+        self.assertNotIn(version, params, key)
+        self.assertIn(real_rows()[key].get("owner_free", real_rows()["common"]["owner_free"])
+                      .replace("owner", "l.owner" if key == "sqlserver" else "owner"), sql, key)
+        self.assertNotIn("expires_at_ms <=", sql, key)
+        self.assertIn("token = %stoken + 1" % ("l." if key == "sqlserver" else ""), sql, key)
+        self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
+        # The release of many holds: name, owner, token each, the
+        # minimum hold bound once per use (release's CASEs).
+        q, params, sql = each[(key, "release_each")]
+        self.assertEqual(q, len(params), key)
+        per = [p for p in params if p != 4]
+        self.assertEqual(params.count(4), 7, key)
+        self.assertEqual(set(per), {name, owner, token}, key)
+        self.assertEqual(per.count(token), 3, key)
+        self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
         q, params, sql = each[(key, "renewed_each")]
         if returns:
             # Never sent: the renew says which rows it renewed.
@@ -918,6 +946,11 @@ class Snippets(GenCase):
                              [name, name, owner, owner, token] * 3, st)
         self.assertIn("WHERE (name, LENGTH(name)) IN ((?, LENGTH(?)), ",
                       each[("paddb", "status_each")][2])
+        self.assertIn("(name, LENGTH(name), owner, LENGTH(owner), token) IN ((?, LENGTH(?), "
+                      "?, LENGTH(?), ?), ", each[("paddb", "release_each")][2])
+        self.assertIn("WHERE (name, LENGTH(name), token) IN ((?, LENGTH(?), ?), ",
+                      each[("paddb", "take_each")][2])
+        self.assertIn("LENGTH(owner) = 0", each[("paddb", "take_each")][2])
         self.assertIn("name VARCHAR(64) FOR BIT DATA NOT NULL PRIMARY KEY, owner VARCHAR(255) "
                       "FOR BIT DATA NOT NULL DEFAULT ''", stmts[("paddb", "create_table")][2])
         # An empty snippet leaves no stray blank: [common]'s own rows.
@@ -972,13 +1005,24 @@ class Snippets(GenCase):
             "compare as exact bytes",
             REL + ": row 'paddb', field 'renewed_each' (inherited from [common])",
             REL + ": row 'paddb', field 'status_each' (inherited from [common]): the row sets "
-            "name_equals and owner_equals but not name_value")
-        self.assertEqual(len(err.strip().splitlines()), 3, err)
+            "name_equals and owner_equals but not name_value",
+            REL + ": row 'paddb', field 'release_each' (inherited from [common]): the row sets "
+            "name_equals and owner_equals but not hold_key")
+        self.assertEqual(len(err.strip().splitlines()), 4, err)
         # Its own batched statements need none of them.
         rows["paddb"]["status_each"] = own(rows, "sqlite", "status_each").replace(
             "{name_key}", "name").replace("{name_value}", ":name")
-        rows["paddb"]["renew_each"] = rows["sqlite"]["renew_each"]
         rows["paddb"]["renew_each_returns"] = True
+        # Rows that return rows: all three statements that answer so are
+        # its own, or the generator refuses the inherited ones.
+        err = self.assertRejected(
+            dump_toml(rows),
+            REL + ": row 'paddb', field 'renew_each' (inherited from [common]): "
+            "renew_each_returns is true here and false in [common]: the row must write its own",
+            REL + ": row 'paddb', field 'take_each' (inherited from [common])",
+            REL + ": row 'paddb', field 'release_each' (inherited from [common])")
+        for st in ("renew_each", "take_each", "release_each"):
+            rows["paddb"][st] = rows["sqlite"][st]
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
 
@@ -1470,7 +1514,7 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'postgres', field 'batch_max': 20000 leases make "
                             "renew_each bind 60001 parameters; src/odbc.c binds at most 32767")
-        rows["postgres"]["batch_max"] = 10922
+        rows["postgres"]["batch_max"] = 10920  # release_each: 7 + 10920 * 3
         self.assertEqual(self.gen(dump_toml(rows), outdir="fits").returncode, 0)
         # MariaDB binds 5 per hold: 2100 would not take 512 of them.
         rows = self.rows()

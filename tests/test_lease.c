@@ -1790,6 +1790,170 @@ static void test_take_seen(void)
     tu_drop(db, t);
 }
 
+#define TAKES 40
+#define TAKE_CHUNK 8
+
+/*
+ * The batched first take of free rows, and the batched release: each
+ * lease's answer is its own.  Every row is read free; then, before the
+ * take, a rival takes three of them (their tokens move: the take misses
+ * them), and a fourth is given an expired owner behind the read's back
+ * with its token unchanged (only the take's "free" test stops it: a
+ * row someone holds, even expired, is never the batch's).  A second
+ * lease of a name already in the batch is not sent.  Then the release of
+ * the holds frees exactly the rows it held (rows affected), not one a
+ * rival took after a forced release; a take after it gets the next token.
+ */
+static void test_take_each_and_release_each(void)
+{
+    const char *t = tu_table();
+    char names[TAKES][8];
+    const char *np[TAKES];
+    sqlease_lease *l[TAKES + 1], *rival[3], *thief;
+    sqle_each each[TAKES + 1], rel[TAKES + 1];
+    sqlease_lease_info info;
+    sqlease_error err;
+    int64_t seen[TAKES], rows = -1, held_tok[TAKES];
+    const int stolen[3] = { 3, 7, 11 };
+    const int dead = 15, forced = 20;
+    char sql[256];
+    uint64_t before;
+    size_t i, k, hits = 0;
+
+    for (i = 0; i < TAKES; i++) {
+        snprintf(names[i], sizeof names[i], "n%02zu", i);
+        np[i] = names[i];
+    }
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, np, TAKES, &err), SQLEASE_OK);
+    memset(each, 0, sizeof each);
+    for (i = 0; i < TAKES; i++) {
+        l[i] = make(t, names[i], "starter", 30000);
+        each[i].lease = l[i];
+    }
+    /* The same name twice in one batch: only one of them is sent. */
+    l[TAKES] = make(t, names[0], "starter", 30000);
+    each[TAKES].lease = l[TAKES];
+    CU_ASSERT_EQUAL_FATAL(sqle_lease_status_each(each, TAKES + 1, 0, &err), SQLEASE_OK);
+    for (i = 0; i < TAKES; i++) {
+        CU_ASSERT_EQUAL(each[i].rc, SQLEASE_OK);
+        CU_ASSERT_STRING_EQUAL(each[i].info.owner, "");
+        seen[i] = each[i].info.token;
+    }
+    for (k = 0; k < 3; k++) {
+        rival[k] = make(t, names[stolen[k]], "rival", 30000);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(rival[k], &info, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(info.token, seen[stolen[k]] + 1);
+    }
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = 'dead', expires_at_ms = 1 WHERE name = "
+             "'%s'", t, names[dead]);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_take_each_max(each, TAKES + 1, 0, TAKE_CHUNK, &err), SQLEASE_OK);
+    /* One statement per chunk of 8 (40 names); a dialect that only counts
+     * reads the two chunks whose count fell short. */
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before,
+                    TAKES / TAKE_CHUNK + (is_mysql() ? 2 : 0));
+    for (i = 0; i < TAKES; i++) {
+        int miss = i == (size_t)dead;
+        for (k = 0; k < 3; k++)
+            miss |= i == (size_t)stolen[k];
+        if (miss) {
+            CU_ASSERT_EQUAL(each[i].rc, SQLEASE_NOT_HELD);
+            CU_ASSERT_EQUAL(each[i].hit, 0);
+            CU_ASSERT_EQUAL(l[i]->held_token, -1);
+        } else {
+            CU_ASSERT_EQUAL(each[i].rc, SQLEASE_OK);
+            CU_ASSERT_EQUAL(each[i].hit, 1);
+            CU_ASSERT_EQUAL(each[i].info.token, seen[i] + 1);
+            CU_ASSERT_EQUAL(each[i].info.mine, 1);
+            CU_ASSERT_EQUAL(l[i]->held_token, seen[i] + 1);
+            hits++;
+        }
+        held_tok[i] = l[i]->held_token;
+    }
+    CU_ASSERT_EQUAL(hits, TAKES - 4);
+    CU_ASSERT_EQUAL(each[TAKES].rc, SQLEASE_NOT_HELD);
+    CU_ASSERT_EQUAL(each[TAKES].hit, 0);
+    CU_ASSERT_EQUAL(l[TAKES]->held_token, -1);
+    /* What the rows say: the rivals' and the dead owner's untouched. */
+    for (i = 0; i < TAKES; i++) {
+        CU_ASSERT_EQUAL(sqlease_lease_status(l[i], &info, &err), SQLEASE_OK);
+        if (held_tok[i] >= 0) {
+            CU_ASSERT_STRING_EQUAL(info.owner, "starter");
+            CU_ASSERT_EQUAL(info.token, held_tok[i]);
+        } else if (i == (size_t)dead) {
+            CU_ASSERT_STRING_EQUAL(info.owner, "dead");
+            CU_ASSERT_EQUAL(info.token, seen[i]);
+            CU_ASSERT_EQUAL(info.held, 0);
+        } else {
+            CU_ASSERT_STRING_EQUAL(info.owner, "rival");
+            CU_ASSERT_EQUAL(info.token, seen[i] + 1);
+        }
+    }
+    /* The holds renew as any other. */
+    CU_ASSERT_EQUAL(sqle_lease_renew_each(each, 2, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[0].rc, SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[1].rc, SQLEASE_OK);
+
+    /* One hold is cleared by force and taken by a thief: the release
+     * must leave the thief's row alone. */
+    thief = make(t, names[forced], "thief", 30000);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(thief, NULL, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(thief, &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, held_tok[forced] + 1);
+    memset(rel, 0, sizeof rel);
+    for (i = 0; i <= TAKES; i++)
+        rel[i].lease = l[i];
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_release_each_max(rel, TAKES + 1, 0, 0, TAKE_CHUNK, &err),
+                    SQLEASE_OK);
+    /* 35 holds sent (the 5 that hold nothing are not): 5 chunks, and on
+     * a dialect that only counts, the read of the one that fell short. */
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before,
+                    (TAKES - 5 + TAKE_CHUNK - 1) / TAKE_CHUNK + (is_mysql() ? 1 : 0));
+    hits = 0;
+    for (i = 0; i <= TAKES; i++) {
+        CU_ASSERT_EQUAL(rel[i].rc, SQLEASE_OK);
+        CU_ASSERT_EQUAL(l[i]->held_token, -1);
+        CU_ASSERT_EQUAL(rel[i].hit, i < TAKES && held_tok[i] >= 0 && i != (size_t)forced);
+        hits += (size_t)rel[i].hit;
+    }
+    CU_ASSERT_EQUAL(hits, TAKES - 5);
+    for (i = 0; i < TAKES; i++) {
+        CU_ASSERT_EQUAL(sqlease_lease_status(l[i], &info, &err), SQLEASE_OK);
+        if (i == (size_t)forced) {
+            CU_ASSERT_STRING_EQUAL(info.owner, "thief");
+        } else if (held_tok[i] >= 0) {
+            CU_ASSERT_STRING_EQUAL(info.owner, "");
+            CU_ASSERT_EQUAL(info.token, held_tok[i]);
+            CU_ASSERT_EQUAL(info.held, 0);
+        } else {
+            CU_ASSERT_STRING_EQUAL(info.owner, i == (size_t)dead ? "dead" : "rival");
+        }
+    }
+    /* Taken again: the token after the released one. */
+    CU_ASSERT_EQUAL(sqle_lease_status_each(each, 2, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqle_lease_take_each(each, 2, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(each[0].hit, 1);
+    CU_ASSERT_EQUAL(each[1].hit, 1);
+    CU_ASSERT_EQUAL(l[0]->held_token, held_tok[0] + 1);
+    CU_ASSERT_EQUAL(l[1]->held_token, held_tok[1] + 1);
+    /* A batch whose owners differ is refused before anything is sent. */
+    each[1].lease = rival[0];
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_take_each(each, 2, 0, &err), SQLEASE_EINVAL);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 0);
+
+    for (i = 0; i <= TAKES; i++)
+        sqlease_lease_free(l[i]);
+    for (k = 0; k < 3; k++)
+        sqlease_lease_free(rival[k]);
+    sqlease_lease_free(thief);
+    tu_drop(db, t);
+}
+
 /* A failed statement answers every lease it carried, and the ones after
  * it, with its status: an error, not a loss (the holds are kept). */
 static void test_each_failure(void)
@@ -1858,6 +2022,8 @@ static void add(void)
                 test_renew_each_duplicates_and_look_alikes);
     CU_add_test(s, "batched read: held, free, expired and missing rows", test_status_each_mix);
     CU_add_test(s, "take after a batched read", test_take_seen);
+    CU_add_test(s, "batched first take of free rows and batched release: per-lease answers",
+                test_take_each_and_release_each);
     CU_add_test(s, "the version, and a wait of a ttl watches before it takes",
                 test_version_and_watched_wait);
     CU_add_test(s, "a step back of the database's clock: taken after a ttl's watch",

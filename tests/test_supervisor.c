@@ -1221,6 +1221,176 @@ static void test_batched_renews(void)
     tu_drop(db, t);
 }
 
+/* A recorder whose on_stopped first reads its row on another handle: the
+ * release must not have come before it returned. */
+typedef struct probe_rec {
+    recorder r;                 /* first: the callbacks' userdata */
+    sqlease_lease *probe;
+    int64_t token;              /* the hold on_started was given */
+    int still_held;             /* on_stopped saw the row still this hold */
+} probe_rec;
+
+static void on_started_probe(void *ud, int64_t token)
+{
+    ((probe_rec *)ud)->token = token;
+    on_started(ud, token);
+}
+
+static void on_stopped_probe(void *ud, int reason)
+{
+    probe_rec *p = ud;
+    sqlease_lease_info info;
+    sqlease_error err;
+
+    p->still_held = sqlease_lease_status(p->probe, &info, &err) == SQLEASE_OK && info.held &&
+                    strcmp(info.owner, "batch-owner") == 0 && info.token == p->token;
+    on_stopped(ud, reason);
+}
+
+/*
+ * Many supervisors started and stopped at once: the first acquires go as
+ * one read and one take of the free rows, the releases as one statement,
+ * each lease answered on its own.  Two rows are held by a rival's live
+ * supervisors and one by an owner that died (expired, never released):
+ * those three are never the batch's (misses that keep following, the
+ * dead one watched for a ttl); the others start with the seed's token +
+ * 1, stop after their on_stopped returned (which still sees the row
+ * held), and their rows are free afterwards, exactly those.  Started again,
+ * they get the next token.
+ */
+static void test_start_each_stop_each(void)
+{
+    enum { N = 48 };
+    const int rival_at[2] = { 5, 17 };
+    const int dead = 30;
+    char t[64], buf[N][16], sql[256];
+    const char *names[N];
+    probe_rec *pr;
+    recorder rr[2];
+    sqlease_options o[N];
+    const sqlease_options *op[N];
+    sqlease_supervisor *s[N], *rival[2];
+    sqlease_db *db2 = tu_open();
+    int64_t seed[N], rows = -1;
+    int rcs[N], i, k, mine;
+    sqlease_lease_info info;
+    sqlease_state st;
+    sqlease_error err;
+    uint64_t before;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db2);
+    pr = calloc(N, sizeof *pr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, N, buf, names);
+    for (i = 0; i < N; i++)
+        seed[i] = seed_of(db, t, names[i]);
+    for (k = 0; k < 2; k++) {
+        sqlease_options ro;
+        rec_init(&rr[k]);
+        tu_options(&ro, t, names[rival_at[k]], "rival", 3000, 500, 1500, 1000);
+        ro.on_started = on_started;
+        ro.on_stopped = on_stopped;
+        ro.userdata = &rr[k];
+        CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&rival[k], db2, &ro, &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL(rec_count(&rr[k]), 1);
+    }
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = 'dead', token = token + 1, "
+             "expires_at_ms = 1 WHERE name = '%s'", t, names[dead]);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db2, sql, &rows), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+    for (i = 0; i < N; i++) {
+        sqlease_options po;
+        rec_init(&pr[i].r);
+        tu_options(&po, t, names[i], "probe", 3000, 500, 1500, 1000);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&pr[i].probe, db2, &po, &err), SQLEASE_OK);
+        tu_options(&o[i], t, names[i], "batch-owner", 3000, 500, 1500, 1000);
+        o[i].on_started = on_started_probe;
+        o[i].on_stopped = on_stopped_probe;
+        o[i].userdata = &pr[i];
+        op[i] = &o[i];
+    }
+
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start_each(s, N, db, op, rcs, &err), SQLEASE_OK);
+    /* One read and one take for all 48 (a renew of the runner's may slip
+     * in); one each would be 96. */
+    printf("\n    start_each of %d: %llu statements\n", N,
+           (unsigned long long)(sqlease_db_statements(db) - before));
+    CU_ASSERT(sqlease_db_statements(db) - before <= 3);
+    mine = 0;
+    for (i = 0; i < N; i++) {
+        int other = i == dead || i == rival_at[0] || i == rival_at[1];
+        CU_ASSERT_EQUAL(rcs[i], SQLEASE_OK);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s[i]);
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(s[i], &st), SQLEASE_OK);
+        CU_ASSERT_EQUAL(st.holding, !other);
+        /* on_started ran on this thread, before the call returned. */
+        CU_ASSERT_EQUAL(rec_count(&pr[i].r), other ? 0 : 1);
+        if (!other) {
+            CU_ASSERT_EQUAL(st.token, seed[i] + 1);
+            CU_ASSERT_EQUAL(pr[i].r.value[0], seed[i] + 1);
+            mine++;
+        }
+    }
+    CU_ASSERT_EQUAL(mine, N - 3);
+    for (k = 0; k < 2; k++) {
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(rival[k], &st), SQLEASE_OK);
+        CU_ASSERT_EQUAL(st.holding, 1);
+        CU_ASSERT_EQUAL(rec_count(&rr[k]), 1);
+    }
+    CU_ASSERT_EQUAL(sqlease_lease_status(pr[dead].probe, &info, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(info.owner, "dead");
+
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop_each(s, N, rcs, &err), SQLEASE_OK);
+    printf("    stop_each of %d: %llu statements\n", N,
+           (unsigned long long)(sqlease_db_statements(db) - before));
+    CU_ASSERT(sqlease_db_statements(db) - before <= 2);
+    for (i = 0; i < N; i++) {
+        int other = i == dead || i == rival_at[0] || i == rival_at[1];
+        CU_ASSERT_EQUAL(rcs[i], SQLEASE_OK);
+        CU_ASSERT_EQUAL(sqlease_lease_status(pr[i].probe, &info, &err), SQLEASE_OK);
+        if (other) {
+            CU_ASSERT_STRING_EQUAL(info.owner, i == dead ? "dead" : "rival");
+            CU_ASSERT_EQUAL(rec_count(&pr[i].r), 0);
+            continue;
+        }
+        CU_ASSERT_EQUAL(rec_count(&pr[i].r), 2);
+        CU_ASSERT_EQUAL(pr[i].r.value[1], SQLEASE_STOP_SHUTDOWN);
+        CU_ASSERT_EQUAL(pr[i].r.overlap, 0);
+        CU_ASSERT_EQUAL(pr[i].still_held, 1);
+        CU_ASSERT_STRING_EQUAL(info.owner, "");
+        CU_ASSERT_EQUAL(info.token, seed[i] + 1);
+    }
+    /* Stopped already: freeing sends nothing more. */
+    before = sqlease_db_statements(db);
+    for (i = 0; i < N; i++)
+        sqlease_supervisor_free(s[i]);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 0);
+    for (k = 0; k < 2; k++)
+        CU_ASSERT_EQUAL(rec_count(&rr[k]), 1);
+
+    /* Started again: the next token. */
+    CU_ASSERT_EQUAL(sqlease_supervisor_start_each(s, 4, db, op, rcs, &err), SQLEASE_OK);
+    for (i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(sqlease_supervisor_state(s[i], &st), SQLEASE_OK);
+        CU_ASSERT_EQUAL(st.holding, 1);
+        CU_ASSERT_EQUAL(st.token, seed[i] + 2);
+    }
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop_each(s, 4, NULL, &err), SQLEASE_OK);
+    for (i = 0; i < 4; i++)
+        sqlease_supervisor_free(s[i]);
+
+    for (k = 0; k < 2; k++)
+        sqlease_supervisor_free(rival[k]);
+    for (i = 0; i < N; i++)
+        sqlease_lease_free(pr[i].probe);
+    free(pr);
+    sqlease_db_close(db2);
+    tu_drop(db, t);
+}
+
 /*
  * A batch in which one hold was taken from under its holder (an admin's
  * UPDATE: another owner, the next token) is a loss for that lease alone:
@@ -1471,6 +1641,8 @@ static void add(void)
                 test_slow_stop_delays_no_other);
 #ifdef __linux__
     CU_add_test(s, "threads do not grow with supervisors", test_threads_per_handle);
+    CU_add_test(s, "48 supervisors started and stopped with a statement or two",
+                test_start_each_stop_each);
 #endif
 }
 
