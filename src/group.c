@@ -38,7 +38,7 @@ struct sqlease_group {
     char *table;
     char owner[SQLEASE_MAX_OWNER + 1];
     char *data;
-    char presence_prefix[64];     /* "~presence/<group>/" */
+    char presence_prefix[sizeof SQLEASE_GROUP_PRESENCE_PREFIX + SQLEASE_GROUP_MAX_NAME + 1];
     char presence_name[SQLEASE_MAX_NAME + 1];
     sqlease_group_callbacks cb;
     int slack;
