@@ -5,7 +5,7 @@
  *
  * Each worker is this program again (--group-worker), running
  * sqlease_group_start on a handle of its own.  The parent reads the
- * table (sqlease_list) every 100 ms and counts the held leases per owner,
+ * table (sqlease_list) every 250 ms and counts the held leases per owner,
  * so the shares are what the database says.  Each worker appends its
  * on_started / on_stopped and its statement count, with the system-wide
  * monotonic clock, to one file (O_APPEND, a line per write), from which
@@ -197,7 +197,7 @@ static double await_balance(sqlease_db *db, const char *table, int n, const int 
         }
         if ((bench_now_us() - t0) / 1000 > timeout_ms || bench_interrupted)
             return -1;
-        bench_sleep_ms(100);
+        bench_sleep_ms(250);
     }
 }
 

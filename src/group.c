@@ -20,6 +20,9 @@
 #include "internal.h"
 #include "platform.h"
 
+/* Live workers whose owner ids a read keeps, to spread free rows. */
+#define GROUP_OWNERS_MAX 256
+
 /* One lease of the group. */
 typedef struct group_slot {
     struct sqlease_group *g;
@@ -30,6 +33,8 @@ typedef struct group_slot {
     int row_seen;     /* the read saw the row */
     int row_held;     /* some owner holds it, unexpired */
     int row_mine;     /* held under this worker's owner id */
+    uint64_t row_owner;  /* owner_hash of the holder when row_held */
+    int assigned;     /* this worker is to take it (see assign_free) */
 } group_slot;
 
 struct sqlease_group {
@@ -60,6 +65,10 @@ struct sqlease_group {
 
     /* Read by the balancing thread only. */
     uint64_t live_workers;        /* counted during a read */
+    /* Owners of the live presence rows of the last read (at most
+     * GROUP_OWNERS_MAX kept), for assign_free. */
+    char (*owners)[SQLEASE_MAX_OWNER + 1];
+    size_t nowners;
     int over_reads;               /* reads in a row that found us above target + slack */
     unsigned rng;
 
@@ -132,6 +141,96 @@ static int sup_holding(sqlease_supervisor *s)
     return st.holding;
 }
 
+/* FNV-1a of an owner id, to match a row's holder with a live worker. */
+static uint64_t owner_hash(const char *owner)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = owner; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* The score of rendezvous hashing for (worker, lease): every worker
+ * computes the same one. */
+static uint64_t pair_hash(uint64_t owner_h, const char *name)
+{
+    uint64_t h = owner_h;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Decide which free rows of the last read this worker takes, the same
+ * way on every worker: each live worker is short of the target by
+ * target - (rows the read shows it holding); the free rows, in name
+ * order, go one by one to the live worker still short whose (worker,
+ * name) score is highest.  Workers that read the same table agree, so
+ * those below their share watch different rows instead of racing for
+ * the same ones (a follower that loses the race for a row whose holder
+ * died has watched it for a ttl for nothing), and their deficits are
+ * filled in one round. */
+static void assign_free(sqlease_group *g, uint64_t target)
+{
+    size_t w = g->nowners;
+    uint64_t *oh = calloc(w + 1, sizeof *oh);
+    int64_t *need = calloc(w + 1, sizeof *need);
+    uint64_t me = owner_hash(g->owner);
+    int me_listed = 0;
+    for (size_t i = 0; i < g->n; i++)
+        g->slots[i].assigned = 0;
+    if (!oh || !need) {
+        /* No memory for the plan: any free row will do. */
+        for (size_t i = 0; i < g->n; i++)
+            g->slots[i].assigned = g->slots[i].row_seen && !g->slots[i].row_held;
+        free(oh);
+        free(need);
+        return;
+    }
+    for (size_t k = 0; k < w; k++) {
+        oh[k] = owner_hash(g->owners[k]);
+        me_listed |= oh[k] == me;
+    }
+    if (!me_listed)
+        oh[w++] = me;
+    for (size_t k = 0; k < w; k++)
+        need[k] = (int64_t)target;
+    for (size_t i = 0; i < g->n; i++) {
+        group_slot *s = &g->slots[i];
+        if (s->row_held)
+            for (size_t k = 0; k < w; k++)
+                if (oh[k] == s->row_owner) {
+                    need[k]--;
+                    break;
+                }
+    }
+    for (size_t i = 0; i < g->n; i++) {
+        group_slot *s = g->sorted[i];
+        if (!s->row_seen || s->row_held)
+            continue;
+        size_t best = w;
+        uint64_t best_score = 0;
+        for (size_t k = 0; k < w; k++) {
+            if (need[k] <= 0)
+                continue;
+            uint64_t sc = pair_hash(oh[k], s->name);
+            if (best == w || sc > best_score) {
+                best = k;
+                best_score = sc;
+            }
+        }
+        if (best == w)
+            continue;
+        need[best]--;
+        s->assigned = oh[best] == me;
+    }
+    free(oh);
+    free(need);
+}
+
 /* One row of the table read: count live presence rows of the group and
  * note the state of the group's own rows. */
 static int on_row(void *ud, const char *name, const sqlease_lease_info *info)
@@ -139,8 +238,11 @@ static int on_row(void *ud, const char *name, const sqlease_lease_info *info)
     sqlease_group *g = ud;
     size_t pl = strlen(g->presence_prefix);
     if (strncmp(name, g->presence_prefix, pl) == 0) {
-        if (info->held)
+        if (info->held) {
             g->live_workers++;
+            if (g->nowners < GROUP_OWNERS_MAX)
+                snprintf(g->owners[g->nowners++], sizeof g->owners[0], "%s", info->owner);
+        }
         return 0;
     }
     group_slot **hit = bsearch(name, g->sorted, g->n, sizeof *g->sorted, key_cmp);
@@ -149,6 +251,7 @@ static int on_row(void *ud, const char *name, const sqlease_lease_info *info)
         s->row_seen = 1;
         s->row_held = info->held;
         s->row_mine = info->held && strcmp(info->owner, g->owner) == 0;
+        s->row_owner = info->held ? owner_hash(info->owner) : 0;
     }
     return 0;
 }
@@ -198,6 +301,7 @@ static void balance_once(sqlease_group *g)
     for (size_t i = 0; i < g->n; i++)
         g->slots[i].row_seen = g->slots[i].row_held = g->slots[i].row_mine = 0;
     g->live_workers = 0;
+    g->nowners = 0;
     sqlease_error e;
     int rc = sqlease_list(g->db, g->table, on_row, g, &e);
     sqle_mutex_lock(&g->m);
@@ -258,9 +362,11 @@ static void balance_once(sqlease_group *g)
         g->over_reads = 0;
         size_t want = mine + pending < target ? (size_t)(target - mine - pending) : 0;
         size_t start = g->n ? next_rand(g) % g->n : 0;
+        /* The free rows the plan gives this worker (assign_free). */
+        assign_free(g, target);
         for (size_t k = 0; k < g->n && want > 0 && !is_stopping(g); k++) {
             group_slot *s = &g->slots[(start + k) % g->n];
-            if (s->sup || !s->row_seen || s->row_held)
+            if (s->sup || !s->row_seen || s->row_held || !s->assigned)
                 continue;
             sqlease_options o;
             slot_options(g, &o, s->name, s, 1);
@@ -326,6 +432,7 @@ static void group_destroy(sqlease_group *g)
         free(g->slots[i].name);
     free(g->slots);
     free(g->sorted);
+    free(g->owners);
     free(g->table);
     free(g->data);
     sqle_mutex_destroy(&g->m);
@@ -377,7 +484,8 @@ int sqlease_group_start(sqlease_group **out, sqlease_db *db, const sqlease_optio
     g->data = eff.data ? sqle_strdup(eff.data) : NULL;
     g->slots = calloc(count, sizeof *g->slots);
     g->sorted = calloc(count, sizeof *g->sorted);
-    if (!g->table || (eff.data && !g->data) || !g->slots || !g->sorted) {
+    g->owners = calloc(GROUP_OWNERS_MAX, sizeof *g->owners);
+    if (!g->table || (eff.data && !g->data) || !g->slots || !g->sorted || !g->owners) {
         group_destroy(g);
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
