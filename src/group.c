@@ -364,10 +364,16 @@ static void balance_once(sqlease_group *g)
         size_t start = g->n ? next_rand(g) % g->n : 0;
         /* The free rows the plan gives this worker (assign_free). */
         assign_free(g, target);
+        /* A round of takes ends after a heartbeat, so that a worker
+         * taking many rows one by one sees the workers that joined
+         * meanwhile before it takes more than its new share. */
+        int64_t round_end = sqle_mono_ms() + g->period_ms;
         for (size_t k = 0; k < g->n && want > 0 && !is_stopping(g); k++) {
             group_slot *s = &g->slots[(start + k) % g->n];
             if (s->sup || !s->row_seen || s->row_held || !s->assigned)
                 continue;
+            if (sqle_mono_ms() > round_end)
+                break;
             sqlease_options o;
             slot_options(g, &o, s->name, s, 1);
             sqlease_supervisor *sup = NULL;
