@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "internal.h"
 #include "platform.h"
 
@@ -285,6 +286,18 @@ static unsigned next_rand(sqlease_group *g)
     return g->rng;
 }
 
+/* A warning through the options' log sink, else the handle's (as a
+ * supervisor logs). */
+static void group_warn(sqlease_group *g, const char *what, const char *name, const char *why)
+{
+    if (g->opt.log)
+        sqle_log(g->opt.log, g->opt.log_userdata, g->opt.log_level, SQLEASE_LOG_WARN,
+                 "group %s: %s%s: %s", g->presence_prefix, what, name, why);
+    else
+        sqle_log(g->db->log, g->db->log_userdata, g->db->log_level, SQLEASE_LOG_WARN,
+                 "group %s: %s%s: %s", g->presence_prefix, what, name, why);
+}
+
 static int is_stopping(sqlease_group *g)
 {
     sqle_mutex_lock(&g->m);
@@ -308,9 +321,7 @@ static void balance_once(sqlease_group *g)
     g->stats.reads++;
     sqle_mutex_unlock(&g->m);
     if (rc != SQLEASE_OK) {
-        sqle_log(g->opt.log, g->opt.log_userdata, g->opt.log ? g->opt.log_level : SQLEASE_LOG_WARN,
-                 SQLEASE_LOG_WARN, "group %s: reading the table failed, shares unchanged: %s",
-                 g->presence_prefix, e.message);
+        group_warn(g, "reading the table failed, shares unchanged", "", e.message);
         return;
     }
     uint64_t w = g->live_workers;
@@ -380,9 +391,7 @@ static void balance_once(sqlease_group *g)
             sqlease_error se;
             int src = sqlease_supervisor_start(&sup, g->db, &o, &se);
             if (src != SQLEASE_OK) {
-                sqle_log(g->opt.log, g->opt.log_userdata,
-                         g->opt.log ? g->opt.log_level : SQLEASE_LOG_WARN, SQLEASE_LOG_WARN,
-                         "group: starting lease %s failed: %s", s->name, se.message);
+                group_warn(g, "starting lease ", s->name, se.message);
                 continue;
             }
             sqle_mutex_lock(&g->m);
