@@ -960,6 +960,12 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *    (sqlease_supervisor_start, the usual rules: a released row is taken
  *    at once, a row whose holder died only after the follower's watch of
  *    a ttl) on rows the read found free or expired, never on a live one.
+ *    Which free rows each worker takes is planned the same way on every
+ *    worker from the read (each free row, in name order, goes to the live
+ *    worker still short of the target whose hash of owner id and name is
+ *    highest), so that workers below their share do not race for one
+ *    row; a round of takes ends after a heartbeat, to see the workers
+ *    that joined meanwhile.
  *    Above target + slack on two reads in a row, it gives back the excess
  *    down to target by a graceful stop of those supervisors (on_stopped
  *    with SQLEASE_STOP_SHUTDOWN, then the release): a lease moves only by
