@@ -21,6 +21,7 @@
 #define BENCH_TABLE "sqlease_bench"
 #define BENCH_TABLE_MANY "sqlease_bench_many"
 #define BENCH_RAW_TABLE "bench_raw"
+#define BENCH_TABLE_GROUP "sqlease_bench_group"
 
 /* Measurements, selectable with --only. */
 enum {
@@ -31,7 +32,9 @@ enum {
     PH_IDLE = 16,
     PH_LEASES = 32,
     PH_POOLER = 64,
-    PH_ALL = 127
+    PH_ALL = 127,
+    /* Not in the default run (about 40 s): --only group. */
+    PH_GROUP = 128
 };
 
 /* --leases: how many counts one run may measure. */
@@ -253,6 +256,11 @@ int bench_idle(const bench_cfg *cfg, bench_results *res);
 int bench_pooler(const bench_cfg *cfg, bench_results *res);
 /* n leases on a fresh handle and table; on success appends to res->many. */
 int bench_leases(const bench_cfg *cfg, int n, bench_results *res);
+/* The group measurement (bench/group.c): n leases shared by worker
+ * processes; prints its figures on stdout.  bench_group_worker is the
+ * worker, run as `sqlease-bench --group-worker ...`. */
+int bench_group(const bench_cfg *cfg, int n);
+int bench_group_worker(int argc, char **argv);
 
 /* ---- output ------------------------------------------------------- */
 

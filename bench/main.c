@@ -37,7 +37,8 @@ static void usage(FILE *out)
     fputs("  --short       a quick run (about 40 s): fewer samples, trials and leases\n"
           "  --json        one JSON object on stdout (the table goes to stderr)\n"
           "  --only LIST   comma-separated subset of: stmts,latency,pooler,graceful,crash,\n"
-          "                idle,leases\n"
+          "                idle,leases, or group (not in the default run: N leases, 1000\n"
+          "                or the first --leases count, shared by 4 worker processes)\n"
           "  --leases N[,N...]  leases held at once in the leases measurement, measured\n"
           "                for each N in turn, each on a fresh handle and table (default\n"
           "                1000,10000; --short 200)\n"
@@ -60,7 +61,7 @@ static unsigned parse_only(const char *list)
     } names[] = {
         { "stmts", PH_STMTS }, { "latency", PH_LATENCY }, { "graceful", PH_GRACEFUL },
         { "crash", PH_CRASH }, { "idle", PH_IDLE },       { "leases", PH_LEASES },
-        { "pooler", PH_POOLER },
+        { "pooler", PH_POOLER }, { "group", PH_GROUP },
     };
     unsigned mask = 0;
     const char *p = list;
@@ -162,6 +163,8 @@ int main(int argc, char **argv)
     double t_run;
     int i, rc;
 
+    if (argc > 1 && strcmp(argv[1], "--group-worker") == 0)
+        return bench_group_worker(argc, argv);
     memset(&cfg, 0, sizeof cfg);
     memset(&res, 0, sizeof res);
     cfg.phases = PH_ALL;
@@ -319,6 +322,12 @@ int main(int argc, char **argv)
         bench_leases(&cfg, cfg.leases[i], &res);
     }
 
+    if ((cfg.phases & PH_GROUP) && !bench_interrupted) {
+        bench_msg("group of %d leases over 4 worker processes...",
+                  n_leases > 0 ? cfg.leases[0] : 1000);
+        if (bench_group(&cfg, n_leases > 0 ? cfg.leases[0] : 1000) != 0)
+            res.failed = 1;
+    }
     bench_msg("measured in %.1f s", (bench_now_us() - t_run) / 1e6);
     if (bench_open(&setup, &cfg, &err) == SQLEASE_OK)
         bench_drop_tables(setup, &err);

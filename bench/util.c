@@ -201,6 +201,7 @@ int bench_drop_tables(sqlease_db *db, sqlease_error *err)
         "DROP TABLE IF EXISTS " BENCH_TABLE,
         "DROP TABLE IF EXISTS " BENCH_TABLE_MANY,
         "DROP TABLE IF EXISTS " BENCH_RAW_TABLE,
+        "DROP TABLE IF EXISTS " BENCH_TABLE_GROUP,
     };
     size_t i;
     for (i = 0; i < sizeof drops / sizeof drops[0]; i++) {

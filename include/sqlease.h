@@ -971,6 +971,127 @@ SQLEASE_API int sqlease_supervisor_fence(sqlease_supervisor *sup, sqlease_fence 
  * Thread-safe. */
 SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error *err);
 
+
+/* ------------------------------------------------------------------ */
+/* Group: many leases shared fairly by the processes that join          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A group is a list of lease names of one table shared by every process
+ * (worker) that starts a group over the same names with the same group
+ * name.  Each worker holds at most its fair share, ceil(N / W) + slack,
+ * where N is the number of names and W the number of live workers:
+ *
+ *  - Presence: a worker holds a lease of its own in the same table, named
+ *    SQLEASE_GROUP_PRESENCE_PREFIX + group + "/" + 16 hex digits (random
+ *    per start), seeded by sqlease_group_start (one idempotent migrate of
+ *    that name) and renewed by a supervisor in the same batch as the
+ *    worker's other leases (same table and ttl), so presence costs no
+ *    statement of its own per heartbeat.  Names starting with
+ *    SQLEASE_GROUP_PRESENCE_PREFIX are reserved for it: a group refuses
+ *    them in `names`, and other programs must not use them.  A presence
+ *    row is left behind, free, when its worker stops (a row per start).
+ *  - Share: once per heartbeat the group reads the table (sqlease_list:
+ *    one SELECT per 100 rows, not a statement per lease), counts the live
+ *    presence rows of its group (W, itself included), and compares what
+ *    it holds with target = ceil(N / W).  Below it, it starts supervisors
+ *    (sqlease_supervisor_start, the usual rules: a released row is taken
+ *    at once, a row whose holder died only after the follower's watch of
+ *    a ttl) on rows the read found free or expired, never on a live one.
+ *    Which free rows each worker takes is planned the same way on every
+ *    worker from the read (each free row, in name order, goes to the live
+ *    worker still short of the target whose hash of owner id and name is
+ *    highest), so that workers below their share do not race for one
+ *    row; a round of takes ends after a heartbeat, to see the workers
+ *    that joined meanwhile.
+ *    Above target + slack on two reads in a row, it gives back the excess
+ *    down to target by a graceful stop of those supervisors (on_stopped
+ *    with SQLEASE_STOP_SHUTDOWN, then the release): a lease moves only by
+ *    a release and a take, never from under its holder.  The slack and
+ *    the two-read rule are the hysteresis that keeps shares from
+ *    flapping when W or a race for a free row changes the count by one.
+ *
+ * With N = 1000 and 4 workers, the shares settle at 250 each; when N is
+ * not a multiple of W the last worker to fill up may hold less than
+ * ceil(N / W) by up to W - 1.
+ */
+
+#define SQLEASE_GROUP_PRESENCE_PREFIX "~presence/"
+#define SQLEASE_GROUP_MAX_NAME 32  /* bytes of a group name */
+
+typedef struct sqlease_group sqlease_group;
+
+/* The per-lease callbacks of a group: as on_started and on_stopped in
+ * sqlease_options (same threads, same alternation per lease, same
+ * rules), with the lease's name, valid only during the call.  Either may
+ * be NULL.  They may call sqlease_group_held on their own group but must
+ * not stop or free it.  Caller-owned; this struct never grows. */
+typedef struct sqlease_group_callbacks {
+    void (*on_started)(void *userdata, const char *name, int64_t token);
+    void (*on_stopped)(void *userdata, const char *name, int reason);
+    void *userdata;
+} sqlease_group_callbacks;
+
+/* Join the group `group` (1..SQLEASE_GROUP_MAX_NAME bytes of letters,
+ * digits, '_', '-' and '.') over `names` (count >= 1 lease names, each
+ * valid as in sqlease_options, none repeated or reserved; copied), whose
+ * rows must exist (sqlease_migrate).  `opt` gives the table, owner id
+ * (NULL: generated, one for the whole group), timing, data and log of
+ * every lease of the group (its name, callbacks and userdata are
+ * ignored); `slack` (0..count) is how many leases above target a worker
+ * keeps before it gives any back (1 is a good value: see above).  `db`
+ * must outlive the group; all the group's supervisors share its threads,
+ * and the group adds one thread of its own, which reads the table once
+ * per heartbeat and starts and stops supervisors.  Returns at once after
+ * the presence lease is taken; the leases are taken by that thread.
+ * Returns SQLEASE_OK (*out owned by the caller: sqlease_group_free),
+ * SQLEASE_EINVAL, SQLEASE_ENOMEM, SQLEASE_EPLATFORM, or the status of
+ * seeding or starting the presence lease (SQLEASE_ENOTABLE, a connection
+ * status, ...).  Thread-safe. */
+SQLEASE_API int sqlease_group_start(sqlease_group **out, sqlease_db *db,
+                                    const sqlease_options *opt, const char *group,
+                                    const char *const *names, size_t count, int slack,
+                                    const sqlease_group_callbacks *cb,
+                                    sqlease_error *err);
+
+/* Leave the group: stop the balancing thread, then stop every lease's
+ * supervisor (on_stopped with SQLEASE_STOP_SHUTDOWN for those held, on
+ * this thread, and a release each) and the presence lease.  Returns
+ * SQLEASE_OK, SQLEASE_ESTATE (called from one of the group's
+ * callbacks), or the first non-OK status of a supervisor stop (see
+ * sqlease_supervisor_stop; the others are stopped anyway).  Idempotent.
+ * Within count x (query timeout + 500 ms) at worst. */
+SQLEASE_API int sqlease_group_stop(sqlease_group *g, sqlease_error *err);
+
+/* Stop (if not stopped) and free.  NULL is harmless. */
+SQLEASE_API void sqlease_group_free(sqlease_group *g);
+
+/* Which leases this worker holds now (their work is running): up to cap
+ * names into names[] (pointers into the group, valid until it is freed),
+ * in the order of the names given to sqlease_group_start, and the number
+ * held into *held (may exceed cap; may be NULL).  names may be NULL when
+ * cap is 0.  Sends no statement.  Returns SQLEASE_OK or SQLEASE_EINVAL.
+ * Thread-safe, callable from the group's callbacks. */
+SQLEASE_API int sqlease_group_held(sqlease_group *g, const char **names, size_t cap,
+                                   size_t *held, sqlease_error *err);
+
+/* Counters of the group, for monitoring and the bench.  Filled by
+ * sqlease_group_stats; this struct never grows (a later version adds a
+ * new struct). */
+typedef struct sqlease_group_stats {
+    uint64_t workers;    /* live workers (W) at the last read, 0 before one */
+    uint64_t target;     /* ceil(N / W) at the last read */
+    uint64_t held;       /* leases held now */
+    uint64_t takes;      /* supervisors started for a share (candidates) */
+    uint64_t gives;      /* leases given back above target + slack */
+    uint64_t reads;      /* reads of the table (each one sqlease_list) */
+} sqlease_group_stats;
+
+/* A snapshot of the counters.  Returns SQLEASE_OK or SQLEASE_EINVAL.
+ * Thread-safe. */
+SQLEASE_API int sqlease_group_stats_get(sqlease_group *g, sqlease_group_stats *st,
+                                        sqlease_error *err);
+
 #ifdef __cplusplus
 }
 #endif

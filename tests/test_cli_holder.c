@@ -373,6 +373,20 @@ static void test_list(void)
     }
     result_free(&res);
 
+    /* --by-owner: one line per owner with its count, then the free rows. */
+    run_env(&res, NULL, "list", "--by-owner", NULL);
+    ASSERT_CODE(res, 0);
+    ASSERT_CONTAINS(res.out, "OWNER");
+    ASSERT_CONTAINS(res.out, "\nhost-b                          1  no\n");
+    ASSERT_CONTAINS(res.out, "\nhost-r                          1  no\n");
+    ASSERT_CONTAINS(res.out, "\n-                               2\n");
+    result_free(&res);
+    run_env(&res, NULL, "list", "--by-owner", "--json", NULL);
+    ASSERT_CODE(res, 0);
+    ASSERT_CONTAINS(res.out, "[{\"owner\":\"host-b\",\"leases\":1,\"group_member\":false},\n"
+                             "{\"owner\":\"host-r\",\"leases\":1,\"group_member\":false}]\n");
+    result_free(&res);
+
     run_env(&res, NULL, "list", "--nope", NULL);
     ASSERT_CODE(res, 64);
     result_free(&res);

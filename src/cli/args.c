@@ -83,6 +83,7 @@ static const struct {
     {"--crash-window", {"supervise", NULL}},
     {"--crash-pause", {"supervise", NULL}},
     {"--json", {"status", "list"}},
+    {"--by-owner", {"list", NULL}},
     {"--watch", {"status", NULL}},
     {"--force", {"release", NULL}},
 };

@@ -574,9 +574,71 @@ static void print_list_json(const cli_args *a, const char *dialect, const list_r
     fputs("]\n", stdout);
 }
 
+/* Held leases counted per owner (a group's shares at a glance): group
+ * presence rows (SQLEASE_GROUP_PRESENCE_PREFIX) are counted as the
+ * owner's presence, not as a lease; free and expired rows as "-".  One
+ * line per owner, in the order owners are first met in name order. */
+static int print_list_by_owner(int json, const list_rows *r)
+{
+    typedef struct owner_count {
+        const char *owner;
+        int64_t leases;
+        int present;
+    } owner_count;
+    owner_count *v = calloc(r->n + 1, sizeof *v);
+    size_t n = 0, i, k;
+    int64_t free_rows = 0;
+    size_t pl = strlen(SQLEASE_GROUP_PRESENCE_PREFIX);
+    char who[SQLE_QUOTED_ID_MAX];
+
+    if (v == NULL)
+        return 0;
+    for (i = 0; i < r->n; i++) {
+        const sqlease_lease_info *in = &r->v[i].info;
+        int presence = strncmp(r->v[i].name, SQLEASE_GROUP_PRESENCE_PREFIX, pl) == 0;
+        if (!in->held) {
+            if (!presence)
+                free_rows++;
+            continue;
+        }
+        for (k = 0; k < n; k++)
+            if (strcmp(v[k].owner, in->owner) == 0)
+                break;
+        if (k == n)
+            v[n++].owner = in->owner;
+        if (presence)
+            v[k].present = 1;
+        else
+            v[k].leases++;
+    }
+    if (json) {
+        fputc('[', stdout);
+        for (k = 0; k < n; k++) {
+            cli_json j;
+            if (k > 0)
+                fputs(",\n", stdout);
+            cli_json_begin(&j, stdout);
+            cli_json_string(&j, "owner", v[k].owner);
+            cli_json_int(&j, "leases", v[k].leases);
+            cli_json_bool(&j, "group_member", v[k].present);
+            cli_json_close(&j);
+        }
+        fputs("]\n", stdout);
+    } else {
+        printf("%-24s %8s  %s\n", "OWNER", "LEASES", "GROUP_MEMBER");
+        for (k = 0; k < n; k++) {
+            pad(sqle_quote_id(v[k].owner, who, sizeof who), 24);
+            printf(" %8" PRId64 "  %s\n", v[k].leases, v[k].present ? "yes" : "no");
+        }
+        printf("%-24s %8" PRId64 "\n", "-", free_rows);
+    }
+    free(v);
+    return 1;
+}
+
 int cli_cmd_list(const cli_args *a)
 {
-    static const char *const flags[] = {"--json"};
+    static const char *const flags[] = {"--json", "--by-owner"};
     sqlease_db *db = NULL;
     sqlease_error err;
     list_rows rows;
@@ -585,7 +647,7 @@ int cli_cmd_list(const cli_args *a)
     int rc, st;
 
     cli_log_init(a, SQLEASE_LOG_WARN);
-    rc = parse_bare_flags(a, flags, 1, &seen);
+    rc = parse_bare_flags(a, flags, 2, &seen);
     if (rc != CLI_CONTINUE)
         return rc;
     rc = connect_db(a, &db);
@@ -604,7 +666,15 @@ int cli_cmd_list(const cli_args *a)
         rc = fail_lease(a, db, "list", &err, st);
     } else {
         const char *dialect = sqlease_db_dialect(db);
-        if (seen & 1u)
+        if ((seen & 2u) && !print_list_by_owner(seen & 1u, &rows)) {
+            cli_error("list: out of memory");
+            free(rows.v);
+            sqlease_db_close(db);
+            return CLI_EXIT_OSERR;
+        }
+        if (seen & 2u)
+            ;
+        else if (seen & 1u)
             print_list_json(a, dialect ? dialect : "", &rows, before + (after - before) / 2);
         else
             print_list_human(&rows);
