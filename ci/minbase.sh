@@ -121,12 +121,15 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null
 printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
 chmod 755 "$ROOT/usr/sbin/policy-rc.d"
 
-for m in proc sys dev dev/pts; do
+# /dev/shm is a mount of its own that a bind of /dev does not carry: a
+# fresh machine has it, and PostgreSQL's shared memory needs it.
+for m in proc sys dev dev/pts dev/shm; do
     case $m in
     proc) mount -t proc proc "$ROOT/proc" ;;
     sys) mount -t sysfs sys "$ROOT/sys" ;;
     dev) mount --bind /dev "$ROOT/dev" ;;
     dev/pts) mount -t devpts devpts "$ROOT/dev/pts" ;;
+    dev/shm) mount -t tmpfs -o mode=1777,nosuid,nodev shm "$ROOT/dev/shm" ;;
     esac || { echo "minbase.sh: mounting $m failed"; exit 2; }
     MOUNTS+=("$ROOT/$m")
 done
