@@ -127,7 +127,10 @@ for m in proc sys dev dev/pts dev/shm; do
     case $m in
     proc) mount -t proc proc "$ROOT/proc" ;;
     sys) mount -t sysfs sys "$ROOT/sys" ;;
-    dev) mount --bind /dev "$ROOT/dev" ;;
+    # Private, so that what is mounted on the root's /dev/pts and
+    # /dev/shm never shows on this machine's (where / is shared, as
+    # under systemd, a bind is a peer of what it binds).
+    dev) mount --bind /dev "$ROOT/dev" && mount --make-private "$ROOT/dev" ;;
     dev/pts) mount -t devpts devpts "$ROOT/dev/pts" ;;
     dev/shm) mount -t tmpfs -o mode=1777,nosuid,nodev shm "$ROOT/dev/shm" ;;
     esac || { echo "minbase.sh: mounting $m failed"; exit 2; }
