@@ -924,8 +924,10 @@ SQLEASE_API int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n
  * SQLEASE_ESTATE (nothing stopped) when called from the callback of one
  * of them.  The supervisors are still to be freed (sqlease_supervisor_free
  * then sends nothing more).  Thread-safe as sqlease_supervisor_stop, but
- * their on_stopped must not stop another supervisor of the same call (it
- * would wait for this call). */
+ * none of their callbacks (on_started, on_holder, on_stopped) may stop or
+ * free another supervisor of the same call while it runs: the call holds
+ * every member's stop and waits for each member's running callback, so
+ * the two would wait for each other. */
 SQLEASE_API int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs,
                                              sqlease_error *err);
 

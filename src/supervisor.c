@@ -152,6 +152,13 @@ static int sup_first_done(sqlease_supervisor *s, int rc)
     if (first_fatal(rc)) {
         sqle_engine_lock(e);
         sqle_sup_step(s, EV_SHUTDOWN, 0, 0, NULL, NULL);
+        /* The answer made it a follower, which the runner may have
+         * gathered since: start_each sends the other leases' statements
+         * and runs earlier supervisors' first callbacks before it gets
+         * here.  SUP_STOPPED keeps it from being gathered again; a poll
+         * in flight still uses its lease, so wait for it before freeing. */
+        while (sqle_engine_busy(&s->node))
+            sqle_engine_wait_change(e, -1);
         sqle_engine_unlock(e);
         retire(s);
         return rc;

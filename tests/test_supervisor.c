@@ -1258,6 +1258,76 @@ static void on_stopped_probe(void *ud, int reason)
  * held), and their rows are free afterwards, exactly those.  Started again,
  * they get the next token.
  */
+/*
+ * A lease of start_each whose row is missing (SQLEASE_ENOROW) is freed
+ * only once the runner no longer uses it.  Its first answer made it a
+ * follower, and the runner may gather and poll it while an earlier
+ * lease's on_started still runs on the caller's thread: here that
+ * on_started waits until the poll hangs in the database, and the call
+ * must not free the lease under it (ASan reports the use after free the
+ * fix removed; the plain build checks the answers).
+ */
+static tu_faulty *g_hang_f;
+static void on_started_hang_poll(void *ud, int64_t token)
+{
+    hung_arg h;
+    on_started(ud, token);
+    h.f = g_hang_f;
+    h.n = 1;
+    tu_fault_set(g_hang_f, TU_FAULT_HANG, 0);
+    (void)tu_await(is_hung, &h, 2000);
+}
+
+static void test_start_each_missing_row_polled(void)
+{
+    const char *t = tu_table();
+    sqlease_db *fdb = NULL;
+    tu_faulty *f = tu_faulty_open(&fdb);
+    sqlease_options o[2];
+    const sqlease_options *op[2] = { &o[0], &o[1] };
+    sqlease_supervisor *s[2] = { NULL, NULL };
+    int rcs[2] = { -1, -1 };
+    sqlease_error err;
+    recorder r;
+    hung_arg h;
+    int64_t t0, took;
+    int rc;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rec_init(&r);
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(fdb, t, "job"), SQLEASE_OK);
+    g_hang_f = f;
+    /* Two groups (another ttl): "job" is taken, "no-row" has no row. */
+    tu_options(&o[0], t, "job", "sup-a", 3000, 500, 1500, 100);
+    o[0].on_started = on_started_hang_poll;
+    o[0].on_stopped = on_stopped;
+    o[0].userdata = &r;
+    tu_options(&o[1], t, "no-row", "sup-a", 4000, 500, 1500, 100);
+    /* The hung poll is abandoned at its bound, and the call returns. */
+    t0 = sqle_mono_ms();
+    rc = sqlease_supervisor_start_each(s, 2, fdb, op, rcs, &err);
+    took = sqle_mono_ms() - t0;
+    CU_ASSERT(took <= TU_FAULTY_QUERY_TIMEOUT_MS + 3000);
+    h.f = f;
+    h.n = 1;
+    /* The poll of "no-row" was in the database when on_started returned. */
+    CU_ASSERT(tu_await(is_hung, &h, 10));
+    CU_ASSERT_EQUAL(rc, SQLEASE_ENOROW);
+    CU_ASSERT_EQUAL(rcs[0], SQLEASE_OK);
+    CU_ASSERT_EQUAL(rcs[1], SQLEASE_ENOROW);
+    CU_ASSERT_PTR_NOT_NULL(s[0]);
+    CU_ASSERT_PTR_NULL(s[1]);
+    /* "job" started (its renews hang too: it may have stopped since). */
+    CU_ASSERT(rec_count(&r) >= 1);
+    CU_ASSERT_EQUAL(r.kind[0], 'S');
+    tu_fault_set(f, TU_FAULT_NONE, 0);
+    sqlease_supervisor_free(s[0]);
+    CU_ASSERT_EQUAL(r.overlap, 0);
+    tu_drop(fdb, t);
+    sqlease_db_close(fdb);
+    tu_faulty_free(f);
+}
+
 static void test_start_each_stop_each(void)
 {
     enum { N = 48 };
@@ -1641,6 +1711,8 @@ static void add(void)
                 test_slow_stop_delays_no_other);
 #ifdef __linux__
     CU_add_test(s, "threads do not grow with supervisors", test_threads_per_handle);
+    CU_add_test(s, "start_each frees a lease with no row only once no poll uses it",
+                test_start_each_missing_row_polled);
     CU_add_test(s, "48 supervisors started and stopped with a statement or two",
                 test_start_each_stop_each);
 #endif
