@@ -33,6 +33,7 @@ SKIP_SANITIZERS=${SKIP_SANITIZERS:-0}
 ALLOW_WARNINGS=${ALLOW_WARNINGS:-0}
 
 failed_steps=()
+failed_tests=()
 step_times=()
 total_passed=0
 total_failed=0
@@ -47,17 +48,30 @@ section() {
 # check, the matrix, the Windows checks) are added to the totals, so the
 # last line of this script counts everything that ran.
 step() {
-    local name=$1 rc=0 results p f t0
+    local name=$1 rc=0 results log p f t t0
     shift
     section "$name"
     t0=$(date +%s)
     results=$(mktemp -d "${TMPDIR:-/tmp}/sqlease-results-XXXXXX")
-    SQLEASE_RESULT_DIR=$results "$@" 2>&1 || rc=$?
+    log=$results.log
+    # The output goes on to the terminal as it comes, and into a file whose
+    # failure lines the result section repeats: CI's report keeps only the
+    # end of the output, and a failed test a thousand lines up is otherwise
+    # lost.  A process substitution, not a pipe, so that a server a step
+    # leaves behind by mistake cannot hold the step open through tee.
+    SQLEASE_RESULT_DIR=$results "$@" > >(tee "$log") 2>&1 || rc=$?
+    wait $! 2>/dev/null || true
     read -r p f _ < <(results_sum "$results")
     rm -rf "$results"
     total_passed=$((total_passed + p))
     total_failed=$((total_failed + f))
     step_times+=("$(printf '%5d s  %s' "$(($(date +%s) - t0))" "$name")")
+    if [ "$rc" -ne 0 ] || [ "$f" -gt 0 ]; then
+        while IFS= read -r t; do
+            failed_tests+=("$name: $t")
+        done < <(grep -aE '^FAIL |\.\.\.FAILED|^ +[0-9]+\. [^ ]+:[0-9]+ ' "$log" | cut -c1-200 | head -n 6)
+    fi
+    rm -f "$log"
     if [ "$rc" -ne 0 ]; then
         failed_steps+=("$name (exit $rc)")
         echo "---- step failed: $name (exit $rc)"
@@ -172,6 +186,10 @@ if [ "${#failed_steps[@]}" -eq 0 ]; then
     echo "all steps passed"
 else
     printf 'FAILED: %s\n' "${failed_steps[@]}"
+fi
+if [ "${#failed_tests[@]}" -gt 0 ]; then
+    echo "failed tests (the first lines of each failed step that say so):"
+    printf '  %s\n' "${failed_tests[@]}"
 fi
 echo "$total_passed passed, $total_failed failed"
 [ "${#failed_steps[@]}" -eq 0 ]
