@@ -153,6 +153,14 @@ typedef struct bench_results {
     int n_paths;
     int path_samples;
     bench_path paths[BENCH_PATHS_MAX];
+
+    /* a group shared by worker processes (--only group); milliseconds,
+     * -1 when the shares did not settle within the wait */
+    int have_group;
+    int group_leases, group_ttl_ms;
+    double group_start_ms, group_kill_ms, group_join_ms;
+    int group_starts, group_moves, group_overlaps;
+    double group_stmts_min, group_stmts_max;  /* per worker once balanced */
 } bench_results;
 
 /* ---- clock, sleeping, interruption -------------------------------- */
@@ -259,7 +267,7 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res);
 /* The group measurement (bench/group.c): n leases shared by worker
  * processes; prints its figures on stdout.  bench_group_worker is the
  * worker, run as `sqlease-bench --group-worker ...`. */
-int bench_group(const bench_cfg *cfg, int n);
+int bench_group(const bench_cfg *cfg, int n, bench_results *res);
 int bench_group_worker(int argc, char **argv);
 
 /* ---- output ------------------------------------------------------- */

@@ -217,18 +217,22 @@ static pid_t spawn(const char *self, const bench_cfg *cfg, const char *table, in
     return pid;
 }
 
+/* The running account goes where the table goes: stderr under --json,
+ * whose stdout is the JSON line alone. */
+static FILE *g_out;
+
 static void print_shares(const char *what, double ms, const share_count *c)
 {
-    printf("group: %-34s %8.0f ms  shares", what, ms);
+    fprintf(g_out, "group: %-34s %8.0f ms  shares", what, ms);
     for (int k = 0; k < GROUP_WORKERS_MAX; k++)
-        printf(" %d", c->per[k]);
-    printf("  (held %d)\n", c->held);
+        fprintf(g_out, " %d", c->per[k]);
+    fprintf(g_out, "  (held %d)\n", c->held);
 }
 
 /* Read the event file: overlaps, moves, and each worker's statements per
  * second between t_a and t_b (us). */
 static void analyse(const char *events, int n, int64_t kill_us, int killed, int64_t t_a,
-                    int64_t t_b)
+                    int64_t t_b, bench_results *res)
 {
     FILE *f = fopen(events, "r");
     if (!f) {
@@ -326,16 +330,25 @@ static void analyse(const char *events, int n, int64_t kill_us, int killed, int6
                 holders[l]--;
         }
     }
-    printf("group: %d starts, %d moves (a release and a take each), %d overlaps\n", starts,
-           moves, overlaps);
+    fprintf(g_out, "group: %d starts, %d moves (a release and a take each), %d overlaps\n",
+            starts, moves, overlaps);
+    res->group_starts = starts;
+    res->group_moves = moves;
+    res->group_overlaps = overlaps;
     if (overlaps > 0)
         bench_violation("group: %d leases ran on two workers at once", overlaps);
-    printf("group: statements/s per worker once balanced:");
+    fprintf(g_out, "group: statements/s per worker once balanced:");
+    res->group_stmts_min = res->group_stmts_max = -1;
     for (int k = 0; k < GROUP_WORKERS_MAX; k++)
-        if (c_first[k] >= 0 && c_last[k] > c_first[k])
-            printf(" w%d %.1f", k,
-                   (double)(s_last[k] - s_first[k]) * 1e6 / (double)(c_last[k] - c_first[k]));
-    printf("\n");
+        if (c_first[k] >= 0 && c_last[k] > c_first[k]) {
+            double r = (double)(s_last[k] - s_first[k]) * 1e6 / (double)(c_last[k] - c_first[k]);
+            fprintf(g_out, " w%d %.1f", k, r);
+            if (res->group_stmts_min < 0 || r < res->group_stmts_min)
+                res->group_stmts_min = r;
+            if (r > res->group_stmts_max)
+                res->group_stmts_max = r;
+        }
+    fprintf(g_out, "\n");
 out:
     free(v);
     free(holders);
@@ -344,8 +357,9 @@ out:
     fclose(f);
 }
 
-int bench_group(const bench_cfg *cfg, int n)
+int bench_group(const bench_cfg *cfg, int n, bench_results *res)
 {
+    g_out = cfg->json ? stderr : stdout;
     const char *table = BENCH_TABLE_GROUP;
     char self[4096], events[4200];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -385,8 +399,11 @@ int bench_group(const bench_cfg *cfg, int n)
         rc = 2;
         goto out;
     }
-    printf("group: %d leases, ttl %d ms, 4 workers started one after another\n", n,
-           GROUP_TTL_MS);
+    fprintf(g_out, "group: %d leases, ttl %d ms, 4 workers started one after another\n", n,
+            GROUP_TTL_MS);
+    res->have_group = 1;
+    res->group_leases = n;
+    res->group_ttl_ms = GROUP_TTL_MS;
 
     /* Four workers, a second apart. */
     for (int k = 0; k < 4; k++) {
@@ -397,6 +414,7 @@ int bench_group(const bench_cfg *cfg, int n)
     }
     ms = await_balance(db, table, n, live, 6.0 * GROUP_TTL_MS, &c);
     print_shares("balanced after the last start", ms, &c);
+    res->group_start_ms = ms;
     if (ms < 0 || ms > 3.0 * GROUP_TTL_MS)
         bench_violation("group: not balanced within 3 ttl of the last start");
 
@@ -413,12 +431,14 @@ int bench_group(const bench_cfg *cfg, int n)
     pids[3] = 0;
     ms = await_balance(db, table, n, live, 6.0 * GROUP_TTL_MS, &c);
     print_shares("balanced after a kill", ms, &c);
+    res->group_kill_ms = ms;
 
     /* Add one. */
     pids[4] = spawn(self, cfg, table, n, 4, events);
     live[4] = pids[4] > 0;
     ms = await_balance(db, table, n, live, 6.0 * GROUP_TTL_MS, &c);
     print_shares("balanced after a worker joined", ms, &c);
+    res->group_join_ms = ms;
     if (ms < 0 || ms > 2.0 * GROUP_TTL_MS)
         bench_violation("group: not balanced within 2 ttl of a join");
 
@@ -430,7 +450,7 @@ out:
         if (pids[k] > 0)
             waitpid(pids[k], NULL, 0);
     if (rc == 0)
-        analyse(events, n, kill_us, 3, t_a, t_b);
+        analyse(events, n, kill_us, 3, t_a, t_b, res);
     unlink(events);
     sqlease_db_close(db);
     free(names);

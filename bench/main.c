@@ -325,7 +325,7 @@ int main(int argc, char **argv)
     if ((cfg.phases & PH_GROUP) && !bench_interrupted) {
         bench_msg("group of %d leases over 4 worker processes...",
                   n_leases > 0 ? cfg.leases[0] : 1000);
-        if (bench_group(&cfg, n_leases > 0 ? cfg.leases[0] : 1000) != 0)
+        if (bench_group(&cfg, n_leases > 0 ? cfg.leases[0] : 1000, &res) != 0)
             res.failed = 1;
     }
     bench_msg("measured in %.1f s", (bench_now_us() - t_run) / 1e6);

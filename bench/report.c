@@ -147,6 +147,35 @@ static void many_rows(FILE *out, const bench_many *x)
 #undef FIG
 }
 
+/* The goals of a group (balanced within 3 ttl of the
+ * last start, a killed worker's leases held by the others within ttl +
+ * retry, a joined worker's share within 2 ttl, no overlap); the retry is
+ * the default one of the ttl, ttl / 10. */
+static void group_rows(FILE *out, const bench_results *r)
+{
+    char v[64], g[32];
+    double ttl = r->group_ttl_ms;
+
+    row(out, "group.balanced_start_ms", num(v, sizeof v, "%.0f", r->group_start_ms),
+        num(g, sizeof g, "<= %.0f", 3 * ttl),
+        verdict(r->group_start_ms >= 0 && r->group_start_ms <= 3 * ttl),
+        "%d leases, 4 worker processes started 1 s apart, ttl %.0f ms: each holds its "
+        "share +- 2, after the last start", r->group_leases, ttl);
+    row(out, "group.balanced_kill_ms", num(v, sizeof v, "%.0f", r->group_kill_ms),
+        num(g, sizeof g, "<= %.0f", ttl + ttl / 10),
+        verdict(r->group_kill_ms >= 0 && r->group_kill_ms <= ttl + ttl / 10),
+        "one worker killed (SIGKILL): its leases held by the 3 others, share +- 2");
+    row(out, "group.balanced_join_ms", num(v, sizeof v, "%.0f", r->group_join_ms),
+        num(g, sizeof g, "<= %.0f", 2 * ttl),
+        verdict(r->group_join_ms >= 0 && r->group_join_ms <= 2 * ttl),
+        "one worker added: 4 shares +- 2 again");
+    row(out, "group.overlaps", num(v, sizeof v, "%.0f", r->group_overlaps), "0",
+        verdict(r->group_overlaps == 0),
+        "a lease's work on two workers at once, from the callbacks; %d starts, %d moves; "
+        "%.1f-%.1f statements/s per worker once balanced", r->group_starts, r->group_moves,
+        r->group_stmts_min, r->group_stmts_max);
+}
+
 void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
 {
     machine m;
@@ -226,6 +255,8 @@ void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
             r->crash_expiry.min, r->crash_expiry.max, r->crash_expiry.n);
     for (i = 0; i < r->n_many; i++)
         many_rows(out, &r->many[i]);
+    if (r->have_group)
+        group_rows(out, r);
     if (r->have_idle) {
         snprintf(g, sizeof g, "< 0.1");
         row(out, "idle_cpu_pct", num(v, sizeof v, "%.4f", r->idle_cpu_pct), g,
@@ -401,6 +432,20 @@ void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
         jw_num(&j, "stop_each_s", 1, x->stop_each_s, 2);
         jw_num(&j, "free_s", 1, x->free_s, 2);
         jw_num(&j, "migrate_s", 1, x->migrate_s, 2);
+        jw_close(&j);
+    }
+    if (r->have_group) {
+        jw_open(&j, "group");
+        jw_num(&j, "leases", 1, r->group_leases, 0);
+        jw_num(&j, "ttl_ms", 1, r->group_ttl_ms, 0);
+        jw_num(&j, "balanced_start_ms", r->group_start_ms >= 0, r->group_start_ms, 0);
+        jw_num(&j, "balanced_kill_ms", r->group_kill_ms >= 0, r->group_kill_ms, 0);
+        jw_num(&j, "balanced_join_ms", r->group_join_ms >= 0, r->group_join_ms, 0);
+        jw_num(&j, "starts", 1, r->group_starts, 0);
+        jw_num(&j, "moves", 1, r->group_moves, 0);
+        jw_num(&j, "overlaps", 1, r->group_overlaps, 0);
+        jw_num(&j, "stmts_per_s_min", r->group_stmts_min >= 0, r->group_stmts_min, 1);
+        jw_num(&j, "stmts_per_s_max", r->group_stmts_max >= 0, r->group_stmts_max, 1);
         jw_close(&j);
     }
     jw_num(&j, "idle_cpu_pct", r->have_idle, r->idle_cpu_pct, 4);

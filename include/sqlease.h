@@ -601,7 +601,7 @@ typedef struct sqlease_lease_info {
     char data[SQLEASE_MAX_DATA + 1]; /* what the holder published; "" when
                                         none (a NULL column) */
     int64_t version;         /* the row's version: every take, renew and
-                                release adds one (since 0.2.1; list leaves it 0) */
+                                release adds one (since 0.2.1) */
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
@@ -996,16 +996,23 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *  - Share: once per heartbeat the group reads the table (sqlease_list:
  *    one SELECT per 100 rows, not a statement per lease), counts the live
  *    presence rows of its group (W, itself included), and compares what
- *    it holds with target = ceil(N / W).  Below it, it starts supervisors
- *    (sqlease_supervisor_start, the usual rules: a released row is taken
- *    at once, a row whose holder died only after the follower's watch of
- *    a ttl) on rows the read found free or expired, never on a live one.
+ *    it holds with target = ceil(N / W).  The reads also watch every row
+ *    as a waiting follower does: a row (or a presence row) whose owner,
+ *    token and version stay the same for a ttl after the read that first
+ *    showed them, timed on this process's monotonic clock, is one whose
+ *    holder stopped renewing and whose work has stopped; it counts as
+ *    free (and that presence as gone), and the group reads again at the
+ *    moment such a watch ends, and a retry after a round that left a row
+ *    nobody holds.  Below target, it starts supervisors
+ *    (sqlease_supervisor_start_each, the usual rules: a released row is
+ *    taken at once, a row whose holder died once the watch has run, the
+ *    group's watch counting) on rows free, expired or watched out, never
+ *    on a live one.
  *    Which free rows each worker takes is planned the same way on every
  *    worker from the read (each free row, in name order, goes to the live
  *    worker still short of the target whose hash of owner id and name is
  *    highest), so that workers below their share do not race for one
- *    row; a round of takes ends after a heartbeat, to see the workers
- *    that joined meanwhile.
+ *    row.
  *    Above target + slack on two reads in a row, it gives back the excess
  *    down to target by a graceful stop of those supervisors (on_stopped
  *    with SQLEASE_STOP_SHUTDOWN, then the release): a lease moves only by
@@ -1061,7 +1068,8 @@ SQLEASE_API int sqlease_group_start(sqlease_group **out, sqlease_db *db,
  * this thread, and a release each) and the presence lease.  Returns
  * SQLEASE_OK, SQLEASE_ESTATE (called from one of the group's
  * callbacks), or the first non-OK status of a supervisor stop (see
- * sqlease_supervisor_stop; the others are stopped anyway).  Idempotent.
+ * sqlease_supervisor_stop; the others are stopped anyway).  Idempotent;
+ * a second thread's stop while one runs waits for it.
  * Within count x (query timeout + 500 ms) at worst. */
 SQLEASE_API int sqlease_group_stop(sqlease_group *g, sqlease_error *err);
 

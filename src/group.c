@@ -12,6 +12,15 @@
  * those above it.  It never touches a live row of another worker: a lease
  * moves only by a release and a take, so no new overlap rule is needed
  * beyond the supervisor's own.
+ *
+ * The reads also watch: a row whose (owner, token, version) stays the
+ * same from one read to the next is one its holder has stopped renewing,
+ * and a ttl after the read that first showed that version its holder's
+ * work has stopped (the rule of a watching follower, lease_impl.h).  The
+ * balancing thread wakes for that moment, counts the row as free, and
+ * starts its supervisor with the watch already run (seeded), which then
+ * takes it at its first read: a dead worker's leases move a ttl after
+ * its last renew was seen, not a ttl after they expired on top of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +28,17 @@
 
 #include "db.h"
 #include "internal.h"
+#include "lease.h"
 #include "platform.h"
 
 /* Live workers whose owner ids a read keeps, to spread free rows. */
 #define GROUP_OWNERS_MAX 256
+
+/* A live presence row as the reads watch it (see on_row). */
+typedef struct presence_seen {
+    uint64_t name_hash;
+    sqle_watch_seed seen;
+} presence_seen;
 
 /* One lease of the group. */
 typedef struct group_slot {
@@ -36,6 +52,9 @@ typedef struct group_slot {
     int row_mine;     /* held under this worker's owner id */
     uint64_t row_owner;  /* owner_hash of the holder when row_held */
     int assigned;     /* this worker is to take it (see assign_free) */
+    /* The row's state as the read that first showed it saw it (valid 0:
+     * the last read did not see the row), for the watch. */
+    sqle_watch_seed seen;
 } group_slot;
 
 struct sqlease_group {
@@ -58,6 +77,10 @@ struct sqlease_group {
 
     sqle_mutex m;
     sqle_cond c;
+    /* Held for a whole sqlease_group_stop, so that two threads stopping
+     * the group at once join the balancing thread and free the presence
+     * supervisor once (the second finds it done). */
+    sqle_mutex stop_m;
     int stopping;
     int stopped;
     int thread_started;
@@ -70,7 +93,16 @@ struct sqlease_group {
      * GROUP_OWNERS_MAX kept), for assign_free. */
     char (*owners)[SQLEASE_MAX_OWNER + 1];
     size_t nowners;
+    /* The live presence rows of the last read and of this one (at most
+     * GROUP_OWNERS_MAX each), so that a worker that stopped renewing its
+     * presence stops counting a ttl after the read that first showed its
+     * last renew, as its leases move. */
+    presence_seen *pres_prev, *pres_cur;
+    size_t npres_prev, npres_cur;
     int over_reads;               /* reads in a row that found us above target + slack */
+    int64_t watch_due;            /* sqle_mono_ms at which the first watched row's
+                                     watch ends, or 0: when to read again */
+    int unsettled;                /* the last round left a row nobody holds */
     unsigned rng;
 
     sqlease_group_stats stats;    /* under m */
@@ -142,13 +174,10 @@ static int sup_holding(sqlease_supervisor *s)
     return st.holding;
 }
 
-/* FNV-1a of an owner id, to match a row's holder with a live worker. */
+/* An owner id's hash, to match a row's holder with a live worker. */
 static uint64_t owner_hash(const char *owner)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *p = owner; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return h;
+    return sqle_hash_text(owner);
 }
 
 /* The score of rendezvous hashing for (worker, lease): every worker
@@ -232,27 +261,81 @@ static void assign_free(sqlease_group *g, uint64_t target)
     free(need);
 }
 
+/*
+ * Go on with the watch of a row (`seen`, valid 0 if the last read did not
+ * show it) from this read's `info`, answered by `now`: a new (owner,
+ * token, version) begins it again.  Returns 1 if another owner's row has
+ * stayed the same for what a watching follower waits (watch_from in
+ * lease.c: a ttl, or what was left of a minimum hold), so that its
+ * holder's work has stopped; else 0, and g->watch_due learns when it
+ * would.
+ */
+static int watch_row(sqlease_group *g, sqle_watch_seed *seen, const sqlease_lease_info *info,
+                     int mine, int64_t now)
+{
+    uint64_t oh = owner_hash(info->owner);
+    if (!seen->valid || seen->owner_hash != oh || seen->token != info->token ||
+        seen->version != info->version) {
+        seen->valid = 1;
+        seen->owner_hash = oh;
+        seen->token = info->token;
+        seen->version = info->version;
+        seen->expires_at_ms = info->expires_at_ms;
+        seen->db_now_ms = info->db_now_ms;
+        seen->since = now;
+    }
+    if (info->owner[0] == '\0' || mine)
+        return 0;
+    int64_t wait = g->opt.ttl_ms;
+    if (seen->expires_at_ms - seen->db_now_ms > wait)
+        wait = seen->expires_at_ms - seen->db_now_ms;
+    int64_t due = seen->since + wait;
+    if (now >= due)
+        return 1;
+    if (g->watch_due == 0 || due < g->watch_due)
+        g->watch_due = due;
+    return 0;
+}
+
 /* One row of the table read: count live presence rows of the group and
- * note the state of the group's own rows. */
+ * note the state of the group's own rows.  Each is dated when its page
+ * is in hand, after the answer: a watch timed from it only errs long. */
 static int on_row(void *ud, const char *name, const sqlease_lease_info *info)
 {
     sqlease_group *g = ud;
     size_t pl = strlen(g->presence_prefix);
+    int64_t now = sqle_mono_ms();
+    int mine = info->owner[0] != '\0' && strcmp(info->owner, g->owner) == 0;
     if (strncmp(name, g->presence_prefix, pl) == 0) {
-        if (info->held) {
-            g->live_workers++;
-            if (g->nowners < GROUP_OWNERS_MAX)
-                snprintf(g->owners[g->nowners++], sizeof g->owners[0], "%s", info->owner);
+        if (!info->held)
+            return 0;
+        if (g->npres_cur < GROUP_OWNERS_MAX) {
+            /* Beyond that many, a live row counts without a watch. */
+            presence_seen *p = &g->pres_cur[g->npres_cur++];
+            memset(p, 0, sizeof *p);
+            p->name_hash = sqle_hash_text(name);
+            for (size_t k = 0; k < g->npres_prev; k++)
+                if (g->pres_prev[k].name_hash == p->name_hash) {
+                    p->seen = g->pres_prev[k].seen;
+                    break;
+                }
+            if (watch_row(g, &p->seen, info, mine, now))
+                return 0; /* stopped renewing: no longer counted */
         }
+        g->live_workers++;
+        if (g->nowners < GROUP_OWNERS_MAX)
+            snprintf(g->owners[g->nowners++], sizeof g->owners[0], "%s", info->owner);
         return 0;
     }
     group_slot **hit = bsearch(name, g->sorted, g->n, sizeof *g->sorted, key_cmp);
     if (hit) {
         group_slot *s = *hit;
+        uint64_t oh = owner_hash(info->owner);
+        int watched_out = watch_row(g, &s->seen, info, mine, now);
         s->row_seen = 1;
-        s->row_held = info->held;
-        s->row_mine = info->held && strcmp(info->owner, g->owner) == 0;
-        s->row_owner = info->held ? owner_hash(info->owner) : 0;
+        s->row_held = info->held && !watched_out;
+        s->row_mine = info->held && mine;
+        s->row_owner = s->row_held ? oh : 0;
     }
     return 0;
 }
@@ -306,6 +389,62 @@ static int is_stopping(sqlease_group *g)
     return st;
 }
 
+/*
+ * Start the supervisors of up to `want` rows the plan gave this worker,
+ * from slot `start` on, in one batch (sqle_supervisor_start_seeded: one
+ * read and one take of the free rows per chunk), each watch begun from
+ * the group's reads.  Returns how many started.
+ */
+static uint64_t start_slots(sqlease_group *g, size_t start, size_t want)
+{
+    size_t m = 0, cap = want < g->n ? want : g->n;
+    uint64_t started = 0;
+    if (cap == 0 || is_stopping(g))
+        return 0;
+    group_slot **pick = calloc(cap, sizeof *pick);
+    sqlease_options *ov = calloc(cap, sizeof *ov);
+    const sqlease_options **ops = calloc(cap, sizeof *ops);
+    sqle_watch_seed *seeds = calloc(cap, sizeof *seeds);
+    sqlease_supervisor **sups = calloc(cap, sizeof *sups);
+    int *rcs = calloc(cap, sizeof *rcs);
+    if (!pick || !ov || !ops || !seeds || !sups || !rcs) {
+        group_warn(g, "starting leases", "", "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < g->n && m < cap; k++) {
+        group_slot *s = &g->slots[(start + k) % g->n];
+        if (s->sup || !s->row_seen || s->row_held || !s->assigned)
+            continue;
+        pick[m] = s;
+        slot_options(g, &ov[m], s->name, s, 1);
+        ops[m] = &ov[m];
+        seeds[m] = s->seen;
+        m++;
+    }
+    if (m == 0)
+        goto done;
+    sqlease_error se;
+    sqle_supervisor_start_seeded(sups, m, g->db, ops, seeds, rcs, &se);
+    for (size_t k = 0; k < m; k++) {
+        if (sups[k] == NULL) {
+            group_warn(g, "starting lease ", pick[k]->name, sqlease_strerror(rcs[k]));
+            continue;
+        }
+        sqle_mutex_lock(&g->m);
+        pick[k]->sup = sups[k];
+        sqle_mutex_unlock(&g->m);
+        started++;
+    }
+done:
+    free(pick);
+    free(ov);
+    free(ops);
+    free(seeds);
+    free(sups);
+    free(rcs);
+    return started;
+}
+
 /* One balancing round: read, count, then take or give back.  The
  * decisions use only this worker's own supervisors and the read, so a
  * round that fails to read changes nothing. */
@@ -315,12 +454,25 @@ static void balance_once(sqlease_group *g)
         g->slots[i].row_seen = g->slots[i].row_held = g->slots[i].row_mine = 0;
     g->live_workers = 0;
     g->nowners = 0;
+    g->watch_due = 0;
+    g->npres_cur = 0;
     sqlease_error e;
     int rc = sqlease_list(g->db, g->table, on_row, g, &e);
+    {
+        presence_seen *t = g->pres_prev;
+        g->pres_prev = g->pres_cur;
+        g->pres_cur = t;
+        g->npres_prev = rc == SQLEASE_OK ? g->npres_cur : 0;
+    }
     sqle_mutex_lock(&g->m);
     g->stats.reads++;
     sqle_mutex_unlock(&g->m);
+    /* A watch goes on only from one read to the next that saw the row. */
+    for (size_t i = 0; i < g->n; i++)
+        if (rc != SQLEASE_OK || !g->slots[i].row_seen)
+            g->slots[i].seen.valid = 0;
     if (rc != SQLEASE_OK) {
+        g->watch_due = 0;
         group_warn(g, "reading the table failed, shares unchanged", "", e.message);
         return;
     }
@@ -375,33 +527,18 @@ static void balance_once(sqlease_group *g)
         size_t start = g->n ? next_rand(g) % g->n : 0;
         /* The free rows the plan gives this worker (assign_free). */
         assign_free(g, target);
-        /* A round of takes ends after a heartbeat, so that a worker
-         * taking many rows one by one sees the workers that joined
-         * meanwhile before it takes more than its new share. */
-        int64_t round_end = sqle_mono_ms() + g->period_ms;
-        for (size_t k = 0; k < g->n && want > 0 && !is_stopping(g); k++) {
-            group_slot *s = &g->slots[(start + k) % g->n];
-            if (s->sup || !s->row_seen || s->row_held || !s->assigned)
-                continue;
-            if (sqle_mono_ms() > round_end)
-                break;
-            sqlease_options o;
-            slot_options(g, &o, s->name, s, 1);
-            sqlease_supervisor *sup = NULL;
-            sqlease_error se;
-            int src = sqlease_supervisor_start(&sup, g->db, &o, &se);
-            if (src != SQLEASE_OK) {
-                group_warn(g, "starting lease ", s->name, se.message);
-                continue;
-            }
-            sqle_mutex_lock(&g->m);
-            s->sup = sup;
-            sqle_mutex_unlock(&g->m);
-            want--;
-            takes++;
-        }
+        takes = start_slots(g, start, want);
     }
 
+    /* A row nobody holds after this round (free, a dead worker's, one
+     * whose supervisor here has not taken it yet): some worker's plan
+     * left it, or a take is on its way; read again a retry from now
+     * rather than a heartbeat, so that shares settle within a retry of
+     * the takes. */
+    g->unsettled = 0;
+    for (size_t i = 0; i < g->n && !g->unsettled; i++)
+        if (g->slots[i].row_seen && !g->slots[i].row_held && !sup_holding(g->slots[i].sup))
+            g->unsettled = 1;
     size_t held = 0;
     sqle_mutex_lock(&g->m);
     for (size_t i = 0; i < g->n; i++)
@@ -428,6 +565,13 @@ static void balance_thread(void *arg)
             break;
         int64_t next = sqle_mono_ms() + g->period_ms;
         balance_once(g);
+        /* Read again when a watch ends before the next heartbeat: the
+         * row then moves at once (a little after, so that the read is
+         * dated past it). */
+        if (g->watch_due != 0 && g->watch_due + 5 < next)
+            next = g->watch_due + 5;
+        if (g->unsettled && sqle_mono_ms() + g->opt.retry_ms < next)
+            next = sqle_mono_ms() + g->opt.retry_ms;
         sqle_mutex_lock(&g->m);
         while (!g->stopping && sqle_mono_ms() < next)
             sqle_cond_wait_until(&g->c, &g->m, next);
@@ -448,9 +592,12 @@ static void group_destroy(sqlease_group *g)
     free(g->slots);
     free(g->sorted);
     free(g->owners);
+    free(g->pres_prev);
+    free(g->pres_cur);
     free(g->table);
     free(g->data);
     sqle_mutex_destroy(&g->m);
+    sqle_mutex_destroy(&g->stop_m);
     sqle_cond_destroy(&g->c);
     free(g);
 }
@@ -489,6 +636,12 @@ int sqlease_group_start(sqlease_group **out, sqlease_db *db, const sqlease_optio
         free(g);
         return sqle_fail(err, SQLEASE_EPLATFORM, "condition variable");
     }
+    if (sqle_mutex_init(&g->stop_m) != 0) {
+        sqle_mutex_destroy(&g->m);
+        sqle_cond_destroy(&g->c);
+        free(g);
+        return sqle_fail(err, SQLEASE_EPLATFORM, "mutex");
+    }
     g->db = db;
     g->slack = slack;
     g->n = count;
@@ -500,7 +653,10 @@ int sqlease_group_start(sqlease_group **out, sqlease_db *db, const sqlease_optio
     g->slots = calloc(count, sizeof *g->slots);
     g->sorted = calloc(count, sizeof *g->sorted);
     g->owners = calloc(GROUP_OWNERS_MAX, sizeof *g->owners);
-    if (!g->table || (eff.data && !g->data) || !g->slots || !g->sorted || !g->owners) {
+    g->pres_prev = calloc(GROUP_OWNERS_MAX, sizeof *g->pres_prev);
+    g->pres_cur = calloc(GROUP_OWNERS_MAX, sizeof *g->pres_cur);
+    if (!g->table || (eff.data && !g->data) || !g->slots || !g->sorted || !g->owners ||
+        !g->pres_prev || !g->pres_cur) {
         group_destroy(g);
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
@@ -595,9 +751,12 @@ int sqlease_group_stop(sqlease_group *g, sqlease_error *err)
     sqle_mutex_unlock(&g->m);
     if (inside)
         return sqle_fail(err, SQLEASE_ESTATE, "group: stop called from its own callback");
+    sqle_mutex_lock(&g->stop_m);
     if (g->thread_started) {
         sqle_thread_join(&g->thread);
+        sqle_mutex_lock(&g->m);
         g->thread_started = 0;
+        sqle_mutex_unlock(&g->m);
     }
     int first = SQLEASE_OK;
     sqlease_error e;
@@ -626,6 +785,7 @@ int sqlease_group_stop(sqlease_group *g, sqlease_error *err)
     g->stopped = 1;
     g->stats.held = 0;
     sqle_mutex_unlock(&g->m);
+    sqle_mutex_unlock(&g->stop_m);
     if (first == SQLEASE_OK)
         sqle_err_clear(err);
     return first;

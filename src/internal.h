@@ -46,6 +46,10 @@ void sqle_redact_inplace(char *msg);
 
 char *sqle_strdup(const char *s);
 
+/* FNV-1a of a string: cheap, for matching an owner id without keeping
+ * its copy (the watch, the group) and for spreading texts over buckets. */
+uint64_t sqle_hash_text(const char *s);
+
 /* 1 if `t` is a valid table: identifier or schema.identifier, each part
  * [A-Za-z_][A-Za-z0-9_]* and not a reserved word, total length
  * 1..SQLEASE_MAX_TABLE. */
@@ -112,5 +116,15 @@ int sqle_options_import(const sqlease_options *in, sqlease_options *full,
  * CMD), which a minimum hold would keep from every other instance.  Call
  * before sqlease_supervisor_stop, from the thread that stops it. */
 void sqle_supervisor_release_at_once(sqlease_supervisor *s);
+
+/* sqlease_supervisor_start_each, with each lease's watch begun from
+ * seeds[i] (lease.h) when seeds is not NULL: a group that has watched a
+ * dead worker's rows for a ttl already has its supervisors take them at
+ * their first read instead of watching them a second ttl. */
+struct sqle_watch_seed;
+int sqle_supervisor_start_seeded(sqlease_supervisor **out, size_t n, sqlease_db *db,
+                                 const sqlease_options *const *opts,
+                                 const struct sqle_watch_seed *seeds, int *rcs_out,
+                                 sqlease_error *err);
 
 #endif

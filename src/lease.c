@@ -396,24 +396,52 @@ static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
  * the answer is in hand: later than the answer itself, so a wait timed
  * from it only errs long.
  */
-static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
+static void watch_from(sqlease_lease *l, uint64_t owner, int64_t token, int64_t version,
+                       int64_t expires_at_ms, int64_t since)
 {
-    if (l->seen_valid && l->seen_token == row->token && l->seen_version == row->version &&
-        strcmp(l->seen_owner, row->owner) == 0)
-        return;
     l->seen_valid = 1;
-    l->seen_token = row->token;
-    l->seen_version = row->version;
-    snprintf(l->seen_owner, sizeof l->seen_owner, "%s", row->owner);
-    l->seen_since = sqle_mono_ms();
+    l->seen_token = token;
+    l->seen_version = version;
+    l->seen_owner = owner;
+    l->seen_since = since;
     /* A release with a minimum hold keeps its owner until its expiry:
      * what is left of it is waited on this follower's clock too.  Left
      * as the database's clock read before any step back this follower
      * saw (clock_ref, take_kind), so a step back just before the first
      * read of a dead holder's last version does not add itself. */
     l->seen_wait = l->ttl_ms;
-    if (row->expires_at_ms - (l->seen_since + l->clock_ref) > l->seen_wait)
-        l->seen_wait = row->expires_at_ms - (l->seen_since + l->clock_ref);
+    if (expires_at_ms - (since + l->clock_ref) > l->seen_wait)
+        l->seen_wait = expires_at_ms - (since + l->clock_ref);
+}
+
+static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
+{
+    uint64_t owner = sqle_hash_text(row->owner);
+
+    if (l->seen_valid && l->seen_token == row->token && l->seen_version == row->version &&
+        l->seen_owner == owner)
+        return;
+    watch_from(l, owner, row->token, row->version, row->expires_at_ms, sqle_mono_ms());
+}
+
+/*
+ * A watch begun by another read of the same process (the group's read of
+ * the whole table, group.c): the row's (owner, token, version) as that
+ * read first showed it, its clocks, and when its answer was in hand.  The
+ * rule is the one watch_row keeps (the
+ * holder's last renew was sent before that answer), whoever asked; the
+ * lease's own next read goes on with the watch if it shows the same
+ * version and starts it over if not.  Nothing for a lease that does not
+ * watch.
+ */
+void sqle_lease_seed_watch(sqlease_lease *l, const sqle_watch_seed *seed)
+{
+    if (l == NULL || seed == NULL || !seed->valid || !l->watch)
+        return;
+    l->clock_ref = seed->db_now_ms - seed->since;
+    l->clock_ref_valid = 1;
+    watch_from(l, seed->owner_hash, seed->token, seed->version, seed->expires_at_ms,
+               seed->since);
 }
 
 /*

@@ -124,6 +124,20 @@ int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row);
  * database's expiry (off, a new lease's default); forgets what it saw. */
 void sqle_lease_set_watch(sqlease_lease *l, int on);
 
+/* A row as another read of it first showed it (the group's, group.c):
+ * its owner's sqle_hash_text, token, version, expiry and database clock,
+ * and `since`, the sqle_mono_ms at which that read's answer was in hand. */
+typedef struct sqle_watch_seed {
+    int valid;
+    uint64_t owner_hash;
+    int64_t token, version, expires_at_ms, db_now_ms, since;
+} sqle_watch_seed;
+
+/* Begin a watching follower's watch from `seed` (see lease_impl.h).  Does
+ * nothing if `l` does not watch or the seed is not valid.  For a lease no
+ * call is using yet (before its first poll). */
+void sqle_lease_seed_watch(sqlease_lease *l, const sqle_watch_seed *seed);
+
 int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
 

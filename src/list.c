@@ -19,8 +19,8 @@
 #define LIST_PAGE 100
 
 /* name, then the status statement's columns: owner, token,
- * acquired_at_ms, expires_at_ms, the clock, data. */
-#define LIST_COLUMNS 7
+ * acquired_at_ms, expires_at_ms, the clock, data, version. */
+#define LIST_COLUMNS 8
 
 typedef struct list_row {
     char name[SQLEASE_MAX_NAME + 1];
@@ -48,6 +48,8 @@ static void row_cells(db_out *out, list_row *r)
     out[6].type = DB_TEXT;
     out[6].s = r->info.data;
     out[6].cap = sizeof r->info.data;
+    out[7].type = DB_INT64;
+    out[7].i = &r->info.version;
 }
 
 /*

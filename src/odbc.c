@@ -205,16 +205,9 @@ static int contains_ci(const char *hay, const char *needle)
 /* Statement cache                                                     */
 /* ------------------------------------------------------------------ */
 
-/* FNV-1a: cheap, and good enough to spread SQL texts over buckets. */
-static uint64_t hash_sql(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s != '\0'; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+/* FNV-1a (sqle_hash_text): cheap, and good enough to spread SQL texts
+ * over buckets. */
+#define hash_sql sqle_hash_text
 
 /* Free every prepared statement and cache entry (before a disconnect, or
  * when the cache is full). */

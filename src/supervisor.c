@@ -610,6 +610,14 @@ int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n, sqlease_db
                                   const sqlease_options *const *opts, int *rcs_out,
                                   sqlease_error *err_in)
 {
+    return sqle_supervisor_start_seeded(out, n, db, opts, NULL, rcs_out, err_in);
+}
+
+int sqle_supervisor_start_seeded(sqlease_supervisor **out, size_t n, sqlease_db *db,
+                                 const sqlease_options *const *opts,
+                                 const sqle_watch_seed *seeds, int *rcs_out,
+                                 sqlease_error *err_in)
+{
     sqlease_error local;
     sqlease_error *err = err_in != NULL ? err_in : &local;
     sqlease_supervisor **v = NULL;
@@ -642,6 +650,8 @@ int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n, sqlease_db
             rc = rcs[i];
             *err = e1;
         }
+        if (out[i] != NULL && seeds != NULL)
+            sqle_lease_seed_watch(out[i]->lease, &seeds[i]);
         if (out[i] != NULL)
             v[m++] = out[i];
     }

@@ -179,6 +179,16 @@ void sqle_err_clear(sqlease_error *err)
     err->message[0] = '\0';
 }
 
+uint64_t sqle_hash_text(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
 char *sqle_strdup(const char *s)
 {
     size_t n;
