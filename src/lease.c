@@ -428,11 +428,10 @@ static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
  * A watch begun by another read of the same process (the group's read of
  * the whole table, group.c): the row's (owner, token, version) as that
  * read first showed it, its clocks, and when its answer was in hand.  The
- * rule is the one watch_row keeps (the
- * holder's last renew was sent before that answer), whoever asked; the
- * lease's own next read goes on with the watch if it shows the same
- * version and starts it over if not.  Nothing for a lease that does not
- * watch.
+ * rule is the one watch_row keeps (the holder's last renew was sent
+ * before that answer), whoever asked; the lease's own next read goes on
+ * with the watch if it shows the same version and starts it over if not.
+ * Nothing for a lease that does not watch.
  */
 void sqle_lease_seed_watch(sqlease_lease *l, const sqle_watch_seed *seed)
 {
