@@ -197,7 +197,7 @@ static double await_balance(sqlease_db *db, const char *table, int n, const int 
         }
         if ((bench_now_us() - t0) / 1000 > timeout_ms || bench_interrupted)
             return -1;
-        bench_sleep_ms(250);
+        bench_sleep_ms(100);
     }
 }
 
@@ -231,8 +231,8 @@ static void print_shares(const char *what, double ms, const share_count *c)
 
 /* Read the event file: overlaps, moves, and each worker's statements per
  * second between t_a and t_b (us). */
-static void analyse(const char *events, int n, int64_t kill_us, int killed, int64_t t_a,
-                    int64_t t_b, bench_results *res)
+static void analyse(const char *events, int n, int64_t kill_us, int64_t join_us, int killed,
+                    int64_t t_a, int64_t t_b, bench_results *res)
 {
     FILE *f = fopen(events, "r");
     if (!f) {
@@ -245,6 +245,7 @@ static void analyse(const char *events, int n, int64_t kill_us, int killed, int6
     int64_t c_first[GROUP_WORKERS_MAX], c_last[GROUP_WORKERS_MAX];
     uint64_t s_first[GROUP_WORKERS_MAX], s_last[GROUP_WORKERS_MAX];
     int overlaps = 0, moves = 0, starts = 0;
+    int64_t moved_first = -1, moved_last = -1; /* starts between the kill and the join */
     char kind, name[64];
     int w;
     long long at, value;
@@ -318,6 +319,11 @@ static void analyse(const char *events, int n, int64_t kill_us, int killed, int6
             continue;
         if (v[i].kind == 'S') {
             starts++;
+            if (v[i].at >= kill_us && v[i].at < join_us) {
+                if (moved_first < 0)
+                    moved_first = v[i].at;
+                moved_last = v[i].at;
+            }
             if (holders[l] > 0)
                 overlaps++;
             holders[l]++;
@@ -332,6 +338,10 @@ static void analyse(const char *events, int n, int64_t kill_us, int killed, int6
     }
     fprintf(g_out, "group: %d starts, %d moves (a release and a take each), %d overlaps\n",
             starts, moves, overlaps);
+    if (moved_first >= 0)
+        fprintf(g_out, "group: the killed worker's leases started elsewhere from %.0f ms to "
+                       "%.0f ms after the kill (on_started)\n",
+                (double)(moved_first - kill_us) / 1000, (double)(moved_last - kill_us) / 1000);
     res->group_starts = starts;
     res->group_moves = moves;
     res->group_overlaps = overlaps;
@@ -382,7 +392,7 @@ int bench_group(const bench_cfg *cfg, int n, bench_results *res)
     pid_t pids[GROUP_WORKERS_MAX] = {0};
     int live[GROUP_WORKERS_MAX] = {0};
     share_count c;
-    int64_t kill_us = 0, t_a = 0, t_b = 0;
+    int64_t kill_us = 0, join_us = 0, t_a = 0, t_b = 0;
     double ms;
     memset(&c, 0, sizeof c);
     if (!names || !ptrs || bench_open(&db, cfg, &err) != SQLEASE_OK) {
@@ -434,6 +444,7 @@ int bench_group(const bench_cfg *cfg, int n, bench_results *res)
     res->group_kill_ms = ms;
 
     /* Add one. */
+    join_us = mono_us();
     pids[4] = spawn(self, cfg, table, n, 4, events);
     live[4] = pids[4] > 0;
     ms = await_balance(db, table, n, live, 6.0 * GROUP_TTL_MS, &c);
@@ -450,7 +461,7 @@ out:
         if (pids[k] > 0)
             waitpid(pids[k], NULL, 0);
     if (rc == 0)
-        analyse(events, n, kill_us, 3, t_a, t_b, res);
+        analyse(events, n, kill_us, join_us, 3, t_a, t_b, res);
     unlink(events);
     sqlease_db_close(db);
     free(names);

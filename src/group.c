@@ -6,7 +6,7 @@
  * it holds or is trying to take, plus one for its presence lease, all on
  * the caller's sqlease_db, so they share its runner and their renews go
  * in the same batches.  A balancing thread reads the table once per
- * heartbeat (sqlease_list, paged), counts the live presence rows of the
+ * retry (sqle_list_paged), counts the live presence rows of the
  * group and starts supervisors on free or expired rows while the worker
  * is below its share, or stops (gracefully: on_stopped, then release)
  * those above it.  It never touches a live row of another worker: a lease
@@ -21,6 +21,14 @@
  * starts its supervisor with the watch already run (seeded), which then
  * takes it at its first read: a dead worker's leases move a ttl after
  * its last renew was seen, not a ttl after they expired on top of it.
+ *
+ * Why a read per retry and not per heartbeat: the watch can only start
+ * from the first read that showed the holder's last renew, which comes up
+ * to a read's period after it, so the period is what a dead worker's
+ * leases wait beyond a ttl.  A read per heartbeat missed "a ttl and a
+ * retry" by up to two thirds of a heartbeat.  The reads use pages of up
+ * to GROUP_PAGE rows, so that they cost about the statements and rows
+ * that pages of 100 once per heartbeat did (list.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +38,11 @@
 #include "internal.h"
 #include "lease.h"
 #include "platform.h"
+
+/* Rows per statement of the group's reads, at most: a read of a table
+ * of N rows sends N / GROUP_PAGE + 1 statements and holds a page of about
+ * 1.4 KB a row while it runs. */
+#define GROUP_PAGE 500
 
 /* Live workers whose owner ids a read keeps, to spread free rows. */
 #define GROUP_OWNERS_MAX 256
@@ -67,7 +80,8 @@ struct sqlease_group {
     char presence_name[SQLEASE_MAX_NAME + 1];
     sqlease_group_callbacks cb;
     int slack;
-    int64_t period_ms;            /* the heartbeat */
+    int64_t period_ms;            /* between reads: the retry */
+    size_t page;                  /* rows per statement of a read */
 
     size_t n;
     group_slot *slots;
@@ -102,7 +116,6 @@ struct sqlease_group {
     int over_reads;               /* reads in a row that found us above target + slack */
     int64_t watch_due;            /* sqle_mono_ms at which the first watched row's
                                      watch ends, or 0: when to read again */
-    int unsettled;                /* the last round left a row nobody holds */
     unsigned rng;
 
     sqlease_group_stats stats;    /* under m */
@@ -457,7 +470,7 @@ static void balance_once(sqlease_group *g)
     g->watch_due = 0;
     g->npres_cur = 0;
     sqlease_error e;
-    int rc = sqlease_list(g->db, g->table, on_row, g, &e);
+    int rc = sqle_list_paged(g->db, g->table, g->page, on_row, g, &e);
     {
         presence_seen *t = g->pres_prev;
         g->pres_prev = g->pres_cur;
@@ -530,15 +543,6 @@ static void balance_once(sqlease_group *g)
         takes = start_slots(g, start, want);
     }
 
-    /* A row nobody holds after this round (free, a dead worker's, one
-     * whose supervisor here has not taken it yet): some worker's plan
-     * left it, or a take is on its way; read again a retry from now
-     * rather than a heartbeat, so that shares settle within a retry of
-     * the takes. */
-    g->unsettled = 0;
-    for (size_t i = 0; i < g->n && !g->unsettled; i++)
-        if (g->slots[i].row_seen && !g->slots[i].row_held && !sup_holding(g->slots[i].sup))
-            g->unsettled = 1;
     size_t held = 0;
     sqle_mutex_lock(&g->m);
     for (size_t i = 0; i < g->n; i++)
@@ -552,7 +556,7 @@ static void balance_once(sqlease_group *g)
     sqle_mutex_unlock(&g->m);
 }
 
-/* The balancing thread: a round at once, then one per heartbeat, until
+/* The balancing thread: a round at once, then one per retry, until
  * sqlease_group_stop. */
 static void balance_thread(void *arg)
 {
@@ -565,13 +569,11 @@ static void balance_thread(void *arg)
             break;
         int64_t next = sqle_mono_ms() + g->period_ms;
         balance_once(g);
-        /* Read again when a watch ends before the next heartbeat: the
+        /* Read again when a watch ends before the next round: the
          * row then moves at once (a little after, so that the read is
          * dated past it). */
         if (g->watch_due != 0 && g->watch_due + 5 < next)
             next = g->watch_due + 5;
-        if (g->unsettled && sqle_mono_ms() + g->opt.retry_ms < next)
-            next = sqle_mono_ms() + g->opt.retry_ms;
         sqle_mutex_lock(&g->m);
         while (!g->stopping && sqle_mono_ms() < next)
             sqle_cond_wait_until(&g->c, &g->m, next);
@@ -647,7 +649,9 @@ int sqlease_group_start(sqlease_group **out, sqlease_db *db, const sqlease_optio
     g->n = count;
     if (cb)
         g->cb = *cb;
-    g->period_ms = eff.heartbeat_ms;
+    g->period_ms = eff.retry_ms;
+    /* The group's rows and a few presence rows in one page where it can. */
+    g->page = count + 16 < 100 ? 100 : count + 16 > GROUP_PAGE ? GROUP_PAGE : count + 16;
     g->table = sqle_strdup(eff.table);
     g->data = eff.data ? sqle_strdup(eff.data) : NULL;
     g->slots = calloc(count, sizeof *g->slots);

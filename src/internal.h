@@ -83,6 +83,11 @@ void sqle_log(sqlease_log_fn fn, void *ud, int max_level, int level,
 void sqle_vlog(sqlease_log_fn fn, void *ud, int max_level, int level,
                const char *fmt, va_list ap);
 
+/* sqlease_list with `page` rows per statement (0: sqlease_list's page);
+ * list.c says what a page costs.  Same statuses as sqlease_list. */
+int sqle_list_paged(sqlease_db *db, const char *table, size_t page, sqlease_list_fn fn,
+                    void *userdata, sqlease_error *err);
+
 /* A copy of tmpl with every "{table}" replaced by table (malloc'd). */
 char *sqle_sql_for_table(const char *tmpl, const char *table);
 

@@ -15,7 +15,8 @@
 #include "db.h"
 #include "internal.h"
 
-/* Rows per statement: a page holds about 1.4 KB per row. */
+/* Rows per statement of sqlease_list: a page holds about 1.4 KB per
+ * row. */
 #define LIST_PAGE 100
 
 /* name, then the status statement's columns: owner, token,
@@ -75,8 +76,16 @@ static int row_finish(const sqle_dialect *d, const db_out *out, list_row *r,
     return SQLEASE_OK;
 }
 
-int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *userdata,
-                 sqlease_error *err)
+/*
+ * Each page is one statement that returns every row after the page's
+ * first name (the statement has no LIMIT: not every dialect has one),
+ * and the drivers fetch a result whole, so a listing of N rows moves
+ * about N * N / (2 * page) rows: a reader that lists often (a group)
+ * asks for a larger page, and pays for it in the page's memory, held
+ * only during the call.
+ */
+int sqle_list_paged(sqlease_db *db, const char *table, size_t page, sqlease_list_fn fn,
+                    void *userdata, sqlease_error *err)
 {
     const sqle_dialect *d;
     char after[SQLEASE_MAX_NAME + 1] = "";
@@ -94,8 +103,10 @@ int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *us
         return SQLEASE_EINVAL;
     d = sqle_db_dialect(db);
     sql = sqle_sql_for_table(d->list.sql, table);
-    rows = calloc(LIST_PAGE, sizeof *rows);
-    out = calloc(LIST_PAGE * LIST_COLUMNS, sizeof *out);
+    if (page == 0)
+        page = LIST_PAGE;
+    rows = calloc(page, sizeof *rows);
+    out = calloc(page * LIST_COLUMNS, sizeof *out);
     if (sql == NULL || rows == NULL || out == NULL) {
         rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
         goto done;
@@ -106,10 +117,10 @@ int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *us
 
         memset(&p, 0, sizeof p);
         p.name = after;
-        memset(rows, 0, LIST_PAGE * sizeof *rows);
-        for (i = 0; i < LIST_PAGE; i++)
+        memset(rows, 0, page * sizeof *rows);
+        for (i = 0; i < page; i++)
             row_cells(out + i * LIST_COLUMNS, &rows[i]);
-        rc = sqle_db_run_rows_by(db, 0, &d->list, sql, &p, out, LIST_COLUMNS, LIST_PAGE, &n, err);
+        rc = sqle_db_run_rows_by(db, 0, &d->list, sql, &p, out, LIST_COLUMNS, page, &n, err);
         if (rc == SQLEASE_ENOTABLE && err != NULL) {
             char driver[sizeof err->message];
             memcpy(driver, err->message, sizeof driver);
@@ -126,7 +137,7 @@ int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *us
             if (fn(userdata, rows[i].name, &rows[i].info) != 0)
                 goto done;
         }
-        if (n < LIST_PAGE)
+        if (n < page)
             break;
         /* The next page starts after this one's last name; a statement
          * that did not move on would repeat it forever. */
@@ -142,4 +153,10 @@ done:
     free(rows);
     free(out);
     return rc;
+}
+
+int sqlease_list(sqlease_db *db, const char *table, sqlease_list_fn fn, void *userdata,
+                 sqlease_error *err)
+{
+    return sqle_list_paged(db, table, LIST_PAGE, fn, userdata, err);
 }
