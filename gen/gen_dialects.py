@@ -124,9 +124,9 @@ SNIPPETS = {
     "hold_value": ({"name", "owner", "token"}, {"name", "owner", "token"}, False),
     "name_key": (set(), set(), False),
     "name_value": ({"name"}, {"name"}, False),
-    # A free row's name and the token its read saw, for the batched take.
+    # A row as its read saw it (name, token, version), for the batched take.
     "take_key": (set(), set(), False),
-    "take_value": ({"name", "token"}, {"name", "token"}, False),
+    "take_value": ({"name", "token", "version"}, {"name", "token", "version"}, False),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
@@ -162,10 +162,11 @@ EACH_STATEMENTS = {
     # migrate's seed of many names: a row for each name that has none,
     # as `seed` makes it; names that have one are left alone.
     "seed_each": (set(), set(), {"name"}, {"name"}),
-    # The first take of many free rows: each item one row (name, and the
-    # token its read saw); one owner, ttl and data for them all.
-    "take_each": ({"owner", "ttl_ms", "data"}, {"owner", "ttl_ms", "data"}, {"name", "token"},
-                  {"name", "token"}),
+    # The take of many rows as a read saw them: each item one row (name,
+    # and the token and version its read saw); one owner, ttl and data
+    # for them all.
+    "take_each": ({"owner", "ttl_ms", "data"}, {"owner", "ttl_ms", "data"},
+                  {"name", "token", "version"}, {"name", "token", "version"}),
     # The release of many holds (name, owner, token each); one minimum
     # hold for them all.
     "release_each": ({"min_hold_ms"}, {"min_hold_ms"}, {"name", "owner", "token"},

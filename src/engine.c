@@ -381,18 +381,30 @@ static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
     free(each);
 }
 
-/* One read (per chunk) for n followers of one table, then a take for each
- * row the read showed free, or expired and (when it watches) unchanged
- * for a ttl (lease.c). */
+/*
+ * One read (per chunk) for n followers of one table, then the takes it
+ * calls for: one batched take (per run of equal ttl, owner and data) of
+ * every row it showed free or whose watch has run, bound to the version
+ * read, so that a dead worker's many leases move with a statement per
+ * chunk rather than one each; and the take by the database's expiry,
+ * which only a follower that does not watch sends, on its own.
+ */
 static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 {
     sqle_each *each = calloc(n, sizeof *each);
-    sqlease_error err, terr;
+    sqle_each *takes = calloc(n, sizeof *takes);
+    size_t *slot = calloc(n, sizeof *slot); /* 1 + index in takes, or 0 */
+    int *want = calloc(n, sizeof *want);
+    sqlease_error err, terr, berr, lost;
     sqle_answer a;
-    int64_t sent;
-    size_t i;
+    int64_t sent, took_sent = 0;
+    size_t i, nt = 0;
 
-    if (each == NULL) {
+    if (each == NULL || takes == NULL || slot == NULL || want == NULL) {
+        free(each);
+        free(takes);
+        free(slot);
+        free(want);
         for (i = 0; i < n; i++)
             send_due(e, v[i]);
         return;
@@ -402,9 +414,38 @@ static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
     sent = sqle_mono_ms();
     sqle_lease_status_each(each, n, 0, &err);
     for (i = 0; i < n; i++) {
+        want[i] = each[i].rc == SQLEASE_OK && sqle_lease_wants_take(v[i]->lease, &each[i].info);
+        if (want[i] && sqle_lease_take_bound(v[i]->lease, &each[i].info)) {
+            takes[nt] = each[i];
+            slot[i] = ++nt;
+        }
+    }
+    if (nt > 0) {
+        took_sent = sqle_mono_ms();
+        (void)sqle_lease_take_each_mixed(takes, nt, 0, &berr);
+    }
+    for (i = 0; i < n; i++) {
         memset(&a, 0, sizeof a);
         a.rc = each[i].rc;
-        if (a.rc == SQLEASE_OK && sqle_lease_wants_take(v[i]->lease, &each[i].info)) {
+        if (slot[i] != 0) {
+            const sqle_each *t = &takes[slot[i] - 1];
+
+            a.kind = SQLE_ANS_TAKE;
+            a.sent = took_sent;
+            a.row = &each[i].info;
+            a.rc = t->rc;
+            a.taken = t->rc == SQLEASE_OK && t->hit;
+            a.token = a.taken ? t->info.token : 0;
+            a.err = &berr;
+            if (t->rc == SQLEASE_OK && !t->hit)
+                a.rc = SQLEASE_NOT_HELD; /* not sent: a row some owner has */
+            if (a.rc == SQLEASE_NOT_HELD) {
+                sqle_err(&lost, SQLEASE_NOT_HELD, NULL, 0,
+                         "lease '%s' was taken by another acquire between its read and its "
+                         "take", sqlease_lease_name(v[i]->lease));
+                a.err = &lost;
+            }
+        } else if (want[i]) {
             sqlease_lease_info got;
 
             memset(&got, 0, sizeof got);
@@ -424,6 +465,9 @@ static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
         v[i]->ops->answer(v[i], &a);
     }
     free(each);
+    free(takes);
+    free(slot);
+    free(want);
 }
 
 /* Run fn over each run of equal elements (by cmp) of the sorted v; a run

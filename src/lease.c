@@ -486,6 +486,15 @@ int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
     return take_kind(l, row) != TAKE_NONE;
 }
 
+int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row)
+{
+    if (row->owner[0] == '\0')
+        return 1;
+    return l->watch && l->seen_valid && l->seen_token == row->token &&
+           l->seen_version == row->version && l->seen_owner == sqle_hash_text(row->owner) &&
+           sqle_mono_ms() - l->seen_since >= l->seen_wait;
+}
+
 void sqle_lease_set_watch(sqlease_lease *l, int on)
 {
     l->watch = on != 0;

@@ -141,15 +141,23 @@ void sqle_lease_seed_watch(sqlease_lease *l, const sqle_watch_seed *seed);
 int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64_t deadline,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
 
+/* Whether the take that `row` (a read sqle_lease_wants_take has just
+ * answered 1 for) calls for may go in a batched take bound to the row's
+ * token and version: 1 for a row read free (owner ""), or one whose
+ * watch has run on exactly its owner, token and version; 0 for a row
+ * only the database's clock calls expired (a lease that does not watch:
+ * acquire's per-lease take).  Sends nothing, changes nothing. */
+int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row);
+
 /*
- * The first take of many FREE rows: each[i].info is the read
- * (sqle_lease_status_each) that showed lease i's row free (owner ""), and
- * the take is bound to the token it saw, as take_after_read's take of a
- * free row.  Every lease must share the handle, table, ttl, owner and
- * data (bound once); a lease whose read did not show a free row, that
- * holds already, or whose name an earlier lease of the batch has, is not
- * sent (rc SQLEASE_NOT_HELD, hit 0): a row some owner has, even expired,
- * is the per-lease path's (the follower's watch).  Each lease's answer is
+ * The take of many rows, each as its read saw it: each[i].info is the
+ * read (sqle_lease_status_each) of lease i's row, which showed it free or
+ * one sqle_lease_take_bound accepts, and the take is bound to the token
+ * and version it saw (take_watched's rule: a row written since matches
+ * nothing).  Every lease must share the handle, table, ttl, owner and
+ * data (bound once); a lease whose read sqle_lease_take_bound refuses,
+ * that holds already, or whose name an earlier lease of the batch has, is
+ * not sent (rc SQLEASE_NOT_HELD, hit 0).  Each lease's answer is
  * its own: rc SQLEASE_OK with hit 1 (taken: held token = the read's + 1,
  * info the new hold), rc SQLEASE_NOT_HELD (another take won: a miss for
  * this lease alone; on a dialect that only counts, a shortfall that the
@@ -160,6 +168,17 @@ int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64
  * SQLEASE_EDIALECT, SQLEASE_ENOMEM, or the first failure.
  */
 int sqle_lease_take_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err);
+
+/* Order of leases whose takes can share one statement: table, ttl,
+ * owner, data (what sqle_lease_take_each binds once); 0 when they can. */
+int sqle_lease_cmp_take(const sqlease_lease *x, const sqlease_lease *y);
+
+/* sqle_lease_take_each over leases of one handle and table whose ttl,
+ * owner or data may differ: one batch per run of equal ones (the
+ * statuses and answers of sqle_lease_take_each, each[] in its order;
+ * returns the first failure). */
+int sqle_lease_take_each_mixed(sqle_each *each, size_t n, int64_t deadline,
+                               sqlease_error *err);
 
 /*
  * Release the hold each lease last proved, one statement per chunk, with

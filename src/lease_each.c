@@ -74,6 +74,7 @@ static void lease_params(const sqle_each *e, int tok, int64_t min_hold_ms, db_pa
     p->ttl_ms = l->ttl_ms;
     p->token = tok == TOK_SEEN ? e->info.token : tok == TOK_PROVEN ? l->proven_token
                                                                     : l->held_token;
+    p->version = e->info.version; /* a take's: the version its read saw */
     p->min_hold_ms = min_hold_ms;
     p->data = l->data;
 }
@@ -632,7 +633,7 @@ int sqle_lease_status_each(sqle_each *each, size_t n, int64_t deadline, sqlease_
 }
 
 /* ------------------------------------------------------------------ */
-/* The first take of free rows, and the release                        */
+/* The take of rows as their read saw them, and the release           */
 /* ------------------------------------------------------------------ */
 
 static int same_str(const char *a, const char *b)
@@ -865,8 +866,9 @@ static int change_each(sqle_each *each, size_t n, int64_t deadline, size_t max, 
         each[i].hit = 0;
         each[i].rc = take ? SQLEASE_NOT_HELD : SQLEASE_OK;
         if (take) {
-            /* Only a free row, and only by a lease that holds nothing. */
-            if (each[i].info.owner[0] == '\0' && l->held_token < 0)
+            /* Only a row read free or watched out, and only by a lease
+             * that holds nothing. */
+            if (l->held_token < 0 && sqle_lease_take_bound(l, &each[i].info))
                 ls[m++] = &each[i];
         } else {
             l->held_token = -1;
@@ -914,6 +916,75 @@ int sqle_lease_take_each_max(sqle_each *each, size_t n, int64_t deadline, size_t
 int sqle_lease_take_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err)
 {
     return change_each(each, n, deadline, 0, 1, 0, err);
+}
+
+int sqle_lease_cmp_take(const sqlease_lease *x, const sqlease_lease *y)
+{
+    int c = strcmp(x->table, y->table);
+
+    if (c == 0)
+        c = x->ttl_ms < y->ttl_ms ? -1 : x->ttl_ms > y->ttl_ms;
+    if (c == 0)
+        c = strcmp(x->owner, y->owner);
+    if (c == 0)
+        c = x->data == NULL ? (y->data == NULL ? 0 : -1)
+                            : y->data == NULL ? 1 : strcmp(x->data, y->data);
+    return c;
+}
+
+static int cmp_each_take(const void *a, const void *b)
+{
+    const sqle_each *x = *(const sqle_each *const *)a, *y = *(const sqle_each *const *)b;
+    int c = sqle_lease_cmp_take(x->lease, y->lease);
+    /* Then by place, so that the order within a run is the caller's. */
+    return c != 0 ? c : x < y ? -1 : x > y;
+}
+
+/*
+ * The runner's followers of one table may differ in ttl, owner or data,
+ * which a take binds once: one sqle_lease_take_each per run of equal
+ * ones, each run copied out and back so that each[] keeps its order.
+ */
+int sqle_lease_take_each_mixed(sqle_each *each, size_t n, int64_t deadline,
+                               sqlease_error *err)
+{
+    sqlease_error later; /* a later run's failure: err keeps the first */
+    sqle_each **ord;
+    sqle_each *run;
+    size_t i, j, k;
+    int rc = SQLEASE_OK, r;
+
+    sqle_err_clear(err);
+    if (n == 0)
+        return SQLEASE_OK;
+    if (deadline <= 0)
+        deadline = sqle_db_deadline(each[0].lease->db); /* one bound for every run */
+    ord = malloc(n * sizeof *ord);
+    run = malloc(n * sizeof *run);
+    if (ord == NULL || run == NULL) {
+        free(ord);
+        free(run);
+        for (i = 0; i < n; i++)
+            each[i].rc = SQLEASE_ENOMEM;
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++)
+        ord[i] = &each[i];
+    qsort(ord, n, sizeof *ord, cmp_each_take);
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && sqle_lease_cmp_take(ord[i]->lease, ord[j]->lease) == 0; j++)
+            ;
+        for (k = i; k < j; k++)
+            run[k - i] = *ord[k];
+        r = change_each(run, j - i, deadline, 0, 1, 0, rc == SQLEASE_OK ? err : &later);
+        if (r != SQLEASE_OK && rc == SQLEASE_OK)
+            rc = r;
+        for (k = i; k < j; k++)
+            *ord[k] = run[k - i];
+    }
+    free(ord);
+    free(run);
+    return rc;
 }
 
 int sqle_lease_release_each_max(sqle_each *each, size_t n, int64_t deadline, int64_t min_hold_ms,

@@ -489,19 +489,8 @@ int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_er
  * owner and data (what take_each binds once). */
 static int by_take_group(const void *a, const void *b)
 {
-    const sqlease_lease *x = (*(sqlease_supervisor *const *)a)->lease;
-    const sqlease_lease *y = (*(sqlease_supervisor *const *)b)->lease;
-    const char *dx = sqle_lease_data(x), *dy = sqle_lease_data(y);
-    int64_t tx = sqle_lease_ttl(x), ty = sqle_lease_ttl(y);
-    int c = strcmp(sqle_lease_table(x), sqle_lease_table(y));
-
-    if (c == 0)
-        c = tx < ty ? -1 : tx > ty;
-    if (c == 0)
-        c = strcmp(sqlease_lease_owner(x), sqlease_lease_owner(y));
-    if (c == 0)
-        c = dx == NULL ? (dy == NULL ? 0 : -1) : dy == NULL ? 1 : strcmp(dx, dy);
-    return c;
+    return sqle_lease_cmp_take((*(sqlease_supervisor *const *)a)->lease,
+                               (*(sqlease_supervisor *const *)b)->lease);
 }
 
 /* Hand s its first answer, as the engine would (e->m not held). */
@@ -513,7 +502,8 @@ static void first_answer(sqlease_supervisor *s, const sqle_answer *a)
 /*
  * The first acquire of a group of new supervisors (one table, ttl, owner,
  * data): one read of their rows (status_each), then one take of the rows
- * it found FREE (take_each), each lease answered on its own.  A lease
+ * it found free or whose watch has run (a seeded start), each bound to
+ * the version read (take_each), each lease answered on its own.  A lease
  * whose row some owner has goes through what the runner does with a
  * follower's read (the watch begins, or the take by expiry for one that
  * does not watch); a lease whose take lost, or whose read failed, sends
@@ -523,19 +513,22 @@ static void first_answer(sqlease_supervisor *s, const sqle_answer *a)
 static void first_group(sqlease_supervisor **v, size_t n, int *rcs)
 {
     sqle_each *each = calloc(n, sizeof *each);
-    sqle_each *free_rows = calloc(n, sizeof *free_rows);
+    sqle_each *take_rows = calloc(n, sizeof *take_rows);
     size_t *which = calloc(n, sizeof *which);
     int *answered = calloc(n, sizeof *answered);
+    int *tried = calloc(n, sizeof *tried);
     sqlease_error err, terr;
     sqle_answer a;
     int64_t sent;
     size_t i, nf = 0;
 
-    if (each == NULL || free_rows == NULL || which == NULL || answered == NULL) {
+    if (each == NULL || take_rows == NULL || which == NULL || answered == NULL ||
+        tried == NULL) {
         free(each);
-        free(free_rows);
+        free(take_rows);
         free(which);
         free(answered);
+        free(tried);
         for (i = 0; i < n; i++)
             rcs[i] = sqle_engine_send(v[i]->e, &v[i]->node, SQLE_SEND_POLL, NULL);
         return;
@@ -545,23 +538,29 @@ static void first_group(sqlease_supervisor **v, size_t n, int *rcs)
     sent = sqle_mono_ms();
     (void)sqle_lease_status_each(each, n, 0, &err);
     for (i = 0; i < n; i++) {
-        if (each[i].rc == SQLEASE_OK && each[i].info.owner[0] == '\0') {
-            free_rows[nf] = each[i];
+        /* A free row, or one whose watch has run (a group's read began
+         * it, sqle_supervisor_start_seeded): bound to its version. */
+        if (each[i].rc == SQLEASE_OK &&
+            (each[i].info.owner[0] == '\0' ||
+             (sqle_lease_wants_take(v[i]->lease, &each[i].info) &&
+              sqle_lease_take_bound(v[i]->lease, &each[i].info)))) {
+            take_rows[nf] = each[i];
             which[nf++] = i;
+            tried[i] = 1;
         }
     }
     if (nf > 0) {
         int64_t took_sent = sqle_mono_ms();
-        (void)sqle_lease_take_each(free_rows, nf, 0, &terr);
+        (void)sqle_lease_take_each(take_rows, nf, 0, &terr);
         for (i = 0; i < nf; i++) {
-            if (free_rows[i].rc != SQLEASE_OK || !free_rows[i].hit)
+            if (take_rows[i].rc != SQLEASE_OK || !take_rows[i].hit)
                 continue; /* lost, or failed: the single statements below */
             memset(&a, 0, sizeof a);
             a.kind = SQLE_ANS_TAKE;
             a.sent = took_sent;
             a.rc = SQLEASE_OK;
             a.taken = 1;
-            a.token = free_rows[i].info.token;
+            a.token = take_rows[i].info.token;
             a.row = &each[which[i]].info;
             a.err = &terr;
             first_answer(v[which[i]], &a);
@@ -573,9 +572,9 @@ static void first_group(sqlease_supervisor **v, size_t n, int *rcs)
         sqlease_supervisor *s = v[i];
         if (answered[i])
             continue;
-        if (each[i].rc != SQLEASE_OK || each[i].info.owner[0] == '\0') {
+        if (each[i].rc != SQLEASE_OK || tried[i]) {
             /* A failed read (a broken installation is told this way, as
-             * a lone start tells it), or a free row whose take lost. */
+             * a lone start tells it), or a row whose batched take lost. */
             rcs[i] = sqle_engine_send(s->e, &s->node, SQLE_SEND_POLL, NULL);
             continue;
         }
@@ -601,9 +600,10 @@ static void first_group(sqlease_supervisor **v, size_t n, int *rcs)
         rcs[i] = a.rc;
     }
     free(each);
-    free(free_rows);
+    free(take_rows);
     free(which);
     free(answered);
+    free(tried);
 }
 
 int sqlease_supervisor_start_each(sqlease_supervisor **out, size_t n, sqlease_db *db,

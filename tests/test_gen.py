@@ -336,7 +336,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "cb74d351384d68ee312a0d66335fc31b6502f39fab5ee5d69a30b0fb7b24beb4"
+SHIPPED_SQL_SHA256 = "03f6071831bb50d40a0d1732171f7363bd6f9674319d9b7499b3182058a55f16"
 
 
 def shipped_sql(probe_out):
@@ -676,19 +676,21 @@ class RealTemplate(GenCase):
                          r"expires_at_ms, token, version\)", key)
         self.assertIn(real_rows()[key]["now_ms"], sql, key)
         self.assertNotIn("0, 0, 0, 0)", sql, key)
-        # The first take of many rows: only a FREE row (the row's
-        # owner_free), each bound to its name and the token its read saw;
-        # one owner, ttl and data.  Never a row some owner has: no
-        # expiry test, which would take an expired hold past the watch.
+        # The take of many rows as read: each bound to its name and the
+        # token and version its read saw (take_watched's WHERE, per row);
+        # one owner, ttl and data.  No expiry test, which would take an
+        # expired hold past the watch, and no owner test: the version
+        # says the row is as read (free, or watched out).
         data, version = 5, 6
         q, params, sql = each[(key, "take_each")]
         self.assertEqual(q, len(params), key)
         self.assertEqual(sorted(p for p in params if p in (owner, ttl, data)),
                          [owner, ttl, data], key)
         self.assertEqual(params.count(token), 3, key)
-        self.assertNotIn(version, params, key)
-        self.assertIn(real_rows()[key].get("owner_free", real_rows()["common"]["owner_free"])
-                      .replace("owner", "l.owner" if key == "sqlserver" else "owner"), sql, key)
+        self.assertEqual(params.count(version), 3, key)
+        self.assertNotIn(real_rows()[key].get("owner_free", real_rows()["common"]["owner_free"])
+                         .replace("owner", "l.owner" if key == "sqlserver" else "owner"),
+                         sql, key)
         self.assertNotIn("expires_at_ms <=", sql, key)
         self.assertIn("token = %stoken + 1" % ("l." if key == "sqlserver" else ""), sql, key)
         self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
@@ -948,9 +950,8 @@ class Snippets(GenCase):
                       each[("paddb", "status_each")][2])
         self.assertIn("(name, LENGTH(name), owner, LENGTH(owner), token) IN ((?, LENGTH(?), "
                       "?, LENGTH(?), ?), ", each[("paddb", "release_each")][2])
-        self.assertIn("WHERE (name, LENGTH(name), token) IN ((?, LENGTH(?), ?), ",
+        self.assertIn("WHERE (name, LENGTH(name), token, version) IN ((?, LENGTH(?), ?, ?), ",
                       each[("paddb", "take_each")][2])
-        self.assertIn("LENGTH(owner) = 0", each[("paddb", "take_each")][2])
         self.assertIn("name VARCHAR(64) FOR BIT DATA NOT NULL PRIMARY KEY, owner VARCHAR(255) "
                       "FOR BIT DATA NOT NULL DEFAULT ''", stmts[("paddb", "create_table")][2])
         # An empty snippet leaves no stray blank: [common]'s own rows.

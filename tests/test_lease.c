@@ -1794,12 +1794,79 @@ static void test_take_seen(void)
 #define TAKE_CHUNK 8
 
 /*
+ * The batched take of rows some owner has, once each lease's watch has
+ * run: none is sent while the watch runs (0 statements), then one
+ * statement takes the rows still as read and misses the one its holder
+ * renewed meanwhile (the version moved), though that row too has expired
+ * by the database's clock by then.
+ */
+static void test_take_each_watched(void)
+{
+    const char *t = tu_table();
+    const char *np[3] = { "w0", "w1", "w2" };
+    sqlease_lease *l[3], *rival[3];
+    sqle_each each[3];
+    sqlease_lease_info info;
+    sqlease_error err;
+    int64_t seen[3];
+    uint64_t before;
+    size_t i;
+
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, np, 3, &err), SQLEASE_OK);
+    memset(each, 0, sizeof each);
+    for (i = 0; i < 3; i++) {
+        rival[i] = make(t, np[i], "rival", 300);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(rival[i], &info, &err), SQLEASE_OK);
+        l[i] = make(t, np[i], "watcher", 300);
+        sqle_lease_set_watch(l[i], 1);
+        each[i].lease = l[i];
+    }
+    CU_ASSERT_EQUAL_FATAL(sqle_lease_status_each(each, 3, 0, &err), SQLEASE_OK);
+    for (i = 0; i < 3; i++) {
+        CU_ASSERT_STRING_EQUAL(each[i].info.owner, "rival");
+        CU_ASSERT_EQUAL(sqle_lease_wants_take(l[i], &each[i].info), 0);
+        CU_ASSERT_EQUAL(sqle_lease_take_bound(l[i], &each[i].info), 0);
+        seen[i] = each[i].info.token;
+    }
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_take_each(each, 3, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 0);
+    for (i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(each[i].rc, SQLEASE_NOT_HELD);
+        CU_ASSERT_EQUAL(each[i].hit, 0);
+    }
+    /* The holder of w1 renews: its version moves, its token stays. */
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(rival[1], &info, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info.token, seen[1]);
+    sqle_sleep_ms(400); /* the watchers' ttl, on their clock, and the rows' */
+    for (i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(sqle_lease_wants_take(l[i], &each[i].info), 1);
+        CU_ASSERT_EQUAL(sqle_lease_take_bound(l[i], &each[i].info), 1);
+    }
+    before = sqlease_db_statements(db);
+    CU_ASSERT_EQUAL(sqle_lease_take_each(each, 3, 0, &err), SQLEASE_OK);
+    /* One take; a dialect that only counts reads the short chunk. */
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 1 + (is_mysql() ? 1 : 0));
+    for (i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(each[i].hit, i != 1);
+        CU_ASSERT_EQUAL(each[i].rc, i != 1 ? SQLEASE_OK : SQLEASE_NOT_HELD);
+        CU_ASSERT_EQUAL(sqlease_lease_status(l[i], &info, &err), SQLEASE_OK);
+        CU_ASSERT_STRING_EQUAL(info.owner, i != 1 ? "watcher" : "rival");
+        CU_ASSERT_EQUAL(info.token, i != 1 ? seen[i] + 1 : seen[i]);
+    }
+    for (i = 0; i < 3; i++) {
+        sqlease_lease_free(l[i]);
+        sqlease_lease_free(rival[i]);
+    }
+}
+
+/*
  * The batched first take of free rows, and the batched release: each
  * lease's answer is its own.  Every row is read free; then, before the
  * take, a rival takes three of them (their tokens move: the take misses
  * them), and a fourth is given an expired owner behind the read's back
- * with its token unchanged (only the take's "free" test stops it: a
- * row someone holds, even expired, is never the batch's).  A second
+ * with its token unchanged (only the version, which that write bumped,
+ * stops it: the take is of the row as read).  A second
  * lease of a name already in the batch is not sent.  Then the release of
  * the holds frees exactly the rows it held (rows affected), not one a
  * rival took after a forced release; a take after it gets the next token.
@@ -1844,8 +1911,10 @@ static void test_take_each_and_release_each(void)
         CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(rival[k], &info, &err), SQLEASE_OK);
         CU_ASSERT_EQUAL(info.token, seen[stolen[k]] + 1);
     }
-    snprintf(sql, sizeof sql, "UPDATE %s SET owner = 'dead', expires_at_ms = 1 WHERE name = "
-             "'%s'", t, names[dead]);
+    /* A holder that died since the read (a write bumps the version, as
+     * every write does): expired, but not as the read saw it. */
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = 'dead', expires_at_ms = 1, "
+             "version = version + 1 WHERE name = '%s'", t, names[dead]);
     CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, &rows), SQLEASE_OK);
     CU_ASSERT_EQUAL(rows, 1);
 
@@ -2022,6 +2091,8 @@ static void add(void)
                 test_renew_each_duplicates_and_look_alikes);
     CU_add_test(s, "batched read: held, free, expired and missing rows", test_status_each_mix);
     CU_add_test(s, "take after a batched read", test_take_seen);
+    CU_add_test(s, "batched take of watched rows: none before the watch, only those as read",
+                test_take_each_watched);
     CU_add_test(s, "batched first take of free rows and batched release: per-lease answers",
                 test_take_each_and_release_each);
     CU_add_test(s, "the version, and a wait of a ttl watches before it takes",
