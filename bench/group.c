@@ -246,6 +246,7 @@ static void analyse(const char *events, int n, int64_t kill_us, int64_t join_us,
     uint64_t s_first[GROUP_WORKERS_MAX], s_last[GROUP_WORKERS_MAX];
     int overlaps = 0, moves = 0, starts = 0;
     int64_t moved_first = -1, moved_last = -1; /* starts between the kill and the join */
+    int64_t w_first[GROUP_WORKERS_MAX], w_last[GROUP_WORKERS_MAX];
     char kind, name[64];
     int w;
     long long at, value;
@@ -264,7 +265,7 @@ static void analyse(const char *events, int n, int64_t kill_us, int64_t join_us,
         goto out;
     }
     for (int k = 0; k < GROUP_WORKERS_MAX; k++)
-        c_first[k] = c_last[k] = -1;
+        c_first[k] = c_last[k] = w_first[k] = w_last[k] = -1;
     while (fscanf(f, " %c %d %63s %lld %lld", &kind, &w, name, &at, &value) == 5) {
         if (w < 0 || w >= GROUP_WORKERS_MAX)
             continue;
@@ -323,6 +324,9 @@ static void analyse(const char *events, int n, int64_t kill_us, int64_t join_us,
                 if (moved_first < 0)
                     moved_first = v[i].at;
                 moved_last = v[i].at;
+                if (w_first[v[i].w] < 0)
+                    w_first[v[i].w] = v[i].at;
+                w_last[v[i].w] = v[i].at;
             }
             if (holders[l] > 0)
                 overlaps++;
@@ -342,6 +346,14 @@ static void analyse(const char *events, int n, int64_t kill_us, int64_t join_us,
         fprintf(g_out, "group: the killed worker's leases started elsewhere from %.0f ms to "
                        "%.0f ms after the kill (on_started)\n",
                 (double)(moved_first - kill_us) / 1000, (double)(moved_last - kill_us) / 1000);
+    if (moved_first >= 0) {
+        fprintf(g_out, "group: each survivor's, first to last:");
+        for (int k = 0; k < GROUP_WORKERS_MAX; k++)
+            if (w_first[k] >= 0)
+                fprintf(g_out, " w%d %.0f-%.0f ms", k, (double)(w_first[k] - kill_us) / 1000,
+                        (double)(w_last[k] - kill_us) / 1000);
+        fprintf(g_out, "\n");
+    }
     res->group_starts = starts;
     res->group_moves = moves;
     res->group_overlaps = overlaps;

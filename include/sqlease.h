@@ -860,8 +860,10 @@ struct sqlease_state {
  * docs/c-api.md, "Many leases on one handle"), with each lease's outcome
  * known exactly (a lease whose hold is gone is a loss for it alone); the
  * followers' polls of one table, due within half a retry, go as one
- * read, and a take only for a row that read found free or expired.  A
- * renew is sent early, never late.  A lone lease sends the same single statements as
+ * read, then one take of the rows that read found free or (a follower
+ * that watches) unchanged for a ttl, each bound to its version as read;
+ * a take by the database's expiry alone (take_by_expiry) goes on its
+ * own.  A renew is sent early, never late.  A lone lease sends the same single statements as
  * sqlease_lease_acquire.  The handle's worker serves the runner and
  * every other caller earliest deadline first.
  *
@@ -993,8 +995,10 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *    SQLEASE_GROUP_PRESENCE_PREFIX are reserved for it: a group refuses
  *    them in `names`, and other programs must not use them.  A presence
  *    row is left behind, free, when its worker stops (a row per start).
- *  - Share: once per heartbeat the group reads the table (sqlease_list:
- *    one SELECT per 100 rows, not a statement per lease), counts the live
+ *  - Share: once per retry the group reads the table (as sqlease_list
+ *    does, with one SELECT per 500 rows, not a statement per lease: once
+ *    per retry so that a watch, below, starts within a retry of the
+ *    renew it times from), counts the live
  *    presence rows of its group (W, itself included), and compares what
  *    it holds with target = ceil(N / W).  The reads also watch every row
  *    as a waiting follower does: a row (or a presence row) whose owner,
@@ -1002,12 +1006,12 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *    showed them, timed on this process's monotonic clock, is one whose
  *    holder stopped renewing and whose work has stopped; it counts as
  *    free (and that presence as gone), and the group reads again at the
- *    moment such a watch ends, and a retry after a round that left a row
- *    nobody holds.  Below target, it starts supervisors
+ *    moment such a watch ends.  Below target, it starts supervisors
  *    (sqlease_supervisor_start_each, the usual rules: a released row is
  *    taken at once, a row whose holder died once the watch has run, the
- *    group's watch counting) on rows free, expired or watched out, never
- *    on a live one.
+ *    group's watch counting, and the takes of all of them go in one
+ *    statement per chunk, each bound to the row's version as read) on
+ *    rows free, expired or watched out, never on a live one.
  *    Which free rows each worker takes is planned the same way on every
  *    worker from the read (each free row, in name order, goes to the live
  *    worker still short of the target whose hash of owner id and name is
