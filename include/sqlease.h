@@ -987,14 +987,18 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  * where N is the number of names and W the number of live workers:
  *
  *  - Presence: a worker holds a lease of its own in the same table, named
- *    SQLEASE_GROUP_PRESENCE_PREFIX + group + "/" + 16 hex digits (random
- *    per start), seeded by sqlease_group_start (one idempotent migrate of
- *    that name) and renewed by a supervisor in the same batch as the
- *    worker's other leases (same table and ttl), so presence costs no
- *    statement of its own per heartbeat.  Names starting with
+ *    SQLEASE_GROUP_PRESENCE_PREFIX + group + "/" + 16 hex digits, renewed
+ *    by a supervisor in the same batch as the worker's other leases (same
+ *    table and ttl), so presence costs no statement of its own per
+ *    heartbeat.  sqlease_group_start reads the table once and takes a
+ *    presence row of the group that a stopped worker left free; when
+ *    there is none, or another worker starting at the same moment took
+ *    it, it seeds a row under a random name (one idempotent migrate of
+ *    that name).  So the group's presence rows stay as many as the most
+ *    workers live at once, plus one per worker that died without
+ *    stopping (its row keeps its owner).  Names starting with
  *    SQLEASE_GROUP_PRESENCE_PREFIX are reserved for it: a group refuses
- *    them in `names`, and other programs must not use them.  A presence
- *    row is left behind, free, when its worker stops (a row per start).
+ *    them in `names`, and other programs must not use them.
  *  - Share: once per retry the group reads the table (as sqlease_list
  *    does, with one SELECT per 500 rows, not a statement per lease: once
  *    per retry so that a watch, below, starts within a retry of the
@@ -1055,8 +1059,10 @@ typedef struct sqlease_group_callbacks {
  * keeps before it gives any back (1 is a good value: see above).  `db`
  * must outlive the group; all the group's supervisors share its threads,
  * and the group adds one thread of its own, which reads the table once
- * per heartbeat and starts and stops supervisors.  Returns at once after
- * the presence lease is taken; the leases are taken by that thread.
+ * per retry and starts and stops supervisors.  Returns at once after
+ * the presence lease is taken (a read of the table, then a take of a
+ * free presence row or the seed and take of a new one); the leases are
+ * taken by that thread.
  * Returns SQLEASE_OK (*out owned by the caller: sqlease_group_free),
  * SQLEASE_EINVAL, SQLEASE_ENOMEM, SQLEASE_EPLATFORM, or the status of
  * seeding or starting the presence lease (SQLEASE_ENOTABLE, a connection

@@ -584,6 +584,74 @@ static void balance_thread(void *arg)
     }
 }
 
+/* A presence row of this group that a worker left free when it stopped,
+ * found by the read at start: one of them at random (reservoir
+ * sampling), so that workers starting at once try different rows. */
+typedef struct free_presence {
+    sqlease_group *g;
+    char name[SQLEASE_MAX_NAME + 1];
+    size_t seen;
+} free_presence;
+
+static int on_free_presence(void *ud, const char *name, const sqlease_lease_info *info)
+{
+    free_presence *f = ud;
+
+    if (strncmp(name, f->g->presence_prefix, strlen(f->g->presence_prefix)) != 0 ||
+        info->owner[0] != '\0')
+        return 0;
+    f->seen++;
+    if (next_rand(f->g) % f->seen == 0)
+        snprintf(f->name, sizeof f->name, "%s", name);
+    return 0;
+}
+
+/*
+ * Take this worker's presence lease.  A stopped worker leaves its row
+ * behind, free; a start takes one of those before it makes a row of its
+ * own, so that a group started and stopped a thousand times does not
+ * leave a thousand rows (the table keeps as many as the most workers
+ * live at once, plus one per worker that died without stopping, whose
+ * row keeps its owner).  Only a row read free is tried, by the
+ * supervisor's usual first take; if another worker starting at the same
+ * moment took it first, that supervisor (a follower, holding nothing) is
+ * stopped and the worker seeds a row under the new random name instead.
+ */
+static int start_presence(sqlease_group *g, sqlease_error *err)
+{
+    char fresh[SQLEASE_MAX_NAME + 1];
+    free_presence f;
+    sqlease_options po;
+    sqlease_error e;
+    const char *pn;
+    int rc;
+
+    memset(&f, 0, sizeof f);
+    f.g = g;
+    memcpy(fresh, g->presence_name, sizeof fresh);
+    if (sqle_list_paged(g->db, g->table, g->page, on_free_presence, &f, &e) == SQLEASE_OK &&
+        f.name[0] != '\0') {
+        memcpy(g->presence_name, f.name, sizeof g->presence_name);
+        slot_options(g, &po, g->presence_name, NULL, 0);
+        if (sqlease_supervisor_start(&g->presence, g->db, &po, &e) == SQLEASE_OK) {
+            if (sup_holding(g->presence))
+                return SQLEASE_OK;
+            (void)sqlease_supervisor_stop(g->presence, NULL);
+            sqlease_supervisor_free(g->presence);
+            g->presence = NULL;
+        }
+        memcpy(g->presence_name, fresh, sizeof g->presence_name);
+    }
+    /* A read that failed says nothing: the seed below tells a missing
+     * table or a lost connection as a start without reuse would. */
+    pn = g->presence_name;
+    rc = sqlease_migrate(g->db, g->table, &pn, 1, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    slot_options(g, &po, g->presence_name, NULL, 0);
+    return sqlease_supervisor_start(&g->presence, g->db, &po, err);
+}
+
 /* Free what sqlease_group_start allocated; supervisors must be gone. */
 static void group_destroy(sqlease_group *g)
 {
@@ -719,15 +787,7 @@ int sqlease_group_start(sqlease_group **out, sqlease_db *db, const sqlease_optio
     if (!g->rng)
         g->rng = 1;
 
-    const char *pn = g->presence_name;
-    rc = sqlease_migrate(db, g->table, &pn, 1, err);
-    if (rc != SQLEASE_OK) {
-        group_destroy(g);
-        return rc;
-    }
-    sqlease_options po;
-    slot_options(g, &po, g->presence_name, NULL, 0);
-    rc = sqlease_supervisor_start(&g->presence, db, &po, err);
+    rc = start_presence(g, err);
     if (rc != SQLEASE_OK) {
         group_destroy(g);
         return rc;

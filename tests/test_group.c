@@ -382,6 +382,79 @@ static void test_two_stops(void)
     sqlease_db_close(db);
 }
 
+/* The presence rows of group "tp": how many, and how many held by each
+ * of two owners. */
+typedef struct pres_count {
+    int rows, held_a, held_b;
+} pres_count;
+
+static int count_presence(void *ud, const char *name, const sqlease_lease_info *info)
+{
+    pres_count *c = ud;
+    if (strncmp(name, SQLEASE_GROUP_PRESENCE_PREFIX "tp/",
+                strlen(SQLEASE_GROUP_PRESENCE_PREFIX "tp/")) != 0)
+        return 0;
+    c->rows++;
+    c->held_a += info->held && strcmp(info->owner, "worker-pa") == 0;
+    c->held_b += info->held && strcmp(info->owner, "worker-pb") == 0;
+    return 0;
+}
+
+static pres_count presence_rows(sqlease_db *db, const char *t)
+{
+    pres_count c = {0, 0, 0};
+    sqlease_error err;
+    CU_ASSERT_EQUAL(sqlease_list(db, t, count_presence, &c, &err), SQLEASE_OK);
+    return c;
+}
+
+static sqlease_group *start_tp(sqlease_db *db, const char *t, const char *owner)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_group *g = NULL;
+    tu_options(&o, t, NULL, owner, TTL, HB, DEADLINE, RETRY);
+    CU_ASSERT_EQUAL(sqlease_group_start(&g, db, &o, "tp", g_name_ptrs, 4, 1, NULL, &err),
+                    SQLEASE_OK);
+    return g;
+}
+
+/* A stopped worker's presence row is taken by the next start instead of
+ * a new row: three starts and stops one after another leave one row; two
+ * workers at once need two, and two more starts after they stopped take
+ * those two again (each held by its new worker). */
+static void test_presence_reuse(void)
+{
+    sqlease_db *db = tu_open();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    const char *t = tu_table();
+    sqlease_error err;
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, g_name_ptrs, 4, &err), SQLEASE_OK);
+    for (int k = 0; k < 3; k++) {
+        sqlease_group *g = start_tp(db, t, "worker-pa");
+        pres_count c = presence_rows(db, t);
+        CU_ASSERT_EQUAL(c.rows, 1);
+        CU_ASSERT_EQUAL(c.held_a, 1);
+        sqlease_group_free(g);
+    }
+    CU_ASSERT_EQUAL(presence_rows(db, t).rows, 1);
+    for (int k = 0; k < 2; k++) {
+        sqlease_group *a = start_tp(db, t, "worker-pa");
+        sqlease_group *b = start_tp(db, t, "worker-pb");
+        pres_count c = presence_rows(db, t);
+        CU_ASSERT_EQUAL(c.rows, 2);
+        CU_ASSERT_EQUAL(c.held_a, 1);
+        CU_ASSERT_EQUAL(c.held_b, 1);
+        sqlease_group_free(a);
+        sqlease_group_free(b);
+    }
+    pres_count c = presence_rows(db, t);
+    CU_ASSERT_EQUAL(c.rows, 2);
+    CU_ASSERT_EQUAL(c.held_a + c.held_b, 0);
+    tu_drop(db, t);
+    sqlease_db_close(db);
+}
+
 /* Arguments the group refuses. */
 static void test_invalid(void)
 {
@@ -417,6 +490,7 @@ static void add_tests(void)
     CU_add_test(s, "four workers share 100 leases; stop, cut off, join", test_shares);
     CU_add_test(s, "a dead worker's leases move a ttl after its last take", test_dead_worker);
     CU_add_test(s, "two threads stop one group at once", test_two_stops);
+    CU_add_test(s, "a start takes a stopped worker's presence row", test_presence_reuse);
 }
 
 int main(void)
