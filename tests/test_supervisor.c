@@ -1585,6 +1585,78 @@ static void test_batched_followers(void)
 }
 
 /*
+ * 32 followers of leases whose holder died (it took them and never
+ * renews): each follower's watch runs a ttl on its own clock, and then
+ * the runner takes every row with one batched statement bound to the
+ * version its read saw, not an UPDATE each.  Over the whole wait that is
+ * the start's read, one read per retry round and the take (a few more
+ * for rounds that split): at most elapsed / retry + 6 statements, where
+ * 32 takes would be 31 more.  Each follower starts with the dead hold's
+ * token + 1, and not before a ttl after it was started.
+ */
+static void test_batched_takes_after_watch(void)
+{
+    enum { N = 32, TTL = 600, RETRY = 100 };
+    char t[64], buf[N][16];
+    const char *names[N];
+    recorder r[N];
+    sqlease_supervisor *s[N];
+    sqlease_lease *dead[N];
+    sqlease_options o[N];
+    const sqlease_options *op[N];
+    sqlease_lease_info info;
+    sqlease_db *other = tu_open();
+    sqlease_error err;
+    int64_t tok[N], t0, elapsed;
+    uint64_t before, sent;
+    all_arg a;
+    int i;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    snprintf(t, sizeof t, "%s", tu_table());
+    many_names(t, N, buf, names);
+    for (i = 0; i < N; i++) {
+        tu_options(&o[i], t, names[i], "dead-holder", TTL, 150, 400, RETRY);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&dead[i], other, &o[i], &err), SQLEASE_OK);
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(dead[i], &info, &err), SQLEASE_OK);
+        tok[i] = info.token;
+    }
+    for (i = 0; i < N; i++) {
+        rec_init(&r[i]);
+        tu_options(&o[i], t, names[i], "heir", TTL, 150, 400, RETRY);
+        o[i].on_started = on_started;
+        o[i].on_stopped = on_stopped;
+        o[i].userdata = &r[i];
+        op[i] = &o[i];
+    }
+    before = sqlease_db_statements(db);
+    t0 = sqle_mono_ms();
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start_each(s, N, db, op, NULL, &err), SQLEASE_OK);
+    a.r = r;
+    a.n = N;
+    a.events = 1;
+    CU_ASSERT(tu_await(all_have, &a, 2 * TTL + 2000));
+    elapsed = sqle_mono_ms() - t0;
+    sent = sqlease_db_statements(db) - before;
+    printf("\n    %d followers of dead holds: all started after %lld ms, %llu statements\n", N,
+           (long long)elapsed, (unsigned long long)sent);
+    CU_ASSERT(sent <= (uint64_t)(elapsed / RETRY) + 6);
+    for (i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(rec_count(&r[i]), 1);
+        CU_ASSERT_EQUAL(r[i].kind[0], 'S');
+        CU_ASSERT_EQUAL(r[i].value[0], tok[i] + 1);
+        CU_ASSERT(r[i].at[0] - t0 >= TTL);
+    }
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop_each(s, N, NULL, &err), SQLEASE_OK);
+    for (i = 0; i < N; i++) {
+        sqlease_supervisor_free(s[i]);
+        sqlease_lease_free(dead[i]);
+    }
+    sqlease_db_close(other);
+    tu_drop(db, t);
+}
+
+/*
  * A slow on_stopped of one lease delays no other lease's stop: both
  * holds are taken from under their holders at once, A's on_stopped takes
  * 2 s, and B's on_stopped still comes within a heartbeat and a bit (the
@@ -1707,6 +1779,8 @@ static void add(void)
     CU_add_test(s, "64 holders renew with one statement per heartbeat", test_batched_renews);
     CU_add_test(s, "a batch that loses one lease stops that one alone", test_batch_loses_one);
     CU_add_test(s, "32 followers poll with one read per retry", test_batched_followers);
+    CU_add_test(s, "32 followers of dead holds take them with one statement",
+                test_batched_takes_after_watch);
     CU_add_test(s, "a slow on_stopped delays no other lease's stop",
                 test_slow_stop_delays_no_other);
 #ifdef __linux__
