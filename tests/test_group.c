@@ -164,11 +164,15 @@ static void test_shares(void)
         sqle_sleep_ms(150);
     }
     int64_t t0 = sqle_mono_ms();
-    want wt = {{1, 1, 1, 1, 0}, 23, 27};
+    /* Settled: each within target - 2 and target + slack (25 and 1).  A
+     * worker above that (27, after a race for a free row) is still
+     * balanced within +-2, but gives two back after its next two reads:
+     * those moves are the hysteresis at work, not a flap. */
+    want wt = {{1, 1, 1, 1, 0}, 23, 26};
     CU_ASSERT(tu_await(balanced, &wt, 3 * TTL));
     print_shares("4 workers balanced", sqle_mono_ms() - t0);
 
-    /* Balanced shares stay put: no lease moves in two ttl. */
+    /* Settled shares stay put: no lease moves in two ttl. */
     sqle_mutex_lock(&g_m);
     int moves_before = g_moves;
     sqle_mutex_unlock(&g_m);
