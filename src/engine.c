@@ -392,7 +392,7 @@ static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 {
     sqle_each *each = calloc(n, sizeof *each);
-    sqle_each *takes = calloc(n, sizeof *takes);
+    sqle_each *takes = NULL; /* a row each is 1.4 KB: only when some take is due */
     size_t *slot = calloc(n, sizeof *slot); /* 1 + index in takes, or 0 */
     int *want = calloc(n, sizeof *want);
     sqlease_error err, terr, berr, lost;
@@ -400,9 +400,8 @@ static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
     int64_t sent, took_sent = 0;
     size_t i, nt = 0;
 
-    if (each == NULL || takes == NULL || slot == NULL || want == NULL) {
+    if (each == NULL || slot == NULL || want == NULL) {
         free(each);
-        free(takes);
         free(slot);
         free(want);
         for (i = 0; i < n; i++)
@@ -415,12 +414,21 @@ static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
     sqle_lease_status_each(each, n, 0, &err);
     for (i = 0; i < n; i++) {
         want[i] = each[i].rc == SQLEASE_OK && sqle_lease_wants_take(v[i]->lease, &each[i].info);
-        if (want[i] && sqle_lease_take_bound(v[i]->lease, &each[i].info)) {
-            takes[nt] = each[i];
+        if (want[i] && sqle_lease_take_bound(v[i]->lease, &each[i].info))
             slot[i] = ++nt;
-        }
+    }
+    /* A lone take goes as the single statement the lease would send on
+     * its own (as by_group sends a run of one), which is also the
+     * cheaper statement for the database to plan. */
+    if (nt == 1 || (nt > 0 && (takes = malloc(nt * sizeof *takes)) == NULL)) {
+        for (i = 0; i < n; i++)
+            slot[i] = 0; /* one, or out of memory: each take on its own */
+        nt = 0;
     }
     if (nt > 0) {
+        for (i = 0; i < n; i++)
+            if (slot[i] != 0)
+                takes[slot[i] - 1] = each[i];
         took_sent = sqle_mono_ms();
         (void)sqle_lease_take_each_mixed(takes, nt, 0, &berr);
     }

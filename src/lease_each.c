@@ -957,6 +957,10 @@ int sqle_lease_take_each_mixed(sqle_each *each, size_t n, int64_t deadline,
     sqle_err_clear(err);
     if (n == 0)
         return SQLEASE_OK;
+    for (i = 1; i < n && sqle_lease_cmp_take(each[0].lease, each[i].lease) == 0; i++)
+        ;
+    if (i == n) /* one run, the usual case: no copy */
+        return change_each(each, n, deadline, 0, 1, 0, err);
     if (deadline <= 0)
         deadline = sqle_db_deadline(each[0].lease->db); /* one bound for every run */
     ord = malloc(n * sizeof *ord);
