@@ -861,7 +861,8 @@ struct sqlease_state {
  * known exactly (a lease whose hold is gone is a loss for it alone); the
  * followers' polls of one table, due within half a retry, go as one
  * read, then one take of the rows that read found free or (a follower
- * that watches) unchanged for a ttl, each bound to its version as read;
+ * that watches) unchanged for a ttl, each bound to its version as read
+ * (a lone one as the single take);
  * a take by the database's expiry alone (take_by_expiry) goes on its
  * own.  A renew is sent early, never late.  A lone lease sends the same single statements as
  * sqlease_lease_acquire.  The handle's worker serves the runner and
