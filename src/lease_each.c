@@ -940,10 +940,26 @@ static int cmp_each_take(const void *a, const void *b)
     return c != 0 ? c : x < y ? -1 : x > y;
 }
 
+/* By name, then by place: the first of a name is the one in each[]
+ * first. */
+static int cmp_each_name_place(const void *a, const void *b)
+{
+    const sqle_each *x = *(const sqle_each *const *)a, *y = *(const sqle_each *const *)b;
+    int c = strcmp(x->lease->name, y->lease->name);
+    return c != 0 ? c : x < y ? -1 : x > y;
+}
+
 /*
  * The runner's followers of one table may differ in ttl, owner or data,
  * which a take binds once: one sqle_lease_take_each per run of equal
  * ones, each run copied out and back so that each[] keeps its order.
+ * Two leases of one name in different runs would send two takes of one
+ * row, and the later one matches nothing (the first bumped the version);
+ * on a dialect that only counts, its shortfall makes a read decide the
+ * whole chunk, which shows that row under the same owner id with the
+ * read's token + 1, so every take of the chunk is called a miss (rows
+ * taken and held by nobody until they expire).  So, as within a run,
+ * only the first lease of a name is sent.
  */
 int sqle_lease_take_each_mixed(sqle_each *each, size_t n, int64_t deadline,
                                sqlease_error *err)
@@ -974,17 +990,32 @@ int sqle_lease_take_each_mixed(sqle_each *each, size_t n, int64_t deadline,
     }
     for (i = 0; i < n; i++)
         ord[i] = &each[i];
+    /* A later lease of a name: not sent (NOT_HELD, hit 0); its rc marks
+     * it below (every other starts as SQLEASE_OK here). */
+    qsort(ord, n, sizeof *ord, cmp_each_name_place);
+    for (i = 0; i < n; i++) {
+        ord[i]->hit = 0;
+        ord[i]->rc = i > 0 && strcmp(ord[i - 1]->lease->name, ord[i]->lease->name) == 0
+                         ? SQLEASE_NOT_HELD
+                         : SQLEASE_OK;
+    }
     qsort(ord, n, sizeof *ord, cmp_each_take);
     for (i = 0; i < n; i = j) {
+        size_t m = 0;
         for (j = i + 1; j < n && sqle_lease_cmp_take(ord[i]->lease, ord[j]->lease) == 0; j++)
             ;
         for (k = i; k < j; k++)
-            run[k - i] = *ord[k];
-        r = change_each(run, j - i, deadline, 0, 1, 0, rc == SQLEASE_OK ? err : &later);
+            if (ord[k]->rc == SQLEASE_OK)
+                run[m++] = *ord[k];
+        if (m == 0)
+            continue;
+        r = change_each(run, m, deadline, 0, 1, 0, rc == SQLEASE_OK ? err : &later);
         if (r != SQLEASE_OK && rc == SQLEASE_OK)
             rc = r;
+        m = 0;
         for (k = i; k < j; k++)
-            *ord[k] = run[k - i];
+            if (ord[k]->rc == SQLEASE_OK)
+                *ord[k] = run[m++];
     }
     free(ord);
     free(run);
