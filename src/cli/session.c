@@ -823,7 +823,12 @@ int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
         /* Not this process's hold, whatever the owner id says: a hold is
          * its token, and this one never proved one. */
         r = info.held && !info.mine;
-        if (r) {
+        if (!r && !info.held) {
+            /* A release keeps who held the row and the token it held. */
+            snprintf(owner, cap, "%s", info.last_owner);
+            if (token != NULL)
+                *token = info.token;
+        } else if (r) {
             snprintf(owner, cap, "%s", info.owner);
             if (data != NULL && dcap > 0)
                 snprintf(data, dcap, "%s", info.data);
