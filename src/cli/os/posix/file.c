@@ -1,7 +1,8 @@
 /*
- * file.c -- files and directories the tool writes, on POSIX (see os.h):
- * the metrics file replaced in one step, and the demo's private
- * directory, its event file and its own executable.
+ * file.c -- files and directories the tool writes or reads, on POSIX
+ * (see os.h): the metrics file replaced in one step, the private file
+ * --dsn-file reads (and the owner and mode it must have), and the demo's
+ * private directory, its event file and its own executable.
  */
 #include "os_posix.h"
 

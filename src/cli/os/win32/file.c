@@ -1,7 +1,8 @@
 /*
- * file.c -- files and directories the tool writes, on Win32 (see os.h):
- * the metrics file replaced in one step.  The demo's helpers are not
- * there (the demo needs POSIX) and fail.
+ * file.c -- files and directories the tool writes or reads, on Win32
+ * (see os.h): the metrics file replaced in one step, and the file
+ * --dsn-file reads.  The demo's helpers are not there (the demo needs
+ * POSIX) and fail.
  */
 #include "os_win32.h"
 
