@@ -943,9 +943,12 @@ void cli_session_observe(cli_session *s)
     }
 
     if (cli_notify_enabled()) {
-        char status[sizeof s->status], msg[sizeof s->status + 16];
+        char raw[sizeof s->status], status[sizeof s->status], msg[sizeof s->status + 16];
 
-        compose_status(s, &st, have, status, sizeof status);
+        /* systemctl status prints the line to a terminal: the holder's id
+         * and a driver's words are shown escaped, as in the log. */
+        compose_status(s, &st, have, raw, sizeof raw);
+        sqle_show_text(raw, status, sizeof status);
         if (strcmp(status, s->status) != 0) {
             snprintf(s->status, sizeof s->status, "%s", status);
             snprintf(msg, sizeof msg, "STATUS=%s", status);
