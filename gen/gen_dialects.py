@@ -38,56 +38,127 @@ PARAM_LIST = (
     ("min_hold_ms", "int64", "min_hold_ms", "minimum hold from acquired_at_ms; 0: none"),
     ("data", "text", "data", "the holder's published value; NULL: SQL NULL"),
     ("version", "int64", "version", "the row's version a watched take is bound to"),
+    # The fire ledger (the fire table): one scheduled fire of a job.
+    ("job", "text", "job", "job name (the fire table); '' in fire_list: every job"),
+    ("fire_at_ms", "int64", "fire_at_ms", "a fire's scheduled instant, epoch ms"),
+    ("state", "text", "state", "a fire's state ('done', 'failed', 'skipped', ...)"),
+    ("attempt", "int64", "attempt", "the attempt of a fire a statement is about"),
+    ("host", "text", "host", "the host name a fire runs on"),
+    ("has_exit", "int64", "has_exit", "1: :exit_status is the job's exit status; 0: none"),
+    ("exit_status", "int64", "exit_status", "a finished fire's exit status"),
+    ("note", "text", "note", "why a fire was skipped, missed or abandoned; NULL: none"),
+    ("since_ms", "int64", "since_ms", "a window's first fire_at_ms (included)"),
+    ("before_ms", "int64", "before_ms", "a window's end (fire_at_ms below it)"),
 )
 PARAM_TYPES = {"text": "SQLEASE_PARAM_TEXT", "int64": "SQLEASE_PARAM_INT64"}
 
 # TOML name -> (enum constant, value).
 PARAMS = {name: ("SQLEASE_P_" + name.upper(), i) for i, (name, _, _, _) in enumerate(PARAM_LIST)}
 
+# The tables a statement names, substituted at run time after the
+# identifier has been validated: {table} (the lease table) and
+# {fire_table} (the fire ledger).  A statement names exactly the ones it
+# lists: the library substitutes only those it expects (a lease
+# statement that named {fire_table} would reach the server with the
+# braces in it).
+LEASE = ("table",)
+FIRE = ("fire_table",)
+BOTH = ("table", "fire_table")
+TABLE_PLACEHOLDERS = ("table", "fire_table")
+
 # Statements, in struct order: name -> (required params, allowed params,
-# whether {table} is required).
+# the tables it names, each required and no other allowed).
 STATEMENTS = {
-    "now": (set(), set(), False),
-    "create_table": (set(), set(), True),
-    "probe_token": (set(), set(), True),
-    "add_token": (set(), set(), True),
-    "probe_version": (set(), set(), True),
-    "add_version": (set(), set(), True),
-    "probe_data": (set(), set(), True),
-    "add_data": (set(), set(), True),
+    "now": (set(), set(), ()),
+    "create_table": (set(), set(), LEASE),
+    "probe_token": (set(), set(), LEASE),
+    "add_token": (set(), set(), LEASE),
+    "probe_version": (set(), set(), LEASE),
+    "add_version": (set(), set(), LEASE),
+    "probe_data": (set(), set(), LEASE),
+    "add_data": (set(), set(), LEASE),
     # The holder's ttl as its take wrote it, and who held the row last.
-    "probe_ttl": (set(), set(), True),
-    "add_ttl": (set(), set(), True),
-    "probe_last_owner": (set(), set(), True),
-    "add_last_owner": (set(), set(), True),
+    "probe_ttl": (set(), set(), LEASE),
+    "add_ttl": (set(), set(), LEASE),
+    "probe_last_owner": (set(), set(), LEASE),
+    "add_last_owner": (set(), set(), LEASE),
+    # The last fire a take of the lease claimed (take_fire).
+    "probe_fire_at": (set(), set(), LEASE),
+    "add_fire_at": (set(), set(), LEASE),
     # NULLs of an older table made by hand, filled in before make_exact.
-    "fill_nulls": (set(), set(), True),
+    "fill_nulls": (set(), set(), LEASE),
     # The same for one row whose read showed a NULL, before it is taken.
-    "repair": ({"name"}, {"name"}, True),
-    "probe_exact": (set(), set(), True),
-    "make_exact": (set(), set(), True),
-    "seed": ({"name"}, {"name"}, True),
+    "repair": ({"name"}, {"name"}, LEASE),
+    "probe_exact": (set(), set(), LEASE),
+    "make_exact": (set(), set(), LEASE),
+    "seed": ({"name"}, {"name"}, LEASE),
     # The take is bound to the token the follower's read saw.
     "acquire": ({"name", "owner", "ttl_ms", "token", "data"},
-                {"name", "owner", "ttl_ms", "token", "data"}, True),
+                {"name", "owner", "ttl_ms", "token", "data"}, LEASE),
     # A watching follower's take of a row it saw unchanged for a ttl:
     # bound to the token and version its reads saw, not to the expiry.
     "take_watched": ({"name", "owner", "ttl_ms", "token", "data", "version"},
-                     {"name", "owner", "ttl_ms", "token", "data", "version"}, True),
-    "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, True),
+                     {"name", "owner", "ttl_ms", "token", "data", "version"}, LEASE),
+    # acquire's take that also claims the fire :fire_at_ms for the hold:
+    # only while the row's last claimed fire is before it.
+    "take_fire": ({"name", "owner", "ttl_ms", "token", "data", "fire_at_ms"},
+                  {"name", "owner", "ttl_ms", "token", "data", "fire_at_ms"}, LEASE),
+    "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, LEASE),
     "release": ({"name", "owner", "token", "min_hold_ms"},
-                {"name", "owner", "token", "min_hold_ms"}, True),
-    "release_force": ({"name"}, {"name"}, True),
-    "status": ({"name"}, {"name"}, True),
+                {"name", "owner", "token", "min_hold_ms"}, LEASE),
+    "release_force": ({"name"}, {"name"}, LEASE),
+    "status": ({"name"}, {"name"}, LEASE),
     # Every row after :name, in name order (one page per call).
-    "list": ({"name"}, {"name"}, True),
+    "list": ({"name"}, {"name"}, LEASE),
+    # ---- the fire ledger: one row per fire of a job of a lease name ----
+    "fire_create_table": (set(), set(), FIRE),
+    # A holder's claim of a fire that has no row, fenced by its hold and
+    # by the fire's time on the database's clock.
+    "fire_claim": ({"name", "owner", "token", "job", "fire_at_ms", "host"},
+                   {"name", "owner", "token", "job", "fire_at_ms", "host"}, BOTH),
+    # A holder's rerun of an abandoned fire, bound to the attempt it read.
+    "fire_reclaim": ({"name", "owner", "token", "job", "fire_at_ms", "host", "attempt"},
+                     {"name", "owner", "token", "job", "fire_at_ms", "host", "attempt"}, BOTH),
+    # How a claimed run ended (not fenced: a run that lost its lease
+    # still says how it ended, unless its row was marked abandoned).
+    "fire_end": ({"name", "token", "job", "fire_at_ms", "attempt", "state", "has_exit",
+                  "exit_status", "note"},
+                 {"name", "token", "job", "fire_at_ms", "attempt", "state", "has_exit",
+                  "exit_status", "note"}, FIRE),
+    # A fenced row for a fire that did not run (skipped, missed, abandoned).
+    "fire_record": ({"name", "owner", "token", "job", "fire_at_ms", "host", "state", "note"},
+                    {"name", "owner", "token", "job", "fire_at_ms", "host", "state", "note"},
+                    BOTH),
+    # A new holder marks the running rows of older holds abandoned.
+    "fire_abandon": ({"name", "owner", "token", "note"}, {"name", "owner", "token", "note"},
+                     BOTH),
+    # Per job of a lease name (after :job, in job order), its latest fire.
+    "fire_last": ({"name", "job"}, {"name", "job"}, FIRE),
+    # One fire's row (NULLs when it has none), whether the hold (:owner,
+    # :token) is live, and the clock.
+    "fire_read": ({"name", "owner", "token", "job", "fire_at_ms"},
+                  {"name", "owner", "token", "job", "fire_at_ms"}, BOTH),
+    # The rows of a window of fire_at_ms, newest first.
+    "fire_list": ({"name", "job", "since_ms", "before_ms"},
+                  {"name", "job", "since_ms", "before_ms"}, FIRE),
+    # Delete a window of one lease name's finished rows.
+    "fire_prune": ({"name", "since_ms", "before_ms"}, {"name", "since_ms", "before_ms"}, FIRE),
+    # The outcome row of the fire a take_fire claimed, fenced by its token.
+    "fire_done": ({"name", "token", "job", "fire_at_ms", "host", "state", "has_exit",
+                   "exit_status"},
+                  {"name", "token", "job", "fire_at_ms", "host", "state", "has_exit",
+                   "exit_status"}, BOTH),
 }
+
+# The most markers a statement may have: src/db.c binds a generated
+# statement from an array of this size.
+STATEMENT_MAX_MARKERS = 16
 
 # Predicates the caller pastes into a statement of its own, in the same
 # shape as STATEMENTS.  Checked like a statement, and also as one
 # expression: balanced parentheses, no ';', not a statement itself.
 FRAGMENTS = {
-    "fence": ({"name", "owner", "token"}, {"name", "owner", "token"}, True),
+    "fence": ({"name", "owner", "token"}, {"name", "owner", "token"}, LEASE),
 }
 
 # Snippets: named pieces of SQL that statements are written with, pasted
@@ -134,6 +205,19 @@ SNIPPETS = {
     # A row as its read saw it (name, token, version), for the batched take.
     "take_key": (set(), set(), False),
     "take_value": ({"name", "token", "version"}, {"name", "token", "version"}, False),
+    # The fire table's: the row's job is :job, as exact bytes; the types
+    # of the job, host, note and state columns (their widths are
+    # sqlease.h's SQLEASE_MAX_JOB, _HOST, _NOTE and _STATE).
+    "job_equals": ({"job"}, {"job"}, False),
+    "job_type": (set(), set(), False),
+    "host_type": (set(), set(), False),
+    "note_type": (set(), set(), False),
+    "state_type": (set(), set(), False),
+    # An insert of a fire's row that leaves a fire that has one alone (no
+    # error, 0 rows): the words that start it, and what follows its
+    # SELECT (may be empty).
+    "fire_insert": (set(), set(), False),
+    "fire_if_absent": (set(), set(), True),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
@@ -143,6 +227,7 @@ COMMON_SPELLED_BY_SNIPPET = (
     (re.compile(r"(?<![\w.])name\s*=\s*:name\b"), "name = :name", "name_equals"),
     (re.compile(r"(?<![\w.])owner\s*=\s*:owner\b"), "owner = :owner", "owner_equals"),
     (re.compile(r"(?<![\w.])owner\s*=\s*''"), "owner = ''", "owner_free"),
+    (re.compile(r"(?<![\w.])job\s*=\s*:job\b"), "job = :job", "job_equals"),
 )
 WHERE_RE = re.compile(r"\bWHERE\b", re.I)
 
@@ -306,13 +391,15 @@ def type_name(value):
     return "a date or time"
 
 
-def substitute_placeholders(text, now_ms, allow_table, snippets=None):
+def substitute_placeholders(text, now_ms, tables, snippets=None):
     """Replace {now} by now_ms and each snippet's {name} by its text (the
-    row's); keep {table}; reject anything else.  A snippet mapped to None
-    failed its own check: SaidAlready."""
+    row's); keep the table placeholders listed in `tables` ({table},
+    {fire_table}); reject anything else.  Returns the text and the set of
+    table placeholders it used.  A snippet mapped to None failed its own
+    check: SaidAlready."""
     out = []
     pos = 0
-    uses_table = False
+    used = set()
     while True:
         i = text.find("{", pos)
         if i < 0:
@@ -325,10 +412,10 @@ def substitute_placeholders(text, now_ms, allow_table, snippets=None):
         name = m.group(1)
         if name == "now" and now_ms is not None:
             out.append(now_ms)
-        elif name == "table" and allow_table:
+        elif name in TABLE_PLACEHOLDERS and name in tables:
             out.append(m.group(0))
-            uses_table = True
-        elif name in ("now", "table"):
+            used.add(name)
+        elif name == "now" or name in TABLE_PLACEHOLDERS:
             raise FieldError("placeholder '{%s}' is not allowed here" % name)
         elif snippets is not None and name in SNIPPETS:
             if name not in snippets:
@@ -341,11 +428,12 @@ def substitute_placeholders(text, now_ms, allow_table, snippets=None):
             raise FieldError("'{each: ...}' is only allowed in a batched statement (%s)"
                              % ", ".join(EACH_STATEMENTS))
         else:
-            raise FieldError("unknown placeholder '{%s}' (known: {now}, {table}%s)"
-                             % (name, "".join(", {%s}" % n for n in SNIPPETS)
+            raise FieldError("unknown placeholder '{%s}' (known: {now}, %s%s)"
+                             % (name, ", ".join("{%s}" % t for t in TABLE_PLACEHOLDERS),
+                                "".join(", {%s}" % n for n in SNIPPETS)
                                 if snippets is not None else ""))
         pos = m.end()
-    return "".join(out), uses_table
+    return "".join(out), used
 
 
 def lex_sql(text, allow_params):
@@ -415,13 +503,12 @@ def lex_sql(text, allow_params):
 
 
 def check_statement(field, value, now_ms, snippets=None):
-    required, allowed, needs_table = STATEMENTS[field] if field in STATEMENTS \
+    required, allowed, tables = STATEMENTS[field] if field in STATEMENTS \
         else FRAGMENTS[field]
     text = value.strip()
     if not text:
         raise FieldError("empty statement")
-    text, uses_table = substitute_placeholders(text, now_ms, allow_table=(field != "now"),
-                                               snippets=snippets)
+    text, used_tables = substitute_placeholders(text, now_ms, tables, snippets=snippets)
     sql, params = lex_sql(text, allow_params=True)
     used = set(params)
     extra = sorted(used - allowed, key=list(PARAMS).index)
@@ -435,8 +522,12 @@ def check_statement(field, value, now_ms, snippets=None):
         raise FieldError("missing parameter%s %s"
                          % ("s" if len(missing) > 1 else "",
                             ", ".join(":" + p for p in missing)))
-    if needs_table and not uses_table:
-        raise FieldError("statement does not use {table}")
+    for t in tables:
+        if t not in used_tables:
+            raise FieldError("statement does not use {%s}" % t)
+    if field in STATEMENTS and len(params) > STATEMENT_MAX_MARKERS:
+        raise FieldError("%d markers; src/db.c binds at most %d in a statement"
+                         % (len(params), STATEMENT_MAX_MARKERS))
     return sql, params
 
 
@@ -539,13 +630,13 @@ def check_each(field, value, now_ms, snippets=None):
     if ";" in item_text:
         raise FieldError("';' in '{each: ...}'")
     try:
-        item_text, item_table = substitute_placeholders(item_text, now_ms, allow_table=False,
+        item_text, item_table = substitute_placeholders(item_text, now_ms, (),
                                                         snippets=snippets)
     except FieldError as e:
         raise FieldError("'{each: ...}': %s" % e) from None
-    head_text, head_table = substitute_placeholders(head_text, now_ms, allow_table=True,
+    head_text, head_table = substitute_placeholders(head_text, now_ms, LEASE,
                                                     snippets=snippets)
-    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, allow_table=True,
+    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, LEASE,
                                                     snippets=snippets)
     head_sql, head_params = lex_sql(head_text, allow_params=True)
     tail_sql, tail_params = lex_sql(tail_text, allow_params=True)
@@ -634,7 +725,7 @@ def do_setup(v, now_ms, snippets=None):
             text = s.strip()
             if not text:
                 raise FieldError("empty statement")
-            text, _ = substitute_placeholders(text, now_ms, allow_table=False,
+            text, _ = substitute_placeholders(text, now_ms, (),
                                               snippets=snippets)
             sql, _ = lex_sql(text, allow_params=False)
         except FieldError as e:
@@ -896,6 +987,13 @@ def check_row(key, row, common, common_fields, errors, where):
                               "its row values would not compare as exact bytes"
                               % (where(key, field), " and ".join(exact), " and ".join(missing)))
                 ok = False
+        # The fire ledger compares a job as the lease statements compare a
+        # name: a row whose `=` is not exact spells that for the job too.
+        if exact and "job_equals" not in row:
+            errors.append("%s: the row sets %s but not job_equals, so its fire statements would "
+                          "not compare jobs as exact bytes"
+                          % (where(key, "job_equals"), " and ".join(exact)))
+            ok = False
         # renew_each_returns says how renew_each, take_each and
         # release_each answer (their rows, or their count): a row that
         # answers otherwise than [common] writes all three itself.
@@ -1169,8 +1267,8 @@ typedef struct sqle_driver {{
     const char *database_file;
 }} sqle_driver;
 
-/* sql: `?` markers, may still contain {{table}} (substituted at run time);
- * params: one sqle_param per `?`, in order. */
+/* sql: `?` markers, may still contain {{table}} and {{fire_table}}
+ * (substituted at run time); params: one sqle_param per `?`, in order. */
 typedef struct sqle_stmt {{
     const char *sql;
     const unsigned char *params;

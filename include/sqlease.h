@@ -318,6 +318,11 @@ SQLEASE_API uint64_t sqlease_db_statements(const sqlease_db *db);
 #define SQLEASE_MAX_OWNER 255  /* bytes, the owner column's width */
 #define SQLEASE_MAX_TABLE 128  /* bytes, "schema.table" included */
 #define SQLEASE_MAX_DATA 1024  /* bytes, the data column's width */
+#define SQLEASE_DEFAULT_FIRE_TABLE "sys_job_fire"
+#define SQLEASE_MAX_JOB 64     /* bytes, the fire table's job column */
+#define SQLEASE_MAX_HOST 255   /* bytes, the fire table's host column */
+#define SQLEASE_MAX_NOTE 255   /* bytes, the fire table's note column */
+#define SQLEASE_MAX_STATE 16   /* bytes, the fire table's state column */
 
 typedef struct sqlease_state sqlease_state;
 

@@ -36,10 +36,24 @@ REL = "templates/dialects.toml"
 
 STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
               "add_version", "probe_data", "add_data", "probe_ttl", "add_ttl",
-              "probe_last_owner", "add_last_owner", "fill_nulls", "repair", "probe_exact",
-              "make_exact", "seed", "acquire", "take_watched", "renew", "release",
-              "release_force", "status", "list"]
+              "probe_last_owner", "add_last_owner", "probe_fire_at", "add_fire_at",
+              "fill_nulls", "repair", "probe_exact", "make_exact", "seed", "acquire",
+              "take_watched", "take_fire", "renew", "release", "release_force", "status",
+              "list", "fire_create_table", "fire_claim", "fire_reclaim", "fire_end",
+              "fire_record", "fire_abandon", "fire_last", "fire_read", "fire_list",
+              "fire_prune", "fire_done"]
 FRAGMENTS = ["fence"]
+# The statements of the fire ledger: each names {fire_table}; those
+# fenced by the lease (or reading it) name {table} too, and the others
+# do not.
+FIRE_STATEMENTS = [st for st in STATEMENTS if st.startswith("fire_")]
+FIRE_FENCED = ["fire_claim", "fire_reclaim", "fire_record", "fire_abandon", "fire_read",
+               "fire_done"]
+
+# The bound parameters, by their enum value (gen/gen_dialects.py PARAM_LIST).
+P = {name: i for i, name in enumerate(
+    ("name", "owner", "ttl_ms", "token", "min_hold_ms", "data", "version", "job", "fire_at_ms",
+     "state", "attempt", "host", "has_exit", "exit_status", "note", "since_ms", "before_ms"))}
 EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
                    "release_each"]
 
@@ -132,31 +146,7 @@ int main(int argc, char **argv)
         printf("D %s setup=%zu literal=%d\n", d->key, d->nsession_setup, d->string_literal);
         printf("T %s %s\n", d->key, d->now_ms);
         RULES(d->key, &d->failures);
-        stmt(d->key, "now", &d->now);
-        stmt(d->key, "create_table", &d->create_table);
-        stmt(d->key, "probe_token", &d->probe_token);
-        stmt(d->key, "add_token", &d->add_token);
-        stmt(d->key, "probe_version", &d->probe_version);
-        stmt(d->key, "add_version", &d->add_version);
-        stmt(d->key, "probe_data", &d->probe_data);
-        stmt(d->key, "add_data", &d->add_data);
-        stmt(d->key, "probe_ttl", &d->probe_ttl);
-        stmt(d->key, "add_ttl", &d->add_ttl);
-        stmt(d->key, "probe_last_owner", &d->probe_last_owner);
-        stmt(d->key, "add_last_owner", &d->add_last_owner);
-        stmt(d->key, "fill_nulls", &d->fill_nulls);
-        stmt(d->key, "repair", &d->repair);
-        stmt(d->key, "probe_exact", &d->probe_exact);
-        stmt(d->key, "make_exact", &d->make_exact);
-        stmt(d->key, "seed", &d->seed);
-        stmt(d->key, "acquire", &d->acquire);
-        stmt(d->key, "take_watched", &d->take_watched);
-        stmt(d->key, "renew", &d->renew);
-        stmt(d->key, "release", &d->release);
-        stmt(d->key, "release_force", &d->release_force);
-        stmt(d->key, "status", &d->status);
-        stmt(d->key, "list", &d->list);
-        stmt(d->key, "fence", &d->fence);
+@STMTS@
         each(d->key, "renew_each", &d->renew_each);
         each(d->key, "renewed_each", &d->renewed_each);
         each(d->key, "status_each", &d->status_each);
@@ -181,6 +171,15 @@ int main(int argc, char **argv)
     return 0;
 }
 """
+
+
+def probe_c():
+    """PROBE_C with a stmt() line for every statement and predicate this
+    file expects (STATEMENTS, FRAGMENTS): a statement the generator drops
+    fails its compile."""
+    lines = "\n".join('        stmt(d->key, "%s", &d->%s);' % (st, st)
+                      for st in STATEMENTS + FRAGMENTS)
+    return PROBE_C.replace("@STMTS@", lines)
 
 
 def toml_value(v):
@@ -279,7 +278,7 @@ class GenCase(unittest.TestCase):
         """Compile the generated C with a probe program; run it."""
         out = os.path.join(self.tmp, outdir)
         with open(os.path.join(out, "probe.c"), "w") as f:
-            f.write(PROBE_C)
+            f.write(probe_c())
         exe = os.path.join(out, "probe")
         cc = subprocess.run([CC] + CFLAGS + ["-I", out, "-I", SRC, "-o", exe,
                                              os.path.join(out, "dialects.c"), DIALECT_C,
@@ -344,7 +343,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "6ae3d3f503004eedf974748713e26a4a5f605b97ee3daec3b75ce2c4bb430860"
+SHIPPED_SQL_SHA256 = "0f95a361dda8bb8b5322a9af1ba2e2817dc1da115b32308b97a2c10c6cca3ba3"
 
 
 def shipped_sql(probe_out):
@@ -498,6 +497,31 @@ class RealTemplate(GenCase):
         self.assertEqual(stmts[("sqlite", "fence")][1], [name, owner, token])
         self.assertEqual(stmts[("postgres", "fence")][2].count("clock_timestamp()"), 1)
         self.assertIn("expires_at_ms > c.now_ms", stmts[("postgres", "fence")][2])
+        # PostgreSQL reads its clock once in every statement of the fire
+        # ledger and in the take of a fire, as in the lease's.
+        for st in ["take_fire"] + FIRE_STATEMENTS:
+            self.assertLessEqual(stmts[("postgres", st)][2].count("clock_timestamp()"), 1, st)
+        # The claim, exact where `=` pads (each value and its length).
+        job, fire_at, host = P["job"], P["fire_at_ms"], P["host"]
+        self.assertEqual(stmts[("mysql", "fire_claim")][1],
+                         [job, fire_at, host, name, name, owner, owner, token, fire_at])
+        self.assertEqual(stmts[("sqlite", "fire_claim")][1],
+                         [job, fire_at, host, name, owner, token, fire_at])
+        self.assertEqual(stmts[("sqlserver", "fire_claim")][1],
+                         [job, fire_at, host, name, name, owner, owner, token, fire_at,
+                          name, name, job, job, fire_at])
+        self.assertIn("job = ? AND CHAR_LENGTH(job) = CHAR_LENGTH(?)",
+                      stmts[("mysql", "fire_end")][2])
+        self.assertIn("job = ? AND DATALENGTH(job) = DATALENGTH(?)",
+                      stmts[("sqlserver", "fire_end")][2])
+        self.assertIn("job VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL",
+                      stmts[("mysql", "fire_create_table")][2])
+        self.assertTrue(stmts[("sqlserver", "fire_create_table")][2].startswith(
+            "IF OBJECT_ID(N'{fire_table}', N'U') IS NULL CREATE TABLE {fire_table} ("))
+        self.assertTrue(stmts[("mysql", "fire_claim")][2].startswith("INSERT IGNORE INTO"))
+        # The status reads end with the row's last claimed fire.
+        self.assertIn("l.last_owner, l.fire_at_ms FROM",
+                      self.batched(out)[("sqlserver", "status_each")][2])
 
     def check_row_statements(self, key, row, stmts, now, widths):
         """What every row's statements must get right, whatever the DBMS.
@@ -511,8 +535,11 @@ class RealTemplate(GenCase):
             self.assertNotIn(":owner", sql)
             self.assertNotIn(":name", sql)
             self.assertEqual(sql, sql.strip())
-            if st != "now":
-                self.assertIn("{table}", sql, "%s.%s" % (key, st))
+            # The tables it names, and no other: the library substitutes
+            # only the ones it expects.
+            lease = st != "now" and (st not in FIRE_STATEMENTS or st in FIRE_FENCED)
+            self.assertEqual("{table}" in sql, lease, "%s.%s" % (key, st))
+            self.assertEqual("{fire_table}" in sql, st in FIRE_STATEMENTS, "%s.%s" % (key, st))
         # The clock, read alone.
         self.assertIn(now, stmts[(key, "now")][2], key)
         # The take is bound to the token the follower's read saw (it
@@ -527,7 +554,7 @@ class RealTemplate(GenCase):
         # The followers' reads carry the version they watch, then the
         # holder's ttl (what a watch waits) and who held the row last.
         self.assertTrue(stmts[(key, "status")][2].split(" FROM {table}")[0].endswith(
-            "version, ttl_ms, last_owner"), key)
+            "version, ttl_ms, last_owner, fire_at_ms"), key)
         self.assertEqual(set(stmts[(key, "release")][1]),
                          {name, owner, token, min_hold}, key)
         # min_hold > 0 AND acquired_at + min_hold > now, in three CASEs, and
@@ -556,7 +583,10 @@ class RealTemplate(GenCase):
         self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
         self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
         self.assertNotIn("data", stmts[(key, "renew")][2], key)
-        self.assertIn(", data, version, ttl_ms, last_owner FROM", stmts[(key, "status")][2], key)
+        self.assertIn(", data, version, ttl_ms, last_owner, fire_at_ms FROM",
+                      stmts[(key, "status")][2], key)
+        self.assertIn(", data, version, ttl_ms, last_owner, fire_at_ms FROM",
+                      stmts[(key, "list")][2], key)
         # The columns as wide as sqlease.h says (SQLEASE_MAX_NAME, ...).
         for width in widths:
             self.assertIn("(%d)" % width, stmts[(key, "create_table")][2], key)
@@ -616,6 +646,165 @@ class RealTemplate(GenCase):
         self.assertIn(now, stmts[(key, "seed")][2], key)
         self.assertEqual(stmts[(key, "now")][1], [], key)
         self.assertEqual(stmts[(key, "create_table")][1], [], key)
+        self.check_row_take_fire(key, row, stmts, now)
+        self.check_row_fire(key, row, stmts, now)
+
+    def check_row_take_fire(self, key, row, stmts, now):
+        """The lease row's last claimed fire: its column, and the take that
+        claims a fire (run --schedule)."""
+        self.assertIn("fire_at_ms BIGINT NOT NULL DEFAULT 0", stmts[(key, "create_table")][2],
+                      key)
+        self.assertIn("fire_at_ms BIGINT NOT NULL DEFAULT 0", stmts[(key, "add_fire_at")][2],
+                      key)
+        self.assertEqual(stmts[(key, "probe_fire_at")][1], [], key)
+        q, params, sql = stmts[(key, "take_fire")]
+        # acquire's take, bound to the token read, by the expiry ...
+        acquire = stmts[(key, "acquire")]
+        self.assertEqual(set(params), set(acquire[1]) | {P["fire_at_ms"]}, key)
+        self.assertEqual(params.count(P["token"]), 1, key)
+        self.assertIn(as_sql(row["name_equals"]) + " AND token = ?", sql, key)
+        self.assertIn(as_sql(row["owner_free"]) + " OR owner IS NULL", sql, key)
+        self.assertRegex(sql, r"expires_at_ms <= ", key)
+        self.assertRegex(sql, r"version = COALESCE\(version, 0\) \+ 1", key)
+        self.assertIn("token = token + 1", sql, key)
+        self.assertIn("ttl_ms = ?", sql, key)
+        # ... that writes the fire and requires the row's last one before it.
+        self.assertEqual(params.count(P["fire_at_ms"]), 2, key)
+        self.assertIn("fire_at_ms = ?", sql.split(" WHERE ")[0], key)
+        self.assertIn("COALESCE(fire_at_ms, 0) < ?", sql.split(" WHERE ")[1], key)
+        # No other statement changes the fire a take claimed: a release,
+        # even a forced one, never lets a fire run twice.
+        for st in ("acquire", "take_watched", "renew", "release", "release_force", "repair",
+                   "fill_nulls"):
+            self.assertNotIn("fire_at_ms", stmts[(key, st)][2], "%s.%s" % (key, st))
+
+    def check_row_fire(self, key, row, stmts, now):
+        """The fire ledger's statements, whatever the DBMS: their
+        parameters, the exact comparisons through the row's snippets, the
+        fence of the fenced ones, and the insert that leaves a fire that
+        has a row alone."""
+        name_eq, owner_eq = as_sql(row["name_equals"]), as_sql(row["owner_equals"])
+        job_eq = as_sql(row["job_equals"])
+        fence = "%s AND %s AND token = ?" % (name_eq, owner_eq)
+        params = {st: stmts[(key, st)][1] for st in FIRE_STATEMENTS}
+        sql = {st: stmts[(key, st)][2] for st in FIRE_STATEMENTS}
+        ps = {st: {n for n, v in P.items() if v in params[st]} for st in FIRE_STATEMENTS}
+        self.assertEqual(ps["fire_create_table"], set(), key)
+        self.assertEqual(ps["fire_claim"], {"name", "owner", "token", "job", "fire_at_ms", "host"},
+                         key)
+        self.assertEqual(ps["fire_reclaim"], {"name", "owner", "token", "job", "fire_at_ms",
+                                              "host", "attempt"}, key)
+        self.assertEqual(ps["fire_end"], {"name", "token", "job", "fire_at_ms", "attempt",
+                                          "state", "has_exit", "exit_status", "note"}, key)
+        self.assertEqual(ps["fire_record"], {"name", "owner", "token", "job", "fire_at_ms",
+                                             "host", "state", "note"}, key)
+        self.assertEqual(ps["fire_abandon"], {"name", "owner", "token", "note"}, key)
+        self.assertEqual(ps["fire_last"], {"name", "job"}, key)
+        self.assertEqual(ps["fire_read"], {"name", "owner", "token", "job", "fire_at_ms"}, key)
+        self.assertEqual(ps["fire_list"], {"name", "job", "since_ms", "before_ms"}, key)
+        self.assertEqual(ps["fire_prune"], {"name", "since_ms", "before_ms"}, key)
+        self.assertEqual(ps["fire_done"], {"name", "token", "job", "fire_at_ms", "host", "state",
+                                           "has_exit", "exit_status"}, key)
+        # The table: its key, and its columns as wide as sqlease.h says.
+        create = sql["fire_create_table"]
+        self.assertIn("PRIMARY KEY (name, job, fire_at_ms)", create, key)
+        for col, snippet, width in (("name", "name_type", "SQLEASE_MAX_NAME"),
+                                    ("job", "job_type", "SQLEASE_MAX_JOB"),
+                                    ("owner", "owner_type", "SQLEASE_MAX_OWNER"),
+                                    ("host", "host_type", "SQLEASE_MAX_HOST"),
+                                    ("note", "note_type", "SQLEASE_MAX_NOTE"),
+                                    ("state", "state_type", "SQLEASE_MAX_STATE")):
+            self.assertIn("(%d)" % header_limit(width), row[snippet], snippet)
+            self.assertIn("%s %s" % (col, as_sql(row[snippet])), create, "%s.%s" % (key, col))
+        # name, job and owner compare as exact bytes, as the lease's do.
+        for col in ("name", "job", "owner"):
+            self.assertRegex(create, r"\b%s %s %s NOT NULL" % (
+                col, re.escape(as_sql(row[col + "_type"])),
+                re.escape(as_sql(row["exact_collation"]))) if row["exact_collation"] else
+                r"\b%s %s NOT NULL" % (col, re.escape(as_sql(row[col + "_type"]))), key)
+        for col in ("state VARCHAR(16) NOT NULL", "attempt INTEGER NOT NULL DEFAULT 1",
+                    "token BIGINT NOT NULL", "started_at_ms BIGINT NOT NULL DEFAULT 0",
+                    "ended_at_ms BIGINT NOT NULL DEFAULT 0", "exit_status INTEGER NULL",
+                    "duration_ms BIGINT NULL", "fire_at_ms BIGINT NOT NULL"):
+            self.assertIn(col, create, key)
+        # Every statement that finds one fire compares name and job through
+        # the row's snippets.
+        for st in ("fire_reclaim", "fire_end", "fire_read", "fire_list"):
+            self.assertIn(name_eq, sql[st], "%s.%s" % (key, st))
+            self.assertIn(job_eq, sql[st], "%s.%s" % (key, st))
+        for st in ("fire_abandon", "fire_last", "fire_prune", "fire_done"):
+            self.assertIn(name_eq, sql[st], "%s.%s" % (key, st))
+        # The fence: the claim and the record write only while the hold
+        # (name, owner, token) is live by the database's clock, and not
+        # before the fire's time; the rerun and the abandon only while it
+        # is live; the claim writes 'running', attempt 1, the lease row's
+        # name, owner and token.
+        for st in ("fire_claim", "fire_record", "fire_reclaim", "fire_abandon", "fire_read"):
+            self.assertIn(fence, sql[st], "%s.%s" % (key, st))
+            self.assertRegex(sql[st], r"expires_at_ms > (c\.now_ms|%s)" % re.escape(now),
+                             "%s.%s" % (key, st))
+        for st in ("fire_claim", "fire_record"):
+            self.assertRegex(sql[st], r"AND (c\.now_ms|%s) >= \?" % re.escape(now),
+                             "%s.%s" % (key, st))
+            self.assertEqual(params[st].count(P["fire_at_ms"]),
+                             2 + sql[st].count("fire_at_ms = ?"), "%s.%s" % (key, st))
+            self.assertRegex(sql[st], r"SELECT name, \?, \?, ", "%s.%s" % (key, st))
+        self.assertIn("'running', 1, owner, ?, token, ", sql["fire_claim"], key)
+        self.assertIn("state = 'abandoned' AND attempt = ?", sql["fire_reclaim"], key)
+        self.assertIn("attempt = attempt + 1", sql["fire_reclaim"], key)
+        for col in ("exit_status", "duration_ms", "note"):
+            self.assertIn("%s = NULL" % col, sql["fire_reclaim"], key)
+        self.assertIn("EXISTS (SELECT 1 FROM {table} WHERE " + fence, sql["fire_reclaim"], key)
+        # The end is that claim (token, attempt), still running, and not
+        # fenced by the lease; the duration from the clock, not from
+        # ended_at_ms (MySQL assigns left to right); the exit status NULL
+        # unless there is one.
+        self.assertRegex(sql["fire_end"], r"fire_at_ms = \? AND token = \? AND attempt = \? "
+                         r"AND state = 'running'$", key)
+        self.assertRegex(sql["fire_end"], r"duration_ms = (c\.now_ms|%s) - started_at_ms"
+                         % re.escape(now), key)
+        self.assertIn("CASE WHEN ? = 1 THEN ? ELSE NULL END", sql["fire_end"], key)
+        self.assertNotIn("owner", sql["fire_end"], key)
+        # The abandon: the running rows of older holds of its name only.
+        self.assertIn("state = 'running' AND token < ?", sql["fire_abandon"], key)
+        self.assertIn("state = 'abandoned'", sql["fire_abandon"], key)
+        # One fire's row and the clock, always one answer (a LEFT JOIN of
+        # the clock), with whether the hold is live.
+        self.assertIn("LEFT JOIN {fire_table} ON " + name_eq, sql["fire_read"], key)
+        self.assertIn("(SELECT COUNT(*) FROM {table} WHERE " + fence, sql["fire_read"], key)
+        self.assertTrue(sql["fire_read"].startswith(
+            "SELECT state, attempt, owner, host, token, started_at_ms, ended_at_ms, "
+            "exit_status, duration_ms, note, "), key)
+        self.assertRegex(sql["fire_last"], r"^SELECT job, MAX\(fire_at_ms\) FROM "
+                         r"\{fire_table\} WHERE .* AND job > \? GROUP BY job ORDER BY job$", key)
+        self.assertTrue(sql["fire_list"].endswith(
+            "AND fire_at_ms >= ? AND fire_at_ms < ? ORDER BY fire_at_ms DESC, name, job"), key)
+        self.assertIn("(? = '' OR (%s))" % name_eq, sql["fire_list"], key)
+        self.assertIn("(? = '' OR (%s))" % job_eq, sql["fire_list"], key)
+        self.assertTrue(sql["fire_prune"].startswith("DELETE FROM {fire_table} WHERE"), key)
+        self.assertTrue(sql["fire_prune"].endswith(
+            "AND fire_at_ms >= ? AND fire_at_ms < ? AND state <> 'running'"), key)
+        # run --schedule's outcome: fenced by the token and the fire the
+        # take claimed, not by the expiry; started when the take was.
+        done = sql["fire_done"]
+        self.assertIn(name_eq + " AND token = ? AND fire_at_ms = ?", done, key)
+        self.assertNotIn("expires_at_ms", done, key)
+        self.assertIn("token, acquired_at_ms, ", done, key)
+        self.assertIn("THEN last_owner ELSE owner END", done, key)
+        # The inserts leave a fire that has a row alone: PostgreSQL's and
+        # SQLite's ON CONFLICT, MySQL's INSERT IGNORE (never ON DUPLICATE
+        # KEY UPDATE, which found rows counts as 1), SQL Server's NOT
+        # EXISTS under key-range locks.
+        for st in ("fire_claim", "fire_record", "fire_done"):
+            self.assertNotIn("ON DUPLICATE KEY", sql[st], "%s.%s" % (key, st))
+            guards = (sql[st].endswith("ON CONFLICT (name, job, fire_at_ms) DO NOTHING"),
+                      sql[st].startswith("INSERT IGNORE INTO {fire_table}"),
+                      "NOT EXISTS (SELECT 1 FROM {fire_table} WITH (UPDLOCK, HOLDLOCK) WHERE "
+                      "%s AND %s AND fire_at_ms = ?)" % (name_eq, job_eq) in sql[st])
+            self.assertEqual(sum(guards), 1, "%s.%s: %s" % (key, st, sql[st]))
+        # Nothing of the ledger changes the lease row.
+        for st in FIRE_STATEMENTS:
+            self.assertNotRegex(sql[st], r"^UPDATE \{table\}", "%s.%s" % (key, st))
 
     def test_batched_statements(self):
         self.assertEqual(self.gen().returncode, 0)
@@ -705,9 +894,10 @@ class RealTemplate(GenCase):
         self.assertEqual(set(params), {name}, key)
         self.assertEqual(len(params) % 3, 0, key)
         self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
-        self.assertIn("data, version, ttl_ms, last_owner FROM {table}",
+        self.assertIn("data, version, ttl_ms, last_owner, fire_at_ms FROM {table}",
                       sql.replace("l.data", "data").replace("l.version", "version")
-                      .replace("l.ttl_ms", "ttl_ms").replace("l.last_owner", "last_owner"), key)
+                      .replace("l.ttl_ms", "ttl_ms").replace("l.last_owner", "last_owner")
+                      .replace("l.fire_at_ms", "fire_at_ms"), key)
         # The seed of many names: one name per item, a new row's values
         # (token from the database clock, as `seed`), an INSERT.
         q, params, sql = each[(key, "seed_each")]
@@ -1001,8 +1191,15 @@ class Snippets(GenCase):
                       "FOR BIT DATA NOT NULL DEFAULT ''", stmts[("paddb", "create_table")][2])
         # An empty snippet leaves no stray blank: [common]'s own rows.
         self.assertIn("data VARCHAR(1024) NULL, ttl_ms", stmts[("paddb", "create_table")][2])
-        self.assertIn("last_owner VARCHAR(255) NOT NULL DEFAULT '' )",
+        self.assertIn("last_owner VARCHAR(255) NOT NULL DEFAULT '', fire_at_ms",
                       stmts[("paddb", "create_table")][2])
+        # The fire ledger compares jobs its way too.
+        for st in ("fire_claim", "fire_end", "fire_read"):
+            self.assertIn("name = ? AND LENGTH(name) = LENGTH(?)", stmts[("paddb", st)][2], st)
+        for st in ("fire_end", "fire_read", "fire_list", "fire_reclaim"):
+            self.assertIn("job = ? AND LENGTH(job) = LENGTH(?)", stmts[("paddb", st)][2], st)
+        self.assertIn("job VARCHAR(64) FOR BIT DATA NOT NULL",
+                      stmts[("paddb", "fire_create_table")][2])
         self.assertEqual(stmts[("sqlite", "now")][2], "SELECT " + rows["sqlite"]["now_ms"])
         # The other rows keep theirs.
         self.assertIn("WHERE name = ? AND token = ?", stmts[("sqlite", "acquire")][2])
@@ -1091,7 +1288,8 @@ class Snippets(GenCase):
         rows["common"]["status"] = rows["common"]["status"].replace("{name_equals}",
                                                                     "{name_equal}")
         self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'status': unknown "
-                            "placeholder '{name_equal}' (known: {now}, {table}, {name_equals}")
+                            "placeholder '{name_equal}' (known: {now}, {table}, {fire_table}, "
+                            "{name_equals}")
         rows = real_rows()
         del rows["common"]["from_dual"]
         self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'now': snippet "
@@ -1100,6 +1298,7 @@ class Snippets(GenCase):
         rows = real_rows()
         del rows["common"]["from_dual"]
         rows["common"]["now"] = "SELECT {now}"
+        rows["common"]["fire_read"] = rows["common"]["fire_read"].replace(" {from_dual}", "")
         self.assertEqual(self.gen(dump_toml(rows)).returncode, 0)
 
     def test_common_compares_through_snippets(self):
@@ -1616,6 +1815,67 @@ class Malformed(GenCase):
 
     def test_no_rows(self):
         self.assertRejected("# nothing\n", REL + ": no dialect rows")
+
+    def test_fire_table_placeholder(self):
+        # A lease statement never names the fire table (the library would
+        # send the braces), and a statement of the ledger names it.
+        rows = self.rows()
+        rows["sqlite"]["status"] = own(rows, "sqlite", "status").replace(
+            "WHERE", "WHERE EXISTS (SELECT 1 FROM {fire_table}) AND")
+        self.assertRejected(dump_toml(rows), REL + ": row 'sqlite', field 'status': "
+                            "placeholder '{fire_table}' is not allowed here")
+        rows = self.rows()
+        rows["sqlite"]["fire_last"] = own(rows, "sqlite", "fire_last").replace(
+            "{fire_table}", "sys_job_fire")
+        self.assertRejected(dump_toml(rows), REL + ": row 'sqlite', field 'fire_last': "
+                            "statement does not use {fire_table}")
+        # The end is not fenced by the lease: it names only the fire table.
+        rows = self.rows()
+        rows["sqlite"]["fire_end"] = own(rows, "sqlite", "fire_end") + \
+            " AND EXISTS (SELECT 1 FROM {table})"
+        self.assertRejected(dump_toml(rows), REL + ": row 'sqlite', field 'fire_end': "
+                            "placeholder '{table}' is not allowed here")
+        # The claim is: without the lease table it would be no fence.
+        rows = self.rows()
+        rows["common"]["fire_claim"] = ("INSERT INTO {fire_table} (name, job, fire_at_ms, state,"
+                                        " owner, host, token) VALUES (:name, :job, :fire_at_ms, "
+                                        "'running', :owner, :host, :token)")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'fire_claim': "
+                            "statement does not use {table}")
+
+    def test_fire_claim_fenced(self):
+        # The claim binds the hold it is fenced by: without the owner (or
+        # the token) it would write under any hold.
+        rows = self.rows()
+        rows["common"]["fire_claim"] = rows["common"]["fire_claim"].replace(
+            "{owner_equals} AND ", "")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'fire_claim': "
+                            "missing parameter :owner")
+        rows = self.rows()
+        rows["common"]["fire_record"] = rows["common"]["fire_record"].replace(
+            "AND token = :token", "")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'fire_record': "
+                            "missing parameter :token")
+
+    def test_statement_markers_bound(self):
+        # src/db.c binds a statement from 16 values at most.
+        rows = self.rows()
+        rows["mysql"]["fire_reclaim"] = own(rows, "mysql", "fire_reclaim") + \
+            " AND fire_at_ms = :fire_at_ms AND fire_at_ms = :fire_at_ms AND token = :token"
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field 'fire_reclaim': "
+                            "17 markers; src/db.c binds at most 16 in a statement")
+
+    def test_job_compared_through_snippet(self):
+        rows = self.rows()
+        rows["common"]["fire_end"] = rows["common"]["fire_end"].replace("{job_equals}",
+                                                                        "job = :job")
+        self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'fire_end': compares "
+                            "with 'job = :job': write {job_equals} instead")
+        # A row whose `=` pads spells the job's comparison too.
+        rows = self.rows()
+        del rows["mysql"]["job_equals"]
+        self.assertRejected(dump_toml(rows), REL + ": row 'mysql', field 'job_equals': the row "
+                            "sets name_equals and owner_equals but not job_equals")
 
 
 def copy_row(text, key, new_key, alias, dbms_name, driver_match):
