@@ -153,7 +153,18 @@ typedef enum sqlease_status {
     SQLEASE_EPLATFORM = 12,
     /* An UPDATE reported a row count other than 0 or 1, so whether the
      * lease is held cannot be known.  Never treated as held. */
-    SQLEASE_EROWCOUNT = 13
+    SQLEASE_EROWCOUNT = 13,
+    /* The fire ledger: the fire was claimed already (its row exists, by
+     * this holder or another; the info says who, when and how it
+     * stands), or, for a take that claims a fire, the lease row shows
+     * this fire or a later one taken.  Not an error: the normal answer
+     * to every host but the one that runs it.  (Since 0.2.1.) */
+    SQLEASE_CLAIMED = 14,
+    /* The fire ledger: the fire is not due yet by the database's clock
+     * (its fire_at_ms is ahead of it), so it was not claimed; the hold
+     * was live.  Not an error: claim it again once it is due.  (Since
+     * 0.2.1.) */
+    SQLEASE_NOT_DUE = 15
 } sqlease_status;
 
 /* The sqlease_error a call fills when it is given one.  Caller-owned;
@@ -563,8 +574,9 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
 /* Migration                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Create `table` if it is missing, add the token, version and data
- * columns to an older table that lacks them, fill in the NULLs an older
+/* Create `table` if it is missing, add the columns an older table lacks
+ * (token, version, data, ttl_ms, last_owner, fire_at_ms; it creates no
+ * fire table: sqlease_fire_migrate does), fill in the NULLs an older
  * table made by hand without NOT NULL may hold (owner '', times and
  * version 0, a NULL token the database clock), then give the name and
  * owner columns a collation that compares exact bytes where the
@@ -625,6 +637,11 @@ typedef struct sqlease_lease_info {
                                 acquire repairs the row (one UPDATE that
                                 changes its version) before it takes it,
                                 and migrate repairs every row (since
+                                0.2.1) */
+    int64_t fire_at_ms;      /* the last fire a take of this lease claimed
+                                (`run --schedule`: the fire's instant on
+                                the database clock, epoch ms), kept by
+                                every renew and release; 0 if none (since
                                 0.2.1) */
 } sqlease_lease_info;
 

@@ -609,7 +609,27 @@ static void table_sql_free(sqle_table_sql *t)
     free(t->repair);
     free(t->status);
     free(t->fence);
+    free(t->take_fire);
     free(t);
+}
+
+static void fire_sql_free(sqle_fire_sql *f)
+{
+    if (f == NULL)
+        return;
+    free(f->table);
+    free(f->fire_table);
+    free(f->claim);
+    free(f->reclaim);
+    free(f->end);
+    free(f->record);
+    free(f->abandon);
+    free(f->last);
+    free(f->read);
+    free(f->list);
+    free(f->prune);
+    free(f->done);
+    free(f);
 }
 
 static void db_free(sqlease_db *db)
@@ -618,6 +638,11 @@ static void db_free(sqlease_db *db)
         sqle_table_sql *t = db->table_sql;
         db->table_sql = t->next;
         table_sql_free(t);
+    }
+    while (db->fire_sql != NULL) {
+        sqle_fire_sql *f = db->fire_sql;
+        db->fire_sql = f->next;
+        fire_sql_free(f);
     }
     if (db->proto != NULL)
         db->ops->close(db->proto);
@@ -798,9 +823,11 @@ const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
         t->repair = sqle_sql_for_table(d->repair.sql, table);
         t->status = sqle_sql_for_table(d->status.sql, table);
         t->fence = sqle_sql_for_table(d->fence.sql, table);
-        if (t->table == NULL || t->acquire == NULL || t->take_watched == NULL || t->renew == NULL || t->release == NULL ||
-            t->release_force == NULL || t->repair == NULL || t->status == NULL ||
-            t->fence == NULL) {
+        t->take_fire = sqle_sql_for_table(d->take_fire.sql, table);
+        if (t->table == NULL || t->acquire == NULL || t->take_watched == NULL ||
+            t->renew == NULL || t->release == NULL || t->release_force == NULL ||
+            t->repair == NULL || t->status == NULL || t->fence == NULL ||
+            t->take_fire == NULL) {
             table_sql_free(t);
             t = NULL;
         } else {
@@ -810,6 +837,46 @@ const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
     }
     sqle_mutex_unlock(&db->m);
     return t;
+}
+
+/* As sqle_db_table_sql, for the pair of tables the fire ledger's
+ * statements name. */
+const sqle_fire_sql *sqle_db_fire_sql(sqlease_db *db, const sqle_dialect *d, const char *table,
+                                      const char *fire_table)
+{
+    sqle_fire_sql *f;
+
+    sqle_mutex_lock(&db->m);
+    for (f = db->fire_sql; f != NULL; f = f->next)
+        if (f->d == d && strcmp(f->table, table) == 0 && strcmp(f->fire_table, fire_table) == 0)
+            break;
+    if (f == NULL && (f = calloc(1, sizeof *f)) != NULL) {
+        f->d = d;
+        f->table = sqle_strdup(table);
+        f->fire_table = sqle_strdup(fire_table);
+        f->claim = sqle_sql_for_tables(d->fire_claim.sql, table, fire_table);
+        f->reclaim = sqle_sql_for_tables(d->fire_reclaim.sql, table, fire_table);
+        f->end = sqle_sql_for_tables(d->fire_end.sql, table, fire_table);
+        f->record = sqle_sql_for_tables(d->fire_record.sql, table, fire_table);
+        f->abandon = sqle_sql_for_tables(d->fire_abandon.sql, table, fire_table);
+        f->last = sqle_sql_for_tables(d->fire_last.sql, table, fire_table);
+        f->read = sqle_sql_for_tables(d->fire_read.sql, table, fire_table);
+        f->list = sqle_sql_for_tables(d->fire_list.sql, table, fire_table);
+        f->prune = sqle_sql_for_tables(d->fire_prune.sql, table, fire_table);
+        f->done = sqle_sql_for_tables(d->fire_done.sql, table, fire_table);
+        if (f->table == NULL || f->fire_table == NULL || f->claim == NULL ||
+            f->reclaim == NULL || f->end == NULL || f->record == NULL || f->abandon == NULL ||
+            f->last == NULL || f->read == NULL || f->list == NULL || f->prune == NULL ||
+            f->done == NULL) {
+            fire_sql_free(f);
+            f = NULL;
+        } else {
+            f->next = db->fire_sql;
+            db->fire_sql = f;
+        }
+    }
+    sqle_mutex_unlock(&db->m);
+    return f;
 }
 
 const sqle_dialect *sqle_db_dialect(sqlease_db *db)

@@ -31,7 +31,18 @@ typedef struct sqle_table_sql {
     const sqle_dialect *d;
     char *table;
     char *acquire, *take_watched, *renew, *release, *release_force, *repair, *status, *fence;
+    char *take_fire;
 } sqle_table_sql;
+
+/* The fire ledger's statements (fire.c) with {table} and {fire_table}
+ * substituted, per pair of tables and dialect, shared and freed the same
+ * way. */
+typedef struct sqle_fire_sql {
+    struct sqle_fire_sql *next;
+    const sqle_dialect *d;
+    char *table, *fire_table;
+    char *claim, *reclaim, *end, *record, *abandon, *last, *read, *list, *prune, *done;
+} sqle_fire_sql;
 
 typedef struct db_worker db_worker;
 typedef struct db_req db_req;
@@ -65,6 +76,7 @@ struct sqlease_db {
     int nabandoned;                /* abandoned workers still inside the driver */
     int refs;                      /* the owner's, plus one per worker alive */
     sqle_table_sql *table_sql;     /* per table and dialect, see above */
+    sqle_fire_sql *fire_sql;       /* per pair of tables and dialect */
     struct sqle_engine *engine;    /* the supervisors' threads (engine.c), NULL
                                       while the handle has no supervisor */
     int closing;
@@ -122,6 +134,12 @@ int sqle_db_exec_rows_by(sqlease_db *db, int64_t deadline, const char *sql, cons
 const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
                                         const char *table);
 
+/* The fire ledger's statements of the lease table `table` and the fire
+ * table `fire_table` in dialect d (shared; valid until sqlease_db_close),
+ * or NULL when out of memory.  Both must be validated identifiers. */
+const sqle_fire_sql *sqle_db_fire_sql(sqlease_db *db, const sqle_dialect *d, const char *table,
+                                      const char *fire_table);
+
 const sqle_dialect *sqle_db_dialect(sqlease_db *db);
 
 /* The values a template statement's named parameters take: one field
@@ -136,6 +154,17 @@ typedef struct db_params {
     int64_t min_hold_ms;
     const char *data;   /* NULL: SQL NULL */
     int64_t version;    /* the row version a watched take is bound to */
+    /* The fire ledger's (fire.c). */
+    const char *job;
+    int64_t fire_at_ms;
+    const char *state;
+    int64_t attempt;
+    const char *host;
+    int64_t has_exit;   /* 1: exit_status is bound as the exit status */
+    int64_t exit_status;
+    const char *note;   /* NULL: SQL NULL */
+    int64_t since_ms;
+    int64_t before_ms;
 } db_params;
 
 /* The value parameter `param` (a sqle_param) takes from `p`, as a

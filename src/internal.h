@@ -103,6 +103,10 @@ int sqle_list_paged(sqlease_db *db, const char *table, size_t page, sqlease_list
 
 /* A copy of tmpl with every "{table}" replaced by table (malloc'd). */
 char *sqle_sql_for_table(const char *tmpl, const char *table);
+/* The same with every "{fire_table}" replaced by fire_table too; a NULL
+ * value leaves its placeholder as it is (malloc'd; NULL when out of
+ * memory, or when tmpl or both values are NULL). */
+char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_table);
 
 /* ---- structs that grow (sqlease.h; abi.c) ------------------------- */
 

@@ -87,6 +87,7 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
         l->sql_repair = sql->repair;
         l->sql_status = sql->status;
         l->sql_fence = sql->fence;
+        l->sql_take_fire = sql->take_fire;
     }
     if (sql == NULL || l->name == NULL || l->owner == NULL ||
         (r->data != NULL && l->data == NULL)) {
@@ -175,6 +176,7 @@ static int run_held(sqlease_lease *l, const sqle_stmt *st, const char *sql, int6
     db_params p;
     int rc;
 
+    memset(&p, 0, sizeof p);
     p.name = l->name;
     p.owner = l->owner;
     p.ttl_ms = l->ttl_ms;
@@ -182,6 +184,7 @@ static int run_held(sqlease_lease *l, const sqle_stmt *st, const char *sql, int6
     p.min_hold_ms = min_hold_ms;
     p.data = l->data;
     p.version = l->take_version;
+    p.fire_at_ms = l->take_fire_at;
     sqle_atomic_add(&l->statements, 1);
     rc = sqle_db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
@@ -221,6 +224,8 @@ static void row_out(db_out *out, sqlease_lease_info *info)
     out[8].type = DB_TEXT;
     out[8].s = info->last_owner;
     out[8].cap = sizeof info->last_owner;
+    out[9].type = DB_INT64;
+    out[9].i = &info->fire_at_ms;
 }
 
 /*
@@ -259,6 +264,10 @@ static int row_finish(const db_out *out, sqlease_lease_info *info, const char *n
         info->ttl_ms = 0;
     if (out[8].is_null)
         info->last_owner[0] = '\0';
+    /* A NULL fire_at_ms (a table made by hand) claims no fire: the take
+     * of a fire reads it as 0 too (COALESCE). */
+    if (out[9].is_null)
+        info->fire_at_ms = 0;
     info->size = sizeof *info;
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
     return SQLEASE_OK;
@@ -693,6 +702,120 @@ int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64
         return sqle_fail(err, SQLEASE_EINVAL, "take: lease, seen and taken must not be NULL");
     l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
     return take_after_read(l, seen, info, taken, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* The take that claims a fire (run --schedule)                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A read showed the fire taken already: the row's fire_at_ms is the fire
+ * or a later one.  Every take of a lease that `run --schedule` uses
+ * claims a fire, so the row's holder (or, once it released, last_owner)
+ * and acquired_at_ms are the hold that took it, and when.
+ */
+static int fire_taken(const sqlease_lease *l, const sqlease_lease_info *row, int64_t fire_at_ms,
+                      sqlease_error *err)
+{
+    char who[SQLE_QUOTED_ID_MAX];
+    const char *by = row->owner[0] != '\0' ? row->owner : row->last_owner;
+
+    sqle_quote_id(by, who, sizeof who);
+    if (row->fire_at_ms > fire_at_ms)
+        return sqle_fail(err, SQLEASE_CLAIMED,
+                         "lease '%s': a later fire (at %lld) was taken already, by %s "
+                         "(token %lld, at %lld): the fire at %lld is not run", l->name,
+                         (long long)row->fire_at_ms, who, (long long)row->token,
+                         (long long)row->acquired_at_ms, (long long)fire_at_ms);
+    return sqle_fail(err, SQLEASE_CLAIMED,
+                     "lease '%s': the fire at %lld was taken by %s (token %lld, at %lld)%s",
+                     l->name, (long long)fire_at_ms, who, (long long)row->token,
+                     (long long)row->acquired_at_ms,
+                     row->held ? "" : row->owner[0] != '\0' ? ", whose hold has expired"
+                                                            : ", which has released it");
+}
+
+static int take_fire_after_read(sqlease_lease *l, const sqlease_lease_info *row,
+                                int64_t fire_at_ms, sqlease_lease_info *info, int *taken,
+                                sqlease_error *err)
+{
+    int64_t rows = -1;
+    int rc;
+
+    if (info != NULL)
+        *info = *row;
+    if (row->fire_at_ms >= fire_at_ms)
+        return fire_taken(l, row, fire_at_ms, err);
+    if (row->has_nulls) {
+        sqlease_lease_info again;
+
+        rc = repair_row(l, &again, err);
+        if (rc != SQLEASE_OK)
+            return rc;
+        return take_fire_after_read(l, &again, fire_at_ms, info, taken, err);
+    }
+    if (row->owner[0] != '\0' && row->held) {
+        char who[SQLE_QUOTED_ID_MAX];
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is held by %s (token %lld)",
+                         l->name, sqle_quote_id(row->owner, who, sizeof who),
+                         (long long)row->token);
+    }
+    l->take_fire_at = fire_at_ms;
+    rc = run(l, &l->d->take_fire, l->sql_take_fire, row->token, NULL, 0, NULL, &rows, err);
+    l->take_fire_at = 0;
+    if (rc == SQLEASE_OK && rows != 0 && rows != 1)
+        return sqle_fail(err, SQLEASE_EROWCOUNT,
+                         "take of lease '%s' for the fire at %lld reported %lld rows affected; "
+                         "expected 0 or 1", l->name, (long long)fire_at_ms, (long long)rows);
+    if ((rc == SQLEASE_OK && rows == 0) || lost_race(l, rc, err)) {
+        /* Another take won: one more read says whether it took this fire. */
+        sqlease_lease_info now;
+        sqlease_error ignored;
+        char why[sizeof err->message];
+
+        snprintf(why, sizeof why, "%s", rc == SQLEASE_OK ? "" : err->message);
+        if (read_row(l, &now, &ignored) == SQLEASE_OK && now.fire_at_ms >= fire_at_ms) {
+            if (info != NULL)
+                *info = now;
+            return fire_taken(l, &now, fire_at_ms, err);
+        }
+        return lost_take(l, info, row->token, why[0] != '\0' ? why : NULL, err);
+    }
+    if (rc != SQLEASE_OK)
+        return rc;
+    l->held_token = l->proven_token = row->token + 1;
+    if (info != NULL) {
+        snprintf(info->owner, sizeof info->owner, "%s", l->owner);
+        snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
+        info->token = row->token + 1;
+        info->acquired_at_ms = row->db_now_ms;
+        info->expires_at_ms = row->db_now_ms + l->ttl_ms;
+        info->ttl_ms = l->ttl_ms;
+        info->version = row->version + 1;
+        info->fire_at_ms = fire_at_ms;
+        info->held = info->mine = 1;
+    }
+    *taken = 1;
+    return SQLEASE_OK;
+}
+
+int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64_t fire_at_ms,
+                         sqlease_lease_info *info, int *taken, sqlease_error *err_in)
+{
+    sqlease_error local;
+    sqlease_error *err = err_in != NULL ? err_in : &local;
+
+    sqle_err_clear(err);
+    if (taken != NULL)
+        *taken = 0;
+    if (l == NULL || seen == NULL || taken == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "take of a fire: lease, seen and taken must not be NULL");
+    if (fire_at_ms <= 0)
+        return sqle_fail(err, SQLEASE_EINVAL, "take of lease '%s': fire_at_ms %lld is not a "
+                         "time (epoch ms)", l->name, (long long)fire_at_ms);
+    l->deadline = sqle_db_deadline(l->db);
+    return take_fire_after_read(l, seen, fire_at_ms, info, taken, err);
 }
 
 int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,

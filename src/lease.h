@@ -42,9 +42,9 @@ int sqle_lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_
 int64_t sqle_lease_min_hold(const sqlease_lease *l);
 
 /* The status statement's columns: owner, token, acquired_at_ms,
- * expires_at_ms, the clock, data, version, ttl_ms, last_owner
+ * expires_at_ms, the clock, data, version, ttl_ms, last_owner, fire_at_ms
  * (status_each and list read the name before them). */
-#define SQLE_ROW_COLUMNS 9
+#define SQLE_ROW_COLUMNS 10
 
 /* Point out[0..SQLE_ROW_COLUMNS-1] at the fields of `info`. */
 void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);
@@ -55,6 +55,27 @@ void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);
  * whether a column the library writes was NULL. */
 int sqle_lease_row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
                           sqlease_error *err);
+
+/*
+ * run --schedule's take: the follower's take after `seen` (its read of
+ * the row, sqlease_lease_status or sqle_lease_status_each), by the
+ * database's expiry and bound to the token read, that also claims the
+ * fire `fire_at_ms` for the new hold (templates/dialects.toml,
+ * take_fire): the row's fire_at_ms must be before it, and becomes it.
+ * Sends nothing when the read shows the fire (or a later one) claimed
+ * already: SQLEASE_CLAIMED, `info` the row as read (the holder, or
+ * last_owner once released, acquired_at_ms when it was taken), the
+ * message naming who ran it and when.  A live hold: SQLEASE_NOT_HELD
+ * with the holder.  A row with NULLs is repaired and read again first,
+ * as acquire does.  Taken: SQLEASE_OK, *taken 1, the lease holds token
+ * seen->token + 1 (renew and release it as after sqlease_lease_acquire),
+ * `info` the new hold with fire_at_ms.  A take that another beat (0
+ * rows): one more read says who, SQLEASE_CLAIMED if the winner claimed
+ * this fire, else SQLEASE_NOT_HELD.  fire_at_ms must be positive.  Not
+ * thread-safe for one lease, as every lease call.
+ */
+int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64_t fire_at_ms,
+                         sqlease_lease_info *info, int *taken, sqlease_error *err);
 
 /* Lease statements this handle has sent. */
 uint64_t sqle_lease_statements(const sqlease_lease *l);

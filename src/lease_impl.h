@@ -31,6 +31,7 @@ struct sqlease_lease {
     const char *sql_repair;
     const char *sql_status;
     const char *sql_fence;
+    const char *sql_take_fire;
     /* Token of the hold this handle believes it has (what it renews), or
      * -1. */
     int64_t held_token;
@@ -64,6 +65,8 @@ struct sqlease_lease {
     int64_t seen_wait;  /* how long to watch it (ms): the ttl, or more for a
                            minimum hold's remainder */
     int64_t take_version; /* what a watched take binds as :version */
+    int64_t take_fire_at; /* what a take of a fire binds as :fire_at_ms,
+                             during that call only */
     int clock_ref_valid;
     int64_t clock_ref;    /* database clock - sqle_mono_ms, largest seen (ms) */
 };

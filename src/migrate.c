@@ -241,6 +241,9 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     rc = ensure_column(db, &d->probe_last_owner, &d->add_last_owner, table, "last_owner", err);
     if (rc != SQLEASE_OK)
         return rc;
+    rc = ensure_column(db, &d->probe_fire_at, &d->add_fire_at, table, "fire_at_ms", err);
+    if (rc != SQLEASE_OK)
+        return rc;
     rc = fill_nulls(db, d, table, err);
     if (rc != SQLEASE_OK)
         return rc;

@@ -48,6 +48,8 @@ const char *sqlease_strerror(int status)
     case SQLEASE_ESTATE: return "the call does not fit the handle's state";
     case SQLEASE_EPLATFORM: return "an operating-system call failed";
     case SQLEASE_EROWCOUNT: return "unexpected row count: whether the lease is held is unknown";
+    case SQLEASE_CLAIMED: return "the fire was claimed already";
+    case SQLEASE_NOT_DUE: return "the fire is not due yet by the database clock";
     }
     return "unknown status";
 }
@@ -69,6 +71,8 @@ const char *sqlease_status_name(int status)
     case SQLEASE_ESTATE: return "SQLEASE_ESTATE";
     case SQLEASE_EPLATFORM: return "SQLEASE_EPLATFORM";
     case SQLEASE_EROWCOUNT: return "SQLEASE_EROWCOUNT";
+    case SQLEASE_CLAIMED: return "SQLEASE_CLAIMED";
+    case SQLEASE_NOT_DUE: return "SQLEASE_NOT_DUE";
     }
     return "unknown";
 }
@@ -925,37 +929,62 @@ const char *sqle_quote_id(const char *id, char *buf, size_t cap)
     return shown_text((const char *)u, quote, buf, cap);
 }
 
-char *sqle_sql_for_table(const char *tmpl, const char *table)
+/* The first of the placeholders at or after p, and which one (0:
+ * {table}, 1: {fire_table}), or NULL.  Only the ones whose value is given
+ * count: a placeholder without one stays as it is. */
+static const char *next_mark(const char *p, const char *const *values, int *which)
 {
-    static const char mark[] = "{table}";
-    const size_t mlen = sizeof mark - 1;
-    size_t count = 0, tlen, n;
-    const char *p;
-    char *out, *o;
+    static const char *const marks[2] = { "{table}", "{fire_table}" };
+    const char *best = NULL;
+    int i;
 
-    if (tmpl == NULL || table == NULL)
+    for (i = 0; i < 2; i++) {
+        const char *m = values[i] != NULL ? strstr(p, marks[i]) : NULL;
+        if (m != NULL && (best == NULL || m < best)) {
+            best = m;
+            *which = i;
+        }
+    }
+    return best;
+}
+
+/* Two passes over the template: the size, then the text.  The values are
+ * validated identifiers, which hold no brace, so nothing substituted is
+ * taken for a placeholder. */
+char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_table)
+{
+    static const size_t mark_len[2] = { sizeof "{table}" - 1, sizeof "{fire_table}" - 1 };
+    const char *values[2];
+    size_t n = 0;
+    const char *p, *m;
+    char *out, *o;
+    int which = 0;
+
+    values[0] = table;
+    values[1] = fire_table;
+    if (tmpl == NULL || (table == NULL && fire_table == NULL))
         return NULL;
-    for (p = tmpl; (p = strstr(p, mark)) != NULL; p += mlen)
-        count++;
-    tlen = strlen(table);
-    n = strlen(tmpl) - count * mlen + count * tlen;
+    for (p = tmpl; (m = next_mark(p, values, &which)) != NULL; p = m + mark_len[which])
+        n += (size_t)(m - p) + strlen(values[which]);
+    n += strlen(p);
     out = malloc(n + 1);
     if (out == NULL)
         return NULL;
     o = out;
-    for (p = tmpl;;) {
-        const char *m = strstr(p, mark);
-        size_t len = m != NULL ? (size_t)(m - p) : strlen(p);
-        memcpy(o, p, len);
-        o += len;
-        if (m == NULL)
-            break;
-        memcpy(o, table, tlen);
-        o += tlen;
-        p = m + mlen;
+    for (p = tmpl; (m = next_mark(p, values, &which)) != NULL; p = m + mark_len[which]) {
+        size_t vlen = strlen(values[which]);
+        memcpy(o, p, (size_t)(m - p));
+        o += m - p;
+        memcpy(o, values[which], vlen);
+        o += vlen;
     }
-    *o = '\0';
+    memcpy(o, p, strlen(p) + 1);
     return out;
+}
+
+char *sqle_sql_for_table(const char *tmpl, const char *table)
+{
+    return table != NULL ? sqle_sql_for_tables(tmpl, table, NULL) : NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -799,7 +799,7 @@ static void test_strerror_version(void)
     const char *unknown = sqlease_strerror(9999);
     CU_ASSERT_STRING_EQUAL(unknown, "unknown status");
     CU_ASSERT_STRING_EQUAL(sqlease_strerror(-1), "unknown status");
-    for (st = SQLEASE_OK; st <= SQLEASE_EROWCOUNT; st++) {
+    for (st = SQLEASE_OK; st <= SQLEASE_NOT_DUE; st++) {
         const char *s = sqlease_strerror(st);
         CU_ASSERT_PTR_NOT_NULL_FATAL(s);
         CU_ASSERT(strlen(s) > 0);
@@ -1018,7 +1018,22 @@ static void test_param_binding(void)
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_VERSION, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_INT64);
     CU_ASSERT_EQUAL(b.i, INT64_C(4503599627370497));
-    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 7);
+    /* The fire ledger's: a NULL note is SQL NULL, a job its text. */
+    p.job = "nightly";
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_JOB, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.job);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_NOTE, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_NULL(b.s);
+    p.fire_at_ms = INT64_C(1800000000000);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_FIRE_AT_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, INT64_C(1800000000000));
+    p.before_ms = INT64_MAX;
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_BEFORE_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.i, INT64_MAX);
+    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 17);
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
     CU_ASSERT_EQUAL(b.type, 0);
 }

@@ -202,6 +202,8 @@ int cli_exit_for_status(int status)
     case SQLEASE_OK:
         return CLI_EXIT_OK;
     case SQLEASE_NOT_HELD:
+    case SQLEASE_CLAIMED:  /* the fire runs (or ran) elsewhere */
+    case SQLEASE_NOT_DUE:  /* not this run's to run, yet */
         return CLI_EXIT_NOT_HELD;
     case SQLEASE_EINVAL:
         return CLI_EXIT_USAGE;
