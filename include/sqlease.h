@@ -45,8 +45,8 @@
  * added to.
  *
  * Structs that grow.  sqlease_db_options, sqlease_options,
- * sqlease_lease_info, sqlease_state and sqlease_fence are allocated by
- * the caller, and later versions add fields to them.  Each starts with
+ * sqlease_lease_info, sqlease_state, sqlease_fence and sqlease_fire_info
+ * are allocated by the caller, and later versions add fields to them.  Each starts with
  * `size_t size`, the struct's size as the caller's copy of this header
  * has it, so that a program keeps working, unchanged and not rebuilt,
  * with a later library of the same soname, and the library never reads or
@@ -63,13 +63,13 @@
  *    field past it.  A struct never initialised (size 0, or an absurd
  *    size) is refused with SQLEASE_EINVAL.  Copying an initialised struct
  *    copies its size too.
- *  - sqlease_lease_info and sqlease_state are filled by the library.  The
- *    functions that fill one are macros that pass sizeof the struct as
- *    this header has it; the library writes no byte past that size and
- *    sets `size` to the bytes it filled (at most that much: a program
- *    built against a later header, run with an earlier library, sees the
- *    later fields were not filled).  The list callback's info has `size`
- *    too.
+ *  - sqlease_lease_info, sqlease_state and sqlease_fire_info are filled
+ *    by the library.  The functions that fill one are macros that pass
+ *    sizeof the struct as this header has it; the library writes no byte
+ *    past that size and sets `size` to the bytes it filled (at most that
+ *    much: a program built against a later header, run with an earlier
+ *    library, sees the later fields were not filled).  The list
+ *    callbacks' infos have `size` too.
  *  - sqlease_fence: SQLEASE_FENCE_INIT (see there).
  *  - sqlease_error never grows.
  *
@@ -283,8 +283,9 @@ SQLEASE_API void sqlease_db_options_init_(sqlease_db_options *opt, size_t size);
  * (the busy timeout, half the query timeout).
  * When `conn` is a DSN name, or a connection string that names one
  * ("DSN=prod-pg;UID=app"), the lease settings in that DSN's odbc.ini
- * section (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
- * SqleaseRenewDeadline, SqleaseRetry, SqleaseDialect) are read here through
+ * section (SqleaseTable, SqleaseFireTable, SqleaseName, SqleaseTTL,
+ * SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry, SqleaseDialect) are
+ * read here through
  * the driver manager (SQLGetPrivateProfileString) and become the defaults
  * of every lease on this handle (see sqlease_options_effective); an invalid
  * one fails the open with SQLEASE_EINVAL naming the key and the DSN.
@@ -511,6 +512,17 @@ typedef struct sqlease_options {
      * shorter than the ttl), and which then relies on that clock not
      * stepping. */
     int take_by_expiry;
+
+    /* ---- the fire ledger (0.2.1) --------------------------------------- */
+
+    /* The fire table of this lease's fire ledger (see "The fire ledger"),
+     * checked as `table` is.  NULL: the DSN's SqleaseFireTable (see
+     * sqlease_options_effective), else SQLEASE_DEFAULT_FIRE_TABLE. */
+    const char *fire_table;
+    /* The host name a fire's row records for the fires this process
+     * claims: 1..SQLEASE_MAX_HOST bytes, checked like the owner id.
+     * NULL: this host's name. */
+    const char *host;
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -541,9 +553,9 @@ SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error 
 
 /* The options a lease or supervisor on `db` will actually use: each unset
  * field (NULL or 0) of `in` takes the value from the DSN's section in
- * odbc.ini (SqleaseTable, SqleaseName, SqleaseTTL, SqleaseHeartbeat,
- * SqleaseRenewDeadline, SqleaseRetry, read when db was opened by DSN
- * name), else, for heartbeat, renew deadline and retry, the value derived
+ * odbc.ini (SqleaseTable, SqleaseFireTable, SqleaseName, SqleaseTTL,
+ * SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry, read when db was
+ * opened by DSN name), else, for heartbeat, renew deadline and retry, the value derived
  * from the ttl in force (which may itself come from odbc.ini), else the
  * built-in default; then the result is checked as sqlease_options_check
  * does.  `out` gets a copy of `in` with those fields
@@ -1016,6 +1028,130 @@ SQLEASE_API int sqlease_supervisor_fence(sqlease_supervisor *sup, sqlease_fence 
  * past its deadline or a follower has not reached the database for ttl.
  * Thread-safe. */
 SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error *err);
+
+
+/* ------------------------------------------------------------------ */
+/* The fire ledger: each scheduled fire of a job runs once              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A scheduler that runs jobs while it holds a lease (from a supervisor's
+ * on_started to its on_stopped) records each fire of a job -- the job and
+ * the instant it is scheduled for, in epoch ms on the database's clock --
+ * in a table of its own, the fire table (default
+ * SQLEASE_DEFAULT_FIRE_TABLE: one table for every lease name; the DSN's
+ * SqleaseFireTable; sqlease_fire_migrate creates it).  Its key is (lease
+ * name, job, fire_at_ms).  The holder claims a fire before it runs it:
+ * one statement inserts the fire's row only while the holder's hold (its
+ * owner id and token) is live by the database's clock, only once that
+ * clock has reached the fire, and only if the fire has no row yet.  So of
+ * every holder the lease ever has, on every host, one claims each fire,
+ * once; a holder that lost the lease claims nothing.  The row then says
+ * how the fire stands (state):
+ *   "running"          claimed, its run not ended
+ *   "done", "failed"   its run ended (exit_status, duration_ms)
+ *   "abandoned"        the hold that claimed it ended first (a later
+ *                      holder marked it; the scheduler may run it again,
+ *                      attempt + 1)
+ *   "skipped", "missed"  not run (note says why)
+ * A claim whose statement reaches the database after its hold's expiry
+ * has been decided writes nothing; one sent just before may still commit
+ * as the lease is taken (the check, as the fence's, takes no lock on the
+ * lease row): its row reads 'running' under a token below the new
+ * holder's, which the scheduler marks abandoned.
+ */
+
+/* One fire's row, filled by the library (see "Structs that grow": the
+ * calls that fill one are macros passing its size). */
+typedef struct sqlease_fire_info {
+    size_t size;                       /* the bytes the library filled */
+    char name[SQLEASE_MAX_NAME + 1];   /* the lease name */
+    char job[SQLEASE_MAX_JOB + 1];
+    int64_t fire_at_ms;                /* the scheduled instant, DB clock */
+    char state[SQLEASE_MAX_STATE + 1]; /* see above */
+    int attempt;                       /* 1, + 1 per rerun of an abandoned run */
+    char owner[SQLEASE_MAX_OWNER + 1]; /* the hold that claimed it */
+    char host[SQLEASE_MAX_HOST + 1];   /* the host it ran on */
+    int64_t token;                     /* the hold's fencing token */
+    int64_t started_at_ms;             /* DB clock; 0: not read back */
+    int64_t ended_at_ms;               /* DB clock; 0 while running */
+    int has_exit;                      /* 1: exit_status is the run's */
+    int exit_status;
+    int64_t duration_ms;               /* ended - started; -1: none */
+    char note[SQLEASE_MAX_NOTE + 1];   /* why not run, or ""; never NULL */
+    int64_t db_now_ms;                 /* DB clock when read; 0: not read */
+} sqlease_fire_info;
+
+/* exit_status for "no exit status" (a run that ended without one): the
+ * row's exit_status is NULL, and has_exit 0. */
+#define SQLEASE_FIRE_NO_EXIT (-2147483647 - 1)
+
+/* Called once per row by sqlease_fire_list, on the caller's thread, with
+ * no statement in flight (so it may use the library, the same db
+ * included).  info is valid only during the call; info->size is the
+ * library's own sizeof.  Return 0 to go on, anything else to stop. */
+typedef int (*sqlease_fire_fn)(void *userdata, const sqlease_fire_info *info);
+
+/* Create the fire table `fire_table` if it is missing (NULL: the DSN's
+ * SqleaseFireTable, else SQLEASE_DEFAULT_FIRE_TABLE; checked as a lease
+ * table is).  Idempotent; a deployment step, like sqlease_migrate (the
+ * hosts' role needs SELECT, INSERT, UPDATE and DELETE on it).  Returns
+ * SQLEASE_OK, SQLEASE_EINVAL, or a connection or statement status (a
+ * privilege the connection lacks is named). */
+SQLEASE_API int sqlease_fire_migrate(sqlease_db *db, const char *fire_table,
+                                     sqlease_error *err);
+
+/* Claim the fire (job, fire_at_ms) of the supervisor's lease under the
+ * hold whose work is running (its owner id and the token on_started was
+ * given), recording the options' host (default: this host's name), in
+ * the options' fire table.  job: 1..SQLEASE_MAX_JOB bytes, checked as a
+ * lease name is; fire_at_ms: positive.  One statement when it claims.
+ * Returns SQLEASE_OK (claimed: run it; `info` the row as written,
+ * attempt 1, started_at_ms 0), SQLEASE_CLAIMED (the fire has a row:
+ * `info` is that row, with the database clock; another holder's, or this
+ * hold's own earlier claim), SQLEASE_NOT_DUE (the hold is live but the
+ * database's clock has not reached fire_at_ms: claim it again then),
+ * SQLEASE_NOT_HELD (the work is not running, or the hold is gone),
+ * SQLEASE_EINVAL, SQLEASE_ENOTABLE (no fire table: sqlease_fire_migrate),
+ * or a connection or statement status (not known either way: claiming
+ * again answers).  `info` may be NULL; it is zeroed on the other
+ * statuses.  Thread-safe, callable from on_started.  A macro (see
+ * "Structs that grow"): the function takes info's size. */
+SQLEASE_API int sqlease_fire_claim_(sqlease_supervisor *sup, const char *job, int64_t fire_at_ms,
+                                    sqlease_fire_info *info, size_t info_size,
+                                    sqlease_error *err);
+#define sqlease_fire_claim(sup, job, fire_at_ms, info, err) \
+    sqlease_fire_claim_((sup), (job), (fire_at_ms), (info), sizeof(sqlease_fire_info), (err))
+
+/* Record how the run of a fire this supervisor claimed ended: "done" when
+ * ok is non-zero, else "failed", with exit_status (SQLEASE_FIRE_NO_EXIT:
+ * none) and the end and duration on the database's clock.  `attempt` is
+ * the claim's (info.attempt).  It matches the row of the supervisor's
+ * current or last hold (the token of its last on_started) while the row
+ * is still 'running', whether or not the hold is live now: a run that
+ * lost its lease midway still says how it ended, unless the next holder
+ * marked it abandoned.  One statement.  Returns SQLEASE_OK,
+ * SQLEASE_NOT_HELD (the row is no longer that running claim, or this
+ * supervisor never held), SQLEASE_ENOROW (the fire has no row),
+ * SQLEASE_EINVAL, or a connection or statement status.  Thread-safe,
+ * callable from on_stopped. */
+SQLEASE_API int sqlease_fire_end(sqlease_supervisor *sup, const char *job, int64_t fire_at_ms,
+                                 int attempt, int ok, int exit_status, sqlease_error *err);
+
+/* The rows of `fire_table` (NULL: the DSN's SqleaseFireTable, else the
+ * default) of lease `name` (NULL: every name) and `job` (NULL: every job)
+ * with fire_at_ms >= since_ms, newest first (then by name and job), each
+ * with its state, holder, times, exit status and note (db_now_ms 0).
+ * Rows are read 100 at a time, one SELECT per window of fire_at_ms, each
+ * window before the last (a row a window boundary straddles with a
+ * concurrent change is given once, or for a fire inserted at that very
+ * instant, not at all).  Returns SQLEASE_OK (every row given, or fn asked
+ * to stop), SQLEASE_EINVAL (db or fn NULL, a bad table, name or job),
+ * SQLEASE_ENOTABLE, SQLEASE_ENOMEM, or a connection or statement status
+ * (rows given stay given).  Thread-safe. */
+SQLEASE_API int sqlease_fire_list(sqlease_db *db, const char *fire_table, const char *name,
+                                  const char *job, int64_t since_ms, sqlease_fire_fn fn,
+                                  void *userdata, sqlease_error *err);
 
 
 /* ------------------------------------------------------------------ */

@@ -787,6 +787,7 @@ int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
     if (rc != SQLEASE_OK)
         return rc;
     full.table = r.table;
+    full.fire_table = r.fire_table;
     full.name = r.name;
     full.ttl_ms = r.ttl_ms;
     full.heartbeat_ms = r.heartbeat_ms;

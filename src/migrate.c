@@ -14,6 +14,7 @@
 
 #include "classify.h"
 #include "db.h"
+#include "fire.h"
 #include "internal.h"
 #include "lease.h"
 
@@ -35,8 +36,9 @@ static const char *need_text(const sqle_dialect *d, int need)
     }
 }
 
-/* Run a template statement that takes no parameter but {table} (and the
- * name, for the seed).  With `has_row`, the first column of the first row
+/* Run a template statement that takes no parameter but its table (and
+ * the name, for the seed): {table}, or {fire_table} for the fire
+ * ledger's, whichever it names.  With `has_row`, the first column of the first row
  * is fetched (as text) and *has_row says whether there was one.  A
  * privilege the role lacks is named first in the message, before the
  * driver's words (which may be cut at the message's size). */
@@ -47,7 +49,7 @@ static int run_ddl_row(sqlease_db *db, const sqle_stmt *st, const char *table,
     db_params p;
     db_out out;
     char text[256];
-    char *sql = sqle_sql_for_table(st->sql, table);
+    char *sql = sqle_sql_for_tables(st->sql, table, table);
     int rc;
 
     if (sql == NULL)
@@ -251,4 +253,31 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     if (rc != SQLEASE_OK)
         return rc;
     return seed_names(db, d, table, names, count, err);
+}
+
+/*
+ * The fire ledger's table (fire.c), for a scheduler's fires: created
+ * here, by the same explicit deployment step, and never by the calls
+ * that write it.  It is new in 0.2.1: there is no older version of it to
+ * upgrade.
+ */
+int sqle_fire_migrate(sqlease_db *db, const char *fire_table, sqlease_error *err)
+{
+    sqle_err_clear(err);
+    if (db == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_fire_migrate: db is NULL");
+    if (fire_table == NULL)
+        fire_table = db->ini.fire_table != NULL ? db->ini.fire_table
+                                                : SQLEASE_DEFAULT_FIRE_TABLE;
+    if (sqle_check_table(db->ini.fire_table == fire_table
+                             ? "fire table (SqleaseFireTable in odbc.ini)" : "fire table",
+                         fire_table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    return run_ddl(db, &sqle_db_dialect(db)->fire_create_table, fire_table, NULL,
+                   "creating fire table", NEED_CREATE, err);
+}
+
+int sqlease_fire_migrate(sqlease_db *db, const char *fire_table, sqlease_error *err)
+{
+    return sqle_fire_migrate(db, fire_table, err);
 }

@@ -102,6 +102,19 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
                                ? "lease name (SqleaseName in odbc.ini)" : "lease name",
                            r->name, SQLEASE_MAX_NAME, 0, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
+    /* The fire ledger's table and host, for a supervisor's claims: the
+     * table resolved and checked as the lease table is, the host like an
+     * owner id (it is only shown, and compared by nobody). */
+    r->fire_table = opt->fire_table != NULL ? opt->fire_table
+                    : ini->fire_table != NULL ? ini->fire_table : SQLEASE_DEFAULT_FIRE_TABLE;
+    if (sqle_check_table(opt->fire_table == NULL && ini->fire_table != NULL
+                                ? "fire table (SqleaseFireTable in odbc.ini)" : "fire table",
+                            r->fire_table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    r->host = opt->host;
+    if (r->host != NULL &&
+        sqle_check_text("host", r->host, SQLEASE_MAX_HOST, 1, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
     if (r->owner != NULL) {
         if (r->owner[0] == '\0')
             return sqle_fail(err, SQLEASE_EINVAL,
@@ -231,6 +244,18 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
         if (ini->table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
+    rc = ini_value(get, ctx, dsn, "SqleaseFireTable", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
+        if (!sqle_valid_table(buf))
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseFireTable in DSN '%.128s' is not a valid table "
+                             "(identifier or schema.identifier): '%.128s'", dsn, buf);
+        ini->fire_table = sqle_strdup(buf);
+        if (ini->fire_table == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
     rc = ini_value(get, ctx, dsn, "SqleaseName", buf, sizeof buf, err);
     if (rc < 0)
         return SQLEASE_EINVAL;
@@ -267,6 +292,7 @@ void sqle_ini_free(sqle_ini *ini)
     if (ini == NULL)
         return;
     free(ini->table);
+    free(ini->fire_table);
     free(ini->name);
     memset(ini, 0, sizeof *ini);
 }

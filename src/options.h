@@ -18,11 +18,14 @@ typedef struct sqle_resolved {
     int64_t min_hold_ms; /* 0: a release frees the row at once */
     const char *data;    /* borrowed; NULL: none */
     int take_by_expiry;  /* sqlease_options.take_by_expiry */
+    const char *fire_table; /* borrowed, as table */
+    const char *host;    /* borrowed; NULL: this host's name */
 } sqle_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */
 typedef struct sqle_ini {
     char *table;
+    char *fire_table;
     char *name;
     int64_t ttl_ms;
     int64_t heartbeat_ms;
@@ -36,8 +39,8 @@ typedef struct sqle_ini {
 typedef int (*sqle_ini_get)(void *ctx, const char *key, char *buf, size_t cap);
 
 /* Read the Sqlease* settings of DSN `dsn` through `get` into *ini (which
- * it zeroes first) and check each one (SqleaseTable, SqleaseName and the
- * durations); a bad one fails with SQLEASE_EINVAL naming the key and the
+ * it zeroes first) and check each one (SqleaseTable, SqleaseFireTable,
+ * SqleaseName and the durations); a bad one fails with SQLEASE_EINVAL naming the key and the
  * DSN.  Free *ini with sqle_ini_free whatever it returns.  The lookup is
  * a parameter so that the checks run apart from the driver manager (db.c
  * passes odbc.ini; the fuzz target its own text). */

@@ -91,6 +91,13 @@ static int sup_create(sqlease_supervisor **out, sqlease_db *db, const sqlease_op
     s->r.owner = sqlease_lease_owner(s->lease);
     s->r.table = NULL;
     s->r.data = NULL;
+    snprintf(s->fire_table, sizeof s->fire_table, "%s", s->r.fire_table);
+    if (s->r.host != NULL)
+        snprintf(s->host, sizeof s->host, "%s", s->r.host);
+    else
+        sqle_hostname(s->host, sizeof s->host);
+    s->r.fire_table = s->fire_table;
+    s->r.host = s->host;
     s->db = db;
     s->on_started = opt->on_started;
     s->on_stopped = opt->on_stopped;

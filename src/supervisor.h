@@ -78,6 +78,10 @@ struct sqlease_supervisor {
     void *log_userdata;
     int log_level;
     sqle_mutex stop_lock;
+    /* The fire ledger's table and the host its claims record (fire.c):
+     * copies, since the resolved options borrowed the caller's. */
+    char fire_table[SQLEASE_MAX_TABLE + 1];
+    char host[SQLEASE_MAX_HOST + 1];
 
     /* Guarded by e->m. */
     enum sup_state state;

@@ -124,6 +124,8 @@ static void test_options_older(void)
     CU_ASSERT_EQUAL(eff.min_hold_ms, 0);
     CU_ASSERT_PTR_NULL(eff.data);
     CU_ASSERT_PTR_NULL(eff.on_holder);
+    CU_ASSERT_STRING_EQUAL(eff.fire_table, SQLEASE_DEFAULT_FIRE_TABLE);
+    CU_ASSERT_PTR_NULL(eff.host);
 
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&l, db, o, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(l, &info, &err), SQLEASE_OK);
@@ -382,6 +384,76 @@ static void test_list_info_size(void)
     tu_drop(db, t);
 }
 
+/* ---- fire info, written ------------------------------------------- */
+
+static void fire_started(void *ud, int64_t token)
+{
+    (void)ud;
+    (void)token;
+}
+
+/* A claim into an older program's fire info that ends before `note`:
+ * what fits is right, `size` says so, nothing past it is written; and
+ * into a newer one's, only what this library knows. */
+static void test_fire_info_older(void)
+{
+    const size_t small = offsetof(sqlease_fire_info, note);
+    const char *t = fresh_table();
+    char fire[64];
+    sqlease_options o;
+    sqlease_supervisor *sup = NULL;
+    sqlease_fire_info *info = pattern_block(sizeof *info), *exact, *newer;
+    sqlease_error err;
+    int64_t now = 0;
+
+    snprintf(fire, sizeof fire, "%s_fire", t);
+    CU_ASSERT_EQUAL_FATAL(sqlease_fire_migrate(db, fire, &err), SQLEASE_OK);
+    tu_options(&o, t, "abi", "abi-fire", 4000, 1000, 2500, 500);
+    o.fire_table = fire;
+    o.host = "abi-host";
+    o.on_started = fire_started;
+    o.on_stopped = on_stopped;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&sup, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+
+    CU_ASSERT_EQUAL(sqlease_fire_claim_(sup, "j", now - 10, info, small, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(info->size, small);
+    CU_ASSERT_STRING_EQUAL(info->job, "j");
+    CU_ASSERT_STRING_EQUAL(info->host, "abi-host");
+    CU_ASSERT_EQUAL(info->attempt, 1);
+    CU_ASSERT(pattern_kept(info, small, sizeof *info));
+    memset(info, PATTERN, sizeof *info);
+    CU_ASSERT_EQUAL(sqlease_fire_claim_(sup, "j", now - 10, info, small, &err), SQLEASE_CLAIMED);
+    CU_ASSERT_EQUAL(info->size, small);
+    CU_ASSERT_STRING_EQUAL(info->owner, "abi-fire");
+    CU_ASSERT(pattern_kept(info, small, sizeof *info));
+    free(info);
+
+    exact = exact_block(small);
+    CU_ASSERT_EQUAL(sqlease_fire_claim_(sup, "k", now - 10, exact, small, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(exact->size, small);
+    free(exact);
+
+    newer = pattern_block(sizeof(sqlease_fire_info) + NEWER);
+    CU_ASSERT_EQUAL(sqlease_fire_claim_(sup, "k", now - 10, newer,
+                                        sizeof(sqlease_fire_info) + NEWER, &err),
+                    SQLEASE_CLAIMED);
+    CU_ASSERT_EQUAL(newer->size, sizeof(sqlease_fire_info));
+    CU_ASSERT(pattern_kept(newer, sizeof(sqlease_fire_info), sizeof(sqlease_fire_info) + NEWER));
+    free(newer);
+
+    {
+        unsigned char tiny[sizeof(size_t)];
+        memset(tiny, PATTERN, sizeof tiny);
+        CU_ASSERT_EQUAL(sqlease_fire_claim_(sup, "j", now - 10, (sqlease_fire_info *)(void *)tiny,
+                                            sizeof tiny - 1, &err), SQLEASE_EINVAL);
+        CU_ASSERT(pattern_kept(tiny, 0, sizeof tiny));
+    }
+    sqlease_supervisor_free(sup);
+    tu_drop(db, fire);
+    tu_drop(db, t);
+}
+
 /* ---- supervisor state and effective options, written -------------- */
 
 /* An older program's state ends before the owner and name; the numbers
@@ -459,6 +531,7 @@ static void add(void)
     CU_add_test(s, "older lease info: nothing written past its size", test_info_older);
     CU_add_test(s, "newer lease info: filled as far as known", test_info_newer);
     CU_add_test(s, "the list callback's info says its size", test_list_info_size);
+    CU_add_test(s, "fire info: written only as far as its size", test_fire_info_older);
     CU_add_test(s, "supervisor state: written only as far as its size", test_state_older);
     CU_add_test(s, "effective options: written only as far as their size",
                 test_effective_out_older);
