@@ -2,13 +2,17 @@
  * test_privileges.c -- least privilege, on a real server: every lease
  * command (run, supervise, status, list, release) as a role that may
  * only SELECT and UPDATE its lease table, and migrate as that role,
- * which must fail naming the privilege it lacks.
+ * which must fail naming the privilege it lacks; every call of the fire
+ * ledger as that role with SELECT, INSERT, UPDATE and DELETE on the fire
+ * table.
  *
  * The role comes from the server scripts (ci/postgres.sh, ci/mariadb.sh):
  * SQLEASE_TEST_LEASE_DSN connects as a role that may log in and nothing
  * more, SQLEASE_TEST_LEASE_ROLE names it as GRANT does.  The owner
- * (SQLEASE_TEST_DSN) migrates a table of the test's own and grants the
- * role SELECT and UPDATE on it with the statements docs/security.md shows
+ * (SQLEASE_TEST_DSN) migrates a table of the test's own (and a fire
+ * table) and grants the role SELECT and UPDATE on it (SELECT, INSERT,
+ * UPDATE and DELETE on the fire table) with the statements
+ * docs/security.md shows
  * (read from the document by tests/docblocks.py, so the document's GRANT
  * is the one tested).  SQLite has no grants: without those variables the
  * program says so and registers no test.
@@ -27,7 +31,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "classify.h"
+#include "fire.h"
 #include "internal.h"
+#include "lease.h"
 #include "platform.h"
 #include "testutil.h"
 
@@ -39,6 +46,7 @@ static const char *g_role;        /* that role, as GRANT names it */
 static const char *g_dialect;     /* SQLEASE_TEST_DIALECT: postgres or mysql */
 static sqlease_db *g_owner;       /* the owner's connection */
 static char g_table[64];
+static char g_fire[64];           /* the fire table */
 static int g_seq;
 
 typedef struct result {
@@ -224,6 +232,8 @@ static int grant_as_documented(void)
         return -1;
     replace_all(block, sizeof block, "app.sys_job_lease", g_table);
     replace_all(block, sizeof block, "sys_job_lease", g_table);
+    replace_all(block, sizeof block, "app.sys_job_fire", g_fire);
+    replace_all(block, sizeof block, "sys_job_fire", g_fire);
     replace_all(block, sizeof block, mysql ? "'sqlease_lease'@'%'" : "sqlease_lease", g_role);
     for (line = strtok_r(block, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         size_t n = strlen(line);
@@ -235,7 +245,7 @@ static int grant_as_documented(void)
             return -1;
         granted++;
     }
-    return granted == 1 ? 0 : -1;
+    return granted == 2 ? 0 : -1;
 }
 
 /* ---- tests ---------------------------------------------------------- */
@@ -341,13 +351,138 @@ static void test_without_update(void)
     CU_ASSERT(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
 }
 
+/* The fire ledger as the limited role: its lease's connection. */
+typedef struct fire_seen {
+    int jobs, rows;
+} fire_seen;
+
+static int on_last(void *ud, const char *job, int64_t last)
+{
+    (void)job;
+    (void)last;
+    ((fire_seen *)ud)->jobs++;
+    return 0;
+}
+
+static int on_fire(void *ud, const sqlease_fire_info *f)
+{
+    (void)f;
+    ((fire_seen *)ud)->rows++;
+    return 0;
+}
+
+/* Take the lease lp_fire with `l`; its token. */
+static int64_t fire_hold(sqlease_lease *l)
+{
+    sqlease_lease_info info;
+    sqlease_error err;
+    int rc = sqlease_lease_acquire(l, &info, &err);
+
+    if (rc != SQLEASE_OK)
+        fprintf(stderr, "\n  acquire as the limited role: %s\n", err.message);
+    CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+    return info.token;
+}
+
+#define ASSERT_OK(call)                                                                \
+    do {                                                                               \
+        int rc_ = (call);                                                              \
+        if (rc_ != SQLEASE_OK)                                                         \
+            fprintf(stderr, "\n  %s: %s\n", #call, err.message);                       \
+        CU_ASSERT_EQUAL(rc_, SQLEASE_OK);                                              \
+    } while (0)
+
+/* SELECT, INSERT, UPDATE and DELETE on the fire table and SELECT and
+ * UPDATE on the lease table are all the ledger needs: every call works as
+ * that role (the take of a fire too), and creating a fire table fails
+ * naming CREATE.  Without DELETE, the prune is refused as a privilege. */
+static void test_fire_ledger_with_its_grants(void)
+{
+    sqlease_db_options dbo;
+    sqlease_options o;
+    sqlease_db *d = NULL;
+    sqlease_lease *l = NULL;
+    sqlease_lease_info seen, info;
+    sqlease_fire_info f;
+    sqle_fire_ctx c;
+    sqlease_error err;
+    fire_seen s;
+    char sql[256];
+    int64_t t1, t2, now = 0, rows = -1;
+    int taken = 0;
+
+    sqlease_db_options_init(&dbo);
+    dbo.conn = g_lease_dsn;
+    dbo.log = tu_log_sink;
+    dbo.log_level = SQLEASE_LOG_DEBUG;
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_open(&d, &dbo, &err), SQLEASE_OK);
+    tu_options(&o, g_table, "lp_fire", "lp-fire", 30000, 10000, 20000, 2000);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&l, d, &o, &err), SQLEASE_OK);
+    c.db = d;
+    c.lease_table = g_table;
+    c.fire_table = g_fire;
+    c.name = "lp_fire";
+    c.owner = "lp-fire";
+    c.host = "lp-host";
+    t1 = fire_hold(l);
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(d, &now, &err), SQLEASE_OK);
+    ASSERT_OK(sqle_fire_claim(&c, t1, "j1", now - 50, 0, &f, &err));
+    CU_ASSERT_EQUAL(sqle_fire_claim(&c, t1, "j1", now - 50, 0, &f, &err), SQLEASE_CLAIMED);
+    ASSERT_OK(sqle_fire_end(&c, t1, "j1", now - 50, 1, "done", 0, NULL, 0, &err));
+    ASSERT_OK(sqle_fire_record(&c, t1, "j2", now - 40, "skipped", "overlap", 0, NULL, &err));
+    ASSERT_OK(sqle_fire_claim(&c, t1, "j3", now - 30, 0, NULL, &err));
+    /* A new hold abandons the old one's run and reruns it. */
+    ASSERT_OK(sqlease_lease_release(l, NULL, &err));
+    t2 = fire_hold(l);
+    ASSERT_OK(sqle_fire_abandon(&c, t2, &rows, 0, &err));
+    CU_ASSERT_EQUAL(rows, 1);
+    ASSERT_OK(sqle_fire_reclaim(&c, t2, "j3", now - 30, 1, 0, NULL, &err));
+    ASSERT_OK(sqle_fire_read(&c, "j3", now - 30, &f, NULL, 0, &err));
+    CU_ASSERT_EQUAL(f.attempt, 2);
+    memset(&s, 0, sizeof s);
+    ASSERT_OK(sqle_fire_last(&c, on_last, &s, 0, &err));
+    CU_ASSERT_EQUAL(s.jobs, 3);
+    ASSERT_OK(sqlease_fire_list(d, g_fire, "lp_fire", NULL, 0, on_fire, &s, &err));
+    CU_ASSERT_EQUAL(s.rows, 3);
+    ASSERT_OK(sqle_fire_prune(&c, 0, now - 35, &rows, 0, &err));
+    CU_ASSERT_EQUAL(rows, 2);
+    /* run --schedule: the take of a fire, and its outcome row. */
+    ASSERT_OK(sqlease_lease_release(l, NULL, &err));
+    ASSERT_OK(sqlease_lease_status(l, &seen, &err));
+    ASSERT_OK(sqle_lease_take_fire(l, &seen, now - 20, &info, &taken, &err));
+    CU_ASSERT_EQUAL(taken, 1);
+    ASSERT_OK(sqle_fire_done(&c, info.token, "cron", now - 20, "done", 0, 0, &err));
+    ASSERT_OK(sqlease_lease_release(l, NULL, &err));
+    /* Not the fire table's creator. */
+    CU_ASSERT_EQUAL(sqlease_fire_migrate(d, "lp_fire_never_made", &err), SQLEASE_EDB);
+    if (strstr(err.message, "creating fire table lp_fire_never_made needs CREATE") == NULL)
+        fprintf(stderr, "\n  fire migrate as the limited role: %s\n", err.message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "creating fire table lp_fire_never_made needs "
+                                               "CREATE"));
+    /* Without DELETE the prune is refused, as a privilege. */
+    snprintf(sql, sizeof sql, "REVOKE DELETE ON %s FROM %s", g_fire, g_role);
+    CU_ASSERT_FATAL(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqle_fire_prune(&c, 0, now, &rows, 0, &err), SQLEASE_EDB);
+    CU_ASSERT_EQUAL(sqle_classify_error(&err, sqle_db_dialect(d), SQLEASE_AT_STATEMENT),
+                    SQLEASE_FAIL_PRIVILEGE);
+    snprintf(sql, sizeof sql, "GRANT DELETE ON %s TO %s", g_fire, g_role);
+    CU_ASSERT(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
+    sqlease_lease_free(l);
+    sqlease_db_close(d);
+}
+
 static int suite_init(void)
 {
+    sqlease_error err;
+
     g_owner = tu_open();
     if (g_owner == NULL)
         return 1;
     snprintf(g_table, sizeof g_table, "%s", tu_table());
-    if (tu_migrate(g_owner, g_table, "lp_job") != SQLEASE_OK)
+    snprintf(g_fire, sizeof g_fire, "%s", tu_table());
+    if (tu_migrate(g_owner, g_table, "lp_job") != SQLEASE_OK ||
+        tu_migrate(g_owner, g_table, "lp_fire") != SQLEASE_OK ||
+        sqlease_fire_migrate(g_owner, g_fire, &err) != SQLEASE_OK)
         return 1;
     if (grant_as_documented() != 0) {
         fprintf(stderr, "test_privileges: the GRANT of docs/security.md failed\n");
@@ -359,6 +494,7 @@ static int suite_init(void)
 static int suite_cleanup(void)
 {
     if (g_owner != NULL) {
+        tu_drop(g_owner, g_fire);
         tu_drop(g_owner, g_table);
         sqlease_db_close(g_owner);
     }
@@ -381,6 +517,8 @@ static void add(void)
                 test_migrate_names_the_missing_privilege);
     CU_add_test(s, "without UPDATE a take says what the lease commands need",
                 test_without_update);
+    CU_add_test(s, "the fire ledger with SELECT, INSERT, UPDATE, DELETE on its table",
+                test_fire_ledger_with_its_grants);
 }
 
 int main(void)
