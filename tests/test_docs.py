@@ -326,6 +326,40 @@ class DocTest(unittest.TestCase):
         self.assertTrue(p.stdout.decode().startswith('EXISTS (SELECT 1 FROM sys_job_lease WHERE'),
                         p.stdout.decode())
 
+    @runs('fire-snippet')
+    def test_fire_snippet(self, b):
+        """The fire ledger's snippet, inside a program whose supervisor
+        holds the lease: the first claim runs the job and records its end;
+        the same fire again is told it is done, and where."""
+        program = (
+            '#include <sqlease.h>\n#include <stdio.h>\n#include <string.h>\n'
+            'static int runs;\n'
+            'static int run_backup(void) { runs++; return 0; }\n'
+            'int main(void)\n{\n'
+            '    sqlease_db_options dbo;\n    sqlease_options o;\n'
+            '    sqlease_db *db = NULL;\n    sqlease_supervisor *sup = NULL;\n'
+            '    sqlease_error err;\n    const char *names[] = { "cron" };\n'
+            '    int64_t fire_at_ms = 0;\n    int round;\n'
+            '    sqlease_db_options_init(&dbo);\n'
+            '    dbo.conn = "Driver=SQLite3;Database=fire.db";\n'
+            '    sqlease_options_init(&o);\n    o.name = "cron";\n    o.host = "doc-host";\n'
+            '    if (sqlease_db_open(&db, &dbo, &err) != SQLEASE_OK ||\n'
+            '        sqlease_migrate(db, NULL, names, 1, &err) != SQLEASE_OK ||\n'
+            '        sqlease_fire_migrate(db, NULL, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_start(&sup, db, &o, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_await(sup, 10000, &err) != SQLEASE_OK ||\n'
+            '        sqlease_db_now_ms(db, &fire_at_ms, &err) != SQLEASE_OK)\n'
+            '        return 2;\n'
+            '    for (round = 0; round < 2; round++) {\n' + b.text +
+            '    }\n'
+            '    printf("runs %d\\n", runs);\n'
+            '    sqlease_supervisor_free(sup);\n    sqlease_db_close(db);\n    return 0;\n}\n')
+        exe = self.compile_c(program, 'fire')
+        p = subprocess.run([exe], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertRegex(p.stdout.decode(), r'^backup at \d+: done on doc-host\nruns 1\n$')
+
     @runs('config-synopsis')
     def test_config_synopsis(self, b):
         """The synopsis names exactly the flags `sqlease --help` does."""
