@@ -360,13 +360,15 @@ static int why_not_written(const fire_call *k, const db_params *p, const char *w
                          "hold the lease with token %lld (the hold is gone); nothing written",
                          p->name, what, job, (long long)p->fire_at_ms,
                          sqle_quote_id(p->owner, who, sizeof who), (long long)p->token);
+    if (p->fire_at_ms > r.info.db_now_ms)
+        return sqle_fail(err, SQLEASE_NOT_DUE, "lease '%s': fire %s at %lld is not due: the "
+                         "database's clock is %lld ms before it; nothing written", p->name,
+                         job, (long long)p->fire_at_ms,
+                         (long long)(p->fire_at_ms - r.info.db_now_ms));
     return sqle_fail(err, SQLEASE_NOT_DUE, "lease '%s': fire %s at %lld was not due by the "
-                     "database's clock when the %s ran (%lld ms %s now); nothing written",
-                     p->name, job, (long long)p->fire_at_ms, what,
-                     (long long)(p->fire_at_ms > r.info.db_now_ms
-                                     ? p->fire_at_ms - r.info.db_now_ms
-                                     : r.info.db_now_ms - p->fire_at_ms),
-                     p->fire_at_ms > r.info.db_now_ms ? "ahead of it" : "past, by it");
+                     "database's clock when the %s ran (it is now, by %lld ms: try again); "
+                     "nothing written", p->name, job, (long long)p->fire_at_ms, what,
+                     (long long)(r.info.db_now_ms - p->fire_at_ms));
 }
 
 /* ------------------------------------------------------------------ */
