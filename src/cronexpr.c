@@ -570,7 +570,7 @@ void sqle_cron_free(sqle_cron *c)
     free(c);
 }
 
-const sqle_tz *sqle_cron_zone(const sqle_cron *c)
+sqle_tz *sqle_cron_zone(const sqle_cron *c)
 {
     return c->tz;
 }
@@ -826,11 +826,43 @@ static int gap_fires(const sqle_cron *c, const sqle_tz_span *sp)
 }
 
 /*
+ * How far local time had got before the stretch sp starts: the local
+ * times below it that sp shows again (after a backward change) fired the
+ * first time, so a job at fixed times skips them.  It is the highest
+ * local time of the stretches before, not only of the one just before
+ * (a stretch may start at a mere seam of the zone's data, inside a
+ * repeated hour, or a second change may come within the repeat); a
+ * backward change repeats at most 51 h (offsets are within -25 h and
+ * +26 h), so the stretches of the 52 h before sp are enough, at most 64
+ * of them (no real zone changes so often).
+ */
+static int64_t reached_before(const sqle_tz *z, const sqle_tz_span *sp)
+{
+    int64_t reached, t;
+    int i;
+
+    if (sp->start <= SQLE_TZ_MIN)
+        return INT64_MIN;
+    reached = sp->start + sp->off_before;
+    t = sp->start - 1;
+    for (i = 0; i < 64 && t > sp->start - 52 * 3600; i++) {
+        sqle_tz_span p;
+        sqle_tz_span_at(z, t, &p);
+        if (p.end + p.off > reached)
+            reached = p.end + p.off;
+        if (p.start <= SQLE_TZ_MIN)
+            break;
+        t = p.start - 1;
+    }
+    return reached;
+}
+
+/*
  * Walk the stretches of constant offset from after_ms on.  In each, a job
  * at fixed times first fires at the stretch's start if the change there
  * skipped one of its times, and after a backward change skips the local
- * times that the stretch before already showed (they fired there, the
- * first time); then the first match inside the stretch is the fire.
+ * times that were already shown (they fired then, the first time); then
+ * the first match inside the stretch is the fire.
  */
 int sqle_cron_next(const sqle_cron *c, int64_t after_ms, int64_t *next_ms)
 {
@@ -863,8 +895,11 @@ int sqle_cron_next(const sqle_cron *c, int64_t after_ms, int64_t *next_ms)
             return 1;
         }
         lo = t + sp.off;
-        if (fixed && sp.off_before > sp.off && sp.start + sp.off_before > lo)
-            lo = sp.start + sp.off_before;
+        if (fixed) {
+            int64_t reached = reached_before(c->tz, &sp);
+            if (reached > lo)
+                lo = reached;
+        }
         hit = match_next(c, lo, stop + sp.off);
         if (hit != NONE_AFTER) {
             *next_ms = (hit - sp.off) * 1000;
@@ -904,8 +939,11 @@ int sqle_cron_prev(const sqle_cron *c, int64_t at_ms, int64_t *prev_ms)
         sqle_tz_span_at(c->tz, t, &sp);
         from = sp.start > floor_s ? sp.start : floor_s;
         lo = from + sp.off;
-        if (fixed && sp.off_before > sp.off && sp.start + sp.off_before > lo)
-            lo = sp.start + sp.off_before;
+        if (fixed) {
+            int64_t reached = reached_before(c->tz, &sp);
+            if (reached > lo)
+                lo = reached;
+        }
         hit = match_prev(c, t + sp.off, lo);
         if (hit != NONE_BEFORE) {
             *prev_ms = (hit - sp.off) * 1000;

@@ -153,8 +153,9 @@ int sqle_cron_prev(const sqle_cron *c, int64_t at_ms, int64_t *prev_ms);
 int64_t sqle_cron_period_ms(const sqle_cron *c);
 
 /* The zone the expression is evaluated in (never NULL; UTC's name is
- * "UTC"), and whether it is an @every job (1) and so zone-free. */
-const sqle_tz *sqle_cron_zone(const sqle_cron *c);
+ * "UTC"; the expression's reference: sqle_tz_ref it to keep it longer),
+ * and whether it is an @every job (1) and so zone-free. */
+sqle_tz *sqle_cron_zone(const sqle_cron *c);
 int sqle_cron_is_every(const sqle_cron *c);
 
 /* ISO 8601 in UTC, "2026-12-07T03:00:00Z" (".250" before the Z when the

@@ -680,11 +680,18 @@ int32_t sqle_tz_offset(const sqle_tz *z, int64_t t)
 
 /*
  * In the footer's time, the changes near t are among daylight time's
- * starts and ends of t's year and the years on either side; one of them
- * is real where the offset differs on its two sides.  Every start or end
- * of another year lies more than 10 days away from those three years
- * (a rule's date is within its year, its time within 167 h, offsets
- * within 26 h), which is why the seams are put 10 days inside them.
+ * starts and ends of t's year and the two years on either side; one of
+ * them is real where the offset differs on its two sides.  The stretch
+ * runs from the last real one at or before t to the first after it, so
+ * that it never starts inside a repeated hour (a start there would look
+ * like no change at all, and a job at fixed times would fire twice).
+ *
+ * A year's start and end lie within 8 days of the year (a rule's date is
+ * in its year, its time within 167 h, offsets within 26 h), so the years
+ * searched hold every change from 10 days into year y-2 to 10 days before
+ * year y+3, which is where a stretch is cut when they hold no real change
+ * on one side of t: then the offset is the same all the way (a rule with
+ * no real change, daylight time all year; or a pathological one).
  */
 static void footer_span(const sqle_tz *z, int64_t t, sqle_tz_span *sp)
 {
@@ -698,9 +705,9 @@ static void footer_span(const sqle_tz *z, int64_t t, sqle_tz_span *sp)
         hi = SQLE_TZ_MAX;
     } else {
         sqle_civil_from_days(sqle_floor_div(t + r->std_off, 86400), &y, &m, &d);
-        lo = (sqle_days_from_civil(y - 1, 1, 1) + 10) * 86400;
-        hi = (sqle_days_from_civil(y + 2, 1, 1) - 10) * 86400;
-        for (yy = y - 1; yy <= y + 1; yy++) {
+        lo = (sqle_days_from_civil(y - 2, 1, 1) + 10) * 86400;
+        hi = (sqle_days_from_civil(y + 3, 1, 1) - 10) * 86400;
+        for (yy = y - 2; yy <= y + 2; yy++) {
             int64_t c[2];
             int j;
             rule_year(r, yy, &c[0], &c[1]);
