@@ -6,9 +6,11 @@
  * that change the offset (others, which change only an abbreviation or
  * the DST flag, are dropped, so every kept transition is a real gap or
  * repeat of local time), the offset before the first one, and the
- * footer's rule with the instant from which it governs.  All of it sits in
- * one allocation, immutable once built; the reference count is the only
- * thing that changes, under a lock of the zone's own.
+ * footer's rule with the instant from which it governs, its changes
+ * through 2200 worked out at load (a slim file's every year would
+ * otherwise cost an evaluation of the rule per lookup).  All of it sits
+ * in one allocation, immutable once built; the reference count is the
+ * only thing that changes, under a lock of the zone's own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,15 @@ struct sqle_tz {
     size_t n;
     int64_t *at;        /* transition instants, ascending */
     int32_t *off;       /* the offset from at[i] on */
+    /* The rule's changes from ex_lo to ex_hi worked out at load (see
+     * expand_rule), ex_off0 the offset at ex_lo: looked up as the data
+     * are, where evaluating the rule for each lookup would cost 20 times
+     * more. */
+    int64_t ex_lo, ex_hi;
+    int32_t ex_off0;
+    size_t ex_n;
+    int64_t *ex_at;
+    int32_t *ex_off;
     char name[SQLE_TZ_NAME_MAX + 1];
 };
 
@@ -131,27 +142,87 @@ static void rule_year(const tz_rule *r, int64_t y, int64_t *start, int64_t *end)
     *end = rule_day(y, &r->end) * 86400 + r->end.time - r->dst_off;
 }
 
+typedef struct tz_change {
+    int64_t at;
+    int dst; /* daylight time from `at` on */
+} tz_change;
+
+#define RULE_WINDOW 10
+
 /*
- * The rule's offset at t.  The year is that of t in standard time, so a
- * rule whose daylight time spans the new year (the southern hemisphere,
- * Dublin's negative DST, a v3 "all year" rule ending at J365/25) is read
- * in the year whose start and end bracket it.  Where the start comes
- * after the end in the year, daylight time is outside [end, start).
+ * The rule's changes around year y: the starts and ends of daylight time
+ * of years y-2 to y+2, in order of time, an end before a start at the
+ * same instant (so that daylight time all year, whose end is the next
+ * year's start, stays daylight time).  A year's start and end lie within
+ * 8 days of that year (a rule's date is in its year, its time within
+ * 167 h, offsets within 26 h), so for an instant t of year y (in standard
+ * time) the last change at or before t and the first after it are always
+ * among these ten.
+ */
+static int rule_window(const tz_rule *r, int64_t y, tz_change ch[RULE_WINDOW])
+{
+    int i, j, n;
+
+    for (i = 0; i < RULE_WINDOW / 2; i++) {
+        rule_year(r, y - 2 + i, &ch[2 * i].at, &ch[2 * i + 1].at);
+        ch[2 * i].dst = 1;
+        ch[2 * i + 1].dst = 0;
+    }
+    for (i = 1; i < RULE_WINDOW; i++) {
+        tz_change c = ch[i];
+        for (j = i; j > 0 && (ch[j - 1].at > c.at || (ch[j - 1].at == c.at && ch[j - 1].dst
+                                                       && !c.dst));
+             j--)
+            ch[j] = ch[j - 1];
+        ch[j] = c;
+    }
+    /* Changes at one instant are one change, to the state of the last. */
+    for (i = 1, n = 1; i < RULE_WINDOW; i++) {
+        if (ch[i].at == ch[n - 1].at)
+            ch[n - 1].dst = ch[i].dst;
+        else
+            ch[n++] = ch[i];
+    }
+    return n;
+}
+
+static int64_t std_year(const tz_rule *r, int64_t t)
+{
+    int64_t y;
+    int m, d;
+
+    sqle_civil_from_days(sqle_floor_div(t + r->std_off, 86400), &y, &m, &d);
+    return y;
+}
+
+/* The index of the last of n changes at or before t (0 if none: cannot
+ * happen for the t of the window's year). */
+static int window_at(const tz_change *ch, int n, int64_t t)
+{
+    int i, last = 0;
+
+    for (i = 0; i < n; i++)
+        if (ch[i].at <= t)
+            last = i;
+    return last;
+}
+
+/*
+ * The rule's offset at t: daylight time or not as the last change at or
+ * before t made it.  (glibc and Python decide by t's year alone, start
+ * and end of that year; the two agree for every real zone, and differ
+ * only where a rule's change crosses into the next year, as daylight
+ * time all year does, which this reading gets right.)
  */
 static int32_t rule_offset(const tz_rule *r, int64_t t)
 {
-    int64_t y, s, e;
-    int m, d, dst;
+    tz_change ch[RULE_WINDOW];
+    int n;
 
     if (!r->has_dst)
         return r->std_off;
-    sqle_civil_from_days(sqle_floor_div(t + r->std_off, 86400), &y, &m, &d);
-    rule_year(r, y, &s, &e);
-    if (s <= e)
-        dst = s <= t && t < e;
-    else
-        dst = !(e <= t && t < s);
-    return dst ? r->dst_off : r->std_off;
+    n = rule_window(r, std_year(r, t), ch);
+    return ch[window_at(ch, n, t)].dst ? r->dst_off : r->std_off;
 }
 
 /* Parsing a POSIX TZ string, as RFC 8536 3.3 allows it in a footer. */
@@ -390,6 +461,65 @@ static int32_t type_off(const tzif_block *b, unsigned idx)
     return (int32_t)be32(b->types + 6 * idx);
 }
 
+/* The instants from which the footer's rule is worked out at load, and
+ * to which: from its first year or 1900, through 2200. */
+#define EXPAND_FIRST (-2208988800LL) /* 1900-01-01T00:00:00Z */
+#define EXPAND_END 7289654400LL      /* 2201-01-01T00:00:00Z */
+
+static int change_cmp(const void *a, const void *b)
+{
+    const tz_change *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->dst - y->dst; /* an end before a start, as rule_window */
+}
+
+/*
+ * Work out the rule's real changes in (lo, hi) once, as zic -b fat writes
+ * a zone's changes through 2037 into its file: all the starts and ends of
+ * the years around, in order of time, each real where it changes what the
+ * one before left -- the same reading as rule_offset's, over all the
+ * years at once.  Into at/off (room for `cap`) when not NULL; returns how
+ * many there are, or -1 without memory.
+ */
+static long expand_rule(const tz_rule *r, int64_t lo, int64_t hi, int64_t *at, int32_t *off,
+                        size_t cap)
+{
+    int64_t y0 = std_year(r, lo) - 2, y1 = std_year(r, hi) + 2, y;
+    size_t count = (size_t)(y1 - y0 + 1) * 2, i, n = 0;
+    tz_change *ch = malloc(count * sizeof *ch);
+    long real = 0;
+    int dst;
+
+    if (ch == NULL)
+        return -1;
+    for (y = y0, i = 0; y <= y1; y++, i += 2) {
+        rule_year(r, y, &ch[i].at, &ch[i + 1].at);
+        ch[i].dst = 1;
+        ch[i + 1].dst = 0;
+    }
+    qsort(ch, count, sizeof *ch, change_cmp);
+    for (i = 1, n = 1; i < count; i++) {
+        if (ch[i].at == ch[n - 1].at)
+            ch[n - 1].dst = ch[i].dst;
+        else
+            ch[n++] = ch[i];
+    }
+    dst = rule_offset(r, ch[0].at - 1) == r->dst_off;
+    for (i = 0; i < n; i++) {
+        if (ch[i].dst != dst && ch[i].at > lo && ch[i].at < hi) {
+            if (at != NULL && (size_t)real < cap) {
+                at[real] = ch[i].at;
+                off[real] = ch[i].dst ? r->dst_off : r->std_off;
+            }
+            real++;
+        }
+        dst = ch[i].dst;
+    }
+    free(ch);
+    return real;
+}
+
 int sqle_tz_load(const char *name, const unsigned char *data, size_t len, sqle_tz **out,
                  sqlease_error *err)
 {
@@ -401,7 +531,8 @@ int sqle_tz_load(const char *name, const unsigned char *data, size_t len, sqle_t
     size_t n = 0, k;
     uint32_t i;
     int32_t off_first, prev;
-    int64_t footer_from = SQLE_TZ_MIN;
+    int64_t footer_from = SQLE_TZ_MIN, ex_lo;
+    long ex = 0;
     sqle_tz *z;
 
     sqle_err_clear(err);
@@ -478,7 +609,13 @@ int sqle_tz_load(const char *name, const unsigned char *data, size_t len, sqle_t
     if (b.timecnt > 0)
         footer_from = tsize == 8 ? be64(b.times + 8 * (b.timecnt - 1))
                                  : (int32_t)be32(b.times + 4 * (b.timecnt - 1));
-    z = calloc(1, sizeof *z + n * (sizeof(int64_t) + sizeof(int32_t)));
+    ex_lo = footer_from > EXPAND_FIRST ? footer_from : EXPAND_FIRST;
+    if (has_footer && rule.has_dst && ex_lo < EXPAND_END) {
+        ex = expand_rule(&rule, ex_lo, EXPAND_END, NULL, NULL, 0);
+        if (ex < 0)
+            return sqle_fail(err, SQLEASE_ENOMEM, "time zone '%.128s': out of memory", name);
+    }
+    z = calloc(1, sizeof *z + (n + (size_t)ex) * (sizeof(int64_t) + sizeof(int32_t)));
     if (z == NULL)
         return sqle_fail(err, SQLEASE_ENOMEM, "time zone '%.128s': out of memory", name);
     if (sqle_mutex_init(&z->lock) != 0) {
@@ -487,7 +624,9 @@ int sqle_tz_load(const char *name, const unsigned char *data, size_t len, sqle_t
     }
     z->refs = 1;
     z->at = (int64_t *)(z + 1);
-    z->off = (int32_t *)(z->at + n);
+    z->ex_at = z->at + n;
+    z->off = (int32_t *)(z->ex_at + ex);
+    z->ex_off = z->off + n;
     z->n = n;
     z->off_first = off_first;
     z->has_footer = has_footer;
@@ -503,6 +642,18 @@ int sqle_tz_load(const char *name, const unsigned char *data, size_t len, sqle_t
             k++;
         }
         prev = o;
+    }
+    z->ex_lo = z->ex_hi = SQLE_TZ_MIN;
+    if (ex > 0 || (has_footer && rule.has_dst && ex_lo < EXPAND_END)) {
+        if (expand_rule(&rule, ex_lo, EXPAND_END, z->ex_at, z->ex_off, (size_t)ex) != ex) {
+            sqle_mutex_destroy(&z->lock);
+            free(z);
+            return sqle_fail(err, SQLEASE_ENOMEM, "time zone '%.128s': out of memory", name);
+        }
+        z->ex_lo = ex_lo;
+        z->ex_hi = EXPAND_END;
+        z->ex_n = (size_t)ex;
+        z->ex_off0 = rule_offset(&rule, ex_lo);
     }
     snprintf(z->name, sizeof z->name, "%s", name);
     *out = z;
@@ -645,19 +796,24 @@ static int64_t clamp_t(int64_t t)
     return t < SQLE_TZ_MIN ? SQLE_TZ_MIN : t > SQLE_TZ_MAX ? SQLE_TZ_MAX : t;
 }
 
-/* The index of the last kept transition at or before t, or -1. */
-static long last_at_or_before(const sqle_tz *z, int64_t t)
+/* The index of the last of n instants at or before t, or -1. */
+static long last_at_or_before(const int64_t *at, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = z->n;
+    size_t lo = 0, hi = n;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (z->at[mid] <= t)
+        if (at[mid] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     return (long)lo - 1;
+}
+
+static int in_expanded(const sqle_tz *z, int64_t t)
+{
+    return t >= z->ex_lo && t < z->ex_hi;
 }
 
 static int in_footer(const sqle_tz *z, int64_t t)
@@ -672,55 +828,60 @@ int32_t sqle_tz_offset(const sqle_tz *z, int64_t t)
     if (z == NULL || z == &utc_zone)
         return 0;
     t = clamp_t(t);
-    if (in_footer(z, t))
-        return rule_offset(&z->rule, t);
-    i = last_at_or_before(z, t);
+    if (in_footer(z, t)) {
+        if (!in_expanded(z, t))
+            return rule_offset(&z->rule, t);
+        i = last_at_or_before(z->ex_at, z->ex_n, t);
+        return i < 0 ? z->ex_off0 : z->ex_off[i];
+    }
+    i = last_at_or_before(z->at, z->n, t);
     return i < 0 ? z->off_first : z->off[i];
 }
 
 /*
- * In the footer's time, the changes near t are among daylight time's
- * starts and ends of t's year and the two years on either side; one of
- * them is real where the offset differs on its two sides.  The stretch
- * runs from the last real one at or before t to the first after it, so
- * that it never starts inside a repeated hour (a start there would look
- * like no change at all, and a job at fixed times would fire twice).
- *
- * A year's start and end lie within 8 days of the year (a rule's date is
- * in its year, its time within 167 h, offsets within 26 h), so the years
- * searched hold every change from 10 days into year y-2 to 10 days before
- * year y+3, which is where a stretch is cut when they hold no real change
- * on one side of t: then the offset is the same all the way (a rule with
- * no real change, daylight time all year; or a pathological one).
+ * In the footer's time, a stretch runs from the last real change (one
+ * that changes the offset) at or before t to the first after it, among
+ * the rule's changes around t's year; where those ten hold no real change
+ * on one side of t, the stretch is cut at the first or the last of them
+ * (a seam: the offset is the same on both sides, a fact the caller sees
+ * as off_before == off).
  */
 static void footer_span(const sqle_tz *z, int64_t t, sqle_tz_span *sp)
 {
     const tz_rule *r = &z->rule;
-    int64_t y, lo, hi, yy;
-    int m, d;
+    tz_change ch[RULE_WINDOW];
+    int64_t lo, hi;
+    int i, n, last;
 
     sp->off = rule_offset(r, t);
     if (!r->has_dst) {
         lo = SQLE_TZ_MIN;
         hi = SQLE_TZ_MAX;
     } else {
-        sqle_civil_from_days(sqle_floor_div(t + r->std_off, 86400), &y, &m, &d);
-        lo = (sqle_days_from_civil(y - 2, 1, 1) + 10) * 86400;
-        hi = (sqle_days_from_civil(y + 3, 1, 1) - 10) * 86400;
-        for (yy = y - 2; yy <= y + 2; yy++) {
-            int64_t c[2];
-            int j;
-            rule_year(r, yy, &c[0], &c[1]);
-            for (j = 0; j < 2; j++) {
-                if (rule_offset(r, c[j] - 1) == rule_offset(r, c[j]))
-                    continue;
-                if (c[j] <= t && c[j] > lo)
-                    lo = c[j];
-                if (c[j] > t && c[j] < hi)
-                    hi = c[j];
+        n = rule_window(r, std_year(r, t), ch);
+        last = window_at(ch, n, t);
+        lo = ch[0].at;
+        for (i = last; i > 0; i--) {
+            if (ch[i].dst != ch[i - 1].dst) {
+                lo = ch[i].at;
+                break;
             }
         }
+        hi = ch[n - 1].at;
+        for (i = last + 1; i < n; i++) {
+            if (ch[i].dst != ch[last].dst) {
+                hi = ch[i].at;
+                break;
+            }
+        }
+        if (hi <= t)
+            hi = t + 1;
     }
+    /* The worked-out years are a region of their own. */
+    if (t >= z->ex_hi && lo < z->ex_hi && z->ex_hi > z->ex_lo)
+        lo = z->ex_hi;
+    if (t < z->ex_lo && hi > z->ex_lo)
+        hi = z->ex_lo;
     sp->start = lo > z->footer_from ? lo : z->footer_from;
     sp->end = hi;
 }
@@ -736,10 +897,15 @@ void sqle_tz_span_at(const sqle_tz *z, int64_t t, sqle_tz_span *sp)
         return;
     }
     t = clamp_t(t);
-    if (in_footer(z, t)) {
+    if (in_footer(z, t) && in_expanded(z, t)) {
+        i = last_at_or_before(z->ex_at, z->ex_n, t);
+        sp->start = i < 0 ? z->ex_lo : z->ex_at[i];
+        sp->off = i < 0 ? z->ex_off0 : z->ex_off[i];
+        sp->end = (size_t)(i + 1) < z->ex_n ? z->ex_at[i + 1] : z->ex_hi;
+    } else if (in_footer(z, t)) {
         footer_span(z, t, sp);
     } else {
-        i = last_at_or_before(z, t);
+        i = last_at_or_before(z->at, z->n, t);
         sp->start = i < 0 ? SQLE_TZ_MIN : z->at[i];
         sp->off = i < 0 ? z->off_first : z->off[i];
         sp->end = (size_t)(i + 1) < z->n ? z->at[i + 1] : SQLE_TZ_MAX;
