@@ -848,8 +848,9 @@ static int64_t reached_before(const sqle_tz *z, const sqle_tz_span *sp)
     for (i = 0; i < 64 && t > sp->start - 52 * 3600; i++) {
         sqle_tz_span p;
         sqle_tz_span_at(z, t, &p);
-        if (p.end + p.off > reached)
-            reached = p.end + p.off;
+        /* Only the part before sp: stretches cut at seams may overlap. */
+        if ((p.end < sp->start ? p.end : sp->start) + p.off > reached)
+            reached = (p.end < sp->start ? p.end : sp->start) + p.off;
         if (p.start <= SQLE_TZ_MIN)
             break;
         t = p.start - 1;
@@ -890,7 +891,7 @@ int sqle_cron_next(const sqle_cron *c, int64_t after_ms, int64_t *next_ms)
         int64_t stop, lo, hit;
         sqle_tz_span_at(c->tz, t, &sp);
         stop = sp.end < end ? sp.end : end;
-        if (fixed && sp.start >= t0 && gap_fires(c, &sp)) {
+        if (fixed && sp.start >= t && gap_fires(c, &sp)) {
             *next_ms = sp.start * 1000;
             return 1;
         }
