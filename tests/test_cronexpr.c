@@ -828,6 +828,72 @@ static void test_tzif_crafted(void)
     }
 }
 
+/* Spans and a fixed-time job hold together in a zone: each span is one
+ * offset, and next and prev agree, from each of n days after `from`. */
+static void check_zone_coherent(const char *what, sqle_tz *z, int64_t from, int days)
+{
+    sqle_cron *c = NULL;
+    sqle_cron_error err;
+    int i;
+
+    CHECK(sqle_cron_parse_in("30 2 * * *", z, &c, &err) == SQLEASE_OK, "%s\n", err.message);
+    for (i = 0; c != NULL && i < days; i++) {
+        int64_t t = from + (int64_t)i * 86400, n;
+        sqle_tz_span sp;
+        sqle_tz_span_at(z, t, &sp);
+        CHECK(sp.start <= t && t < sp.end && sqle_tz_offset(z, sp.start) == sp.off
+                  && sqle_tz_offset(z, sp.end - 1) == sp.off
+                  && (sp.start <= SQLE_TZ_MIN || sqle_tz_offset(z, sp.start - 1) == sp.off_before),
+              "%s: span %lld..%lld at %lld\n", what, (long long)sp.start, (long long)sp.end,
+              (long long)t);
+        n = next_of(c, t * 1000);
+        CHECK(n > t * 1000 && prev_of(c, n) == n && prev_of(c, n - 1) <= t * 1000,
+              "%s: next(%lld) = %lld, prev of it %lld\n", what, (long long)t * 1000,
+              (long long)n, (long long)prev_of(c, n));
+    }
+    sqle_cron_free(c);
+}
+
+/* Rules the fuzzer found to trouble the footer's reading (regressions;
+ * their inputs are seeds of tests/fuzz/corpus/tzif/regress-*): daylight
+ * time all year after a transition in the data, where stretches looked
+ * up from different years overlapped; and an end of daylight time that
+ * falls in the year before its own (J3 at -167 h), where deciding by
+ * t's year alone made the offset inside one stretch change. */
+static void test_tzif_odd_rules(void)
+{
+    const int64_t times[] = { 1173596400LL };
+    const unsigned char idx[] = { 1 };
+    const int32_t offs[] = { -18000, -14400 };
+    const unsigned char dst[] = { 0, 1 };
+    unsigned char file[512];
+    sqle_tz *z = NULL;
+    sqlease_error err;
+    size_t len;
+
+    len = tzif_build(file, '3', times, idx, 1, offs, dst, 2, "EST5EDT,0/0,J365/25");
+    CHECK(sqle_tz_load("all-year", file, len, &z, &err) == SQLEASE_OK, "%s\n", err.message);
+    if (z != NULL) {
+        check_zone_coherent("all-year", z, 2208988800LL - 40 * 86400, 120);
+        sqle_tz_release(z);
+    }
+    len = tzif_build(file, '3', NULL, NULL, 0, offs, dst, 1, "EST2EDT,0/1,J3/-167");
+    CHECK(sqle_tz_load("end-before", file, len, &z, &err) == SQLEASE_OK, "%s\n", err.message);
+    if (z != NULL) {
+        check_zone_coherent("end-before", z, 1704067200LL - 20 * 86400, 60);
+        /* Daylight time from 01:00 on January 1st until 167 h before the
+         * start of January 3rd of the next year, December 27th. */
+        CHECK(sqle_tz_offset(z, 1703980800LL) == -7200, "on Dec 31: %d\n",
+              (int)sqle_tz_offset(z, 1703980800LL));
+        CHECK(sqle_tz_offset(z, 1719792000LL) == -3600, "on Jul 1: %d\n",
+              (int)sqle_tz_offset(z, 1719792000LL));
+        CHECK(sqle_tz_offset(z, 1703642400LL - 1) == -3600
+                  && sqle_tz_offset(z, 1703642400LL) == -7200,
+              "the end, Dec 27 02:00Z\n");
+        sqle_tz_release(z);
+    }
+}
+
 static void check_refused(const char *what, const unsigned char *file, size_t len,
                           const char *needle)
 {
@@ -1191,7 +1257,7 @@ static void test_speed(void)
     enum { N = 10000 };
     sqle_cron **c = calloc(N, sizeof *c);
     sqle_tz *z = zone_or_skip("America/New_York");
-    int64_t t0, t1, t2, from = 1710000000000LL, t;
+    int64_t t0, t1, t2, t3, from = 1710000000000LL, t;
     int i, j, never = 0;
 
     if (z == NULL)
@@ -1224,11 +1290,19 @@ static void test_speed(void)
         for (i = 0; i < N; i++)
             if (c[i] != NULL)
                 (void)sqle_cron_next(c[i], from + j * 3600000LL, &t);
+    t3 = sqle_mono_ms();
+    /* 2045: past the data of a fat file, the footer's rule (as every
+     * year is in a slim file). */
+    for (j = 0; j < 10; j++)
+        for (i = 0; i < N; i++)
+            if (c[i] != NULL)
+                (void)sqle_cron_next(c[i], 2380000000000LL + j * 3600000LL, &t);
     fprintf(stderr,
             "\n  speed: %d expressions parsed in %lld ms; next() of each in %lld ms "
-            "(%.2f us each); 10 more rounds in %lld ms\n",
+            "(%.2f us each); 10 more rounds in %lld ms; 10 rounds in 2045 (the footer's "
+            "rule) in %lld ms\n",
             N, (long long)(t1 - t0), (long long)(t2 - t1), (double)(t2 - t1) * 1000.0 / N,
-            (long long)(sqle_mono_ms() - t2));
+            (long long)(t3 - t2), (long long)(sqle_mono_ms() - t3));
     CHECK(never == 0, "%d expressions never fire\n", never);
     CHECK((t2 - t1) * 1000 / N < 1000, "next() takes %lld us\n", (long long)((t2 - t1) * 1000 / N));
     for (i = 0; i < N; i++)
@@ -1255,6 +1329,7 @@ static void add(void)
     CU_add_test(s, "zone names", test_zone_names);
     CU_add_test(s, "TZif files crafted", test_tzif_crafted);
     CU_add_test(s, "TZif files malformed", test_tzif_malformed);
+    CU_add_test(s, "TZif footers with odd rules", test_tzif_odd_rules);
     CU_add_test(s, "TZDIR", test_tzdir);
     CU_add_test(s, "zones against glibc", test_zones_against_glibc);
     CU_add_test(s, "footer TZ strings against glibc", test_footers_against_glibc);
