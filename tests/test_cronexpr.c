@@ -1185,7 +1185,9 @@ static void test_footers_against_glibc(void)
               err.message);
         if (z == NULL)
             continue;
-        bad += compare_with_glibc(z, rules[i], 0, 16725225600LL, 300);
+        /* From 1971: glibc works out a TZ string's rule for a year
+         * before 1970 as if it were 1970. */
+        bad += compare_with_glibc(z, rules[i], 31536000LL, 16725225600LL, 300);
         sqle_tz_release(z);
     }
     if (old != NULL)
