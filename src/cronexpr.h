@@ -28,8 +28,9 @@
  * 22-23,0-2), each optionally followed by /n, a step: every n-th value
  * from the start of the range ('*' is the field's whole range) up to its
  * end; a/n alone runs from a to the field's maximum (robfig's reading).
- * n is 1 up to the number of values of the field.  Names stand for values
- * anywhere a number may, except in a step.  (A step after '*' is written
+ * n is 1 up to the number of values of the field (for the day of week,
+ * whose '*' is 0-6: *\/2 is Sunday, Tuesday, Thursday, Saturday).  Names
+ * stand for values anywhere a number may, except in a step.  (A step after '*' is written
  * *\/n in this comment, which a C comment could not hold otherwise.)
  *
  * Day of month and day of week, as cron(8) of Vixie and cronie does it:
@@ -69,7 +70,8 @@
  *    at the first instant after the gap (02:30 on a night that goes from
  *    02:00 to 03:00 fires at 03:00, the instant of the change; several
  *    skipped times make that one fire), and a local time that a backward
- *    change repeats fires at its first occurrence only.
+ *    change repeats fires at its first occurrence only (local time shown
+ *    again, below the highest it had reached, does not fire again).
  *  - Any other job (* in the minute or the hour field: *\/15 * * * *,
  *    0 * * * *, @hourly) fires at the local times that occur: a skipped
  *    time never fires, a repeated one fires at both occurrences.
