@@ -491,6 +491,63 @@ static void test_port_in_use(void)
     tu_drop(db, g_table);
 }
 
+/* An IPv6 address in brackets: [::1]:0 serves on ::1, and says so with
+ * the brackets.  Where this host has no IPv6 loopback (some containers)
+ * there is nothing to check: not a missing package, so no skip either. */
+static void test_ipv6(void)
+{
+    static const char mark[] = "and /holder on http://[::1]:";
+    struct sockaddr_in6 sa;
+    struct timeval tv = {10, 0};
+    char err_path[1024], buf[512], *said, *p;
+    const char req[] = "GET /health HTTP/1.0\r\n\r\n";
+    ssize_t n;
+    size_t len = 0;
+    pid_t pid;
+    int fd, port = 0;
+
+    if (!g_http)
+        return;
+    fd = socket(AF_INET6, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin6_family = AF_INET6;
+    sa.sin6_addr = in6addr_loopback;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        fprintf(stderr, "\n  no IPv6 loopback here: [::1] not checked\n");
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    close(fd);
+    new_table("job");
+    path_in(err_path, sizeof err_path, "v6.err");
+    pid = start_bg(err_path, "--name", "job", TIMING, "supervise", "--http", "[::1]:0", "--",
+                   "sleep", "60", NULL);
+    CU_ASSERT_FATAL(await_text(err_path, mark, 15000));
+    said = slurp(err_path);
+    p = said != NULL ? strstr(said, mark) : NULL;
+    if (p != NULL)
+        port = atoi(p + strlen(mark));
+    free(said);
+    CU_ASSERT_FATAL(port > 0);
+    CU_ASSERT_FATAL(await_text(err_path, "started CMD", 15000));
+    sa.sin6_port = htons((uint16_t)port);
+    fd = socket(AF_INET6, SOCK_STREAM, 0);
+    CU_ASSERT_FATAL(fd >= 0);
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    CU_ASSERT_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    CU_ASSERT(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req));
+    while (len + 1 < sizeof buf && (n = recv(fd, buf + len, sizeof buf - len - 1, 0)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    close(fd);
+    said = buf;
+    ASSERT_CONTAINS(said, " 200 OK\r\n");
+    ASSERT_CONTAINS(said, "\r\n\r\nok: holding lease 'job'");
+    CU_ASSERT_EQUAL(stop_bg(pid, SIGTERM), 0);
+    tu_drop(db, g_table);
+}
+
 /* ---- one holder --------------------------------------------------------- */
 
 /* Every endpoint of a holder, and what no endpoint does. */
@@ -921,6 +978,7 @@ static void add(void)
     CU_pSuite s = CU_add_suite("cli: --http", NULL, NULL);
     CU_add_test(s, "--http: usage errors, exit 64", test_flag);
     CU_add_test(s, "--http: a port in use, exit 71", test_port_in_use);
+    CU_add_test(s, "--http [::1]:0", test_ipv6);
     CU_add_test(s, "a holder's /metrics, /health, /leader, /holder; 404, 405",
                 test_holder_endpoints);
     CU_add_test(s, "/leader 200 on exactly one instance across SIGKILL and SIGTERM",
