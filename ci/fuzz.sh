@@ -2,7 +2,8 @@
 # ci/fuzz.sh -- run the libFuzzer targets of tests/fuzz/ (the text sqlease
 # parses from users: durations, connection strings and their redaction,
 # odbc.ini values, names and owners, table identifiers, the fence's
-# literals, --data), each for a time budget, and report what they did.
+# literals, --data, cron expressions; and the time zone files it reads),
+# each for a time budget, and report what they did.
 #
 #   bash ci/fuzz.sh                    every target, 10 s each (the CI step)
 #   bash ci/fuzz.sh --seconds 600      every target, 10 minutes each
@@ -33,7 +34,7 @@ cd "$TOP" || exit 2
 SECONDS_EACH=10
 PAR=2
 BUILD=1
-ALL="cli_data duration fence ini name redact table"
+ALL="cli_data cronexpr duration fence ini name redact table tzif"
 TARGETS=$ALL
 while [ $# -gt 0 ]; do
     case $1 in

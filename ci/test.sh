@@ -174,7 +174,7 @@ else
 fi
 # The short run of docs/performance.md (block performance-bench-short).
 step "benchmark (short: sqlite, postgres, mariadb)" bash ci/bench.sh
-step "fuzz: 7 libFuzzer targets, 10 s each, 2 at a time (about 1.5 minutes)" reported bash ci/fuzz.sh
+step "fuzz: 9 libFuzzer targets, 10 s each, 2 at a time (about 2 minutes)" reported bash ci/fuzz.sh
 if [ "$SKIP_SANITIZERS" != 1 ]; then
     step "build (ASan+UBSan)" build SANITIZE=address
     step "test (ASan+UBSan)" run_tests SANITIZE=address

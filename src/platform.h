@@ -9,7 +9,8 @@
  *     thread.c              threads
  *     clock.c               the monotonic clock, sleeping
  *     ident.c               host name, pid, random UUIDs, environment
- *     file.c                path checks and the current directory
+ *     file.c                path checks, the current directory, reading a
+ *                           small file whole, the tz database's directory
  *
  * A third implementation, src/platform/sim/, runs the library on
  * coroutines under a seeded scheduler for the simulator (tests/sim/); it
@@ -43,6 +44,8 @@
  *  - Host name, process id, 16 random bytes and the environment make the
  *    default owner id and find $SQLEASE_DSN.
  *  - Path checks name a missing embedded database file or directory.
+ *    Reading a small file whole is how the cron module loads a time
+ *    zone (TZif) by name; the OS says where its tz database lives.
  *  - Functions returning int give 0 on success, -1 on failure.
  */
 #ifndef SQLEASE_PLATFORM_H
@@ -123,5 +126,18 @@ int sqle_path_exists(const char *path);
 /* The current directory into buf (NUL-terminated); "" if it cannot be
  * read or does not fit. */
 void sqle_cwd(char *buf, size_t cap);
+
+/* Read the regular file `path` whole into a malloc'd buffer (*data, to
+ * free with free(); *len bytes, plus a NUL after them that *len does not
+ * count).  At most `max` bytes: a larger file is refused unread, so a
+ * wrong path to something huge costs nothing.  Returns 0; -1 if there is
+ * no such file; -2 if it exists but cannot be read whole (permission, a
+ * directory, larger than max, an I/O error). */
+int sqle_file_read(const char *path, size_t max, unsigned char **data, size_t *len);
+
+/* The directory of the system's tz database (TZif files named
+ * Area/City), used when $TZDIR is not set: "/usr/share/zoneinfo" on
+ * POSIX; NULL on Windows, which has none. */
+const char *sqle_tzdir_default(void);
 
 #endif

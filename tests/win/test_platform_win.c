@@ -2,9 +2,10 @@
  * test_platform_win.c -- the library's platform layer (src/platform/win32/)
  * and the tool's OS layer (src/cli/os/win32/) on Windows, without CUnit
  * (which is not packaged for MinGW): condition variable timeouts, threads,
- * the monotonic clock, UUIDs, and child processes (exit codes,
- * environment, argument quoting, kill, and the job object that kills CMD
- * when its parent dies).  ci/windows.sh runs it
+ * the monotonic clock, UUIDs, reading a file whole and the cron module's
+ * time zones (none without TZDIR: Windows has no tz database), and child
+ * processes (exit codes, environment, argument quoting, kill, and the job
+ * object that kills CMD when its parent dies).  ci/windows.sh runs it
  * under Wine.
  *
  * Child processes are this same program, started with "--child MODE ...".
@@ -20,8 +21,10 @@
 
 #include <windows.h>
 
+#include "cronexpr.h"
 #include "platform.h"
 #include "cli/os.h"
+#include "tz.h"
 #include "wintest.h"
 
 static char g_self[MAX_PATH];
@@ -355,6 +358,88 @@ static void test_host_pid_env(void)
     WT_CHECK(sqle_getenv("SQLEASE_WIN_TEST_UNSET") == NULL);
 }
 
+/* A TZif file (version 2) of one zone at UTC+3 all the time, "<+03>-3":
+ * a header and a block of one local time type, twice (the version 1 data,
+ * then the 64-bit data), and the footer.  Returns its length. */
+static size_t tzif_plus3(unsigned char *buf)
+{
+    static const unsigned char block[10] = { 0x00, 0x00, 0x2a, 0x30, 0, 0, 'A', 'A', 'A', 0 };
+    size_t n = 0;
+    int copy;
+
+    for (copy = 0; copy < 2; copy++) {
+        memset(buf + n, 0, 44);
+        memcpy(buf + n, "TZif2", 5);
+        buf[n + 39] = 1; /* typecnt */
+        buf[n + 43] = 4; /* charcnt */
+        n += 44;
+        memcpy(buf + n, block, sizeof block);
+        n += sizeof block;
+    }
+    memcpy(buf + n, "\n<+03>-3\n", 9);
+    return n + 9;
+}
+
+static void test_files_and_zones(void)
+{
+    char dir[MAX_PATH], sub[MAX_PATH + 16], path[MAX_PATH + 32], env[MAX_PATH + 16];
+    unsigned char file[256], *data = NULL;
+    size_t len = tzif_plus3(file), got = 0;
+    sqle_tz *z = NULL;
+    sqle_cron *c = NULL;
+    sqle_cron_error cerr;
+    sqlease_error err;
+    int64_t next = 0;
+    FILE *f;
+
+    WT_CHECK(sqle_tzdir_default() == NULL);
+    WT_CHECK(_putenv("TZDIR=") == 0);
+    WT_CHECKF(sqle_tz_open("Europe/Paris", &z, &err) == SQLEASE_EINVAL
+                  && strstr(err.message, "set TZDIR") != NULL,
+              "%s", err.message);
+    WT_CHECK(sqle_tz_open("UTC", &z, &err) == SQLEASE_OK && sqle_tz_is_utc(z));
+    WT_CHECK(sqle_cron_parse("30 2 * * *", NULL, &c, &cerr) == SQLEASE_OK);
+    sqle_cron_free(c);
+    c = NULL;
+
+    /* A zone under TZDIR: read whole, and used. */
+    if (!WT_CHECK(GetTempPathA(sizeof dir, dir) > 0))
+        return;
+    snprintf(sub, sizeof sub, "%ssqlease-tz-%lu", dir, (unsigned long)GetCurrentProcessId());
+    CreateDirectoryA(sub, NULL);
+    snprintf(path, sizeof path, "%s\\Test", sub);
+    CreateDirectoryA(path, NULL);
+    snprintf(path, sizeof path, "%s\\Test\\Plus_3", sub);
+    f = fopen(path, "wb");
+    if (!WT_CHECK(f != NULL))
+        return;
+    fwrite(file, 1, len, f);
+    fclose(f);
+    WT_CHECK(sqle_file_read(path, 1024, &data, &got) == 0 && got == len
+             && memcmp(data, file, len) == 0 && data[len] == '\0');
+    free(data);
+    WT_CHECK(sqle_file_read(path, 16, &data, &got) == -2);
+    snprintf(env, sizeof env, "%s\\Test", sub);
+    WT_CHECK(sqle_file_read(env, 1024, &data, &got) == -2);
+    snprintf(env, sizeof env, "%s\\Test\\None", sub);
+    WT_CHECK(sqle_file_read(env, 1024, &data, &got) == -1);
+    snprintf(env, sizeof env, "TZDIR=%s", sub);
+    WT_CHECK(_putenv(env) == 0);
+    WT_CHECKF(sqle_tz_open("Test/Plus_3", &z, &err) == SQLEASE_OK, "%s", err.message);
+    WT_CHECK(z != NULL && sqle_tz_offset(z, 0) == 10800);
+    sqle_tz_release(z);
+    WT_CHECKF(sqle_cron_parse("30 2 * * *", "Test/Plus_3", &c, &cerr) == SQLEASE_OK, "%s",
+              cerr.message);
+    /* 02:30 at UTC+3 is 23:30 UTC the day before. */
+    WT_CHECK(c != NULL && sqle_cron_next(c, 0, &next) && next == 84600000);
+    sqle_cron_free(c);
+    WT_CHECK(_putenv("TZDIR=") == 0);
+    DeleteFileA(path);
+    snprintf(path, sizeof path, "%s\\Test", sub);
+    RemoveDirectoryA(path);
+    RemoveDirectoryA(sub);
+}
+
 static void test_child_exit_codes(void)
 {
     const char *a0[] = {"exit", "0"}, *a7[] = {"exit", "7"}, *a300[] = {"exit", "300"};
@@ -582,6 +667,7 @@ int main(int argc, char **argv)
     wt_run("monotonic clock, sleep, wall clock", test_clocks);
     wt_run("uuid v4", test_uuid);
     wt_run("hostname, pid, getenv", test_host_pid_env);
+    wt_run("a file read whole, time zones and TZDIR", test_files_and_zones);
     wt_run("signal setup", test_signal_setup);
     wt_run("child exit codes", test_child_exit_codes);
     wt_run("child environment", test_child_env);
