@@ -133,6 +133,10 @@ odbcinst -j 2>/dev/null | head -n 3 || true
 step "vendor header check" check_headers
 step "build" build
 step "test (default build)" run_tests
+# A few seconds: Prometheus' promtool on what /metrics (supervise --http,
+# status --watch --http) and --metrics-file write.
+step "metrics: promtool check metrics on /metrics and --metrics-file" \
+    reported bash ci/metrics-check.sh
 step "install, symbols, pkg-config and CMake examples, uninstall" reported bash ci/install-check.sh
 # About 4.5 minutes: a Debian 12 minbase root (debootstrap, 1 minute), the
 # README's demo command in it, the README's full package install (2.5) and

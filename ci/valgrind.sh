@@ -14,8 +14,11 @@
 #                                  coming through the pipe
 #   supervise -- sleep 60          held for a few heartbeats (so the
 #                                  heartbeat, the watchdog and CMD's guard
-#                                  all run), with a metrics file and a
-#                                  NOTIFY_SOCKET (nobody listening), then
+#                                  all run), with a metrics file, a
+#                                  NOTIFY_SOCKET (nobody listening) and,
+#                                  when the build has HTTP support, --http
+#                                  with every endpoint asked (the server's
+#                                  threads answer under memcheck), then
 #                                  SIGTERM: must exit 0 and remove the file
 #
 # with --leak-check=full --errors-for-leak-kinds=definite,indirect
@@ -84,9 +87,15 @@ rc=${PIPESTATUS[0]}
 [ "$rc" = 4 ] || { cat "$WORK/run-pipe.out"; fail "run (stderr a pipe) exited $rc, expected 4 (99: memcheck errors)"; }
 grep -q 'started CMD' "$WORK/run-pipe.out" || { cat "$WORK/run-pipe.out"; fail "run (stderr a pipe) logged nothing through the pipe"; }
 
-echo "==== valgrind: sqlease supervise -- sleep 60 (SIGTERM after a few heartbeats)"
+# --http when this build serves it (a build without libmicrohttpd says
+# so to any value).
+HTTP=()
+if ! "$BIN" supervise --http x:1 -- true 2>&1 | grep -q 'no HTTP support'; then
+    HTTP=(--http 127.0.0.1:0)
+fi
+echo "==== valgrind: sqlease supervise ${HTTP[*]} -- sleep 60 (SIGTERM after a few heartbeats)"
 NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \
-    --metrics-file "$WORK/vg.prom" -- sleep 60 >"$WORK/supervise.out" 2>&1 &
+    --metrics-file "$WORK/vg.prom" "${HTTP[@]}" -- sleep 60 >"$WORK/supervise.out" 2>&1 &
 SUP_PID=$!
 held=0
 for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
@@ -97,6 +106,34 @@ for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
     sleep 0.1
 done
 [ "$held" = 1 ] || fail "supervise did not start CMD within 30 s"
+if [ "${#HTTP[@]}" -gt 0 ] && [ "$held" = 1 ]; then
+    port=$(grep -o 'and /holder on http://127.0.0.1:[0-9]*' "$WORK/supervise.out" | grep -o '[0-9]*$')
+    # Each endpoint, a 404 and a 405, several at once (a thread each).
+    answers=$(python3 - "${port:-0}" <<'EOF'
+import http.client, sys, threading
+port, got, lock = int(sys.argv[1]), [], threading.Lock()
+def ask(method, path):
+    c = http.client.HTTPConnection('127.0.0.1', port, timeout=30)
+    try:
+        c.request(method, path)
+        st = c.getresponse().status
+    except (OSError, http.client.HTTPException):
+        st = -1
+    with lock:
+        got.append('%s %s %d' % (method, path, st))
+asks = [('GET', p) for p in ('/metrics', '/health', '/leader', '/holder', '/nope')] * 2
+asks += [('POST', '/leader'), ('HEAD', '/health')]
+threads = [threading.Thread(target=ask, args=a) for a in asks]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(' '.join(sorted(set(got))))
+EOF
+)
+    want='GET /health 200 GET /holder 200 GET /leader 200 GET /metrics 200 GET /nope 404 HEAD /health 200 POST /leader 405'
+    [ "$answers" = "$want" ] || fail "--http answered '$answers', want '$want'"
+fi
 sleep 4                             # a few renews
 grep -q '^sqlease_lease_held{.*} 1$' "$WORK/vg.prom" 2>/dev/null || fail "the metrics file does not say held"
 kill -TERM "$SUP_PID"

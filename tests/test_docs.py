@@ -18,6 +18,8 @@ SQLEASE_BUILDDIR name the build; `scons test` sets them).
 """
 
 import configparser
+import http.client
+import json
 import os
 import pwd
 import re
@@ -463,6 +465,86 @@ class DocTest(unittest.TestCase):
             sock.close()
         self.assertIn('"held":false', self.status_json('--dsn', 'prod', '--name', 'scheduler'))
 
+    @runs('kubernetes-deployment')
+    def test_kubernetes_deployment(self, b):
+        """The Deployment's container, run as its three replicas would be
+        (the DSN in the environment, as the Secret gives it; the port 0
+        instead of 8080, which may be taken here): each answers its
+        probes' path with 200, and /leader is 200 on exactly one.  Then a
+        SIGTERM, as Kubernetes sends, ends each with 0."""
+        text = b.text
+        command = json.loads(re.search(r'^\s*command: (\[.*\])$', text, re.M).group(1))
+        args = json.loads(re.search(r'^\s*args: (\[.*\])$', text, re.M).group(1))
+        replicas = int(re.search(r'^\s*replicas: (\d+)$', text, re.M).group(1))
+        probes = re.findall(r'(\w+Probe):\n\s+httpGet:\n\s+path: (\S+)\n\s+port: (\d+)\n',
+                            text)
+        self.assertEqual(command, ['/usr/local/bin/sqlease'])
+        self.assertEqual(replicas, 3)
+        self.assertEqual(sorted(p[0] for p in probes), ['livenessProbe', 'readinessProbe'])
+        self.assertEqual({(p[1], p[2]) for p in probes}, {('/health', '8080')})
+        self.assertIn('0.0.0.0:8080', args)
+        self.assertIn('- name: SQLEASE_DSN\n', text)
+        self.assertIn('prometheus.io/port: "8080"', text)
+        name = args[args.index('--name') + 1]
+        env = dict(self.env, SQLEASE_DSN='Driver=SQLite3;Database=%s'
+                   % os.path.join(self.dir, 'k8s.db'))
+        p = subprocess.run([SQLEASE, '--name', name, 'migrate'], cwd=self.dir, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.assertEqual(p.returncode, 0, p.stdout.decode())
+        job = os.path.join(self.dir, 'scheduler')
+        with open(job, 'w', encoding='utf-8') as f:
+            f.write('#!/bin/sh\nexec sleep 60\n')
+        os.chmod(job, 0o755)
+        argv = [SQLEASE] + [{'0.0.0.0:8080': '127.0.0.1:0', '/app/scheduler': job}.get(a, a)
+                            for a in args]
+        procs, errs = [], []
+        try:
+            for i in range(replicas):
+                errs.append(open(os.path.join(self.dir, 'pod%d.err' % i), 'w+b'))
+                procs.append(subprocess.Popen(argv, cwd=self.dir, env=env,
+                                              stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.DEVNULL, stderr=errs[i]))
+            ports = [self.await_http_port(proc, err) for proc, err in zip(procs, errs)]
+            if None in ports:
+                said = ''.join(open(e.name, encoding='utf-8').read() for e in errs)
+                if 'has no HTTP support' in said:
+                    self.assertNotEqual(os.environ.get('CI'), 'true', said)
+                    self.skipTest('this sqlease is built without HTTP support')
+                self.fail(said)
+            end = time.monotonic() + 30
+            while True:
+                health = [http_status(port, '/health') for port in ports]
+                leaders = [http_status(port, '/leader') for port in ports]
+                if health == [200] * replicas and sorted(leaders) == [200] + [503] * (replicas - 1):
+                    break
+                self.assertLess(time.monotonic(), end, (health, leaders))
+                time.sleep(0.1)
+            for proc in procs:
+                proc.send_signal(signal.SIGTERM)
+            self.assertEqual([proc.wait(timeout=30) for proc in procs], [0] * replicas)
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            for err in errs:
+                err.close()
+
+    def await_http_port(self, proc, err, seconds=30):
+        """The port a `--http 127.0.0.1:0` process says it got, or None
+        if it exits first or does not say within the time."""
+        end = time.monotonic() + seconds
+        mark = 'and /holder on http://127.0.0.1:'
+        while time.monotonic() < end:
+            with open(err.name, encoding='utf-8', errors='replace') as f:
+                said = f.read()
+            if mark in said:
+                return int(re.match(r'\d+', said.split(mark, 1)[1]).group(0))
+            if proc.poll() is not None:
+                return None
+            time.sleep(0.05)
+        return None
+
     @runs('readme-odbc-ini')
     def test_readme_odbc_ini(self, b):
         """The README's DSN: found by the driver manager (the connect fails
@@ -537,6 +619,19 @@ class DocTest(unittest.TestCase):
         want = want.replace('(nobody)', '(%s)' % name) if name else want.replace(' (nobody)', '')
         self.assertEqual((status, out), (64, want + '\n'))
         self.assertNotIn('change-me', out)
+
+
+def http_status(port, path):
+    """The status of GET http://127.0.0.1:PORT/PATH, or None (no answer).
+    http.client, not urllib: no proxy from the environment in between."""
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    try:
+        conn.request('GET', path)
+        return conn.getresponse().status
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
 
 
 class ManPage(unittest.TestCase):

@@ -12,8 +12,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "http.h"
 #include "internal.h"
 #include "json.h"
+#include "metrics.h"
 #include "os.h"
 
 /* The row's data, or NULL when it has none (a NULL column). */
@@ -86,17 +88,27 @@ static int connect_db(const cli_args *a, sqlease_db **db)
 
 /* Commands here take no arguments beyond a few flags; anything else is
  * a usage error.  `flags` lists the bare flags accepted; *seen gets a bit
- * per flag present.  Returns CLI_CONTINUE or an exit code. */
-static int parse_bare_flags(const cli_args *a, const char *const *flags, int nflags,
-                            unsigned *seen)
+ * per flag present.  http (NULL: not accepted) gets --http's value, NULL
+ * when not given.  Returns CLI_CONTINUE or an exit code. */
+static int parse_flags(const cli_args *a, const char *const *flags, int nflags,
+                       unsigned *seen, const char **http)
 {
     *seen = 0;
+    if (http != NULL)
+        *http = NULL;
     for (int i = 0; i < a->cmd_argc; i++) {
         const char *arg = a->cmd_argv[i];
         int k;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             cli_print_help();
             return CLI_EXIT_OK;
+        }
+        if (http != NULL) {
+            int r = cli_flag_value(a->cmd_argc, a->cmd_argv, &i, "--http", http);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0)
+                continue;
         }
         for (k = 0; k < nflags; k++)
             if (strcmp(arg, flags[k]) == 0)
@@ -109,6 +121,12 @@ static int parse_bare_flags(const cli_args *a, const char *const *flags, int nfl
         *seen |= 1u << k;
     }
     return CLI_CONTINUE;
+}
+
+static int parse_bare_flags(const cli_args *a, const char *const *flags, int nflags,
+                            unsigned *seen)
+{
+    return parse_flags(a, flags, nflags, seen, NULL);
 }
 
 /* Connect and make a lease handle for the flags' table and name; the
@@ -264,8 +282,15 @@ static void print_status_json(const cli_args *a, const char *dialect,
     cli_json_end(&j);
 }
 
+typedef struct watch_http watch_http;
 static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
-                 const char *dialect, int json, const sqlease_lease_info *first);
+                 const char *dialect, int json, const sqlease_lease_info *first,
+                 watch_http *wh);
+static int watch_http_start(const cli_args *a, const sqlease_db *db, const char *addr_port,
+                            watch_http **out);
+static void watch_http_read(watch_http *wh, int st, const sqlease_lease_info *in,
+                            const sqlease_error *err);
+static void watch_http_stop(watch_http *wh);
 
 int cli_cmd_status(const cli_args *a)
 {
@@ -274,14 +299,23 @@ int cli_cmd_status(const cli_args *a)
     sqlease_lease *lease;
     sqlease_lease_info info;
     sqlease_error err;
+    watch_http *wh = NULL;
+    const char *http;
     int64_t before, after;
     unsigned seen;
     int rc, st;
 
     cli_log_init(a, SQLEASE_LOG_WARN);
-    rc = parse_bare_flags(a, flags, 2, &seen);
+    rc = parse_flags(a, flags, 2, &seen, &http);
     if (rc != CLI_CONTINUE)
         return rc;
+    if (http != NULL) {
+        char msg[400];
+        if (!(seen & 2u))
+            return cli_usage("status: --http serves what a watch reads: it needs --watch");
+        if (cli_http_check(http, msg, sizeof msg) != CLI_CONTINUE)
+            return cli_usage("%s", msg);
+    }
     /* A watch ends with SIGINT or SIGTERM, and that is its normal end:
      * routed before the first statement, so that one arriving at any
      * moment is seen. */
@@ -292,6 +326,11 @@ int cli_cmd_status(const cli_args *a)
     rc = open_lease(a, &db, &lease);
     if (rc != CLI_CONTINUE)
         return rc;
+    if (http != NULL && (rc = watch_http_start(a, db, http, &wh)) != CLI_CONTINUE) {
+        sqlease_lease_free(lease);
+        sqlease_db_close(db);
+        return rc;
+    }
     memset(&err, 0, sizeof err);
     memset(&info, 0, sizeof info);
     /* The local clock is read on both sides of the query and the midpoint
@@ -300,6 +339,7 @@ int cli_cmd_status(const cli_args *a)
     before = sqle_wall_ms();
     st = sqlease_lease_status(lease, &info, &err);
     after = sqle_wall_ms();
+    watch_http_read(wh, st, &info, &err);
     if (st != SQLEASE_OK) {
         rc = fail_lease(a, db, "status", &err, st);
     } else {
@@ -311,8 +351,9 @@ int cli_cmd_status(const cli_args *a)
             print_status_human(a, dialect ? dialect : "", &info, local);
         rc = CLI_EXIT_OK;
         if (seen & 2u)
-            rc = watch(a, db, lease, dialect ? dialect : "", (seen & 1u) != 0, &info);
+            rc = watch(a, db, lease, dialect ? dialect : "", (seen & 1u) != 0, &info, wh);
     }
+    watch_http_stop(wh);
     sqlease_lease_free(lease);
     sqlease_db_close(db);
     return rc;
@@ -405,6 +446,191 @@ static int64_t watch_interval(const cli_args *a, const sqlease_db *db)
     return SQLEASE_DEFAULT_RETRY_MS;
 }
 
+/* How long a watch may go without an answer and still call itself
+ * healthy: the renew deadline, resolved as the retry is (a holder with
+ * the same settings stops its work after that long without one). */
+static int64_t watch_deadline(const cli_args *a, const sqlease_db *db)
+{
+    sqlease_options in, out;
+    sqlease_error err;
+
+    if (a->renew_deadline_ms > 0)
+        return a->renew_deadline_ms;
+    cli_lease_options(a, &in);
+    if (sqlease_options_effective(db, &in, &out, &err) == SQLEASE_OK &&
+        out.renew_deadline_ms > 0)
+        return out.renew_deadline_ms;
+    return SQLEASE_DEFAULT_RENEW_DEADLINE_MS;
+}
+
+/* ---- status --watch --http ------------------------------------------- */
+
+/*
+ * What the watch's endpoints answer from: its own reads of the row, which
+ * the main loop records here after each one (watch_http_read) and the
+ * server's threads read under the lock.  A watch holds no lease, so
+ * /leader is always 503 and this_instance always false; /holder is the
+ * last read (no statement of its own), and /metrics what the row said.
+ */
+struct watch_http {
+    cli_http *server;
+    sqle_mutex mu;
+    char name[SQLEASE_MAX_NAME + 1];
+    char labels[2 * SQLEASE_MAX_NAME + 16];
+    int64_t deadline_ms;      /* healthy while a read answered within this */
+    int have;                 /* a read has answered */
+    sqlease_lease_info info;  /* the last one that did */
+    int64_t ok_mono;          /* when */
+    char error[512];          /* the last read's failure; "" if it answered */
+    uint64_t reads, changes;
+};
+
+/* A read answered within the deadline: the answer is worth giving.  Under
+ * mu; *ago gets how long ago it answered. */
+static int watch_fresh(const watch_http *wh, int64_t *ago)
+{
+    *ago = wh->have ? sqle_mono_ms() - wh->ok_mono : -1;
+    return wh->have && *ago <= wh->deadline_ms;
+}
+
+static int watch_http_metrics(void *ud, cli_text *out)
+{
+    watch_http *wh = ud;
+    cli_metrics_row v;
+    int64_t ago;
+
+    memset(&v, 0, sizeof v);
+    sqle_mutex_lock(&wh->mu);
+    (void)watch_fresh(wh, &ago);
+    v.held = wh->have && wh->info.held;
+    v.token = wh->info.token;
+    v.expires_in_ms = v.held ? wh->info.expires_at_ms - wh->info.db_now_ms : 0;
+    v.last_contact_ms = ago;
+    v.reads = wh->reads;
+    v.changes = wh->changes;
+    cli_metrics_format_row(wh->labels, &v, out);
+    sqle_mutex_unlock(&wh->mu);
+    return 200;
+}
+
+static int watch_http_health(void *ud, cli_text *out)
+{
+    watch_http *wh = ud;
+    int64_t ago;
+    int status = 200;
+
+    sqle_mutex_lock(&wh->mu);
+    if (watch_fresh(wh, &ago)) {
+        cli_text_printf(out, "ok: watching lease '%s'; the database answered %" PRId64
+                        " ms ago", wh->name, ago);
+    } else {
+        status = 503;
+        if (!wh->have)
+            cli_text_puts(out, "the database has not answered yet");
+        else
+            cli_text_printf(out, "the database has not answered for %" PRId64 " ms (renew"
+                            " deadline %" PRId64 " ms)", ago, wh->deadline_ms);
+        if (wh->error[0] != '\0')
+            cli_text_printf(out, ": %s", wh->error);
+    }
+    sqle_mutex_unlock(&wh->mu);
+    return status;
+}
+
+static int watch_http_leader(void *ud, cli_text *out)
+{
+    (void)ud;
+    cli_text_puts(out, "not the leader: status --watch holds no lease");
+    return 503;
+}
+
+static int watch_http_holder(void *ud, cli_text *out)
+{
+    watch_http *wh = ud;
+    int64_t ago;
+    int status = 200;
+
+    sqle_mutex_lock(&wh->mu);
+    if (watch_fresh(wh, &ago)) {
+        cli_http_holder_json(out, wh->name, &wh->info, 0, ago);
+    } else {
+        status = 503;
+        cli_http_error_json(out, wh->error[0] != '\0' ? wh->error
+                                                     : "the database has not answered yet");
+    }
+    sqle_mutex_unlock(&wh->mu);
+    return status;
+}
+
+static int watch_http_start(const cli_args *a, const sqlease_db *db, const char *addr_port,
+                            watch_http **out)
+{
+    watch_http *wh = calloc(1, sizeof *wh);
+    cli_http_provider p;
+    char err[600], n[2 * SQLEASE_MAX_NAME + 1];
+    int rc;
+
+    *out = NULL;
+    if (wh == NULL || sqle_mutex_init(&wh->mu) != 0) {
+        free(wh);
+        cli_error("out of memory");
+        return CLI_EXIT_OSERR;
+    }
+    snprintf(wh->name, sizeof wh->name, "%s", name_of(a));
+    cli_metrics_escape(wh->name, n, sizeof n);
+    snprintf(wh->labels, sizeof wh->labels, "name=\"%s\"", n);
+    wh->deadline_ms = watch_deadline(a, db);
+    memset(&p, 0, sizeof p);
+    p.ud = wh;
+    p.metrics = watch_http_metrics;
+    p.health = watch_http_health;
+    p.leader = watch_http_leader;
+    p.holder = watch_http_holder;
+    rc = cli_http_start(addr_port, &p, &wh->server, err, sizeof err);
+    if (rc != CLI_CONTINUE) {
+        cli_error("%s", err);
+        sqle_mutex_destroy(&wh->mu);
+        free(wh);
+        return rc;
+    }
+    cli_log(SQLEASE_LOG_INFO, "serving /metrics, /health, /leader and /holder on %s",
+            cli_http_url(wh->server));
+    *out = wh;
+    return CLI_CONTINUE;
+}
+
+/* After every read of the row (NULL wh: no --http). */
+static void watch_http_read(watch_http *wh, int st, const sqlease_lease_info *in,
+                            const sqlease_error *err)
+{
+    if (wh == NULL)
+        return;
+    sqle_mutex_lock(&wh->mu);
+    wh->reads++;
+    if (st == SQLEASE_OK) {
+        if (wh->have && (in->token != wh->info.token || in->held != wh->info.held ||
+                         strcmp(in->owner, wh->info.owner) != 0))
+            wh->changes++;
+        wh->info = *in;
+        wh->have = 1;
+        wh->ok_mono = sqle_mono_ms();
+        wh->error[0] = '\0';
+    } else {
+        snprintf(wh->error, sizeof wh->error, "%s",
+                 err->message[0] != '\0' ? err->message : sqlease_strerror(st));
+    }
+    sqle_mutex_unlock(&wh->mu);
+}
+
+static void watch_http_stop(watch_http *wh)
+{
+    if (wh == NULL)
+        return;
+    cli_http_stop(wh->server);
+    sqle_mutex_destroy(&wh->mu);
+    free(wh);
+}
+
 /*
  * Read the row every retry and print it whenever the holder or the token
  * differs from what was printed last (an expired hold counts as free:
@@ -414,7 +640,8 @@ static int64_t watch_interval(const cli_args *a, const sqlease_db *db)
  * line is flushed at once, for a script reading it through a pipe.
  */
 static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
-                 const char *dialect, int json, const sqlease_lease_info *first)
+                 const char *dialect, int json, const sqlease_lease_info *first,
+                 watch_http *wh)
 {
     char owner[SQLEASE_MAX_OWNER + 1];
     int64_t token = first->token;
@@ -446,6 +673,7 @@ static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
         before = sqle_wall_ms();
         st = sqlease_lease_status(lease, &in, &err);
         after = sqle_wall_ms();
+        watch_http_read(wh, st, &in, &err);
         if (st != SQLEASE_OK) {
             cli_log(SQLEASE_LOG_WARN, "status --watch: %s (trying again in %" PRId64 " ms)",
                     err.message[0] != '\0' ? err.message : sqlease_strerror(st), retry);

@@ -1,10 +1,34 @@
 /*
- * json.c -- the JSON object writer behind `status --json` and `list
- * --json`.
+ * json.c -- the JSON object writer behind `status --json`, `list --json`
+ * and /holder.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "json.h"
+
+/* Everything goes out through these two: the stream or the text. */
+static void put(cli_json *j, const char *p, size_t n)
+{
+    if (j->out != NULL)
+        fwrite(p, 1, n, j->out);
+    else
+        cli_text_add(j->text, p, n);
+}
+
+static void puts_(cli_json *j, const char *s)
+{
+    put(j, s, strlen(s));
+}
+
+/* A \u escape of one code point below U+0100. */
+static void put_u(cli_json *j, unsigned c)
+{
+    char buf[8];
+
+    snprintf(buf, sizeof buf, "\\u%04x", c);
+    puts_(j, buf);
+}
 
 /* Length of the well-formed UTF-8 sequence at s, or 0 if the bytes there
  * are not one (overlong, surrogate, out of range or truncated). */
@@ -37,92 +61,108 @@ static int utf8_len(const unsigned char *s)
  * on them, and JSON is read on terminals too), and bytes that are not
  * UTF-8 (an owner id is whatever the database holds) become U+FFFD so
  * the output stays valid. */
-static void put_string(FILE *out, const char *s)
+static void put_string(cli_json *j, const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
 
-    fputc('"', out);
+    puts_(j, "\"");
     while (*p) {
         int n;
         switch (*p) {
-        case '"': fputs("\\\"", out); p++; continue;
-        case '\\': fputs("\\\\", out); p++; continue;
-        case '\n': fputs("\\n", out); p++; continue;
-        case '\r': fputs("\\r", out); p++; continue;
-        case '\t': fputs("\\t", out); p++; continue;
+        case '"': puts_(j, "\\\""); p++; continue;
+        case '\\': puts_(j, "\\\\"); p++; continue;
+        case '\n': puts_(j, "\\n"); p++; continue;
+        case '\r': puts_(j, "\\r"); p++; continue;
+        case '\t': puts_(j, "\\t"); p++; continue;
         default: break;
         }
         if (*p < 0x20 || *p == 0x7F) {
-            fprintf(out, "\\u%04x", *p);
+            put_u(j, *p);
             p++;
             continue;
         }
         n = utf8_len(p);
         if (n == 0) {
-            fputs("\\ufffd", out);
+            puts_(j, "\\ufffd");
             p++;
             continue;
         }
         if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
-            fprintf(out, "\\u%04x", p[1]);
+            put_u(j, p[1]);
             p += 2;
             continue;
         }
-        fwrite(p, 1, (size_t)n, out);
+        put(j, (const char *)p, (size_t)n);
         p += n;
     }
-    fputc('"', out);
+    puts_(j, "\"");
 }
 
 static void key(cli_json *j, const char *k)
 {
     if (j->fields++ > 0)
-        fputc(',', j->out);
-    put_string(j->out, k);
-    fputc(':', j->out);
+        puts_(j, ",");
+    put_string(j, k);
+    puts_(j, ":");
 }
 
 void cli_json_begin(cli_json *j, FILE *out)
 {
     j->out = out;
+    j->text = NULL;
     j->fields = 0;
-    fputc('{', out);
+    puts_(j, "{");
+}
+
+void cli_json_begin_text(cli_json *j, cli_text *text)
+{
+    j->out = NULL;
+    j->text = text;
+    j->fields = 0;
+    puts_(j, "{");
 }
 
 void cli_json_string(cli_json *j, const char *k, const char *value)
 {
     key(j, k);
-    put_string(j->out, value);
+    put_string(j, value);
 }
 
 void cli_json_int(cli_json *j, const char *k, int64_t value)
 {
+    char buf[32];
+
     key(j, k);
-    fprintf(j->out, "%" PRId64, value);
+    snprintf(buf, sizeof buf, "%" PRId64, value);
+    puts_(j, buf);
 }
 
 void cli_json_bool(cli_json *j, const char *k, int value)
 {
     key(j, k);
-    fputs(value ? "true" : "false", j->out);
+    puts_(j, value ? "true" : "false");
+}
+
+void cli_json_null(cli_json *j, const char *k)
+{
+    key(j, k);
+    puts_(j, "null");
 }
 
 void cli_json_string_or_null(cli_json *j, const char *k, const char *value)
 {
-    if (value != NULL) {
+    if (value != NULL)
         cli_json_string(j, k, value);
-        return;
-    }
-    key(j, k);
-    fputs("null", j->out);
+    else
+        cli_json_null(j, k);
 }
 
 void cli_json_end(cli_json *j)
 {
-    fputs("}\n", j->out);
+    puts_(j, "}\n");
 }
 
 void cli_json_close(cli_json *j)
 {
-    fputc('}', j->out);
+    puts_(j, "}");
 }

@@ -1,7 +1,8 @@
 /*
- * json.h -- a minimal JSON object writer for `status --json` and `list
- * --json`: flat objects of strings, integers, booleans and nulls, each on
- * one line.  Writing only; sqlease never parses JSON.
+ * json.h -- a minimal JSON object writer for `status --json`, `list
+ * --json` and the HTTP endpoint /holder: flat objects of strings,
+ * integers, booleans and nulls, each on one line, written to a stream or
+ * into a text.  Writing only; sqlease never parses JSON.
  */
 #ifndef SQLEASE_CLI_JSON_H
 #define SQLEASE_CLI_JSON_H
@@ -9,15 +10,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "text.h"
+
 typedef struct cli_json {
-    FILE *out;
-    int fields; /* members written so far, for the commas */
+    FILE *out;      /* the stream written to, */
+    cli_text *text; /* or the text appended to (out NULL) */
+    int fields;     /* members written so far, for the commas */
 } cli_json;
 
 void cli_json_begin(cli_json *j, FILE *out);
+/* The same into a text (an HTTP answer). */
+void cli_json_begin_text(cli_json *j, cli_text *text);
 void cli_json_string(cli_json *j, const char *key, const char *value);
 void cli_json_int(cli_json *j, const char *key, int64_t value);
 void cli_json_bool(cli_json *j, const char *key, int value);
+void cli_json_null(cli_json *j, const char *key);
 /* A string member, or null when value is NULL. */
 void cli_json_string_or_null(cli_json *j, const char *key, const char *value);
 /* Close the object and end the line. */

@@ -108,12 +108,13 @@ void cli_metrics_labels(cli_metrics *m, const char *name, const char *owner)
     snprintf(m->labels, sizeof m->labels, "name=\"%s\",owner=\"%s\"", n, o);
 }
 
-/* One metric: its HELP and TYPE lines and one sample. */
-static void metric(FILE *f, const char *labels, const char *name, const char *type,
+/* One metric: its HELP and TYPE lines and one sample.  The exposition
+ * format wants every line to end in a newline, the last one too. */
+static void metric(cli_text *out, const char *labels, const char *name, const char *type,
                    const char *help, const char *value)
 {
-    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s{%s} %s\n", name, help, name, type, name, labels,
-            value);
+    cli_text_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s{%s} %s\n", name, help, name, type,
+                    name, labels, value);
 }
 
 /* Milliseconds as seconds with three decimals ("-1" stays "-1"). */
@@ -125,52 +126,92 @@ static void seconds(char *buf, size_t cap, int64_t ms)
         snprintf(buf, cap, "%" PRId64 ".%03d", ms / 1000, (int)(ms % 1000));
 }
 
+static void counter(cli_text *out, const char *labels, const char *name, const char *help,
+                    uint64_t value)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof buf, "%" PRIu64, value);
+    metric(out, labels, name, "counter", help, buf);
+}
+
+void cli_metrics_format(const char *labels, const cli_metrics_values *v, cli_text *out)
+{
+    char buf[64];
+
+    metric(out, labels, "sqlease_lease_held", "gauge",
+           "1 while this process holds the lease (CMD may run), else 0.", v->held ? "1" : "0");
+    snprintf(buf, sizeof buf, "%" PRId64, v->token);
+    metric(out, labels, "sqlease_lease_token", "gauge",
+           "Fencing token of the current or last hold (0: none yet).", buf);
+    seconds(buf, sizeof buf, v->held ? v->deadline_in_ms : 0);
+    metric(out, labels, "sqlease_lease_deadline_seconds", "gauge",
+           "Seconds until CMD is stopped unless the lease is renewed (0 when not holding).",
+           buf);
+    seconds(buf, sizeof buf, v->last_contact_ms);
+    metric(out, labels, "sqlease_last_contact_seconds", "gauge",
+           "Seconds since the database last answered (-1: never).", buf);
+    counter(out, labels, "sqlease_statements_total", "Lease statements sent to the database.",
+            v->statements);
+    counter(out, labels, "sqlease_takes_total",
+            "Acquires that started a new hold (new fencing token).", v->takes);
+    counter(out, labels, "sqlease_losses_total",
+            "Holds that ended other than by shutdown (lost, or not renewed in time).",
+            v->losses);
+    counter(out, labels, "sqlease_renew_failures_total",
+            "Renews by the holder that failed with an error.", v->renew_failures);
+}
+
+/* A watcher holds nothing: its metrics say what the row says, so that
+ * one watcher can tell a dashboard whether anyone holds the lease. */
+void cli_metrics_format_row(const char *labels, const cli_metrics_row *v, cli_text *out)
+{
+    char buf[64];
+
+    metric(out, labels, "sqlease_row_held", "gauge",
+           "1 while the lease row shows a hold that has not expired (any owner), as last read.",
+           v->held ? "1" : "0");
+    snprintf(buf, sizeof buf, "%" PRId64, v->token);
+    metric(out, labels, "sqlease_row_token", "gauge",
+           "Fencing token in the lease row, as last read.", buf);
+    seconds(buf, sizeof buf, v->held ? v->expires_in_ms : 0);
+    metric(out, labels, "sqlease_row_expires_in_seconds", "gauge",
+           "Seconds until the hold in the row expires unless renewed (0 when free), as last"
+           " read.", buf);
+    seconds(buf, sizeof buf, v->last_contact_ms);
+    metric(out, labels, "sqlease_last_contact_seconds", "gauge",
+           "Seconds since the database last answered (-1: never).", buf);
+    counter(out, labels, "sqlease_statements_total", "Lease statements sent to the database.",
+            v->reads);
+    counter(out, labels, "sqlease_row_changes_total",
+            "Changes of holder or token this watch has seen.", v->changes);
+}
+
 /* Write everything to the temporary file, then rename it over the file:
  * rename replaces it in one step, so a reader opens either the old file
  * or the new one.  No fsync: the file describes a running process and is
  * worthless after a crash. */
 void cli_metrics_write(cli_metrics *m, const cli_metrics_values *v)
 {
-    char buf[64];
+    cli_text text;
     FILE *f;
     int ok;
 
     if (m->path == NULL)
         return;
-    f = fopen(m->tmp, "w");
+    cli_text_init(&text);
+    cli_metrics_format(m->labels, v, &text);
+    f = text.failed ? NULL : fopen(m->tmp, "w");
     if (f == NULL) {
         ok = 0;
+        if (text.failed)
+            errno = ENOMEM;
     } else {
-        metric(f, m->labels, "sqlease_lease_held", "gauge",
-               "1 while this process holds the lease (CMD may run), else 0.",
-               v->held ? "1" : "0");
-        snprintf(buf, sizeof buf, "%" PRId64, v->token);
-        metric(f, m->labels, "sqlease_lease_token", "gauge",
-               "Fencing token of the current or last hold (0: none yet).", buf);
-        seconds(buf, sizeof buf, v->held ? v->deadline_in_ms : 0);
-        metric(f, m->labels, "sqlease_lease_deadline_seconds", "gauge",
-               "Seconds until CMD is stopped unless the lease is renewed (0 when not"
-               " holding).", buf);
-        seconds(buf, sizeof buf, v->last_contact_ms);
-        metric(f, m->labels, "sqlease_last_contact_seconds", "gauge",
-               "Seconds since the database last answered (-1: never).", buf);
-        snprintf(buf, sizeof buf, "%" PRIu64, v->statements);
-        metric(f, m->labels, "sqlease_statements_total", "counter",
-               "Lease statements sent to the database.", buf);
-        snprintf(buf, sizeof buf, "%" PRIu64, v->takes);
-        metric(f, m->labels, "sqlease_takes_total", "counter",
-               "Acquires that started a new hold (new fencing token).", buf);
-        snprintf(buf, sizeof buf, "%" PRIu64, v->losses);
-        metric(f, m->labels, "sqlease_losses_total", "counter",
-               "Holds that ended other than by shutdown (lost, or not renewed in time).",
-               buf);
-        snprintf(buf, sizeof buf, "%" PRIu64, v->renew_failures);
-        metric(f, m->labels, "sqlease_renew_failures_total", "counter",
-               "Renews by the holder that failed with an error.", buf);
-        ok = !ferror(f);
+        ok = fwrite(text.s, 1, text.len, f) == text.len;
         ok = fclose(f) == 0 && ok;
         ok = ok && sqle_file_replace(m->tmp, m->path) == 0;
     }
+    cli_text_free(&text);
     if (!ok) {
         if (!m->failing)
             cli_log(SQLEASE_LOG_WARN, "cannot write the metrics file '%s': %s", m->path,

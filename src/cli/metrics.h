@@ -4,13 +4,17 @@
  * reads the *.prom files of one directory) or anything that reads such a
  * file.  The file is replaced as a whole on every write (a temporary file
  * beside it, then a rename), so a reader never sees half of one, and it
- * is removed when sqlease exits.
+ * is removed when sqlease exits.  The same text is what GET /metrics
+ * answers (--http), and `status --watch --http` answers what its reads
+ * of the row say in the same format.
  */
 #ifndef SQLEASE_CLI_METRICS_H
 #define SQLEASE_CLI_METRICS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "text.h"
 
 /* One snapshot of what the file says. */
 typedef struct cli_metrics_values {
@@ -43,6 +47,23 @@ void cli_metrics_labels(cli_metrics *m, const char *name, const char *owner);
 /* Write the file anew.  A failure is logged (once until a write
  * succeeds again) and otherwise ignored.  No-op when off. */
 void cli_metrics_write(cli_metrics *m, const cli_metrics_values *v);
+
+/* The text the file holds for v, with labels (cli_metrics_labels'
+ * form) on every sample, appended to out. */
+void cli_metrics_format(const char *labels, const cli_metrics_values *v, cli_text *out);
+
+/* What `status --watch` has read of the row. */
+typedef struct cli_metrics_row {
+    int held;                 /* the row shows a hold that has not expired */
+    int64_t token;            /* the row's token */
+    int64_t expires_in_ms;    /* until that hold expires; 0 when free */
+    int64_t last_contact_ms;  /* since a read last succeeded; -1 never */
+    uint64_t reads;           /* reads of the row sent */
+    uint64_t changes;         /* changes of holder or token seen */
+} cli_metrics_row;
+
+/* Its text, with labels (name="...") on every sample, appended to out. */
+void cli_metrics_format_row(const char *labels, const cli_metrics_row *v, cli_text *out);
 
 /* Remove the file (if written) and free what init took. */
 void cli_metrics_close(cli_metrics *m);

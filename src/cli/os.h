@@ -18,6 +18,7 @@
  *     file.c              files and directories the tool writes
  *     stdio.c             standard descriptors; stderr as the journal
  *     notify.c            the service manager's notification socket
+ *     net.c               socket addresses (--http's ADDR)
  *     clock.c             the wall clock
  *   src/cli/os/procstat.c     the /proc/PID/stat parser (text only: every OS)
  *   src/cli/os/stamp.c        the log's time stamp (text only: every OS)
@@ -385,6 +386,22 @@ int cli_os_guard_reported(cli_os_guard *g);
  * most wait_ms (a guard that someone stopped is then killed), and leaves
  * g not running. */
 void cli_os_guard_end(cli_os_guard *g, int64_t wait_ms);
+
+/* ---- socket addresses (net.c) -------------------------------------- */
+
+/* A socket address (struct sockaddr_in or sockaddr_in6), in storage
+ * large and aligned enough for either. */
+typedef union cli_os_sockaddr {
+    unsigned char bytes[128];
+    int64_t align_;
+    void *align_p_;
+} cli_os_sockaddr;
+
+/* The numeric address host (IPv4 "127.0.0.1", or IPv6 "::1" without its
+ * brackets) with port, for a server to listen on (--http): no name is
+ * looked up.  Returns 4 or 6 (the family) with *sa and *len set, or -1
+ * when host is not such an address. */
+int cli_os_sockaddr_make(const char *host, unsigned port, cli_os_sockaddr *sa, size_t *len);
 
 /* ---- the service manager's notification socket (notify.c) -------- */
 

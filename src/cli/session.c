@@ -10,6 +10,7 @@
 #include "child.h"
 #include "classify.h"
 #include "db.h"
+#include "http.h"
 #include "internal.h"
 #include "notify.h"
 #include "odbc.h"
@@ -156,6 +157,20 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
             if (r < 0)
                 return CLI_EXIT_USAGE;
             continue;
+        }
+        if (!is_run) {
+            /* --http: checked now, so that a typo is a usage error before
+             * the database is reached. */
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--http", &val);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0) {
+                char err[400];
+                if (cli_http_check(val, err, sizeof err) != CLI_CONTINUE)
+                    return cli_usage("%s", err);
+                f->http = val;
+                continue;
+            }
         }
         r = cli_flag_value(a->cmd_argc, argv, &i, "--metrics-file", &val);
         if (r < 0)
@@ -529,6 +544,7 @@ static int open_db(cli_session *s)
  * pause freed. */
 static void hold_set_sup(cli_session *s, sqlease_supervisor *sup)
 {
+    cli_session_http_sup(s, sup);
     if (!s->hold_ready)
         return;
     sqle_mutex_lock(&s->hold.mu);
@@ -645,6 +661,16 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
             return cli_usage("--data: %s", err.message);
         }
     }
+    /* Listening before the database is reached, so that a supervise
+     * waiting for its database answers /health (with why not) instead
+     * of refusing connections. */
+    if (f->http != NULL) {
+        rc = cli_session_http_start(s, f->http);
+        if (rc != CLI_CONTINUE) {
+            cli_session_stop(s);
+            return rc;
+        }
+    }
     /* The timing (and so the kill-grace rule) may come from the DSN's
      * odbc.ini section: settle it once connected. */
     rc = open_db(s);
@@ -750,6 +776,9 @@ int cli_session_stop(cli_session *s)
             s->sup = NULL;
         }
     }
+    /* The endpoints answer until here (the lease released, /health and
+     * /leader saying 503); their read of the row needs the database. */
+    cli_session_http_stop(s);
     if (s->db != NULL) {
         sqlease_db_close(s->db);
         s->db = NULL;
@@ -930,6 +959,10 @@ void cli_session_observe(cli_session *s)
             cli_log(SQLEASE_LOG_WARN, "the database answers again");
     }
 
+    if (s->http != NULL) {
+        current_values(s, &st, have, &v);
+        cli_session_http_update(s, &v);
+    }
     if (s->metrics.path != NULL && s->metrics.labels[0] != '\0') {
         current_values(s, &st, have, &v);
         changed = v.held != s->shown.held || v.token != s->shown.token ||
@@ -965,7 +998,7 @@ void cli_session_ready(cli_session *s)
 
 void cli_session_stopping(cli_session *s)
 {
-    (void)s;
+    cli_session_http_stopping(s);
     cli_notify_send("STOPPING=1\nSTATUS=stopping");
 }
 

@@ -3,8 +3,8 @@
  * kill grace and its check, the owner id, a supervisor wired to the
  * callback bridge on an open database, torn down in the one safe order,
  * and what the outside world sees of it: the log (the library's lines
- * filtered so that each thing is said once), the metrics file and the
- * service manager's status.
+ * filtered so that each thing is said once), the metrics file, the
+ * service manager's status and the HTTP endpoints (session_http.c).
  */
 #ifndef SQLEASE_CLI_SESSION_H
 #define SQLEASE_CLI_SESSION_H
@@ -24,6 +24,7 @@ typedef struct cli_job_flags {
     int64_t min_hold_ms;     /* run only */
     int64_t kill_grace_ms;  /* -1 until resolved */
     const char *metrics_file; /* NULL: none */
+    const char *http;        /* supervise: --http ADDR:PORT (checked); NULL: none */
     int crash_limit;         /* supervise: quick failures in a row before pausing; 0 off */
     int64_t crash_window_ms; /* supervise: a failure is quick if CMD ran less */
     int64_t crash_pause_ms;  /* supervise: out of contention this long; -1: 2 x ttl */
@@ -70,6 +71,9 @@ typedef struct cli_session {
     char pause_note[200];   /* STATUS while out of contention */
     char holder[SQLEASE_MAX_OWNER + 1]; /* who holds it, as last reported */
     int holder_known;
+
+    /* --http: what its endpoints answer from (session_http.c); NULL off. */
+    struct cli_session_http *http;
 } cli_session;
 
 /* Parse the command's flags; is_run allows the run-only flags, else the
@@ -139,6 +143,24 @@ void cli_session_guard_done(cli_session *s);
 /* 1 if the guard stopped CMD at the hold's deadline (sqlease was frozen
  * or suspended past it): the lease was lost.  Before guard_done. */
 int cli_session_guard_acted(cli_session *s);
+
+/* ---- session_http.c: --http ------------------------------------------ */
+
+/* Serve the session's /metrics, /health, /leader and /holder on
+ * addr_port (checked by the flag's parse), from before the database is
+ * reached (they say it is not, meanwhile).  Returns CLI_CONTINUE, or an
+ * exit code (message printed). */
+int cli_session_http_start(cli_session *s, const char *addr_port);
+/* Stop serving (waits for answers in flight); before the database and
+ * the bridge go.  Nothing without --http. */
+void cli_session_http_stop(cli_session *s);
+/* The supervisor now in force (NULL: none), before it is stopped. */
+void cli_session_http_sup(cli_session *s, sqlease_supervisor *sup);
+/* The session is stopping: /health and /leader say so. */
+void cli_session_http_stopping(cli_session *s);
+/* Every round of the main loop: what the endpoints answer from (v: the
+ * metrics now; NULL keeps the last). */
+void cli_session_http_update(cli_session *s, const cli_metrics_values *v);
 
 /* Who holds the lease, from one status query on a short-lived lease
  * handle.  Returns 1 with owner (and *token, *expires_in_ms and the

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "dialect.h"
+#include "http.h"
 
 /* Help lines are at most this wide; a flag's text starts in this column. */
 #define HELP_WIDTH 79
@@ -24,11 +25,14 @@ static const char help_head[] =
 "Commands:\n"
 "  migrate                      create the table, add missing columns, seed the\n"
 "                               lease row (idempotent)\n"
-"  status [--json] [--watch]    owner, token, expires in, DB clock vs local clock\n"
+"  status [--json] [--watch [--http ADDR:PORT]]\n"
+"                               owner, token, expires in, DB clock vs local clock\n"
 "      --json                   print one JSON object on one line\n"
 "      --watch                  then read the row every retry and print a line\n"
 "                               (--json: an object) each time the holder or the\n"
 "                               token changes; SIGINT/SIGTERM end it (exit 0)\n"
+"      --http ADDR:PORT         with --watch: serve what it reads over HTTP\n"
+"                               (/holder, /metrics, /health; /leader is 503)\n"
 "  list [--json] [--by-owner]   every lease in the table: name, owner, held, token,\n"
 "                               expires in (ms), data; --json: a JSON array;\n"
 "                               --by-owner: held leases counted per owner\n"
@@ -55,8 +59,8 @@ static const char help_head[] =
 "                               characters; cleared at the release\n"
 "      --metrics-file F         keep F (a name ending in .prom) up to date in\n"
 "                               Prometheus' text format; removed on exit\n"
-"  supervise [--kill-grace D] [--data S] [--metrics-file F] [--crash-limit N]\n"
-"      [--crash-window D] [--crash-pause D] -- CMD [ARG...]\n"
+"  supervise [--kill-grace D] [--data S] [--metrics-file F] [--http ADDR:PORT]\n"
+"      [--crash-limit N] [--crash-window D] [--crash-pause D] -- CMD [ARG...]\n"
 "                               keep CMD running exactly while holding the lease;\n"
 "                               restart it with backoff (1 s doubling to 30 s) if\n"
 "                               it exits; on loss stop it and wait to hold again;\n"
@@ -66,6 +70,17 @@ static const char help_head[] =
 "                               retry.  With $NOTIFY_SOCKET (systemd Type=notify)\n"
 "                               sends READY=1, STATUS= and STOPPING=1\n"
 "      --kill-grace D, --data S, --metrics-file F   as for run\n"
+"      --http ADDR:PORT         serve GET /metrics (as --metrics-file), /health\n"
+"                               (200 while the database answers within the\n"
+"                               renew deadline, else 503), /leader (200 while\n"
+"                               this instance holds and CMD runs, else 503) and\n"
+"                               /holder (JSON); only GET and HEAD.  PORT alone\n"
+"                               listens on 127.0.0.1; 0.0.0.0:PORT on every IPv4\n"
+"                               address, [::]:PORT on every address; port 0\n"
+"                               takes a free port (logged)\n";
+
+/* Between them, in a build without HTTP support, a line that says so. */
+static const char help_mid[] =
 "      --crash-limit N          after N failures in a row (non-zero status or a\n"
 "                               signal), each within --crash-window of CMD's\n"
 "                               start, release the lease and stay out of\n"
@@ -141,7 +156,7 @@ static const char help_tail[] =
 "       --dsn-file refused)\n"
 "  69   database unreachable, failing, or not migrated (run `sqlease migrate`;\n"
 "       only migrate creates a missing SQLite file)\n"
-"  71   operating-system error\n"
+"  71   operating-system error (also: --http cannot listen, its port in use)\n"
 "  73   --metrics-file cannot be created\n"
 "  74   standard output cannot be written\n"
 "  75   run: lease not obtained (--no-wait, --timeout; see --conflict-exit-code),\n"
@@ -197,6 +212,10 @@ static void print_dialect_flag(void)
 void cli_print_help(void)
 {
     fputs(help_head, stdout);
+    if (!cli_http_available())
+        fputs("                               (not in this build: it has no libmicrohttpd)\n",
+              stdout);
+    fputs(help_mid, stdout);
     print_dialect_flag();
     fputs(help_tail, stdout);
 }
