@@ -1955,6 +1955,8 @@ class NewDialect(GenCase):
         with open(os.path.join(out_dir, "help.c"), "w") as f:
             f.write('#include "cli.h"\n'
                     'const char *sqlease_version(void) { return "0"; }\n'
+                    '/* src/cli/http.c, which --help asks whether --http is built in */\n'
+                    'int cli_http_available(void) { return 1; }\n'
                     'int main(void) { cli_print_help(); return 0; }\n')
         exe = os.path.join(out_dir, "help")
         # The project's flags (SConstruct): the help text is one long
