@@ -50,6 +50,7 @@ typedef struct cli_args {
     const char *dsn;      /* never NULL: --dsn, --dsn-file's contents, $SQLEASE_DSN,
                              $SQLEASE_DSN_FILE's contents, or the default */
     const char *table;    /* NULL: library default */
+    const char *fire_table; /* the fire ledger's table; NULL: library default */
     const char *name;     /* NULL: library default */
     const char *owner;    /* NULL: generated */
     const char *dialect;  /* NULL: detected */
@@ -168,6 +169,7 @@ int cli_cmd_list(const cli_args *a);
 int cli_cmd_release(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
 int cli_cmd_supervise(const cli_args *a);
+int cli_cmd_cron(const cli_args *a);
 int cli_cmd_demo(const cli_args *a);
 int cli_cmd_demo_job(const cli_args *a);
 

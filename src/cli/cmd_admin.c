@@ -41,6 +41,12 @@ static const char *table_of(const cli_args *a)
     return effective.table != NULL ? effective.table : SQLEASE_DEFAULT_TABLE;
 }
 
+static const char *fire_table_of(const cli_args *a)
+{
+    (void)a;
+    return effective.fire_table != NULL ? effective.fire_table : SQLEASE_DEFAULT_FIRE_TABLE;
+}
+
 static const char *name_of(const cli_args *a)
 {
     (void)a;
@@ -199,12 +205,17 @@ int cli_cmd_migrate(const cli_args *a)
     names[0] = name;
     memset(&err, 0, sizeof err);
     st = sqlease_migrate(db, table_of(a), names, 1, &err);
+    /* The fire ledger's table beside it: `cron` and `run --schedule`
+     * record each fire there (an idempotent CREATE when it exists). */
+    if (st == SQLEASE_OK)
+        st = sqlease_fire_migrate(db, fire_table_of(a), &err);
     if (st != SQLEASE_OK) {
         cli_error("%s%s", err.message[0] != '\0' ? err.message : sqlease_strerror(st),
                   cli_error_hint(db, &err));
         rc = cli_exit_for_status(st);
     } else {
-        printf("migrated table %s; lease row '%s' present\n", table_of(a), name);
+        printf("migrated table %s and fire table %s; lease row '%s' present\n", table_of(a),
+               fire_table_of(a), name);
         rc = CLI_EXIT_OK;
     }
     sqlease_db_close(db);

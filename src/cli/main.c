@@ -20,6 +20,7 @@ static const command commands[] = {
     {"list", cli_cmd_list},
     {"run", cli_cmd_run},
     {"supervise", cli_cmd_supervise},
+    {"cron", cli_cmd_cron},
     {"release", cli_cmd_release},
     {"demo", cli_cmd_demo},
     {"__demo-job", cli_cmd_demo_job}, /* the demo's CMD; not in --help */

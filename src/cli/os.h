@@ -156,6 +156,13 @@ void cli_os_ignore_sigpipe(void);
 int sqle_signal_setup(void);
 /* The signal number last received (SIGTERM, SIGINT, SIGHUP), or 0. */
 int sqle_signal_received(void);
+/* The same, and forget it (0 until the next one arrives): for a loop
+ * that acts on SIGHUP (reload) and goes on.  A signal that arrives in
+ * between is the one returned next. */
+int cli_os_signal_take(void);
+/* The number of the signal that asks a daemon to read its configuration
+ * again (SIGHUP), or -1 where there is none (Windows). */
+int cli_os_sighup(void);
 /* Send a signal to a pid (used by the demo): 9 kill, 15 terminate. */
 int sqle_process_signal(long pid, int sig);
 
@@ -265,6 +272,10 @@ typedef int (*sqle_child_gate_fn)(void *userdata, long pid);
 int sqle_child_spawn_gated(sqle_child *c, char *const argv[], const char *const *env,
                            size_t nenv, int flags, sqle_child_gate_fn gate, void *gate_ud,
                            char *errbuf, size_t errcap);
+/* The argv that runs a command line through the system's shell (POSIX:
+ * /bin/sh -c LINE; Windows: cmd.exe /c LINE), in argv[0..3], NULL-
+ * terminated, pointing at `line` and static strings. */
+void cli_os_shell_argv(const char *line, char *argv[4]);
 /* Wait up to timeout_ms (-1: forever) for the child to exit.  Returns 1
  * and sets *exit_code (128+signal for a signal) if it exited, 0 if it is
  * still running, -1 on error (including a child already waited for).  A

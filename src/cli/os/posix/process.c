@@ -699,3 +699,12 @@ int cli_os_unsetenv(const char *name)
 {
     return unsetenv(name) == 0 ? 0 : -1;
 }
+
+/* A crontab's command is a shell command line, as cron(8) runs it. */
+void cli_os_shell_argv(const char *line, char *argv[4])
+{
+    argv[0] = (char *)"/bin/sh";
+    argv[1] = (char *)"-c";
+    argv[2] = (char *)line;
+    argv[3] = NULL;
+}

@@ -85,9 +85,19 @@ int sqle_signal_received(void)
     return __atomic_load_n(&g_signal_received, __ATOMIC_SEQ_CST);
 }
 
+int cli_os_signal_take(void)
+{
+    return __atomic_exchange_n(&g_signal_received, 0, __ATOMIC_SEQ_CST);
+}
+
 int sqle_process_signal(long pid, int sig)
 {
     if (pid <= 0)
         return -1;
     return kill((pid_t)pid, sig) == 0 ? 0 : -1;
+}
+
+int cli_os_sighup(void)
+{
+    return SIGHUP;
 }

@@ -553,3 +553,12 @@ int cli_os_unsetenv(const char *name)
         return -1;
     return _putenv(entry) == 0 ? 0 : -1;
 }
+
+/* A crontab's command is a command line for the system's shell. */
+void cli_os_shell_argv(const char *line, char *argv[4])
+{
+    argv[0] = (char *)"cmd.exe";
+    argv[1] = (char *)"/c";
+    argv[2] = (char *)line;
+    argv[3] = NULL;
+}

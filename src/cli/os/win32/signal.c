@@ -84,6 +84,11 @@ int sqle_signal_received(void)
     return (int)g_signal_received;
 }
 
+int cli_os_signal_take(void)
+{
+    return (int)InterlockedExchange(&g_signal_received, 0);
+}
+
 /* Windows has no signals to send: both stop the process at once, with
  * the exit code a POSIX shell would show for that signal. */
 int sqle_process_signal(long pid, int sig)
@@ -109,4 +114,10 @@ HANDLE cli_os_signal_event(void)
 LONG cli_os_signal_count(void)
 {
     return InterlockedCompareExchange(&g_signal_count, 0, 0);
+}
+
+/* No signal asks a Windows process to reload. */
+int cli_os_sighup(void)
+{
+    return -1;
 }

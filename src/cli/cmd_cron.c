@@ -1,0 +1,387 @@
+/*
+ * cmd_cron.c -- `sqlease cron FILE`: every host of a fleet runs the same
+ * daemon with the same crontab-format file (crontab.h); the one that
+ * holds the lease fires each job on the database's clock, each fire
+ * claimed once in the ledger (the library's scheduler, src/scheduler.h), and
+ * runs its command; the others stand by and take over, catching up on
+ * what their predecessor left, within a ttl of its end.
+ *
+ * The scheduler decides; this file runs the commands.  A fire's command
+ * is started on the scheduler's thread (on_fire: a fork and an exec, in
+ * a process group of its own) and watched from the main thread, which
+ * reports each exit to the scheduler; on_stop (the lease ended, a newer
+ * fire replaces it, a shutdown) stops the command as `supervise` stops
+ * CMD (SIGTERM to its group, SIGKILL after the kill grace) and returns
+ * only when it is gone.  SIGHUP reads the file again: a file that does
+ * not read keeps the old schedule and says why, with line and column.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "child.h"
+#include "cli.h"
+#include "cronexpr.h"
+#include "crontab.h"
+#include "os.h"
+#include "scheduler.h"
+
+#define POLL_MS 50
+#define DEFAULT_KILL_GRACE_MS 10000
+
+/* One fire's command. */
+typedef struct cron_child {
+    struct cron_child *next;
+    uint64_t id;              /* the scheduler's fire id */
+    char job[SQLEASE_MAX_JOB + 1];
+    int64_t fire_at_ms;
+    sqle_child child;
+    int running;              /* started and not yet reaped */
+    int exited;               /* reaped (or never started): code is its status */
+    int code;
+} cron_child;
+
+typedef struct cron_daemon {
+    const cli_args *a;
+    const char *path;
+    cli_crontab tab;
+    sqle_sched *sched;
+    sqlease_db *db;
+    int64_t grace_ms;
+    const char *name, *owner;
+    char owner_buf[SQLEASE_MAX_OWNER + 1];
+    sqle_mutex m;             /* the children (after the scheduler's lock) */
+    cron_child *children;
+    uint64_t started, failed_to_start;
+} cron_daemon;
+
+/* The environment of one fire's command: the file's variables, the
+ * lease's and the fire's. */
+static void fire_env(cron_daemon *d, const cli_cron_entry *e, const sqle_fire *f,
+                     const char **env, size_t *n, char bufs[7][400])
+{
+    char when[40];
+    size_t k;
+
+    *n = 0;
+    for (k = 0; k < e->nenv && *n < 64; k++)
+        env[(*n)++] = e->env[k];
+    sqle_cron_format_utc(f->fire_at_ms, when, sizeof when);
+    snprintf(bufs[0], sizeof bufs[0], "SQLEASE_NAME=%s", d->name);
+    snprintf(bufs[1], sizeof bufs[1], "SQLEASE_OWNER=%s", d->owner);
+    snprintf(bufs[2], sizeof bufs[2], "SQLEASE_TOKEN=%" PRId64, f->token);
+    snprintf(bufs[3], sizeof bufs[3], "SQLEASE_JOB=%s", f->job);
+    snprintf(bufs[4], sizeof bufs[4], "SQLEASE_FIRE=%s", when);
+    snprintf(bufs[5], sizeof bufs[5], "SQLEASE_FIRE_MS=%" PRId64, f->fire_at_ms);
+    snprintf(bufs[6], sizeof bufs[6], "SQLEASE_ATTEMPT=%d", f->attempt);
+    for (k = 0; k < 7; k++)
+        env[(*n)++] = bufs[k];
+    /* The connection string may hold a password; a fence of another
+     * lease must not leak in from sqlease's own environment. */
+    env[(*n)++] = "SQLEASE_DSN";
+    env[(*n)++] = "SQLEASE_FENCE_SQL";
+}
+
+/* The scheduler claimed a fire: start its command (on the scheduler's
+ * thread, its lock held: a fork and an exec, nothing slower). */
+static void on_fire(void *ud, const sqle_fire *f)
+{
+    cron_daemon *d = ud;
+    const cli_cron_entry *e = f->job_userdata;
+    cron_child *c = calloc(1, sizeof *c);
+    const char *env[80];
+    char bufs[7][400], err[300], *argv[4];
+    size_t n;
+
+    if (c == NULL) {
+        cli_log(SQLEASE_LOG_ERROR, "job %s: out of memory; fire not started", f->job);
+        return;
+    }
+    c->id = f->id;
+    snprintf(c->job, sizeof c->job, "%s", f->job);
+    c->fire_at_ms = f->fire_at_ms;
+    fire_env(d, e, f, env, &n, bufs);
+    cli_os_shell_argv(e->command, argv);
+    sqle_mutex_lock(&d->m);
+    if (sqle_child_spawn_gated(&c->child, argv, env, n, 0, NULL, NULL, err, sizeof err) == 0) {
+        c->running = 1;
+        d->started++;
+        cli_log(SQLEASE_LOG_INFO, "job %s: started its command (pid %ld) for fire %" PRId64
+                " (token %" PRId64 ", attempt %d)", f->job, cli_child_pid(&c->child),
+                f->fire_at_ms, f->token, f->attempt);
+    } else {
+        c->exited = 1;
+        c->code = 127;
+        d->failed_to_start++;
+        cli_log(SQLEASE_LOG_ERROR, "job %s: cannot start its command: %s", f->job, err);
+    }
+    c->next = d->children;
+    d->children = c;
+    sqle_mutex_unlock(&d->m);
+}
+
+/* Stop a fire's command and wait until it is gone (the supervisor's
+ * on_stopped, or a replace, calls this). */
+static void on_stop(void *ud, const sqle_fire *f, int reason)
+{
+    cron_daemon *d = ud;
+    cron_child *c;
+
+    sqle_mutex_lock(&d->m);
+    for (c = d->children; c != NULL && c->id != f->id; c = c->next)
+        ;
+    if (c != NULL && c->running) {
+        int64_t termed = cli_child_term(&c->child);
+        cli_log(reason == SQLE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
+                "job %s: stopping its command (fire %" PRId64 "): %s", f->job, f->fire_at_ms,
+                reason == SQLE_STOP_LEASE ? "the lease ended"
+                : reason == SQLE_STOP_REPLACED ? "a newer fire replaces it" : "shutting down");
+        c->code = cli_child_finish(&c->child, termed, d->grace_ms);
+        c->running = 0;
+        c->exited = 1;
+    }
+    sqle_mutex_unlock(&d->m);
+}
+
+static void on_log(void *ud, int level, const char *line)
+{
+    (void)ud;
+    cli_log(level, "%s", line);
+}
+
+/* Reap what exited and tell the scheduler, outside the children's lock
+ * (sqle_sched_done sends a statement, and takes the scheduler's lock,
+ * which comes first). */
+static void reap(cron_daemon *d)
+{
+    for (;;) {
+        cron_child **pp, *c = NULL;
+        sqlease_error err;
+
+        sqle_mutex_lock(&d->m);
+        for (pp = &d->children; *pp != NULL; pp = &(*pp)->next) {
+            cron_child *x = *pp;
+            if (x->running) {
+                int code = 0;
+                int r = cli_child_poll(&x->child, d->grace_ms, &code);
+                if (r != 0) {
+                    x->running = 0;
+                    x->exited = 1;
+                    x->code = r == 1 ? code : -1;
+                }
+            }
+            if (x->exited) {
+                c = x;
+                *pp = x->next;
+                break;
+            }
+        }
+        sqle_mutex_unlock(&d->m);
+        if (c == NULL)
+            return;
+        (void)sqle_sched_done(d->sched, c->id, c->code, c->code != 0, &err);
+        free(c);
+    }
+}
+
+static int read_tab(const char *path, cli_crontab *tab, char *err, size_t cap)
+{
+    char *text = cli_sys_read_file(path);
+    int rc;
+
+    if (text == NULL) {
+        snprintf(err, cap, "%s: cannot be read", path);
+        return -1;
+    }
+    rc = cli_crontab_parse(path, text, tab, err, cap);
+    free(text);
+    return rc;
+}
+
+/* SIGHUP: the file again.  A file that does not read keeps the old
+ * schedule. */
+static void reload(cron_daemon *d)
+{
+    cli_crontab tab;
+    sqle_job *jobs;
+    sqlease_error err;
+    char why[700];
+    size_t n;
+
+    if (read_tab(d->path, &tab, why, sizeof why) != 0) {
+        cli_log(SQLEASE_LOG_ERROR, "SIGHUP: %s; keeping the schedule read before", why);
+        return;
+    }
+    jobs = cli_crontab_jobs(&tab, &n);
+    if (jobs == NULL || sqle_sched_reload(d->sched, jobs, n, &err) != SQLEASE_OK) {
+        cli_log(SQLEASE_LOG_ERROR, "SIGHUP: %s; keeping the schedule read before",
+                jobs == NULL ? "out of memory" : err.message);
+        free(jobs);
+        cli_crontab_free(&tab);
+        return;
+    }
+    free(jobs);
+    cli_crontab_free(&d->tab);
+    d->tab = tab;
+    cli_log(SQLEASE_LOG_INFO, "SIGHUP: %s read again: %zu job(s)", d->path, n);
+}
+
+/* --check: the jobs and their next fires by this host's clock. */
+static int check_only(const cli_crontab *tab)
+{
+    int64_t now = sqle_wall_ms();
+    size_t i;
+
+    for (i = 0; i < tab->n; i++) {
+        const cli_cron_entry *e = &tab->entries[i];
+        sqle_cron *c = NULL;
+        sqle_cron_error ce;
+        int64_t next = -1;
+        char when[40] = "never";
+
+        if (sqle_cron_parse(e->job.schedule, e->job.tz, &c, &ce) == SQLEASE_OK &&
+            sqle_cron_next(c, now, &next) == 1)
+            sqle_cron_format_utc(next, when, sizeof when);
+        sqle_cron_free(c);
+        printf("%s\t%s%s%s\tnext %s\tline %d\n", e->job.name, e->job.schedule,
+               e->job.tz != NULL ? " CRON_TZ=" : "", e->job.tz != NULL ? e->job.tz : "", when,
+               e->line);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_cron(const cli_args *a)
+{
+    cron_daemon d;
+    sqlease_options o, eff;
+    sqle_sched_callbacks cb;
+    sqle_job *jobs;
+    sqlease_error err;
+    int64_t keep_ms = 0;
+    char why[700];
+    size_t n;
+    int i, check = 0, rc, sig;
+
+    cli_log_init(a, SQLEASE_LOG_INFO);
+    memset(&d, 0, sizeof d);
+    d.a = a;
+    d.grace_ms = DEFAULT_KILL_GRACE_MS;
+    for (i = 0; i < a->cmd_argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (strcmp(a->cmd_argv[i], "--check") == 0) {
+            check = 1;
+            continue;
+        }
+        if ((r = cli_flag_value(a->cmd_argc, a->cmd_argv, &i, "--keep", &v)) != 0) {
+            if (r < 0 || cli_parse_duration("--keep", v, &keep_ms) != 0)
+                return CLI_EXIT_USAGE;
+            continue;
+        }
+        if ((r = cli_flag_value(a->cmd_argc, a->cmd_argv, &i, "--kill-grace", &v)) != 0) {
+            if (r < 0 || cli_parse_duration("--kill-grace", v, &d.grace_ms) != 0)
+                return CLI_EXIT_USAGE;
+            continue;
+        }
+        if (a->cmd_argv[i][0] == '-' && a->cmd_argv[i][1] != '\0')
+            return cli_unknown_flag("cron", a->cmd_argv[i]);
+        if (d.path != NULL)
+            return cli_usage("cron: one FILE only ('%s' and '%s')", d.path, a->cmd_argv[i]);
+        d.path = a->cmd_argv[i];
+    }
+    if (d.path == NULL)
+        return cli_usage("cron: which FILE? (sqlease cron FILE)");
+    if (read_tab(d.path, &d.tab, why, sizeof why) != 0) {
+        cli_error("%s", why);
+        return CLI_EXIT_USAGE;
+    }
+    if (check) {
+        rc = check_only(&d.tab);
+        cli_crontab_free(&d.tab);
+        return rc;
+    }
+    if (d.tab.n == 0)
+        cli_log(SQLEASE_LOG_WARN, "%s has no job line: holding the lease fires nothing",
+                d.path);
+    rc = cli_check_options(a);
+    if (rc != CLI_CONTINUE) {
+        cli_crontab_free(&d.tab);
+        return rc;
+    }
+    if (sqle_signal_setup() != 0) {
+        cli_error("cannot install the signal handlers");
+        cli_crontab_free(&d.tab);
+        return CLI_EXIT_OSERR;
+    }
+    rc = cli_open_db(a, &d.db);
+    if (rc != CLI_CONTINUE) {
+        cli_crontab_free(&d.tab);
+        return rc;
+    }
+    cli_lease_options(a, &o);
+    if (o.owner == NULL) {
+        /* Generated here, so that the log and the commands name it. */
+        if (sqlease_owner_id(d.owner_buf, sizeof d.owner_buf, &err) != SQLEASE_OK) {
+            cli_error("%s", err.message);
+            sqlease_db_close(d.db);
+            cli_crontab_free(&d.tab);
+            return CLI_EXIT_OSERR;
+        }
+        o.owner = d.owner_buf;
+    }
+    d.owner = o.owner;
+    rc = cli_effective_options(d.db, &o, &eff);
+    if (rc != CLI_CONTINUE) {
+        sqlease_db_close(d.db);
+        cli_crontab_free(&d.tab);
+        return rc;
+    }
+    if (sqle_mutex_init(&d.m) != 0) {
+        sqlease_db_close(d.db);
+        cli_crontab_free(&d.tab);
+        return CLI_EXIT_OSERR;
+    }
+    memset(&cb, 0, sizeof cb);
+    cb.userdata = &d;
+    cb.on_fire = on_fire;
+    cb.on_stop = on_stop;
+    cb.on_log = on_log;
+    jobs = cli_crontab_jobs(&d.tab, &n);
+    rc = jobs == NULL ? SQLEASE_ENOMEM
+                      : sqle_sched_start(&d.sched, d.db, &o, NULL, NULL, jobs, n,
+                                         keep_ms, &cb, &err);
+    free(jobs);
+    if (rc != SQLEASE_OK) {
+        cli_error("cron: %s", jobs == NULL ? "out of memory" : err.message);
+        sqle_mutex_destroy(&d.m);
+        sqlease_db_close(d.db);
+        cli_crontab_free(&d.tab);
+        return cli_exit_for_status(rc);
+    }
+    d.name = eff.name != NULL ? eff.name : SQLEASE_DEFAULT_NAME;
+    cli_log(SQLEASE_LOG_INFO, "cron: %zu job(s) from %s under lease '%s' as owner %s", n,
+            d.path, d.name, d.owner);
+    for (;;) {
+        sig = cli_os_signal_take();
+        if (sig != 0 && sig == cli_os_sighup()) {
+            reload(&d);
+            continue;
+        }
+        if (sig != 0)
+            break;
+        reap(&d);
+        sqle_sleep_ms(POLL_MS);
+    }
+    cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sig);
+    rc = sqle_sched_stop(d.sched, &err);
+    reap(&d);
+    sqle_sched_free(d.sched);
+    reap(&d);
+    sqle_mutex_destroy(&d.m);
+    sqlease_db_close(d.db);
+    cli_crontab_free(&d.tab);
+    if (rc != SQLEASE_OK)
+        cli_log(SQLEASE_LOG_WARN, "stopping: %s", err.message);
+    return CLI_EXIT_OK;
+}
