@@ -38,7 +38,9 @@
 #include <string.h>
 
 #include "classify.h"
+#include "cronexpr.h"
 #include "db.h"
+#include "fire.h"
 #include "internal.h"
 #include "lease.h"
 #include "lease_impl.h"
@@ -94,6 +96,23 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
         sqlease_lease_free(l);
         return nomem(err);
     }
+    if (r->schedule != NULL) {
+        sqle_cron_error ce;
+        rc = sqle_cron_parse(r->schedule, r->schedule_tz, &l->schedule, &ce);
+        if (rc != SQLEASE_OK) {
+            sqlease_lease_free(l);
+            return sqle_fail(err, rc, "schedule '%s': %s", r->schedule, ce.message);
+        }
+        l->late_limit_ms = r->late_limit_ms > 0 ? r->late_limit_ms
+                                                : sqle_cron_period_ms(l->schedule);
+        l->fire_table = sqle_strdup(r->fire_table != NULL ? r->fire_table
+                                                          : SQLEASE_DEFAULT_FIRE_TABLE);
+        l->host = r->host != NULL ? sqle_strdup(r->host) : NULL;
+        if (l->fire_table == NULL || (r->host != NULL && l->host == NULL)) {
+            sqlease_lease_free(l);
+            return nomem(err);
+        }
+    }
     *out = l;
     return SQLEASE_OK;
 }
@@ -125,6 +144,9 @@ void sqlease_lease_free(sqlease_lease *l)
     free(l->name);
     free(l->owner);
     free(l->data);
+    sqle_cron_free(l->schedule);
+    free(l->fire_table);
+    free(l->host);
     free(l);
 }
 
@@ -588,8 +610,8 @@ int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
 
 int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row)
 {
-    if (row->has_nulls)
-        return 0;
+    if (row->has_nulls || l->schedule != NULL)
+        return 0; /* repaired first; a scheduled take claims its fire on its own */
     if (row->owner[0] == '\0')
         return 1;
     return l->watch && l->seen_valid && l->seen_token == row->token &&
@@ -676,6 +698,9 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
 
 /* A follower's try: read the row and the clock, then take it if the read
  * shows it free or expired. */
+static int take_scheduled(sqlease_lease *l, const sqlease_lease_info *row,
+                          sqlease_lease_info *info, int *taken, sqlease_error *err);
+
 static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_error *err)
 {
     sqlease_lease_info row;
@@ -684,6 +709,8 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
     rc = read_row(l, &row, err);
     if (rc != SQLEASE_OK)
         return rc;
+    if (l->schedule != NULL)
+        return take_scheduled(l, &row, info, taken, err);
     return take_after_read(l, &row, info, taken, err);
 }
 
@@ -701,6 +728,8 @@ int sqle_lease_take_seen(sqlease_lease *l, const sqlease_lease_info *seen, int64
     if (l == NULL || seen == NULL || taken == NULL)
         return sqle_fail(err, SQLEASE_EINVAL, "take: lease, seen and taken must not be NULL");
     l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
+    if (l->schedule != NULL)
+        return take_scheduled(l, seen, info, taken, err);
     return take_after_read(l, seen, info, taken, err);
 }
 
@@ -797,6 +826,74 @@ static int take_fire_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     }
     *taken = 1;
     return SQLEASE_OK;
+}
+
+/*
+ * A take that claims its schedule's fire (sqlease_options.schedule): the
+ * latest fire at or before the database's clock as this very read gave
+ * it, so that every host agrees which fire it is whatever its own clock
+ * says, within the late limit (a host whose cron fired later than that
+ * has no fire to run: the next is not due yet).  The take then claims
+ * that fire as take_fire_after_read does; a fire claimed already is
+ * SQLEASE_CLAIMED, naming who took it, from this read alone.
+ */
+static void record_abandoned(sqlease_lease *l, const sqlease_lease_info *prev)
+{
+    char host[256], note[SQLEASE_MAX_NOTE + 1], who[SQLE_QUOTED_ID_MAX];
+    sqle_fire_ctx c;
+    sqlease_error ignored;
+
+    if (l->host == NULL)
+        sqle_hostname(host, sizeof host);
+    memset(&c, 0, sizeof c);
+    c.db = l->db;
+    c.lease_table = l->table;
+    c.fire_table = l->fire_table;
+    c.name = l->name;
+    c.owner = l->owner;
+    c.host = l->host != NULL ? l->host : host;
+    snprintf(note, sizeof note, "abandoned: %s (token %lld) stopped renewing before its run "
+             "ended", sqle_quote_id(prev->owner, who, sizeof who), (long long)prev->token);
+    (void)sqle_fire_record(&c, l->held_token, l->name, prev->fire_at_ms, "abandoned", note,
+                           l->deadline, NULL, &ignored);
+}
+
+static int take_scheduled(sqlease_lease *l, const sqlease_lease_info *row,
+                          sqlease_lease_info *info, int *taken, sqlease_error *err)
+{
+    int64_t fire = 0;
+    char when[40];
+    int rc;
+
+    if (info != NULL)
+        *info = *row;
+    if (sqle_cron_prev(l->schedule, row->db_now_ms, &fire) != 1)
+        return sqle_fail(err, SQLEASE_NOT_DUE, "lease '%s': its schedule has no fire at or "
+                         "before the database's clock", l->name);
+    if (row->db_now_ms - fire > l->late_limit_ms) {
+        sqle_cron_format_utc(fire, when, sizeof when);
+        return sqle_fail(err, SQLEASE_NOT_DUE, "lease '%s': the schedule's latest fire, %s, "
+                         "is %lld ms old by the database's clock, past the late limit of "
+                         "%lld ms: no fire to run now", l->name, when,
+                         (long long)(row->db_now_ms - fire), (long long)l->late_limit_ms);
+    }
+    rc = take_fire_after_read(l, row, fire, info, taken, err);
+    if (rc == SQLEASE_OK) {
+        l->held_fire_at = fire;
+        /* The hold before ours claimed an earlier fire and was never
+         * released: its run was cut short (a crash, a kill, a lost
+         * lease), and wrote no outcome.  Its fire is recorded abandoned,
+         * under our hold, unless it has a row (its outcome was written
+         * and only the release was lost).  One statement, only then. */
+        if (row->owner[0] != '\0' && !row->held && row->fire_at_ms > 0 && row->fire_at_ms < fire)
+            record_abandoned(l, row);
+    }
+    return rc;
+}
+
+int64_t sqle_lease_held_fire(const sqlease_lease *l)
+{
+    return l != NULL ? l->held_fire_at : 0;
 }
 
 int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64_t fire_at_ms,

@@ -74,6 +74,10 @@ int sqle_lease_row_finish(const db_out *out, sqlease_lease_info *info, const cha
  * this fire, else SQLEASE_NOT_HELD.  fire_at_ms must be positive.  Not
  * thread-safe for one lease, as every lease call.
  */
+/* The fire the hold this handle took claimed (its schedule's), 0 none.
+ * The calling thread must be the one that makes the lease's calls. */
+int64_t sqle_lease_held_fire(const sqlease_lease *l);
+
 int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64_t fire_at_ms,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
 

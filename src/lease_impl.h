@@ -65,6 +65,14 @@ struct sqlease_lease {
     int64_t seen_wait;  /* how long to watch it (ms): the ttl, or more for a
                            minimum hold's remainder */
     int64_t take_version; /* what a watched take binds as :version */
+    /* A schedule whose fires the takes claim (sqlease_options.schedule),
+     * or NULL; how late a fire may still be taken; and the fire the hold
+     * this handle has claimed (0: none). */
+    struct sqle_cron *schedule;
+    int64_t late_limit_ms;
+    int64_t held_fire_at;
+    char *fire_table;     /* where a scheduled take records an abandoned fire */
+    char *host;           /* NULL: this host's name */
     int64_t take_fire_at; /* what a take of a fire binds as :fire_at_ms,
                              during that call only */
     int clock_ref_valid;

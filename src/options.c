@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cronexpr.h"
 #include "internal.h"
 #include "options.h"
 #include "platform.h"
@@ -115,6 +116,29 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
     if (r->host != NULL &&
         sqle_check_text("host", r->host, SQLEASE_MAX_HOST, 1, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
+    /* A schedule whose fires the takes claim: parsed here once, so that a
+     * bad one is refused before anything starts (the lease parses it
+     * again, keeping it). */
+    r->schedule = opt->schedule;
+    r->schedule_tz = opt->schedule_tz != NULL && opt->schedule_tz[0] != '\0' ? opt->schedule_tz
+                                                                            : NULL;
+    r->late_limit_ms = opt->late_limit_ms;
+    if (opt->late_limit_ms < 0 || opt->late_limit_ms > SQLEASE_MAX_DURATION_MS)
+        return sqle_fail(err, SQLEASE_EINVAL, "late limit %lld ms is not within 0..30 days",
+                         (long long)opt->late_limit_ms);
+    if (r->schedule != NULL) {
+        sqle_cron *c = NULL;
+        sqle_cron_error ce;
+        if (sqle_cron_parse(r->schedule, r->schedule_tz, &c, &ce) != SQLEASE_OK)
+            return sqle_fail(err, ce.status == SQLEASE_ENOMEM ? SQLEASE_ENOMEM : SQLEASE_EINVAL,
+                             "schedule '%s'%s%s: %s%s", r->schedule,
+                             r->schedule_tz != NULL ? " in " : "",
+                             r->schedule_tz != NULL ? r->schedule_tz : "", ce.message,
+                             ce.column > 0 ? " (column given from the schedule's start)" : "");
+        sqle_cron_free(c);
+    } else if (opt->schedule_tz != NULL && opt->schedule_tz[0] != '\0') {
+        return sqle_fail(err, SQLEASE_EINVAL, "schedule_tz is set but schedule is not");
+    }
     if (r->owner != NULL) {
         if (r->owner[0] == '\0')
             return sqle_fail(err, SQLEASE_EINVAL,

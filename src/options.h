@@ -20,6 +20,9 @@ typedef struct sqle_resolved {
     int take_by_expiry;  /* sqlease_options.take_by_expiry */
     const char *fire_table; /* borrowed, as table */
     const char *host;    /* borrowed; NULL: this host's name */
+    const char *schedule;    /* borrowed; NULL: takes claim no fire */
+    const char *schedule_tz; /* borrowed; NULL: UTC */
+    int64_t late_limit_ms;   /* 0: the schedule's period */
 } sqle_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */

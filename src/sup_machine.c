@@ -324,7 +324,8 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
 /* Log what a failed statement meant for s. */
 static void log_failure(sqlease_supervisor *s, int rc, int lost, const sqlease_error *err)
 {
-    if (rc == SQLEASE_OK || rc == SQLEASE_NOT_HELD)
+    if (rc == SQLEASE_OK || rc == SQLEASE_NOT_HELD || rc == SQLEASE_CLAIMED ||
+        rc == SQLEASE_NOT_DUE)
         return;
     sqle_sup_log(s, lost ? SQLEASE_LOG_WARN : SQLEASE_LOG_ERROR, "%s (%s): %s",
                  lost ? "the hold is gone, and taking the lease again failed"
@@ -414,13 +415,19 @@ static void answer_release(sqlease_supervisor *s, const sqle_answer *a)
 static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
 {
     sup_note n1 = {0}, n2 = {0};
+    /* Read on the thread that made the call (the lease's own state). */
+    int64_t fire = a->rc == SQLEASE_OK && a->taken ? sqle_lease_held_fire(s->lease) : 0;
 
     sqle_engine_lock(s->e);
     if (a->lost)
         sqle_sup_step(s, EV_LOST, a->sent, 0, NULL, &n1);
+    if (a->rc == SQLEASE_OK && a->taken)
+        s->fire_at = fire;
     if (a->rc == SQLEASE_OK)
         sqle_sup_step(s, a->taken ? EV_TAKEN : EV_RENEWED, a->sent, a->token, NULL, &n2);
-    else if (a->rc == SQLEASE_NOT_HELD)
+    else if (a->rc == SQLEASE_NOT_HELD || a->rc == SQLEASE_CLAIMED || a->rc == SQLEASE_NOT_DUE)
+        /* A scheduled take that found its fire claimed, or no fire due:
+         * a follower's answer, not a failure. */
         sqle_sup_step(s, EV_NOT_HELD, a->sent, 0, a->row, &n2);
     else
         sqle_sup_step(s, EV_FAILED, a->sent, a->rc, a->row, &n2);

@@ -394,6 +394,7 @@ int sqlease_supervisor_state_(sqlease_supervisor *s, sqlease_state *out, size_t 
     sqle_engine_lock(s->e);
     st->holding = s->running;
     st->token = s->token;
+    st->fire_at_ms = s->fire_at;
     st->deadline_in_ms = s->running && s->deadline > now ? s->deadline - now : 0;
     st->last_contact_ago_ms = s->last_contact < 0 ? -1 : now - s->last_contact;
     st->acquires = s->acquires;

@@ -92,6 +92,7 @@ struct sqlease_supervisor {
     int stop_rc;
     int started_any;         /* on_started was queued at least once */
     int64_t token;           /* of the current or last hold started */
+    int64_t fire_at;         /* the fire its take claimed (a schedule), 0 none */
     int64_t deadline;        /* mono ms: stop the work; while running */
     int64_t next_due;        /* mono ms of the next statement */
     int64_t last_contact;    /* mono ms of the last answer, -1 none */

@@ -37,15 +37,16 @@ const char *cli_child_fence_sql(sqlease_supervisor *sup, int64_t token, char *bu
 }
 
 int cli_child_start(sqle_child *c, char *const *argv, const char *name,
-                    const char *owner, int64_t token, const char *fence_sql, int foreground,
+                    const char *owner, int64_t token, const char *fence_sql,
+                    const char *const *extra_env, size_t nextra, int foreground,
                     sqle_child_gate_fn gate, void *gate_ud, char *err, size_t cap)
 {
     char env_name[sizeof "SQLEASE_NAME=" + SQLEASE_MAX_NAME];
     char env_owner[sizeof "SQLEASE_OWNER=" + SQLEASE_MAX_OWNER];
     char env_token[sizeof "SQLEASE_TOKEN=" + 24];
     char env_fence[sizeof "SQLEASE_FENCE_SQL=" + SQLEASE_FENCE_LITERAL_MAX];
-    const char *env[5];
-    size_t n = 3;
+    const char *env[5 + 8];
+    size_t n = 3, k;
 
     snprintf(env_name, sizeof env_name, "SQLEASE_NAME=%s", name);
     snprintf(env_owner, sizeof env_owner, "SQLEASE_OWNER=%s", owner);
@@ -63,6 +64,8 @@ int cli_child_start(sqle_child *c, char *const *argv, const char *name,
     /* The connection string may hold a password: CMD does not get it.
      * (SQLEASE_DSN_FILE, a path, it keeps: the file is the user's.) */
     env[n++] = "SQLEASE_DSN";
+    for (k = 0; k < nextra && k < 8; k++)
+        env[n++] = extra_env[k];
     return sqle_child_spawn_gated(c, argv, env, n, foreground ? SQLEASE_CHILD_FOREGROUND : 0,
                                   gate, gate_ud, err, cap);
 }

@@ -13,8 +13,9 @@
 #include "os.h"
 #include "sqlease.h"
 
-/* Start argv with SQLEASE_NAME, SQLEASE_OWNER, SQLEASE_TOKEN and (unless
- * fence_sql is NULL) SQLEASE_FENCE_SQL set; foreground: hand it the
+/* Start argv with SQLEASE_NAME, SQLEASE_OWNER, SQLEASE_TOKEN, (unless
+ * fence_sql is NULL) SQLEASE_FENCE_SQL and the nextra "NAME=value" of
+ * extra_env (at most 8) set; foreground: hand it the
  * terminal when sqlease has it (`run`, see SQLEASE_CHILD_FOREGROUND).
  * CMD is held at a gate until gate(gate_ud, pid) has returned 0 (see
  * sqle_child_spawn_gated; gate may be NULL).  Must be called from the
@@ -22,7 +23,8 @@
  * the thread that forks).  Returns 0, 1 (held back by gate: nothing
  * runs), or -1 with a message in err. */
 int cli_child_start(sqle_child *c, char *const *argv, const char *name,
-                    const char *owner, int64_t token, const char *fence_sql, int foreground,
+                    const char *owner, int64_t token, const char *fence_sql,
+                    const char *const *extra_env, size_t nextra, int foreground,
                     sqle_child_gate_fn gate, void *gate_ud, char *err, size_t cap);
 
 /* SQLEASE_FENCE_SQL for CMD: the fence of the supervisor's running hold,

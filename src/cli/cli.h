@@ -170,6 +170,7 @@ int cli_cmd_release(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
 int cli_cmd_supervise(const cli_args *a);
 int cli_cmd_cron(const cli_args *a);
+int cli_cmd_fires(const cli_args *a);
 int cli_cmd_demo(const cli_args *a);
 int cli_cmd_demo_job(const cli_args *a);
 

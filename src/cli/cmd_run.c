@@ -14,6 +14,8 @@
 
 #include "child.h"
 #include "classify.h"
+#include "cronexpr.h"
+#include "fire.h"
 #include "internal.h"
 #include "session.h"
 
@@ -84,6 +86,109 @@ static void release_unstarted(cli_session *s, const char *why)
     cli_log(SQLEASE_LOG_WARN, "lease '%s': %s; releasing the lease at once instead of keeping"
             " it for --min-hold", s->name, why);
     cli_session_release_at_once(s);
+}
+
+/*
+ * run --schedule gave up: the fire this host's cron started it for was
+ * claimed by another (this one came late, or at the same time and lost),
+ * or there is no fire due within --late-limit.  One read of the row says
+ * which, who ran the fire and when, with the fire worked out from the
+ * database's clock as the take worked it out.  The conflict exit code
+ * either way: a fire run once is not an error of the others.
+ */
+static int give_up_schedule(cli_session *s, const cli_args *a, const cli_job_flags *f)
+{
+    sqlease_options o;
+    sqlease_lease *l = NULL;
+    sqlease_lease_info row;
+    sqlease_error err;
+    sqle_cron *c = NULL;
+    sqle_cron_error ce;
+    char fire_s[40], at_s[40], prev_s[40], who[SQLE_QUOTED_ID_MAX];
+    int64_t fire = 0, late;
+    int rc;
+
+    if (a->verbosity < 0)
+        return f->conflict_code;
+    memset(&row, 0, sizeof row);
+    cli_lease_options(a, &o);
+    o.name = s->name;
+    rc = sqlease_lease_new(&l, s->db, &o, &err);
+    if (rc == SQLEASE_OK)
+        rc = sqlease_lease_status(l, &row, &err);
+    sqlease_lease_free(l);
+    if (rc == SQLEASE_OK && sqle_cron_parse(f->schedule, f->schedule_tz, &c, &ce) != SQLEASE_OK)
+        rc = SQLEASE_EINVAL;
+    if (rc != SQLEASE_OK || sqle_cron_prev(c, row.db_now_ms, &fire) != 1) {
+        sqle_cron_free(c);
+        cli_error("lease '%s': the schedule's fire was not taken by this run", s->name);
+        return f->conflict_code;
+    }
+    late = f->late_limit_ms > 0 ? f->late_limit_ms : sqle_cron_period_ms(c);
+    sqle_cron_free(c);
+    sqle_cron_format_utc(fire, fire_s, sizeof fire_s);
+    sqle_cron_format_utc(row.acquired_at_ms, at_s, sizeof at_s);
+    if (row.db_now_ms - fire > late) {
+        cli_error("lease '%s': the schedule's latest fire, %s, is %" PRId64 " ms old by the "
+                  "database's clock, past the late limit of %" PRId64 " ms: nothing to run",
+                  s->name, fire_s, row.db_now_ms - fire, late);
+        return f->conflict_code;
+    }
+    if (row.fire_at_ms >= fire && row.held && row.owner[0] != '\0') {
+        cli_error("lease '%s': the fire at %s is run by %s (token %" PRId64 ", since %s)",
+                  s->name, fire_s, sqle_quote_id(row.owner, who, sizeof who), row.token, at_s);
+        return f->conflict_code;
+    }
+    if (row.fire_at_ms >= fire) {
+        const char *ran = row.owner[0] != '\0' ? row.owner : row.last_owner;
+        cli_error("lease '%s': the fire at %s was run by %s (token %" PRId64 ", started %s)",
+                  s->name, fire_s, ran[0] != '\0' ? sqle_quote_id(ran, who, sizeof who)
+                                                  : "another owner",
+                  row.token, at_s);
+        return f->conflict_code;
+    }
+    sqle_cron_format_utc(row.fire_at_ms, prev_s, sizeof prev_s);
+    cli_error("lease '%s' is held by %s (token %" PRId64 ", running the fire at %s since %s):"
+              " the fire at %s is not run", s->name,
+              sqle_quote_id(row.owner, who, sizeof who), row.token,
+              row.fire_at_ms > 0 ? prev_s : "none", at_s, fire_s);
+    return f->conflict_code;
+}
+
+/*
+ * The outcome of a scheduled run, in the fire ledger (one statement),
+ * before the release: which fire, how it ended, where.  A run whose
+ * lease was taken meanwhile writes nothing (the row is no longer its
+ * hold's: the next scheduled take records the fire abandoned).
+ */
+static void record_fire(cli_session *s, const cli_args *a, int64_t token, int64_t fire,
+                        int ok, int code)
+{
+    sqlease_options o, eff;
+    sqle_fire_ctx c;
+    sqlease_error err;
+    char host[256];
+    int rc;
+
+    if (fire <= 0)
+        return;
+    cli_lease_options(a, &o);
+    if (sqlease_options_effective(s->db, &o, &eff, &err) != SQLEASE_OK) {
+        cli_log(SQLEASE_LOG_WARN, "recording the fire's outcome: %s", err.message);
+        return;
+    }
+    sqle_hostname(host, sizeof host);
+    memset(&c, 0, sizeof c);
+    c.db = s->db;
+    c.lease_table = eff.table;
+    c.fire_table = eff.fire_table;
+    c.name = s->name;
+    c.owner = s->owner;
+    c.host = host;
+    rc = sqle_fire_done(&c, token, s->name, fire, ok ? "done" : "failed", code, 0, &err);
+    if (rc != SQLEASE_OK)
+        cli_log(SQLEASE_LOG_WARN, "lease '%s': the fire's outcome was not recorded: %s",
+                s->name, err.message);
 }
 
 /*
@@ -235,8 +340,10 @@ int cli_cmd_run(const cli_args *a)
     cli_session s;
     cli_hold_view v;
     sqle_child child;
-    int64_t token = 0, t0 = sqle_mono_ms();
+    int64_t token = 0, t0 = sqle_mono_ms(), fire_at = 0;
     int code = 0, rc, ended, started;
+    char env_job[sizeof "SQLEASE_JOB=" + SQLEASE_MAX_NAME], env_fire[64], env_fire_ms[64];
+    const char *extra[3];
 
     cli_log_init(a, SQLEASE_LOG_WARN);
     rc = cli_job_flags_parse(a, 1, &f);
@@ -250,9 +357,28 @@ int cli_cmd_run(const cli_args *a)
     cli_hold_view_get(&s.hold, &v);
     if (!v.held && f.timeout_ms == 0) {
         /* The first acquire's error, if any, is the answer. */
-        rc = give_up(&s, a, &f, 0);
+        rc = f.schedule != NULL && !cli_session_failing(&s, NULL, 0)
+                 ? give_up_schedule(&s, a, &f)
+                 : give_up(&s, a, &f, 0);
         cli_session_stop(&s);
         return rc;
+    }
+    if (f.schedule != NULL) {
+        /* The fire this hold claimed, for CMD's environment and its row. */
+        sqlease_state st;
+        char when[40];
+
+        if (sqlease_supervisor_state(s.sup, &st) == SQLEASE_OK)
+            fire_at = st.fire_at_ms;
+        sqle_cron_format_utc(fire_at, when, sizeof when);
+        snprintf(env_job, sizeof env_job, "SQLEASE_JOB=%s", s.name);
+        snprintf(env_fire, sizeof env_fire, "SQLEASE_FIRE=%s", when);
+        snprintf(env_fire_ms, sizeof env_fire_ms, "SQLEASE_FIRE_MS=%" PRId64, fire_at);
+        extra[0] = env_job;
+        extra[1] = env_fire;
+        extra[2] = env_fire_ms;
+        s.hold.extra_env = extra;
+        s.hold.nextra_env = 3;
     }
     (void)cli_session_first_error(&s, 1);
     if (!v.held)
@@ -279,6 +405,8 @@ int cli_cmd_run(const cli_args *a)
     switch (ended) {
     case ENDED_EXIT:
         cli_log(SQLEASE_LOG_INFO, "CMD exited with status %d (token %" PRId64 ")", code, token);
+        if (f.schedule != NULL)
+            record_fire(&s, a, token, fire_at, code == 0, code);
         if (code == CMD_NOT_FOUND || code == CMD_NOT_EXECUTABLE)
             release_unstarted(&s, code == CMD_NOT_FOUND
                                       ? "CMD exited 127: its command was not found"
@@ -290,6 +418,8 @@ int cli_cmd_run(const cli_args *a)
         break;
     case ENDED_SIGNAL:
         cli_log(SQLEASE_LOG_INFO, "interrupted; stopped CMD (token %" PRId64 ")", token);
+        if (f.schedule != NULL)
+            record_fire(&s, a, token, fire_at, 0, code);
         rc = 128 + sqle_signal_received();
         break;
     default: {

@@ -192,7 +192,7 @@ int cli_hold_start_child(cli_hold *h, sqle_child *c, char *const *argv, const ch
         *token = h->token;
         st = cli_child_start(c, argv, name, owner, h->token,
                              cli_child_fence_sql(h->sup, h->token, fence, sizeof fence),
-                             foreground, hold_gate, &g, err, cap);
+                             h->extra_env, h->nextra_env, foreground, hold_gate, &g, err, cap);
         if (st == 0) {
             h->child_running = 1;
             h->child = *c;

@@ -41,6 +41,10 @@ typedef struct cli_hold {
     int holder_known;
     char holder[SQLEASE_MAX_OWNER + 1];
     int64_t holder_token;
+    /* More of CMD's environment ("NAME=value"), set by the main thread
+     * before it starts CMD (run --schedule: the fire); NULL: none. */
+    const char *const *extra_env;
+    size_t nextra_env;
 } cli_hold;
 
 /* What the main thread looks at, copied under the lock. */

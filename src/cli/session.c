@@ -99,6 +99,16 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
             if (f->no_wait && timeout_given)
                 return cli_usage("run: --no-wait and --timeout both given; --no-wait is"
                                  " --timeout 0s");
+            if (f->schedule != NULL && (timeout_given || f->min_hold_ms > 0))
+                return cli_usage("run --schedule: %s does not go with a schedule (the fire is "
+                                 "claimed once whenever each host's run starts; a run that "
+                                 "finds it claimed exits at once)",
+                                 timeout_given ? "--timeout" : "--min-hold");
+            if (f->schedule == NULL && (f->schedule_tz != NULL || f->late_limit_ms > 0))
+                return cli_usage("run: %s is for --schedule or --every",
+                                 f->schedule_tz != NULL ? "--tz" : "--late-limit");
+            if (f->schedule != NULL)
+                f->no_wait = 1;
             if (f->no_wait)
                 f->timeout_ms = 0;
             f->cmd = argv + i + 1;
@@ -111,6 +121,38 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
         if (is_run && strcmp(arg, "--no-wait") == 0) {
             f->no_wait = 1;
             continue;
+        }
+        if (is_run) {
+            /* A scheduled run: the take claims the schedule's fire, once
+             * for the whole fleet (sqlease_options.schedule). */
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--schedule", &val);
+            if (r == 0 && (r = cli_flag_value(a->cmd_argc, argv, &i, "--every", &val)) > 0) {
+                int64_t ms = 0;
+                if (cli_parse_duration("--every", val, &ms) != 0)
+                    return CLI_EXIT_USAGE;
+                snprintf(f->every_buf, sizeof f->every_buf, "@every %s", val);
+                val = f->every_buf;
+            }
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0) {
+                if (f->schedule != NULL)
+                    return cli_usage("run: --schedule and --every: give one");
+                f->schedule = val;
+                continue;
+            }
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--tz", &val);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0) {
+                f->schedule_tz = val;
+                continue;
+            }
+            if ((r = duration_flag(a, &i, "--late-limit", 0, &f->late_limit_ms)) != 0) {
+                if (r < 0)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
         }
         if (is_run) {
             if ((r = duration_flag(a, &i, "--min-hold", 1, &f->min_hold_ms)) != 0) {
@@ -442,6 +484,9 @@ static void session_lease_options(cli_session *s, sqlease_options *o)
     o->owner = s->owner;
     o->min_hold_ms = s->min_hold_ms; /* the release at stop keeps the row */
     o->data = s->data;                /* published with every take */
+    o->schedule = s->schedule;
+    o->schedule_tz = s->schedule_tz;
+    o->late_limit_ms = s->late_limit_ms;
     o->log = session_log_sink;
     o->log_userdata = s->log;
 }
@@ -609,6 +654,9 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     s->min_hold_ms = f->min_hold_ms;
     s->wait_ms = f->timeout_ms;
     s->data = f->data;
+    s->schedule = f->schedule;
+    s->schedule_tz = f->schedule_tz;
+    s->late_limit_ms = f->late_limit_ms;
     s->persistent = persistent;
     s->contact_mono = -1;
     cli_guard_init(&s->guard);

@@ -30,6 +30,10 @@ typedef struct cli_job_flags {
     int64_t crash_pause_ms;  /* supervise: out of contention this long; -1: 2 x ttl */
     char **cmd;              /* NULL-terminated CMD argv */
     const char *data;        /* --data: published with the hold; NULL: none */
+    const char *schedule;    /* run --schedule / --every: the fire it claims; NULL none */
+    char every_buf[80];      /* "@every D" for --every */
+    const char *schedule_tz; /* run --tz */
+    int64_t late_limit_ms;   /* run --late-limit; 0: the schedule's period */
 } cli_job_flags;
 
 #define CLI_DEFAULT_CONFLICT_CODE CLI_EXIT_NOT_HELD
@@ -52,6 +56,9 @@ typedef struct cli_session {
                                for ever); shorter than the ttl, it cannot
                                watch a row for a ttl (take_by_expiry) */
     const char *data;       /* --data: published with every take */
+    const char *schedule;   /* run --schedule: every take claims its fire */
+    const char *schedule_tz;
+    int64_t late_limit_ms;
     int64_t kill_grace_ms;
     cli_guard guard;        /* CMD's guard process, while CMD runs */
     int64_t guard_slack_ms; /* the guard acts this long after the deadline */
