@@ -523,6 +523,28 @@ typedef struct sqlease_options {
      * claims: 1..SQLEASE_MAX_HOST bytes, checked like the owner id.
      * NULL: this host's name. */
     const char *host;
+
+    /* ---- a take that claims a scheduled fire (0.2.1) ----------------- */
+
+    /* A cron expression (5 or 6 fields, @daily, @every 5m, ...: see
+     * docs/operating.md, "Scheduled jobs"), evaluated in the zone
+     * `schedule_tz` (NULL: UTC).  When set, every take of this lease also
+     * claims the schedule's latest fire at or before the database's clock
+     * (read by the same SELECT that precedes the take) in the lease row:
+     * the take succeeds only if no take has claimed that fire or a later
+     * one, so of many processes started for one fire (the same crontab
+     * line on every host, each firing a little late or early by its own
+     * clock), one holds the lease for it and the others are answered
+     * SQLEASE_CLAIMED, with who took it and when in the info.  A fire more
+     * than late_limit_ms old when the take is tried is answered
+     * SQLEASE_NOT_DUE.  sqlease_state.fire_at_ms says which fire a hold
+     * claimed.  `sqlease run --schedule` is this.  An expression that
+     * does not parse is SQLEASE_EINVAL, naming the column. */
+    const char *schedule;
+    const char *schedule_tz;
+    /* How late a fire may still be taken, ms (0: the schedule's shortest
+     * gap between fires). */
+    int64_t late_limit_ms;
 } sqlease_options;
 
 /* The longest duration any option or parsed duration may be: 30 days.
@@ -891,6 +913,9 @@ struct sqlease_state {
     uint64_t losses;          /* holds that ended other than by shutdown */
     char owner[SQLEASE_MAX_OWNER + 1];
     char name[SQLEASE_MAX_NAME + 1];
+    int64_t fire_at_ms;       /* with sqlease_options.schedule: the fire the
+                                 current or last hold's take claimed (epoch
+                                 ms, database clock); 0 none (since 0.2.1) */
 };
 
 /* Validate `opt`, make a lease on `db` (which must outlive the
