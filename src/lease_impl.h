@@ -32,6 +32,11 @@ struct sqlease_lease {
     const char *sql_status;
     const char *sql_fence;
     const char *sql_take_fire;
+    const char *sql_seed;
+    const char *sql_handoff_request;
+    const char *sql_handoff_cancel;
+    const char *sql_handoff;
+    const char *sql_ready_list;
     /* Token of the hold this handle believes it has (what it renews), or
      * -1. */
     int64_t held_token;
@@ -77,6 +82,16 @@ struct sqlease_lease {
                              during that call only */
     int clock_ref_valid;
     int64_t clock_ref;    /* database clock - sqle_mono_ms, largest seen (ms) */
+    /* The priority every take writes (sqlease_options.priority), an
+     * int64_t in the atomic's bits: a supervisor may change it on another
+     * thread than the one that makes the lease's calls
+     * (sqle_lease_set_priority, which is never called by two threads at
+     * once for one lease). */
+    sqle_atomic_u64 priority;
+    /* 1 (a supervisor's ready row, supervisor.c): a take that finds no
+     * row seeds it first, as migrate would, instead of answering ENOROW;
+     * set before the lease's first call. */
+    int seed_missing;
 };
 
 /* A missing table said as a broken installation: which table, and what to

@@ -23,6 +23,10 @@ typedef struct sqle_resolved {
     const char *schedule;    /* borrowed; NULL: takes claim no fire */
     const char *schedule_tz; /* borrowed; NULL: UTC */
     int64_t late_limit_ms;   /* 0: the schedule's period */
+    int handoff;             /* sqlease_options.handoff */
+    int64_t priority;        /* written by every take */
+    int64_t preempt_after_ms;   /* resolved: never 0 */
+    int64_t handoff_reserve_ms; /* resolved: never 0 */
 } sqle_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */
