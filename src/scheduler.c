@@ -94,6 +94,16 @@ struct sqle_sched {
 
     sjob *jobs;
     size_t njobs;
+    /* Job lists a reload replaced, freed by the scheduler's thread at the
+     * top of its loop: the thread lets m go around every statement while
+     * it holds a pointer into the list (a job whose fire it claims, the
+     * job whose missed fires it records), which a reload must not free
+     * under it. */
+    struct retired_jobs {
+        struct retired_jobs *next;
+        sjob *jobs;
+        size_t n;
+    } *retired;
     srun *runs;
     uint64_t next_id;
 
@@ -145,6 +155,17 @@ static void jobs_free(sjob *jobs, size_t n)
     for (i = 0; jobs != NULL && i < n; i++)
         job_clear(&jobs[i]);
     free(jobs);
+}
+
+/* Free the job lists reloads replaced (m held, or the thread gone). */
+static void retired_free(sqle_sched *s)
+{
+    while (s->retired != NULL) {
+        struct retired_jobs *r = s->retired;
+        s->retired = r->next;
+        jobs_free(r->jobs, r->n);
+        free(r);
+    }
 }
 
 /* The zones a list's expressions are read in, each opened once and
@@ -907,6 +928,8 @@ static void sched_thread(void *arg)
         int is_queue;
         sjob *j;
 
+        /* No pointer into a job list is held here. */
+        retired_free(s);
         if (!s->holding) {
             sqle_cond_wait_until(&s->c, &s->m, -1);
             continue;
@@ -955,6 +978,7 @@ static void sched_destroy(sqle_sched *s)
         free(r);
     }
     jobs_free(s->jobs, s->njobs);
+    retired_free(s);
     free(s->table);
     free(s->fire_table);
     free(s->name);
@@ -1108,8 +1132,9 @@ int sqle_sched_done(sqle_sched *s, uint64_t id, int exit_status, int failed, sql
 
 int sqle_sched_reload(sqle_sched *s, const sqle_job *jobs, size_t n, sqlease_error *err)
 {
-    sjob *nj, *old;
-    size_t i, oldn;
+    struct retired_jobs *old;
+    sjob *nj;
+    size_t i;
     int rc;
 
     sqle_err_clear(err);
@@ -1118,6 +1143,11 @@ int sqle_sched_reload(sqle_sched *s, const sqle_job *jobs, size_t n, sqlease_err
     rc = jobs_make(jobs, n, &nj, err);
     if (rc != SQLEASE_OK)
         return rc;
+    old = calloc(1, sizeof *old);
+    if (old == NULL) {
+        jobs_free(nj, n);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
     sqle_mutex_lock(&s->m);
     for (i = 0; i < n; i++) {
         sjob *prev = job_find(s, nj[i].j.name);
@@ -1134,13 +1164,15 @@ int sqle_sched_reload(sqle_sched *s, const sqle_job *jobs, size_t n, sqlease_err
         else if (!s->holding)
             nj[i].next_ms = -1;
     }
-    old = s->jobs;
-    oldn = s->njobs;
+    /* The list replaced is the scheduler thread's to free (see retired). */
+    old->jobs = s->jobs;
+    old->n = s->njobs;
+    old->next = s->retired;
+    s->retired = old;
     s->jobs = nj;
     s->njobs = n;
     sqle_cond_broadcast(&s->c);
     sqle_mutex_unlock(&s->m);
-    jobs_free(old, oldn);
     slog(s, SQLEASE_LOG_INFO, "reloaded: %zu job(s)", n);
     return SQLEASE_OK;
 }
