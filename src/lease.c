@@ -450,6 +450,8 @@ static int lost_take(sqlease_lease *l, sqlease_lease_info *info, int64_t seen_to
                      l->name);
 }
 
+static int deferred(const sqlease_lease *l, const sqlease_lease_info *row);
+
 /* What a follower sends after a read (take_kind): nothing, the take by
  * the database's expiry, the watched take bound to the version, or the
  * repair of a row that holds NULLs (which it reads again after). */
@@ -606,8 +608,9 @@ static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
     /* A row reserved for another owner by a hand-over: no take would
      * match it before the reservation's deadline (the takes' WHERE says
      * so too), so none is sent; once the database's clock has passed it,
-     * the row is as free as a released one. */
-    if (sqle_lease_reserved_for_other(l, row))
+     * the row is as free as a released one.  A handle that has just
+     * handed over takes nothing but a row reserved for it for a while. */
+    if (sqle_lease_reserved_for_other(l, row) || deferred(l, row))
         return TAKE_NONE;
     if (row->owner[0] == '\0')
         return TAKE_BY_EXPIRY;
@@ -639,11 +642,23 @@ int sqle_lease_reserved_for_other(const sqlease_lease *l, const sqlease_lease_in
     return row->reserved && strcmp(row->handoff_to, l->owner) != 0;
 }
 
+/* Whether l leaves `row` to the others now (sqle_lease_defer_takes). */
+static int deferred(const sqlease_lease *l, const sqlease_lease_info *row)
+{
+    return l->defer_until != 0 && sqle_mono_ms() < l->defer_until &&
+           !(row->reserved && strcmp(row->handoff_to, l->owner) == 0);
+}
+
+void sqle_lease_defer_takes(sqlease_lease *l, int64_t until)
+{
+    l->defer_until = until;
+}
+
 int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row)
 {
     if (row->has_nulls || l->schedule != NULL)
         return 0; /* repaired first; a scheduled take claims its fire on its own */
-    if (sqle_lease_reserved_for_other(l, row))
+    if (sqle_lease_reserved_for_other(l, row) || deferred(l, row))
         return 0;
     if (row->owner[0] == '\0')
         return 1;
@@ -693,11 +708,15 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     }
     if (kind == TAKE_NONE) {
         char who[SQLE_QUOTED_ID_MAX];
-        if (row->reserved)
+        if (row->reserved && strcmp(row->handoff_to, l->owner) != 0)
             return sqle_fail(err, SQLEASE_NOT_HELD,
                              "lease '%s' is reserved for %s by a hand-over for %lld ms more",
                              l->name, sqle_quote_id(row->handoff_to, who, sizeof who),
                              (long long)(row->expires_at_ms - row->db_now_ms));
+        if (deferred(l, row))
+            return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was handed over by this "
+                             "handle: left to the others for %lld ms more", l->name,
+                             (long long)(l->defer_until - sqle_mono_ms()));
         if (!row->held)
             return sqle_fail(err, SQLEASE_NOT_HELD,
                              "lease '%s' is held by %s (token %lld), expired by the database's "

@@ -100,6 +100,12 @@ int sqle_lease_seeds(const sqlease_lease *l);
  * l's can match it yet. */
 int sqle_lease_reserved_for_other(const sqlease_lease *l, const sqlease_lease_info *row);
 
+/* Take no row but one reserved for l until sqle_mono_ms `until` (a
+ * holder that has just handed over leaves the row to the other
+ * followers, should its target not take it).  The thread that makes l's
+ * calls only. */
+void sqle_lease_defer_takes(sqlease_lease *l, int64_t until);
+
 /* A lease name's key in its ready rows' names is the name itself up to
  * this many bytes (else a hash): "~ready/" + key + "/" + 16 hex digits
  * fits SQLEASE_MAX_NAME. */

@@ -92,6 +92,11 @@ struct sqlease_lease {
      * row seeds it first, as migrate would, instead of answering ENOROW;
      * set before the lease's first call. */
     int seed_missing;
+    /* sqle_mono_ms until which this handle takes no row but one reserved
+     * for it (0: none): a holder that has just handed over leaves the row
+     * to the others first (sqle_lease_defer_takes).  The thread that makes
+     * the lease's calls only. */
+    int64_t defer_until;
 };
 
 /* A missing table said as a broken installation: which table, and what to

@@ -383,15 +383,10 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (arg == HANDED_TO_TARGET)
             s->handoffs++;
         if (s->state == SUP_HANDOFF) {
-            /* Reserved for its target, the row is refused to this one
-             * anyway; a "*" that found nobody released it, and the hosts
-             * that did not just give it up get the first go at it, for
-             * as long as a reservation would have lasted. */
-            int64_t wait = arg == HANDED_RELEASED && s->r.handoff_reserve_ms > s->r.retry_ms
-                               ? s->r.handoff_reserve_ms
-                               : s->r.retry_ms;
+            /* A follower again, polling as any (its lease takes nothing
+             * but a row reserved for it for a while: answer_handoff). */
             s->state = SUP_FOLLOWER;
-            s->next_due = proof + wait;
+            s->next_due = proof + s->r.retry_ms;
         }
         break;
     case EV_ASKED:
@@ -568,6 +563,12 @@ static void answer_handoff(sqlease_supervisor *s, const sqle_answer *a)
     sup_note n1 = {0};
     char who[SQLE_QUOTED_ID_MAX];
 
+    /* The row was handed over or released: the other followers get the
+     * first go at it, should its target not take it (on the thread that
+     * makes the lease's calls: this one). */
+    if (a->rc == SQLEASE_OK && a->released)
+        sqle_lease_defer_takes(s->lease, sqle_mono_ms() + s->r.handoff_reserve_ms +
+                                             s->r.retry_ms);
     sqle_engine_lock(s->e);
     sqle_sup_step(s, a->rc == SQLEASE_OK ? EV_HANDED : EV_FAILED, a->sent,
                   a->rc != SQLEASE_OK ? a->rc

@@ -23,6 +23,7 @@ static const command commands[] = {
     {"cron", cli_cmd_cron},
     {"fires", cli_cmd_fires},
     {"release", cli_cmd_release},
+    {"transfer", cli_cmd_transfer},
     {"demo", cli_cmd_demo},
     {"__demo-job", cli_cmd_demo_job}, /* the demo's CMD; not in --help */
 };
