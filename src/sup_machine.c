@@ -236,14 +236,10 @@ static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
 }
 
-/* How often a follower reads a row that carries a request for it (the
- * reservation comes once the holder's work has stopped): this, or the
- * retry when that is shorter. */
-#define HANDOFF_POLL_MS 50
-
+/* A follower's read while it sees a request for itself (supervisor.h). */
 static int64_t fast_poll(const sqlease_supervisor *s)
 {
-    return s->r.retry_ms < HANDOFF_POLL_MS ? s->r.retry_ms : HANDOFF_POLL_MS;
+    return s->r.retry_ms < SQLE_HANDOFF_POLL_MS ? s->r.retry_ms : SQLE_HANDOFF_POLL_MS;
 }
 
 /* Stop the work for a hand-over to `target` ("*": the best ready
@@ -251,9 +247,15 @@ static int64_t fast_poll(const sqlease_supervisor *s)
 static void begin_handoff(sqlease_supervisor *s, const char *target, int64_t now,
                           sup_note *note)
 {
+    char to[SQLEASE_MAX_OWNER + 1];
+
+    /* `target` may be s->handoff_to itself (the end of a lead): copied
+     * first, since snprintf must not read what it writes. */
+    snprintf(to, sizeof to, "%s", target[0] != '\0' ? target : "*");
+    s->handoff_at = 0;
     if (s->running)
         stop_work(s, SQLEASE_STOP_HANDOFF, note);
-    snprintf(s->handoff_to, sizeof s->handoff_to, "%s", target[0] != '\0' ? target : "*");
+    memcpy(s->handoff_to, to, sizeof to);
     s->state = SUP_HANDOFF;
     s->handoff_pending = 1;
     s->handed = 0;
@@ -273,7 +275,7 @@ static void begin_handoff(sqlease_supervisor *s, const char *target, int64_t now
  * over to this ready follower, once per hold.
  */
 static void follower_saw(sqlease_supervisor *s, const sqlease_lease_info *row, int64_t proof,
-                         int64_t now)
+                         int64_t now, sup_note *note)
 {
     const char *me = s->r.owner;
     int64_t wait;
@@ -287,6 +289,10 @@ static void follower_saw(sqlease_supervisor *s, const sqlease_lease_info *row, i
         if (s->fast_token != row->token) {
             s->fast_token = row->token;
             s->fast_since = now;
+            note_set(note, SQLEASE_LOG_DEBUG, "the holder (token %lld) is asked to hand the "
+                     "lease over to %s: reading the row every %lld ms", (long long)row->token,
+                     strcmp(row->handoff_to, "*") == 0 ? "a ready follower" : "this instance",
+                     (long long)fast_poll(s));
         }
         wait = row->ttl_ms > 0 ? row->ttl_ms : s->r.ttl_ms;
         if (now - s->fast_since < wait && proof + fast_poll(s) < s->next_due)
@@ -361,8 +367,10 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         }
         break;
     case EV_HANDOFF:
-        if (s->state == SUP_HOLDER && s->running && row != NULL)
-            begin_handoff(s, row->handoff_to, now, note);
+        /* At once (row: its handoff_to is the target), or at the end of
+         * its lead (row NULL: the target was kept in handoff_to). */
+        if (s->state == SUP_HOLDER && s->running)
+            begin_handoff(s, row != NULL ? row->handoff_to : s->handoff_to, now, note);
         break;
     case EV_REQUESTED:
         s->last_contact = now;
@@ -405,7 +413,7 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
             s->next_due = proof + s->r.retry_ms;
             if (row != NULL && row->db_now_ms > 0) {
                 report_holder(s, row);
-                follower_saw(s, row, proof, now);
+                follower_saw(s, row, proof, now, note);
             }
         }
         break;
@@ -479,6 +487,11 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
     out->early = 0;
     switch (s->state) {
     case SUP_HOLDER:
+        /* During a hand-over's lead no renew goes: its row carries the
+         * request, which refuses it, and the work runs on the last proof
+         * until the lead's end (set before the deadline). */
+        if (s->handoff_at != 0)
+            break;
         out->what = SQLE_SEND_RENEW;
         out->early = s->r.heartbeat_ms / 2;
         break;
@@ -530,7 +543,13 @@ static int64_t sup_watch(sqle_engine_node *n, int64_t now)
         sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
         return -1;
     }
-    return s->deadline;
+    /* A hand-over's lead has run: stop the work now (on_stopped's line
+     * says so). */
+    if (s->handoff_at != 0 && now >= s->handoff_at) {
+        sqle_sup_step(s, EV_HANDOFF, 0, 0, NULL, NULL);
+        return -1;
+    }
+    return s->handoff_at != 0 && s->handoff_at < s->deadline ? s->handoff_at : s->deadline;
 }
 
 /* The release of a stale hold answered. */

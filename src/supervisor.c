@@ -477,7 +477,7 @@ static void stop_finish(sqlease_supervisor *s, int rc, int released, int64_t min
  * what is left of it.  A database that does not answer in that time costs
  * the successor the rest of the ttl, never the caller more time.
  */
-static int handoff_now(sqlease_supervisor *s, const char *to, int64_t deadline,
+static int handoff_now(sqlease_supervisor *s, const char *to, int64_t lead_ms, int64_t deadline,
                        sqlease_error *err);
 
 /*
@@ -541,22 +541,26 @@ static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
 
 static int stop_locked_by(sqlease_supervisor *s, int64_t budget_end, sqlease_error *err)
 {
+    char to[SQLEASE_MAX_OWNER + 1] = "";
     int64_t min_hold;
     int released = 0, at_once, holding;
     int rc;
 
     /* With hand-over on, a hold whose work runs goes to the best ready
      * follower: asked for first (so that it polls fast while the work
-     * stops), then handed over below in place of the release.  With none
-     * ready, or a database that does not answer, the stop goes on as
-     * usual. */
+     * stops), then handed over below in place of the release; and so does
+     * one asked for (sqlease_supervisor_handoff) whose lead still runs,
+     * to its target, at once.  With none ready, or a database that does
+     * not answer, the stop goes on as usual. */
     sqle_engine_lock(s->e);
-    holding = s->r.handoff && !s->stopped && s->state == SUP_HOLDER && s->running &&
-              !s->handoff_pending;
+    holding = (s->r.handoff || s->handoff_at != 0) && !s->stopped && s->state == SUP_HOLDER &&
+              s->running && !s->handoff_pending;
+    if (s->handoff_at != 0)
+        snprintf(to, sizeof to, "%s", s->handoff_to);
     sqle_engine_unlock(s->e);
     if (holding) {
         sqlease_error e1;
-        (void)handoff_now(s, NULL, budget_end, &e1);
+        (void)handoff_now(s, to[0] != '\0' ? to : NULL, 0, budget_end, &e1);
     }
     if (!stop_work(s, budget_end, &rc, err)) {
         ready_stop(s, budget_end);
@@ -718,18 +722,28 @@ int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_er
 
 /* ---- handing the lease over ------------------------------------------ */
 
+/* Before its deadline, a hand-over's lead leaves this much for the work
+ * to stop at its end rather than at the deadline (a stale hold, released
+ * instead of handed over). */
+#define HANDOFF_LEAD_MARGIN_MS 100
+
 /*
  * Hand the hold whose work runs over to `to` (NULL or "*": the best ready
  * follower but this one, read first), by `deadline` (stop_lock held).
- * The request goes into its own row first: the target reads it and polls
- * fast until the row is reserved for it, and no renew of this hold
- * succeeds after it.  Then the machine stops the work and owes the
- * hand-over (SUP_HANDOFF), which the runner sends once on_stopped has
- * returned (or a stop, in place of its release).  The statements use only
- * what is fixed in the lease (sqle_lease_ready_read), so the runner may
- * be sending its own meanwhile.
+ * The request goes into its own row first: the target, which reads the
+ * row every retry, then reads it every SQLE_HANDOFF_POLL_MS until the row
+ * is reserved for it, and no renew of this hold succeeds after it.  With
+ * `lead_ms` the work goes on that long first (sending no renew, within
+ * its deadline), so that the target has seen the request by the time the
+ * work stops and takes the row within a fast read of its reservation:
+ * the time nothing runs is then that read, not a retry.  Then the
+ * machine stops the work and owes the hand-over (SUP_HANDOFF), which the
+ * runner sends once on_stopped has returned (or a stop, in place of its
+ * release).  The statements use only what is fixed in the lease
+ * (sqle_lease_ready_read), so the runner may be sending its own
+ * meanwhile.
  */
-static int handoff_now(sqlease_supervisor *s, const char *to, int64_t deadline,
+static int handoff_now(sqlease_supervisor *s, const char *to, int64_t lead_ms, int64_t deadline,
                        sqlease_error *err)
 {
     char target[SQLEASE_MAX_OWNER + 1];
@@ -769,9 +783,20 @@ static int handoff_now(sqlease_supervisor *s, const char *to, int64_t deadline,
     memset(&req, 0, sizeof req);
     snprintf(req.handoff_to, sizeof req.handoff_to, "%s", target);
     sqle_engine_lock(s->e);
-    if (s->state == SUP_HOLDER && s->running && s->token == token)
-        sqle_sup_step(s, EV_HANDOFF, sqle_mono_ms(), 0, &req, &note);
-    holding = s->state == SUP_HANDOFF && s->token == token;
+    if (s->state == SUP_HOLDER && s->running && s->token == token) {
+        int64_t now = sqle_mono_ms();
+        if (lead_ms > 0 && now + lead_ms < s->deadline - HANDOFF_LEAD_MARGIN_MS) {
+            /* The watchdog stops the work at the lead's end. */
+            snprintf(s->handoff_to, sizeof s->handoff_to, "%s", target);
+            s->handoff_at = now + lead_ms;
+            sqle_engine_watch_kick(s->e);
+            sqle_engine_changed(s->e);
+        } else {
+            sqle_sup_step(s, EV_HANDOFF, now, 0, &req, &note);
+        }
+    }
+    holding = (s->state == SUP_HANDOFF || (s->state == SUP_HOLDER && s->handoff_at != 0)) &&
+              s->token == token;
     sqle_engine_unlock(s->e);
     sqle_sup_note(s, &note);
     if (!holding)
@@ -795,7 +820,9 @@ int sqlease_supervisor_handoff(sqlease_supervisor *s, const char *to, sqlease_er
         return sqle_fail(err, SQLEASE_ESTATE, "sqlease_supervisor_handoff called from the "
                          "supervisor's own callback");
     sqle_mutex_lock(&s->stop_lock);
-    rc = handoff_now(s, to, 0, err);
+    /* A retry and a fast read of lead: the target has read the request
+     * by the time the work stops. */
+    rc = handoff_now(s, to, s->r.retry_ms + SQLE_HANDOFF_POLL_MS, 0, err);
     sqle_mutex_unlock(&s->stop_lock);
     return rc;
 }
@@ -1165,7 +1192,7 @@ int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs_o
                   !s->handoff_pending;
         sqle_engine_unlock(s->e);
         if (holding)
-            (void)handoff_now(s, NULL, end, NULL);
+            (void)handoff_now(s, NULL, 0, end, NULL);
         if (stop_work(s, end, &r, &e1) && !stop_handoff(s, end, &r, &e1)) {
             ready[nr].s = s;
             ready[nr].index = i;

@@ -60,6 +60,11 @@ enum sup_event {
                       handoff_to is the target) */
 };
 
+/* How often a follower reads a row that carries a request for it (the
+ * reservation comes once the holder's work has stopped): this, or its
+ * retry when that is shorter. */
+#define SQLE_HANDOFF_POLL_MS 50
+
 /* What a hand-over did (EV_HANDED's arg). */
 enum { HANDED_GONE = 0,       /* nothing: the hold was gone already */
        HANDED_TO_TARGET = 1,  /* reserved for its target */
@@ -132,6 +137,9 @@ struct sqlease_supervisor {
     int64_t priority;        /* what its takes write (the lease's too) */
     char handoff_to[SQLEASE_MAX_OWNER + 1]; /* SUP_HANDOFF: the target,
                                 "*" the best ready follower */
+    int64_t handoff_at;      /* SUP_HOLDER: mono ms at which the work stops
+                                for a hand-over asked of it with a lead
+                                (sqlease_supervisor_handoff), 0 none */
     int handoff_pending;     /* a hand-over of the last hold is owed: sent
                                 by the runner, or by the stop instead of
                                 the release */

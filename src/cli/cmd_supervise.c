@@ -242,20 +242,49 @@ static void drain(supervise_loop *L, const cli_job_flags *f, int sig)
 }
 
 /* SIGTERM with --handoff, while CMD runs under the hold: ask for the
- * hand-over to the best ready follower before CMD is stopped (the target
- * then watches the row), and stop CMD; the hand-over goes once on_stopped
- * has returned, that is once CMD is gone.  With no ready follower (or a
- * database that does not answer) the stop releases as usual. */
+ * hand-over to the best ready follower before CMD is stopped.  The
+ * library lets the work run on for a retry (its lead), so that the
+ * target, which reads the row every retry, has seen the request and
+ * reads it fast by the time the row is reserved for it; then on_stopped
+ * comes, and CMD is stopped as on any stop of the work; the hand-over
+ * goes once on_stopped has returned, that is once CMD is gone.  Waits
+ * for that on_stopped, within the hold's renew deadline.  With no ready
+ * follower (or a database that does not answer) the stop releases as
+ * usual. */
 static void shutdown_handoff(supervise_loop *L)
 {
+    cli_session *s = L->s;
     sqlease_error err;
+    cli_hold_view v;
+    int64_t until;
     int rc;
 
     memset(&err, 0, sizeof err);
-    rc = sqlease_supervisor_handoff(L->s->sup, NULL, &err);
-    if (rc != SQLEASE_OK)
+    rc = sqlease_supervisor_handoff(s->sup, NULL, &err);
+    if (rc != SQLEASE_OK) {
         cli_log(rc == SQLEASE_NO_FOLLOWER ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
                 "%s; releasing it instead", err.message);
+        return;
+    }
+    until = sqle_mono_ms() + s->renew_deadline_ms;
+    for (;;) {
+        int64_t now = sqle_mono_ms();
+        int code = 0;
+
+        cli_hold_view_get(&s->hold, &v);
+        if (!v.held || now >= until)
+            break;
+        /* CMD may end on its own meanwhile: reaped here, as the loop
+         * would. */
+        if (cli_child_poll(&L->child, L->grace_ms, &code) == 1) {
+            cli_session_guard_done(s);
+            cli_hold_child_gone(&s->hold);
+            L->running = 0;
+            break;
+        }
+        cli_session_guard_tick(s);
+        cli_hold_wait(&s->hold, v.version, now + POLL_MS < until ? now + POLL_MS : until);
+    }
 }
 
 int cli_cmd_supervise(const cli_args *a)
