@@ -1158,10 +1158,13 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *    live hold it reads, for one owner id or "*" (the holder's best ready
  *    follower); a ready follower of higher priority asks for itself.
  *    The holder's renews match only a hold with no request, so its next
- *    renew (within a heartbeat) is refused: the supervisor stops the
- *    work (on_stopped with SQLEASE_STOP_HANDOFF) and, once on_stopped
- *    has returned, hands the hold over.  sqlease_supervisor_handoff asks
- *    a supervisor's own hold to do the same at once.
+ *    renew (within a heartbeat) is refused: the supervisor lets the work
+ *    run on for a lead of retry_ms + 50 ms (within its renew deadline;
+ *    the target, reading the row every retry, then reads it every
+ *    50 ms), stops it (on_stopped with SQLEASE_STOP_HANDOFF) and, once
+ *    on_stopped has returned, hands the hold over.
+ *    sqlease_supervisor_handoff asks a supervisor's own hold to do the
+ *    same.
  *  - The hand-over is one statement scoped to the hold (name, owner id,
  *    token), as a release is: the row becomes free and reserved for the
  *    target until handoff_reserve_ms later on the database's clock.
@@ -1184,9 +1187,12 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  * or "*") to the best ready follower (the live ready row of another
  * owner with the highest priority, then the one seen most recently),
  * read with one statement first.  Writes a request into its own row, so
- * that the target polls fast, then stops the work (on_stopped with
- * SQLEASE_STOP_HANDOFF, on a pool thread) and returns; once on_stopped
- * has returned the handle's runner sends the hand-over (and
+ * that the target polls fast, and returns; the work runs on for a lead
+ * of retry_ms + 50 ms (no renew is sent meanwhile; none when the renew
+ * deadline is nearer than that), by which time the target, which reads
+ * the row every retry, reads it every 50 ms; then the work is stopped
+ * (on_stopped with SQLEASE_STOP_HANDOFF, on a pool thread), and once
+ * on_stopped has returned the handle's runner sends the hand-over (and
  * sqlease_supervisor_stop, called meanwhile, sends it itself instead of
  * the release), and the supervisor goes on as a follower that does not
  * contend before the reservation has passed.  Returns SQLEASE_OK (the

@@ -264,6 +264,21 @@ static void begin_handoff(sqlease_supervisor *s, const char *target, int64_t now
              strcmp(s->handoff_to, "*") == 0 ? "the best ready follower" : s->handoff_to);
 }
 
+int sqle_sup_lead(sqlease_supervisor *s, const char *target, int64_t now)
+{
+    int64_t lead = s->r.retry_ms + SQLE_HANDOFF_POLL_MS;
+
+    ENGINE_HELD(s->e);
+    if (s->handoff_at != 0)
+        return 1;
+    if (now + lead >= s->deadline - SQLE_HANDOFF_LEAD_MARGIN_MS)
+        return 0;
+    snprintf(s->handoff_to, sizeof s->handoff_to, "%s", target[0] != '\0' ? target : "*");
+    s->handoff_at = now + lead;
+    sqle_engine_watch_kick(s->e);
+    return 1;
+}
+
 /*
  * What a follower does with a read of a row another hold has, beyond
  * reporting it.  A request for it (or for "*", while it is a ready
@@ -373,9 +388,21 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
             begin_handoff(s, row != NULL ? row->handoff_to : s->handoff_to, now, note);
         break;
     case EV_REQUESTED:
+        /* Asked by another process (an operator, a follower of higher
+         * priority): the work runs on for its lead, as after a request
+         * of its own, since the target may not have read the request
+         * yet (a follower that asked for itself has, and loses a retry
+         * to it). */
         s->last_contact = now;
         if (s->state == SUP_HOLDER && s->running && row != NULL) {
-            begin_handoff(s, row->handoff_to, now, note);
+            if (sqle_sup_lead(s, row->handoff_to, now))
+                note_set(note, SQLEASE_LOG_INFO, "asked to hand the lease over to %s: the "
+                         "work stops in %lld ms, once the target reads the row fast",
+                         strcmp(row->handoff_to, "*") == 0 ? "the best ready follower"
+                                                           : row->handoff_to,
+                         (long long)(s->handoff_at - now));
+            else
+                begin_handoff(s, row->handoff_to, now, note);
         } else if (s->state != SUP_STOPPED && s->state != SUP_HANDOFF) {
             /* Not a hold whose work runs: nothing to hand over. */
             s->state = SUP_FOLLOWER;

@@ -477,7 +477,7 @@ static void stop_finish(sqlease_supervisor *s, int rc, int released, int64_t min
  * what is left of it.  A database that does not answer in that time costs
  * the successor the rest of the ttl, never the caller more time.
  */
-static int handoff_now(sqlease_supervisor *s, const char *to, int64_t lead_ms, int64_t deadline,
+static int handoff_now(sqlease_supervisor *s, const char *to, int lead, int64_t deadline,
                        sqlease_error *err);
 
 /*
@@ -722,28 +722,24 @@ int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_er
 
 /* ---- handing the lease over ------------------------------------------ */
 
-/* Before its deadline, a hand-over's lead leaves this much for the work
- * to stop at its end rather than at the deadline (a stale hold, released
- * instead of handed over). */
-#define HANDOFF_LEAD_MARGIN_MS 100
-
 /*
  * Hand the hold whose work runs over to `to` (NULL or "*": the best ready
  * follower but this one, read first), by `deadline` (stop_lock held).
  * The request goes into its own row first: the target, which reads the
  * row every retry, then reads it every SQLE_HANDOFF_POLL_MS until the row
  * is reserved for it, and no renew of this hold succeeds after it.  With
- * `lead_ms` the work goes on that long first (sending no renew, within
- * its deadline), so that the target has seen the request by the time the
- * work stops and takes the row within a fast read of its reservation:
- * the time nothing runs is then that read, not a retry.  Then the
+ * `lead` the work goes on for a retry and a fast read first
+ * (sqle_sup_lead: sending no renew, within its deadline), so that the
+ * target has seen the request by the time the work stops and takes the
+ * row within a fast read of its reservation: the time nothing runs is
+ * then that read, not a retry.  A stop passes no lead.  Then the
  * machine stops the work and owes the hand-over (SUP_HANDOFF), which the
  * runner sends once on_stopped has returned (or a stop, in place of its
  * release).  The statements use only what is fixed in the lease
  * (sqle_lease_ready_read), so the runner may be sending its own
  * meanwhile.
  */
-static int handoff_now(sqlease_supervisor *s, const char *to, int64_t lead_ms, int64_t deadline,
+static int handoff_now(sqlease_supervisor *s, const char *to, int lead, int64_t deadline,
                        sqlease_error *err)
 {
     char target[SQLEASE_MAX_OWNER + 1];
@@ -785,15 +781,11 @@ static int handoff_now(sqlease_supervisor *s, const char *to, int64_t lead_ms, i
     sqle_engine_lock(s->e);
     if (s->state == SUP_HOLDER && s->running && s->token == token) {
         int64_t now = sqle_mono_ms();
-        if (lead_ms > 0 && now + lead_ms < s->deadline - HANDOFF_LEAD_MARGIN_MS) {
-            /* The watchdog stops the work at the lead's end. */
-            snprintf(s->handoff_to, sizeof s->handoff_to, "%s", target);
-            s->handoff_at = now + lead_ms;
-            sqle_engine_watch_kick(s->e);
+        /* The watchdog stops the work at the lead's end. */
+        if (lead && sqle_sup_lead(s, target, now))
             sqle_engine_changed(s->e);
-        } else {
+        else
             sqle_sup_step(s, EV_HANDOFF, now, 0, &req, &note);
-        }
     }
     holding = (s->state == SUP_HANDOFF || (s->state == SUP_HOLDER && s->handoff_at != 0)) &&
               s->token == token;
@@ -820,9 +812,9 @@ int sqlease_supervisor_handoff(sqlease_supervisor *s, const char *to, sqlease_er
         return sqle_fail(err, SQLEASE_ESTATE, "sqlease_supervisor_handoff called from the "
                          "supervisor's own callback");
     sqle_mutex_lock(&s->stop_lock);
-    /* A retry and a fast read of lead: the target has read the request
-     * by the time the work stops. */
-    rc = handoff_now(s, to, s->r.retry_ms + SQLE_HANDOFF_POLL_MS, 0, err);
+    /* With a lead: the target has read the request by the time the work
+     * stops. */
+    rc = handoff_now(s, to, 1, 0, err);
     sqle_mutex_unlock(&s->stop_lock);
     return rc;
 }

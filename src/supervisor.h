@@ -65,6 +65,11 @@ enum sup_event {
  * retry when that is shorter. */
 #define SQLE_HANDOFF_POLL_MS 50
 
+/* Before its deadline, a hand-over's lead leaves this much for the work
+ * to stop at its end rather than at the deadline (a stale hold, released
+ * instead of handed over). */
+#define SQLE_HANDOFF_LEAD_MARGIN_MS 100
+
 /* What a hand-over did (EV_HANDED's arg). */
 enum { HANDED_GONE = 0,       /* nothing: the hold was gone already */
        HANDED_TO_TARGET = 1,  /* reserved for its target */
@@ -168,6 +173,16 @@ typedef struct sup_note {
     int level;               /* SQLEASE_LOG_* */
     char msg[320];
 } sup_note;
+
+/* Let the work of a holder asked to hand over to `target` run on for a
+ * lead of a retry and a fast read (SQLE_HANDOFF_POLL_MS) before it stops,
+ * so that the target, which reads the row every retry, has seen the
+ * request and reads it fast by the time the row is reserved for it: the
+ * watchdog stops the work at handoff_at, and no renew goes meanwhile.
+ * Returns 1 if the lead was set (or one runs already), 0 if it does not
+ * fit before the deadline (SQLE_HANDOFF_LEAD_MARGIN_MS before it): stop
+ * at once then (e->m held). */
+int sqle_sup_lead(sqlease_supervisor *s, const char *target, int64_t now);
 
 /* The state machine (sup_machine.c): apply ev to s, e->m held.  `proof`
  * is the mono ms the answering statement was sent; `arg` is the hold's

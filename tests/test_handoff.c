@@ -249,10 +249,10 @@ static ready_seen ready_of(const char *t)
 
 /*
  * An operator's request for a named follower: the holder's next renew is
- * refused, it stops its work (SQLEASE_STOP_HANDOFF, a slow on_stopped),
- * and only once that has returned does it hand over; the target takes at
- * once (no watch, no ttl), with token + 1, and the row says so: its
- * owner and priority, no hand-over left, who held it last.
+ * refused, it stops its work after its lead (SQLEASE_STOP_HANDOFF, a slow
+ * on_stopped), and only once that has returned does it hand over; the
+ * target takes at once (no watch, no ttl), with token + 1, and the row
+ * says so: its owner and priority, no hand-over left, who held it last.
  */
 static void test_request_moves_after_on_stopped(void)
 {
@@ -288,15 +288,17 @@ static void test_request_moves_after_on_stopped(void)
     CU_ASSERT_FATAL(await_events(&a, 2, HB + 1000));
     CU_ASSERT_EQUAL(a.kind[1], 'T');
     CU_ASSERT_EQUAL(a.value[1], SQLEASE_STOP_HANDOFF);
-    /* Noticed at its next renew. */
-    CU_ASSERT(a.at[1] - asked <= HB + 300);
+    /* Noticed at its next renew; the work runs on for its lead (a retry
+     * and a fast read), by which time b reads the row fast. */
+    CU_ASSERT(a.at[1] - asked >= RETRY);
+    CU_ASSERT(a.at[1] - asked <= HB + RETRY + 350);
     CU_ASSERT_FATAL(await_events(&b, 1, 2000));
     CU_ASSERT_EQUAL(b.kind[0], 'S');
     CU_ASSERT_EQUAL(b.value[0], token + 1);
     /* Not before a's on_stopped returned; right after it (the target
      * polls fast while it sees the request). */
     CU_ASSERT(b.at[0] >= a.returned[1]);
-    CU_ASSERT(b.at[0] - a.returned[1] <= 400);
+    CU_ASSERT(b.at[0] - a.returned[1] <= 200);
     CU_ASSERT_EQUAL(max_running(), 1);
 
     row = row_of(t);

@@ -1113,8 +1113,9 @@ static const char *ready_best_but(const ready_list *r, const char *holder)
  * `sqlease transfer [--to OWNER] [--timeout D]`: ask whoever holds the
  * lease to hand it over (to OWNER, or to its best ready follower), then
  * read the row every 50 ms until another hold has it.  The holder answers
- * at its next renew (within a heartbeat), stops its command, and hands
- * the row over reserved for the target, which takes it at its next read.
+ * at its next renew (within a heartbeat), stops its command after a lead
+ * of a retry, and hands the row over reserved for the target, which
+ * takes it at its next read.
  * Exit 0 moved (to OWNER, when named); 75 not held, a hand-over pending
  * already, no ready follower to pick, or not moved within the timeout
  * (default: the holder's ttl), when a request the holder never answered
