@@ -5,26 +5,28 @@ fast `sqlease transfer` moves the lease.
 
     bench/rolling.py [--bin build/bin/sqlease] [--dsn DSN] [--hosts 3]
                      [--restarts 50] [--timing default|fast] [--modes handoff,plain]
-                     [--transfers 10] [--dead 5]
+                     [--transfers 10] [--dead 5] [--seed N]
 
 A fleet of --hosts instances of `supervise` (owner ids host-0, host-1,
 ...) on one lease.  A rolling restart sends SIGTERM to the holder, waits
 for it to exit and for another instance to start its CMD, and starts the
 stopped one again (the same owner id, as a host restarted by its service
 manager), then waits until it is ready (with --handoff: its ready row is
-listed by `status --json`; without: a retry) before the next one.  Every
-CMD is a shell that takes an exclusive flock(1) on one file of the run
-and writes "start TOKEN OWNER NS" to the run's log once it holds it, and
-"stop TOKEN OWNER NS" when SIGTERM ends it, before it lets the lock go
-(NS: the wall clock in ns, read by the CMD); one that cannot take the lock
-at once writes "overlap": two CMDs would have run at once.  The gap of a
+listed by `status --json`; without: a retry), and a random part of a
+retry more, so that no SIGTERM falls at a fixed point of the followers'
+polls, before the next one.  Every CMD is a shell that takes an
+exclusive flock(1) on one file of the run and writes "start TOKEN OWNER
+NS" to the run's log once it holds it, and "stop TOKEN OWNER NS" when
+SIGTERM ends it, before it lets the lock go (NS: the wall clock in ns,
+read by the CMD); one that cannot take the lock at once writes
+"overlap": two CMDs would have run at once.  The gap of a
 restart is the new CMD's start minus the old CMD's stop, from those
 lines: the time no CMD runs.
 
 Each mode (handoff: every instance is `supervise --handoff`; plain:
 without) runs --restarts restarts on a table of its own and prints the
-gap's p50, p99 and max (nearest rank; with 50 restarts p99 is the
-largest but one... the 50th of 50 is the max, the 49th p98).  Then, with
+gap's p50, p99 and max (nearest rank: with 50 restarts p99 is the
+max).  Then, with
 --handoff, --transfers times `sqlease transfer --to` the next host (the
 time transfer reports, and the CMD gap), and --dead times `transfer --to`
 a host that is not there (how long until a live instance's CMD starts).
@@ -44,6 +46,7 @@ instance's log.  Everything started is stopped by pid on every exit path.
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -95,6 +98,7 @@ class Run:
                        '--renew-deadline', '%dms' % t['renew_deadline'],
                        '--retry', '%dms' % t['retry']]
         self.procs = {}
+        self.rng = random.Random(a.seed)
         self.logs = []
         self.failed = []
 
@@ -155,7 +159,11 @@ class Run:
             while time.monotonic() < end and owner not in self.ready():
                 time.sleep(0.05)
         # Its first poll, and a little: a deployment waits for readiness.
-        time.sleep(2 * self.t['retry'] / 1000.0 + 0.2)
+        # Then a random part of a retry, so that the next SIGTERM falls at
+        # no fixed point of the followers' polls (which a fixed wait after
+        # a start would line up with).
+        time.sleep(2 * self.t['retry'] / 1000.0 + 0.2 +
+                   self.rng.uniform(0, self.t['retry'] / 1000.0))
 
     def wait_ms(self):
         """How long a transfer may take: the holder answers at its next
@@ -315,6 +323,7 @@ def main():
     ap.add_argument('--modes', default='handoff,plain')
     ap.add_argument('--transfers', type=int, default=10)
     ap.add_argument('--dead', type=int, default=5)
+    ap.add_argument('--seed', type=int, default=1, help='of the random waits between restarts')
     ap.add_argument('--keep', action='store_true', help='keep the run\'s directory (logs)')
     ap.add_argument('--verbose', action='store_true', help='the instances log at debug level')
     a = ap.parse_args()
