@@ -335,6 +335,12 @@ int cli_cmd_cron(const cli_args *a)
         o.owner = d.owner_buf;
     }
     d.owner = o.owner;
+    /* Hand-over and priorities (sqlease.h, "Handing the lease over") come
+     * with the options alone: o.handoff = 1 makes this a ready follower
+     * whose stop hands the lease over, o.priority and o.preempt_after_ms
+     * prefer hosts.  cron does not take supervise's --handoff, --priority
+     * and --preempt-after yet (args.c's command_flags and
+     * cli_job_flags_parse name the commands that do). */
     rc = cli_effective_options(d.db, &o, &eff);
     if (rc != CLI_CONTINUE) {
         sqlease_db_close(d.db);
