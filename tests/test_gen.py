@@ -41,7 +41,8 @@ STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version"
               "take_watched", "take_fire", "renew", "release", "release_force", "status",
               "list", "fire_create_table", "fire_claim", "fire_reclaim", "fire_end",
               "fire_record", "fire_abandon", "fire_last", "fire_read", "fire_list",
-              "fire_prune", "fire_done"]
+              "fire_prune", "fire_done", "hold_create_table", "hold_start", "hold_expire",
+              "hold_end", "hold_force", "hold_list", "hold_prune"]
 FRAGMENTS = ["fence"]
 # The statements of the fire ledger: each names {fire_table}; those
 # fenced by the lease (or reading it) name {table} too, and the others
@@ -49,13 +50,18 @@ FRAGMENTS = ["fence"]
 FIRE_STATEMENTS = [st for st in STATEMENTS if st.startswith("fire_")]
 FIRE_FENCED = ["fire_claim", "fire_reclaim", "fire_record", "fire_abandon", "fire_read",
                "fire_done"]
+# The holder history's: each names {history_table}; those that read the
+# lease row (the new hold's row, the forced release's) name {table} too.
+HOLD_STATEMENTS = [st for st in STATEMENTS if st.startswith("hold_")]
+HOLD_FROM_LEASE = ["hold_start", "hold_force"]
 
 # The bound parameters, by their enum value (gen/gen_dialects.py PARAM_LIST).
 P = {name: i for i, name in enumerate(
     ("name", "owner", "ttl_ms", "token", "min_hold_ms", "data", "version", "job", "fire_at_ms",
-     "state", "attempt", "host", "has_exit", "exit_status", "note", "since_ms", "before_ms"))}
+     "state", "attempt", "host", "has_exit", "exit_status", "note", "since_ms", "before_ms",
+     "pid", "ended_at_ms"))}
 EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
-                   "release_each"]
+                   "release_each", "hold_start_each", "hold_expire_each", "hold_end_each"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -153,6 +159,9 @@ int main(int argc, char **argv)
         each(d->key, "seed_each", &d->seed_each);
         each(d->key, "take_each", &d->take_each);
         each(d->key, "release_each", &d->release_each);
+        each(d->key, "hold_start_each", &d->hold_start_each);
+        each(d->key, "hold_expire_each", &d->hold_expire_each);
+        each(d->key, "hold_end_each", &d->hold_end_each);
         printf("B %s returns=%d batch_max=%zu max_params=%zu\n", d->key,
                d->renew_each_returns, d->batch_max, d->max_params);
     }
@@ -343,7 +352,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "3e0417082b3c68aa9c9130455987de1f931330e03ba9b0bf45bb6d8637d28fa7"
+SHIPPED_SQL_SHA256 = "f5cb2dda74680420c6abb4d9915dd1d879ebee755c9662c63a9e2b086706ea30"
 
 
 def shipped_sql(probe_out):
@@ -541,9 +550,12 @@ class RealTemplate(GenCase):
             self.assertEqual(sql, sql.strip())
             # The tables it names, and no other: the library substitutes
             # only the ones it expects.
-            lease = st != "now" and (st not in FIRE_STATEMENTS or st in FIRE_FENCED)
+            lease = st != "now" and (st not in FIRE_STATEMENTS or st in FIRE_FENCED) and \
+                (st not in HOLD_STATEMENTS or st in HOLD_FROM_LEASE)
             self.assertEqual("{table}" in sql, lease, "%s.%s" % (key, st))
             self.assertEqual("{fire_table}" in sql, st in FIRE_STATEMENTS, "%s.%s" % (key, st))
+            self.assertEqual("{history_table}" in sql, st in HOLD_STATEMENTS,
+                             "%s.%s" % (key, st))
         # The clock, read alone.
         self.assertIn(now, stmts[(key, "now")][2], key)
         # The take is bound to the token the follower's read saw (it
@@ -652,6 +664,7 @@ class RealTemplate(GenCase):
         self.assertEqual(stmts[(key, "create_table")][1], [], key)
         self.check_row_take_fire(key, row, stmts, now)
         self.check_row_fire(key, row, stmts, now)
+        self.check_row_history(key, row, stmts, now)
 
     def check_row_take_fire(self, key, row, stmts, now):
         """The lease row's last claimed fire: its column, and the take that
@@ -681,6 +694,84 @@ class RealTemplate(GenCase):
         for st in ("acquire", "take_watched", "renew", "release", "release_force", "repair",
                    "fill_nulls"):
             self.assertNotIn("fire_at_ms", stmts[(key, st)][2], "%s.%s" % (key, st))
+
+    def check_row_history(self, key, row, stmts, now):
+        """The holder history's statements, whatever the DBMS: their
+        parameters, exact comparisons through the row's snippets, the new
+        hold's row read from the lease row while it shows that hold, and
+        no end ever written over another."""
+        name_eq, owner_eq = as_sql(row["name_equals"]), as_sql(row["owner_equals"])
+        params = {st: stmts[(key, st)][1] for st in HOLD_STATEMENTS}
+        sql = {st: stmts[(key, st)][2] for st in HOLD_STATEMENTS}
+        ps = {st: {n for n, v in P.items() if v in params[st]} for st in HOLD_STATEMENTS}
+        self.assertEqual(ps["hold_create_table"], set(), key)
+        # The take's row; a row that binds the end there closes the hold
+        # before it in the same statement (PostgreSQL).
+        closes = "ended_at_ms" in ps["hold_start"]
+        self.assertEqual(ps["hold_start"], {"name", "owner", "token", "host", "pid"}
+                         | ({"ended_at_ms"} if closes else set()), key)
+        self.assertEqual(ps["hold_expire"], {"name", "token", "ended_at_ms"}, key)
+        self.assertEqual(ps["hold_end"], {"name", "token", "state"}, key)
+        self.assertEqual(ps["hold_force"], {"name"}, key)
+        self.assertEqual(ps["hold_list"], {"name", "since_ms", "before_ms"}, key)
+        self.assertEqual(ps["hold_prune"], {"name", "since_ms", "before_ms"}, key)
+        create = sql["hold_create_table"]
+        self.assertIn("PRIMARY KEY (name, token)", create, key)
+        self.assertRegex(create, r"\bname %s %s NOT NULL" % (re.escape(as_sql(row["name_type"])),
+                                                             re.escape(row["exact_collation"]))
+                         if row["exact_collation"] else
+                         r"\bname %s NOT NULL" % re.escape(as_sql(row["name_type"])), key)
+        for col in ("token BIGINT NOT NULL", "pid BIGINT NOT NULL DEFAULT 0",
+                    "started_at_ms BIGINT NOT NULL", "ended_at_ms BIGINT NOT NULL DEFAULT 0",
+                    "ended %s NOT NULL DEFAULT ''" % as_sql(row["state_type"])):
+            self.assertIn(col, create, key)
+        # The new hold's row: from the lease row while it shows the hold
+        # (name, owner, token), started when the take wrote, open.
+        start = sql["hold_start"]
+        self.assertIn("SELECT name, token, owner, ?, ?, acquired_at_ms, 0, '' FROM {table} "
+                      "WHERE %s AND %s AND token = ?" % (name_eq, owner_eq), start, key)
+        self.assertNotIn("ON DUPLICATE KEY", start, key)
+        guards = (start.endswith("ON CONFLICT (name, token) DO NOTHING"),
+                  start.startswith("INSERT IGNORE INTO {history_table}"),
+                  "NOT EXISTS (SELECT 1 FROM {history_table} WITH (UPDLOCK, HOLDLOCK) WHERE "
+                  "%s AND token = ?)" % name_eq in start)
+        self.assertEqual(sum(guards), 1, "%s.hold_start: %s" % (key, start))
+        if closes:
+            # The close of the hold before: only when the take asks for
+            # it, only that token, never an end already written.
+            self.assertIn("ended = 'expired', ended_at_ms = ? WHERE ? > 0 AND %s AND "
+                          "token + 1 = ? AND ended_at_ms = 0" % name_eq, start, key)
+        # Every end: one hold (name, token) of the row's snippets, written
+        # only while the row has none.
+        for st in ("hold_expire", "hold_end"):
+            self.assertTrue(sql[st].startswith("UPDATE {history_table} SET ended = "), key)
+            self.assertTrue(sql[st].endswith("WHERE %s AND token = ? AND ended_at_ms = 0"
+                                             % name_eq), "%s.%s" % (key, st))
+        self.assertIn("ended = 'expired', ended_at_ms = ? ", sql["hold_expire"], key)
+        self.assertIn("ended = ?, ended_at_ms = %s " % now, sql["hold_end"], key)
+        force = sql["hold_force"]
+        self.assertIn("ended = 'forced', ended_at_ms = %s " % now, force, key)
+        self.assertTrue(force.endswith(
+            "WHERE %s AND ended_at_ms = 0 AND token = (SELECT token FROM {table} WHERE %s AND %s)"
+            % (name_eq, name_eq, as_sql(row["owner_free"]))), key)
+        # The list: newest first, each with the end of the hold before it.
+        lst = sql["hold_list"]
+        self.assertTrue(lst.startswith(
+            "SELECT name, token, owner, host, pid, started_at_ms, ended_at_ms, ended, (SELECT "
+            "p.ended_at_ms FROM {history_table} p WHERE p.name = h.name AND "
+            "p.token = h.token - 1) FROM {history_table} h WHERE "), key)
+        self.assertIn("(? = '' OR (%s))" % name_eq, lst, key)
+        self.assertTrue(lst.endswith("AND started_at_ms >= ? AND started_at_ms < ? "
+                                     "ORDER BY started_at_ms DESC, name, token DESC"), key)
+        prune = sql["hold_prune"]
+        self.assertTrue(prune.startswith("DELETE FROM {history_table} WHERE %s AND " % name_eq),
+                        key)
+        self.assertTrue(prune.endswith("AND started_at_ms >= ? AND started_at_ms < ? AND "
+                                       "ended_at_ms <> 0"), key)
+        # Nothing of the history changes the lease row.
+        for st in HOLD_STATEMENTS:
+            self.assertNotRegex(sql[st], r"^UPDATE \{table\}", "%s.%s" % (key, st))
+            self.assertNotIn("UPDATE {table}", sql[st], "%s.%s" % (key, st))
 
     def check_row_fire(self, key, row, stmts, now):
         """The fire ledger's statements, whatever the DBMS: their
@@ -946,6 +1037,25 @@ class RealTemplate(GenCase):
         self.assertEqual(set(per), {name, owner, token}, key)
         self.assertEqual(per.count(token), 3, key)
         self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
+        # The holder history of many holds: each item a hold (name, owner,
+        # token), the head's value bound once, no end written over another.
+        for st, head in (("hold_start_each", [P["host"], P["pid"]]),
+                         ("hold_expire_each", [P["ended_at_ms"]]),
+                         ("hold_end_each", [P["state"]])):
+            q, params, sql = each[(key, st)]
+            self.assertEqual(q, len(params), "%s.%s" % (key, st))
+            self.assertEqual(params[:len(head)], head, "%s.%s" % (key, st))
+            per = params[len(head):]
+            self.assertEqual(set(per), {name, owner, token}, "%s.%s" % (key, st))
+            self.assertEqual(per.count(token), 3, "%s.%s" % (key, st))
+            self.assertIn("{history_table}", sql, "%s.%s" % (key, st))
+            if st == "hold_start_each":
+                self.assertIn("{table}", sql, key)
+                self.assertRegex(sql, r"SELECT (l\.)?name, (l\.)?token, (l\.)?owner, \?, \?, "
+                                 r"(l\.)?acquired_at_ms, 0, ''", key)
+            else:
+                self.assertNotIn("{table}", sql, "%s.%s" % (key, st))
+                self.assertRegex(sql, r"(^| )(h\.)?ended_at_ms = 0( |$)", "%s.%s" % (key, st))
         q, params, sql = each[(key, "renewed_each")]
         if returns:
             # Never sent: the renew says which rows it renewed.
@@ -1260,8 +1370,12 @@ class Snippets(GenCase):
             REL + ": row 'paddb', field 'status_each' (inherited from [common]): the row sets "
             "name_equals and owner_equals but not name_value",
             REL + ": row 'paddb', field 'release_each' (inherited from [common]): the row sets "
-            "name_equals and owner_equals but not hold_key")
-        self.assertEqual(len(err.strip().splitlines()), 4, err)
+            "name_equals and owner_equals but not hold_key",
+            REL + ": row 'paddb', field 'hold_start_each' (inherited from [common]): the row "
+            "sets name_equals and owner_equals but not hold_key",
+            REL + ": row 'paddb', field 'hold_expire_each' (inherited from [common])",
+            REL + ": row 'paddb', field 'hold_end_each' (inherited from [common])")
+        self.assertEqual(len(err.strip().splitlines()), 7, err)
         # Its own batched statements need none of them.
         rows["paddb"]["status_each"] = own(rows, "sqlite", "status_each").replace(
             "{name_key}", "name").replace("{name_value}", ":name")
@@ -1275,6 +1389,10 @@ class Snippets(GenCase):
             REL + ": row 'paddb', field 'take_each' (inherited from [common])",
             REL + ": row 'paddb', field 'release_each' (inherited from [common])")
         for st in ("renew_each", "take_each", "release_each"):
+            rows["paddb"][st] = rows["sqlite"][st]
+        # The holder history's batched statements too (SQLite's are its
+        # own, with no row-value snippet).
+        for st in ("hold_start_each", "hold_expire_each", "hold_end_each"):
             rows["paddb"][st] = rows["sqlite"][st]
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -1297,7 +1415,7 @@ class Snippets(GenCase):
                                                                     "{name_equal}")
         self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'status': unknown "
                             "placeholder '{name_equal}' (known: {now}, {table}, {fire_table}, "
-                            "{name_equals}")
+                            "{history_table}, {name_equals}")
         rows = real_rows()
         del rows["common"]["from_dual"]
         self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'now': snippet "
