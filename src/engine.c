@@ -14,6 +14,7 @@
 #include "db.h"
 #include "engine.h"
 #include "internal.h"
+#include "history.h"
 #include "lease.h"
 
 /* A pool thread beyond the first leaves after this long without work. */
@@ -298,11 +299,14 @@ int sqle_engine_send(sqle_engine *e, sqle_engine_node *n, int what, sqlease_erro
     if (what == SQLE_SEND_NONE) {
         a.rc = SQLEASE_OK;
     } else if (what == SQLE_SEND_RELEASE) {
-        /* Never with the minimum hold: this hold's work did not finish. */
+        /* Never with the minimum hold: this hold's work did not finish.
+         * The only hold a node gives up so is one whose work was stopped
+         * at its deadline (or never started: proven too late), and the
+         * holder history says so. */
         sqle_lease_forget(n->lease);
         a.kind = SQLE_ANS_RELEASE;
         a.sent = sqle_mono_ms();
-        a.rc = sqle_lease_release_for(n->lease, 0, 0, &a.released, &err);
+        a.rc = sqle_lease_release_as(n->lease, 0, 0, SQLE_END_DEADLINE, &a.released, &err);
         n->ops->answer(n, &a);
     } else {
         a.kind = SQLE_ANS_ACQUIRE;

@@ -107,6 +107,9 @@ char *sqle_sql_for_table(const char *tmpl, const char *table);
  * value leaves its placeholder as it is (malloc'd; NULL when out of
  * memory, or when tmpl or both values are NULL). */
 char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_table);
+/* The same with "{history_table}" replaced by history_table too. */
+char *sqle_sql_for_all(const char *tmpl, const char *table, const char *fire_table,
+                       const char *history_table);
 
 /* ---- structs that grow (sqlease.h; abi.c) ------------------------- */
 

@@ -112,6 +112,25 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
                                 ? "fire table (SqleaseFireTable in odbc.ini)" : "fire table",
                             r->fire_table, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
+    /* The holder history's table, resolved and checked the same way; on
+     * unless the caller turned it off. */
+    r->history_table = opt->history_table != NULL ? opt->history_table
+                       : ini->history_table != NULL ? ini->history_table
+                                                    : SQLEASE_DEFAULT_HISTORY_TABLE;
+    if (sqle_check_table(opt->history_table == NULL && ini->history_table != NULL
+                                ? "history table (SqleaseHistoryTable in odbc.ini)"
+                                : "history table",
+                            r->history_table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    if (opt->history != 0 && opt->history != 1 && opt->history != SQLEASE_HISTORY_OFF)
+        return sqle_fail(err, SQLEASE_EINVAL, "history %d is neither 0 (on) nor "
+                         "SQLEASE_HISTORY_OFF", opt->history);
+    r->history = opt->history != SQLEASE_HISTORY_OFF;
+    if (opt->history_keep_ms < 0 || opt->history_keep_ms > SQLEASE_MAX_DURATION_MS)
+        return sqle_fail(err, SQLEASE_EINVAL, "history keep %lld ms is not within 0..30 days",
+                         (long long)opt->history_keep_ms);
+    r->history_keep_ms = opt->history_keep_ms > 0 ? opt->history_keep_ms
+                                                  : SQLEASE_DEFAULT_HISTORY_KEEP_MS;
     r->host = opt->host;
     if (r->host != NULL &&
         sqle_check_text("host", r->host, SQLEASE_MAX_HOST, 1, err) != SQLEASE_OK)
@@ -280,6 +299,18 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
         if (ini->fire_table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
+    rc = ini_value(get, ctx, dsn, "SqleaseHistoryTable", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
+        if (!sqle_valid_table(buf))
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseHistoryTable in DSN '%.128s' is not a valid "
+                             "table (identifier or schema.identifier): '%.128s'", dsn, buf);
+        ini->history_table = sqle_strdup(buf);
+        if (ini->history_table == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
     rc = ini_value(get, ctx, dsn, "SqleaseName", buf, sizeof buf, err);
     if (rc < 0)
         return SQLEASE_EINVAL;
@@ -317,6 +348,7 @@ void sqle_ini_free(sqle_ini *ini)
         return;
     free(ini->table);
     free(ini->fire_table);
+    free(ini->history_table);
     free(ini->name);
     memset(ini, 0, sizeof *ini);
 }

@@ -23,12 +23,16 @@ typedef struct sqle_resolved {
     const char *schedule;    /* borrowed; NULL: takes claim no fire */
     const char *schedule_tz; /* borrowed; NULL: UTC */
     int64_t late_limit_ms;   /* 0: the schedule's period */
+    const char *history_table; /* borrowed, as table */
+    int history;             /* 1: record every hold; 0: off */
+    int64_t history_keep_ms; /* what a holder prunes: rows older than this */
 } sqle_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */
 typedef struct sqle_ini {
     char *table;
     char *fire_table;
+    char *history_table;
     char *name;
     int64_t ttl_ms;
     int64_t heartbeat_ms;

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "history.h"
 #include "internal.h"
 #include "lease.h"
 #include "platform.h"
@@ -440,18 +441,85 @@ static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
                      (long long)a->token, (long long)(sqle_mono_ms() - a->sent));
 }
 
+/* ---- the holder history's pruning ------------------------------------- */
+
+/* The first pruning of a hold comes this long after its take (a hold that
+ * lasts a moment prunes nothing), then one per PRUNE_PERIOD_MS of
+ * holding, each a DELETE of at most PRUNE_WINDOW_MS of starts, from
+ * PRUNE_BACK_MS before the cutoff on: small statements that catch up
+ * with a backlog at a day per hour. */
+#define PRUNE_FIRST_MS 60000
+#define PRUNE_PERIOD_MS (3600 * INT64_C(1000))
+#define PRUNE_WINDOW_MS (24 * 3600 * INT64_C(1000))
+#define PRUNE_BACK_MS (2 * PRUNE_WINDOW_MS)
+
+/* A take answered: date the database's clock from its read, and have the
+ * first pruning come a while into the hold. */
+static void prune_after_take(sqlease_supervisor *s, const sqle_answer *a)
+{
+    if (a->row == NULL || a->row->db_now_ms <= 0)
+        return;
+    sqle_engine_lock(s->e);
+    s->clock_ref = a->row->db_now_ms - a->sent;
+    s->prune_at = sqle_mono_ms() + PRUNE_FIRST_MS;
+    sqle_engine_unlock(s->e);
+}
+
+/*
+ * A holder's renew answered: when its pruning is due, delete one window
+ * of its lease's history rows older than the keep (history.c; one
+ * statement, on the runner's thread, the engine's lock not held).  A
+ * failure is said by the history's own log line, and the next hour tries
+ * again.
+ */
+static void prune_if_due(sqlease_supervisor *s)
+{
+    const sqle_hist *h = sqle_lease_hist(s->lease);
+    int64_t now = sqle_mono_ms(), before, from, to, deleted = 0;
+    sqlease_error err;
+
+    if (h->sql == NULL)
+        return;
+    sqle_engine_lock(s->e);
+    if (s->state != SUP_HOLDER || s->prune_at == 0 || now < s->prune_at) {
+        sqle_engine_unlock(s->e);
+        return;
+    }
+    s->prune_at = now + PRUNE_PERIOD_MS;
+    before = now + s->clock_ref - s->r.history_keep_ms;
+    if (s->prune_cursor <= 0 || s->prune_cursor > before)
+        s->prune_cursor = before - PRUNE_BACK_MS;
+    from = s->prune_cursor;
+    to = from + PRUNE_WINDOW_MS < before ? from + PRUNE_WINDOW_MS : before;
+    sqle_engine_unlock(s->e);
+    if (to <= from)
+        return;
+    if (sqle_hist_prune(h, from, to, &deleted, &err) != SQLEASE_OK)
+        return;
+    sqle_engine_lock(s->e);
+    s->prune_cursor = to;
+    sqle_engine_unlock(s->e);
+    if (deleted > 0)
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "pruned %lld history row(s) older than %lld ms",
+                     (long long)deleted, (long long)s->r.history_keep_ms);
+}
+
 /* What a statement of s answered, as events of its state machine. */
 static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
 {
     sqlease_supervisor *s = SQLE_SUP_OF(n);
     sup_note note = {0};
 
+    if (a->rc == SQLEASE_OK && a->taken)
+        prune_after_take(s, a);
     switch (a->kind) {
     case SQLE_ANS_RELEASE:
         answer_release(s, a);
         return;
     case SQLE_ANS_ACQUIRE:
         answer_acquire(s, a);
+        if (a->rc == SQLEASE_OK && !a->taken)
+            prune_if_due(s);
         return;
     case SQLE_ANS_RENEW:
         sqle_engine_lock(s->e);
@@ -484,6 +552,8 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
     sqle_engine_unlock(s->e);
     sqle_sup_note(s, &note);
     log_failure(s, a->rc, 0, a->err);
+    if (a->kind == SQLE_ANS_RENEW && a->rc == SQLEASE_OK)
+        prune_if_due(s);
 }
 
 /*

@@ -38,7 +38,8 @@ int tu_sql(sqlease_db *db, const char *sql, int64_t *rows);
  * status; tu_lock_end ends it (ROLLBACK). */
 int tu_lock_begin(sqlease_db *locker, const char *table, const char *name);
 int tu_lock_end(sqlease_db *locker);
-/* Options with short timings: ttl, heartbeat, deadline, retry in ms. */
+/* Options with short timings: ttl, heartbeat, deadline, retry in ms; the
+ * holder history off (test_history.c turns it on). */
 void tu_options(sqlease_options *o, const char *table, const char *name, const char *owner,
                 int64_t ttl, int64_t heartbeat, int64_t deadline, int64_t retry);
 /* Poll cond(arg) every 5 ms until it is true or timeout_ms passes.

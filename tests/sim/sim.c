@@ -555,6 +555,9 @@ static void proc_start(int i)
         o.on_stopped = on_stopped;
         o.on_holder = on_holder;
         o.take_by_expiry = g_by_expiry;
+        /* The simulator checks the lease: the holder history (never
+         * asked by a lease decision) stays out of its interleavings. */
+        o.history = SQLEASE_HISTORY_OFF;
         p->slots[l].proc = i;
         p->slots[l].lease = l;
         o.userdata = &p->slots[l];
