@@ -335,6 +335,8 @@ int cli_cmd_cron(const cli_args *a)
         o.owner = d.owner_buf;
     }
     d.owner = o.owner;
+    /* --keep is the holder history's keep too: the holder prunes both. */
+    o.history_keep_ms = keep_ms;
     rc = cli_effective_options(d.db, &o, &eff);
     if (rc != CLI_CONTINUE) {
         sqlease_db_close(d.db);
