@@ -435,6 +435,36 @@ class DocTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr.decode())
         self.assertRegex(p.stdout.decode(), r'^backup at \d+: done on doc-host\nruns 1\n$')
 
+    @runs('history-snippet')
+    def test_history_snippet(self, b):
+        """The holder history's snippet, after a supervisor held the lease
+        and stopped: its hold, on this host, ended 'released'."""
+        head, call = b.text.split('/* ... */')
+        program = (
+            '#include <sqlease.h>\n#include <stdio.h>\n#include <string.h>\n' + head +
+            'int main(void)\n{\n'
+            '    sqlease_db_options dbo;\n    sqlease_options o;\n'
+            '    sqlease_db *db = NULL;\n    sqlease_supervisor *sup = NULL;\n'
+            '    sqlease_error err;\n    const char *names[] = { "nightly" };\n'
+            '    int64_t since_ms = 0;\n'
+            '    sqlease_db_options_init(&dbo);\n'
+            '    dbo.conn = "Driver=SQLite3;Database=history.db";\n'
+            '    sqlease_options_init(&o);\n    o.name = "nightly";\n    o.host = "doc-host";\n'
+            '    if (sqlease_db_open(&db, &dbo, &err) != SQLEASE_OK ||\n'
+            '        sqlease_migrate(db, NULL, names, 1, &err) != SQLEASE_OK ||\n'
+            '        sqlease_history_migrate(db, NULL, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_start(&sup, db, &o, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_await(sup, 10000, &err) != SQLEASE_OK)\n'
+            '        return 2;\n'
+            '    sqlease_supervisor_free(sup);\n' + call +
+            '    sqlease_db_close(db);\n    return 0;\n}\n')
+        exe = self.compile_c(program, 'history')
+        p = subprocess.run([exe], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertRegex(p.stdout.decode(),
+                         r'^\S+ token \d+ on doc-host pid \d+: \d+\.\.\d+ released, gap -1 ms\n$')
+
     @runs('config-synopsis')
     def test_config_synopsis(self, b):
         """The synopsis names exactly the flags `sqlease --help` does."""
