@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "db.h"
 #include "history.h"
 #include "internal.h"
@@ -89,16 +90,21 @@ static int quiet(const sqle_hist *h)
 }
 
 /*
- * A history statement failed: a missing table is said once per handle
- * and table (a warning: the deployment has not run this version's
- * migrate) and the table is left alone for an hour; anything else is a
- * warning each time, naming the lease and what was not recorded.  The
- * lease is not touched either way.
+ * A history statement failed: a missing table, or one the connection's
+ * role may not write (the deployment has not run this version's migrate,
+ * or has not granted the hosts' role its four privileges), is said once
+ * per handle and table, as a warning, and the table is left alone for an
+ * hour; anything else is a warning each time, naming the lease and what
+ * was not recorded.  The lease is not touched either way.
  */
 static void failed(const sqle_hist *h, const char *name, const char *what, int rc,
                    const sqlease_error *err)
 {
-    if (rc == SQLEASE_ENOTABLE) {
+    int privilege = rc == SQLEASE_EDB &&
+                    sqle_classify_error(err, h->sql->d, SQLEASE_AT_STATEMENT) ==
+                        SQLEASE_FAIL_PRIVILEGE;
+
+    if (rc == SQLEASE_ENOTABLE || privilege) {
         int first;
 
         sqle_mutex_lock(&h->db->m);
@@ -106,9 +112,15 @@ static void failed(const sqle_hist *h, const char *name, const char *what, int r
         first = !h->sql->warned;
         h->sql->warned = 1;
         sqle_mutex_unlock(&h->db->m);
-        hist_log(h, first ? SQLEASE_LOG_WARN : SQLEASE_LOG_DEBUG,
-                 "history table '%s' does not exist: holds are not recorded (run `sqlease "
-                 "migrate` to create it; tried again in an hour)", h->sql->history_table);
+        if (privilege)
+            hist_log(h, first ? SQLEASE_LOG_WARN : SQLEASE_LOG_DEBUG,
+                     "history table '%s': the connection's role may not write it (it needs "
+                     "SELECT, INSERT, UPDATE and DELETE): holds are not recorded; tried again "
+                     "in an hour (%s)", h->sql->history_table, err->message);
+        else
+            hist_log(h, first ? SQLEASE_LOG_WARN : SQLEASE_LOG_DEBUG,
+                     "history table '%s' does not exist: holds are not recorded (run `sqlease "
+                     "migrate` to create it; tried again in an hour)", h->sql->history_table);
         return;
     }
     hist_log(h, SQLEASE_LOG_WARN, "lease %s: %s was not recorded in history table '%s' (the "
