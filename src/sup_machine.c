@@ -457,8 +457,8 @@ static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
  * first pruning come a while into the hold. */
 static void prune_after_take(sqlease_supervisor *s, const sqle_answer *a)
 {
-    if (a->row == NULL || a->row->db_now_ms <= 0)
-        return;
+    if (sqle_lease_hist(s->lease)->sql == NULL || a->row == NULL || a->row->db_now_ms <= 0)
+        return; /* no history: nothing to prune, and no lock taken for it */
     sqle_engine_lock(s->e);
     s->clock_ref = a->row->db_now_ms - a->sent;
     s->prune_at = sqle_mono_ms() + PRUNE_FIRST_MS;
@@ -475,11 +475,12 @@ static void prune_after_take(sqlease_supervisor *s, const sqle_answer *a)
 static void prune_if_due(sqlease_supervisor *s)
 {
     const sqle_hist *h = sqle_lease_hist(s->lease);
-    int64_t now = sqle_mono_ms(), before, from, to, deleted = 0;
+    int64_t now, before, from, to, deleted = 0;
     sqlease_error err;
 
     if (h->sql == NULL)
-        return;
+        return; /* before any clock read or lock: no history, no trace */
+    now = sqle_mono_ms();
     sqle_engine_lock(s->e);
     if (s->state != SUP_HOLDER || s->prune_at == 0 || now < s->prune_at) {
         sqle_engine_unlock(s->e);
