@@ -667,7 +667,19 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
     int rc, any_least = 0;
 
     sqle_mutex_unlock(&s->m);
-    (void)clock_measure(s);
+    if (clock_measure(s) != SQLEASE_OK) {
+        /* Every fire is worked out from the database's clock: without a
+         * measure of it (the first of this process has no offset to go
+         * by: this process's own clock read as epoch ms from 1970), a
+         * takeover would claim fires long past.  Again after a retry. */
+        int64_t until = sqle_mono_ms() + s->retry_ms;
+        sqle_mutex_lock(&s->m);
+        if (s->holding && s->gen == gen)
+            s->takeover = 1;
+        while (!s->stopping && s->holding && s->gen == gen && sqle_mono_ms() < until)
+            sqle_cond_wait_until(&s->c, &s->m, until);
+        return;
+    }
     rc = sqle_fire_abandon(&s->fctx, token, &rows, 0, &err);
     if (rc != SQLEASE_OK)
         slog(s, SQLEASE_LOG_WARN, "marking older holds' running fires abandoned failed: %s",
