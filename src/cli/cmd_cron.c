@@ -379,6 +379,9 @@ int cli_cmd_cron(const cli_args *a)
     rc = sqle_sched_stop(d.sched, &err);
     reap(&d);
     sqle_sched_free(d.sched);
+    /* A child reaped from here on is not reported: the scheduler is
+     * gone (sqle_sched_done(NULL) answers EINVAL and sends nothing). */
+    d.sched = NULL;
     reap(&d);
     sqle_mutex_destroy(&d.m);
     sqlease_db_close(d.db);
