@@ -772,7 +772,7 @@ static void test_run_every_herd(void)
     /* After the run: a fire of --every 1m, run by "first"; the runs
      * after it in the same minute find it run. */
     seed("every1m");
-    align(60 * SEC, 50, 45 * SEC);
+    align(60 * SEC, 50, 56 * SEC);
     {
         char *first[] = {"--owner", "first", "--name", "every1m", "run", "--every", "1m",
                          "--", "true", NULL};
