@@ -34,7 +34,9 @@ enum {
     PH_POOLER = 64,
     PH_ALL = 127,
     /* Not in the default run (about 40 s): --only group. */
-    PH_GROUP = 128
+    PH_GROUP = 128,
+    /* Not in the default run (about 45 s): --only sched. */
+    PH_SCHED = 256
 };
 
 /* --leases: how many counts one run may measure. */
@@ -161,6 +163,16 @@ typedef struct bench_results {
     double group_start_ms, group_kill_ms, group_join_ms;
     int group_starts, group_moves, group_overlaps;
     double group_stmts_min, group_stmts_max;  /* per worker once balanced */
+    /* scheduled jobs (--only sched): a holder firing 1,000 jobs a minute
+     * (statements and fires in the window), 10,000 jobs' resident memory,
+     * and a plain run's statements beside a scheduled one's */
+    int have_sched;
+    uint64_t sched_fires, sched_stmts, sched_lease_stmts;
+    double sched_window_s;
+    int64_t sched_max_late_ms, sched_wall_late_ms;
+    int sched_jobs;
+    long sched_rss_kib;
+    double sched_run_plain, sched_run_scheduled;
 } bench_results;
 
 /* ---- clock, sleeping, interruption -------------------------------- */
@@ -269,6 +281,8 @@ int bench_leases(const bench_cfg *cfg, int n, bench_results *res);
  * worker, run as `sqlease-bench --group-worker ...`. */
 int bench_group(const bench_cfg *cfg, int n, bench_results *res);
 int bench_group_worker(int argc, char **argv);
+/* Scheduled jobs (bench/sched.c). */
+int bench_sched(const bench_cfg *cfg, bench_results *res);
 
 /* ---- output ------------------------------------------------------- */
 

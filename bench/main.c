@@ -38,7 +38,8 @@ static void usage(FILE *out)
           "  --json        one JSON object on stdout (the table goes to stderr)\n"
           "  --only LIST   comma-separated subset of: stmts,latency,pooler,graceful,crash,\n"
           "                idle,leases, or group (not in the default run: N leases, 1000\n"
-          "                or the first --leases count, shared by 4 worker processes)\n"
+          "                or the first --leases count, shared by 4 worker processes),\n"
+          "                or sched (not in the default run: scheduled jobs' cost)\n"
           "  --leases N[,N...]  leases held at once in the leases measurement, measured\n"
           "                for each N in turn, each on a fresh handle and table (default\n"
           "                1000,10000; --short 200)\n"
@@ -61,7 +62,7 @@ static unsigned parse_only(const char *list)
     } names[] = {
         { "stmts", PH_STMTS }, { "latency", PH_LATENCY }, { "graceful", PH_GRACEFUL },
         { "crash", PH_CRASH }, { "idle", PH_IDLE },       { "leases", PH_LEASES },
-        { "pooler", PH_POOLER }, { "group", PH_GROUP },
+        { "pooler", PH_POOLER }, { "group", PH_GROUP }, { "sched", PH_SCHED },
     };
     unsigned mask = 0;
     const char *p = list;
@@ -326,6 +327,11 @@ int main(int argc, char **argv)
         bench_msg("group of %d leases over 4 worker processes...",
                   n_leases > 0 ? cfg.leases[0] : 1000);
         if (bench_group(&cfg, n_leases > 0 ? cfg.leases[0] : 1000, &res) != 0)
+            res.failed = 1;
+    }
+    if ((cfg.phases & PH_SCHED) && !bench_interrupted) {
+        bench_msg("scheduled jobs: 1,000 a minute, 10,000 in a schedule, a scheduled run...");
+        if (bench_sched(&cfg, &res) != 0)
             res.failed = 1;
     }
     bench_msg("measured in %.1f s", (bench_now_us() - t_run) / 1e6);

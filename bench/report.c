@@ -257,6 +257,29 @@ void bench_print_table(FILE *out, const bench_cfg *cfg, const bench_results *r)
         many_rows(out, &r->many[i]);
     if (r->have_group)
         group_rows(out, r);
+    if (r->have_sched) {
+        uint64_t own = r->sched_stmts - r->sched_lease_stmts;
+        double per = r->sched_fires > 0 ? (double)own / (double)r->sched_fires : 0;
+        row(out, "sched_stmts_per_fire", num(v, sizeof v, "%.2f", per), "<= 2",
+            verdict(r->sched_fires > 0 && per <= 2.0),
+            "a holder firing 1,000 jobs a minute: %llu fires, %llu statements of theirs in "
+            "%.1f s (%llu in all with the lease's own renews)",
+            (unsigned long long)r->sched_fires, (unsigned long long)own,
+            r->sched_window_s, (unsigned long long)r->sched_stmts);
+        row(out, "sched_fire_late_ms", num(v, sizeof v, "%.0f", (double)r->sched_max_late_ms),
+            "<= 100", verdict(r->sched_fires > 0 && r->sched_max_late_ms <= 100),
+            "the latest start after its fire's time in that window, about 17 fires due "
+            "each second at once (%lld ms by this host's wall clock)",
+            (long long)r->sched_wall_late_ms);
+        row(out, "sched_rss_mib", num(v, sizeof v, "%.1f", r->sched_rss_kib / 1024.0), "< 10",
+            verdict(r->sched_rss_kib < 10 * 1024), "%d jobs in one holder's schedule "
+            "(resident memory added by its start)", r->sched_jobs);
+        row(out, "sched_run_extra_stmts",
+            num(v, sizeof v, "%.1f", r->sched_run_scheduled - r->sched_run_plain), "<= 1",
+            verdict(r->sched_run_scheduled - r->sched_run_plain <= 1.0),
+            "run --schedule's take, outcome and release (%.1f) beside a plain run's take and "
+            "release (%.1f)", r->sched_run_scheduled, r->sched_run_plain);
+    }
     if (r->have_idle) {
         snprintf(g, sizeof g, "< 0.1");
         row(out, "idle_cpu_pct", num(v, sizeof v, "%.4f", r->idle_cpu_pct), g,
@@ -446,6 +469,20 @@ void bench_print_json(FILE *out, const bench_cfg *cfg, const bench_results *r)
         jw_num(&j, "overlaps", 1, r->group_overlaps, 0);
         jw_num(&j, "stmts_per_s_min", r->group_stmts_min >= 0, r->group_stmts_min, 1);
         jw_num(&j, "stmts_per_s_max", r->group_stmts_max >= 0, r->group_stmts_max, 1);
+        jw_close(&j);
+    }
+    if (r->have_sched) {
+        jw_open(&j, "sched");
+        jw_num(&j, "fires", 1, (double)r->sched_fires, 0);
+        jw_num(&j, "statements", 1, (double)r->sched_stmts, 0);
+        jw_num(&j, "lease_statements", 1, (double)r->sched_lease_stmts, 0);
+        jw_num(&j, "window_s", 1, r->sched_window_s, 1);
+        jw_num(&j, "max_late_ms", 1, (double)r->sched_max_late_ms, 0);
+        jw_num(&j, "max_wall_late_ms", 1, (double)r->sched_wall_late_ms, 0);
+        jw_num(&j, "jobs", 1, r->sched_jobs, 0);
+        jw_num(&j, "rss_kib", 1, (double)r->sched_rss_kib, 0);
+        jw_num(&j, "run_plain_statements", 1, r->sched_run_plain, 1);
+        jw_num(&j, "run_scheduled_statements", 1, r->sched_run_scheduled, 1);
         jw_close(&j);
     }
     jw_num(&j, "idle_cpu_pct", r->have_idle, r->idle_cpu_pct, 4);

@@ -32,6 +32,18 @@ if [ "$(id -u)" -ne 0 ]; then
     sudo=(sudo)
 fi
 
+# The database servers (and prometheus, for its promtool) come as
+# packages whose scripts start a system service on install.  The tests
+# start their own servers on loopback in temporary directories and stop
+# them; a system service would be left running.  policy-rc.d answering
+# 101 tells invoke-rc.d not to start anything; one that is already
+# there (a container's) is kept, one put here is removed on every exit.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+    "${sudo[@]}" sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+    trap '"${sudo[@]}" rm -f "$policy"' EXIT
+fi
+
 echo "==== apt-get update ===="
 "${sudo[@]}" apt-get update
 echo "==== apt-get install: ${packages[*]} ===="

@@ -166,6 +166,13 @@ step "simulator: 20,000 seeds + 2,000 with clock steps" reported bash ci/sim.sh
 # holder: handed over within ttl + 2 x retry + 1 s of the kill.
 step "the database's clock stepped forward and back under supervise (postgres, libfaketime)" \
     reported bash ci/clock-step.sh
+# About 4 minutes: scheduled jobs on a fleet of this host's processes on
+# PostgreSQL: five `sqlease cron` through kills, rolling restarts, a holder
+# cut off by nftables and clocks 30 s off; a whole fleet down with each
+# missed-fire policy; five crontabs firing `run --every`, one late.  Every
+# fire run once (ci/cron-fleet.sh --long: 10 minutes).
+step "scheduled jobs: each fire once through a fleet's faults (postgres)" \
+    reported bash ci/cron-fleet.sh
 step "chaos: one holder under faults (sqlite, postgres, mariadb)" bash ci/chaos.sh --seconds 120
 if [ "${HA_LONG:-0}" = 1 ]; then
     step "replicated databases (long: every node fault x3, clock skew)" bash ci/ha.sh --long

@@ -33,11 +33,14 @@
 #include "internal.h"
 #include "platform.h"
 #include "scheduler.h"
+#include "tz.h"
 
 /* How often the offset between this process's clock and the database's
  * is measured again while holding, and rows are pruned. */
 #define CLOCK_REFRESH_MS 60000
 #define PRUNE_PERIOD_MS (10 * 60000)
+/* Clock reads per measurement, the shortest round trip's kept. */
+#define CLOCK_SAMPLES 3
 /* Pruning: a window of the ledger per statement, a few per round. */
 #define PRUNE_WINDOW_MS (3600 * INT64_C(1000))
 #define PRUNE_WINDOWS 12
@@ -144,6 +147,52 @@ static void jobs_free(sjob *jobs, size_t n)
     free(jobs);
 }
 
+/* The zones a list's expressions are read in, each opened once and
+ * shared by every job of that zone: a zone's rules through 2200 take
+ * kilobytes, and ten thousand jobs in one zone would otherwise hold ten
+ * thousand copies. */
+typedef struct zone_cache {
+    sqle_tz **z;
+    size_t n, cap;
+} zone_cache;
+
+static int zone_get(zone_cache *zc, const char *name, sqle_tz **out, sqlease_error *err)
+{
+    size_t i;
+    int rc;
+
+    *out = NULL;
+    if (name == NULL)
+        return SQLEASE_OK; /* UTC */
+    for (i = 0; i < zc->n; i++)
+        if (strcmp(sqle_tz_name(zc->z[i]), name) == 0) {
+            *out = zc->z[i];
+            return SQLEASE_OK;
+        }
+    if (zc->n == zc->cap) {
+        size_t cap = zc->cap ? 2 * zc->cap : 4;
+        sqle_tz **v = realloc(zc->z, cap * sizeof *v);
+        if (v == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+        zc->z = v;
+        zc->cap = cap;
+    }
+    rc = sqle_tz_open(name, &zc->z[zc->n], err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    *out = zc->z[zc->n++];
+    return SQLEASE_OK;
+}
+
+static void zone_cache_free(zone_cache *zc)
+{
+    size_t i;
+
+    for (i = 0; i < zc->n; i++)
+        sqle_tz_release(zc->z[i]);
+    free(zc->z);
+}
+
 /*
  * Copy and parse the caller's jobs.  Every expression must parse and
  * every name be valid and unique, else nothing is kept: a bad list at a
@@ -151,6 +200,7 @@ static void jobs_free(sjob *jobs, size_t n)
  */
 static int jobs_make(const sqle_job *in, size_t n, sjob **out, sqlease_error *err)
 {
+    zone_cache zc = {NULL, 0, 0};
     sjob *jobs;
     size_t i, k;
 
@@ -197,18 +247,32 @@ static int jobs_make(const sqle_job *in, size_t n, sjob **out, sqlease_error *er
             jobs_free(jobs, n);
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
         }
-        if (j->j.schedule == NULL ||
-            sqle_cron_parse(j->j.schedule, j->j.tz, &j->cron, &ce) != SQLEASE_OK) {
-            if (j->j.schedule != NULL && ce.column > 0)
-                rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': column %d: %s", in[i].name,
-                               ce.column, ce.message);
-            else
-                rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': %s", in[i].name,
-                               j->j.schedule == NULL ? "no schedule" : ce.message);
-            jobs_free(jobs, n);
-            return rc;
+        {
+            sqle_tz *zone = NULL;
+            sqlease_error ze;
+
+            if (j->j.schedule != NULL && zone_get(&zc, j->j.tz, &zone, &ze) != SQLEASE_OK) {
+                rc = sqle_fail(err, ze.status == SQLEASE_ENOMEM ? SQLEASE_ENOMEM : SQLEASE_EINVAL,
+                               "job '%s': %s", in[i].name, ze.message);
+                jobs_free(jobs, n);
+                zone_cache_free(&zc);
+                return rc;
+            }
+            if (j->j.schedule == NULL ||
+                sqle_cron_parse_in(j->j.schedule, zone, &j->cron, &ce) != SQLEASE_OK) {
+                if (j->j.schedule != NULL && ce.column > 0)
+                    rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': column %d: %s", in[i].name,
+                                   ce.column, ce.message);
+                else
+                    rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': %s", in[i].name,
+                                   j->j.schedule == NULL ? "no schedule" : ce.message);
+                jobs_free(jobs, n);
+                zone_cache_free(&zc);
+                return rc;
+            }
         }
     }
+    zone_cache_free(&zc); /* each expression keeps a reference of its own */
     *out = jobs;
     return SQLEASE_OK;
 }
@@ -248,23 +312,38 @@ static void fire_of(const srun *r, sqle_fire *f)
 
 /* ---- the clock ------------------------------------------------------ */
 
-/* Measure the offset between the database's clock and this process's:
- * the answer was read somewhere between sending and receiving, taken as
- * the middle.  s->m not held. */
+/* Measure the offset between the database's clock and this process's.
+ * Each answer was read somewhere between sending and receiving, taken
+ * as the middle, so a sample is off by at most half its round trip; of
+ * CLOCK_SAMPLES the one with the shortest round trip is kept (the first
+ * statement on a cold connection can take tens of ms, and an estimate
+ * that early starts every fire that much late).  s->m not held. */
 static int clock_measure(sqle_sched *s)
 {
     sqlease_error err;
-    int64_t t0 = sqle_mono_ms(), db_now = 0, t1;
-    int rc = sqlease_db_now_ms(s->db, &db_now, &err);
+    int64_t best_rtt = INT64_MAX, off = 0, at = 0;
+    int i, rc = SQLEASE_OK;
 
-    t1 = sqle_mono_ms();
-    if (rc != SQLEASE_OK) {
+    for (i = 0; i < CLOCK_SAMPLES; i++) {
+        int64_t t0 = sqle_mono_ms(), db_now = 0, t1;
+
+        rc = sqlease_db_now_ms(s->db, &db_now, &err);
+        t1 = sqle_mono_ms();
+        if (rc != SQLEASE_OK)
+            break;
+        if (t1 - t0 < best_rtt) {
+            best_rtt = t1 - t0;
+            off = db_now - (t0 + t1) / 2;
+            at = t1;
+        }
+    }
+    if (best_rtt == INT64_MAX) {
         slog(s, SQLEASE_LOG_WARN, "reading the database's clock failed: %s", err.message);
         return rc;
     }
     sqle_mutex_lock(&s->m);
-    s->clock_off = db_now - (t0 + t1) / 2;
-    s->clock_at = t1;
+    s->clock_off = off;
+    s->clock_at = at;
     s->clock_valid = 1;
     sqle_mutex_unlock(&s->m);
     return SQLEASE_OK;

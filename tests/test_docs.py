@@ -228,8 +228,8 @@ class DocTest(unittest.TestCase):
 
     @runs('readme-crontab')
     def test_readme_crontab(self, b):
-        """The crontab line on two hosts: one runs the job, the other finds
-        the lease held for the minimum hold and exits 0 without a word."""
+        """The crontab line on three hosts: one runs the fire, the others
+        find it claimed and exit 0 without a word."""
         self.check_crontab(b)
 
     @runs('operating-crontab')
@@ -238,25 +238,98 @@ class DocTest(unittest.TestCase):
         self.check_crontab(b)
 
     def check_crontab(self, b):
+        """Three hosts fire the line, the third after the first has
+        finished: host-a runs the fire (the latest 03:00 by the database's
+        clock, within the day's late limit), the two others exit 0 without
+        a word, and the fire's row says host-a ran it, done, status 0."""
         fields = b.text.strip().split(None, 5)
         self.assertEqual(fields[:5], ['0', '3', '*', '*', '*'])
+        self.assertIn("--schedule '0 3 * * *'", fields[5])
         self.dsn('prod', os.path.join(self.dir, 'prod.db'))
         backup = os.path.join(self.dir, 'backup.sh')
         with open(backup, 'w', encoding='utf-8') as f:
-            f.write('#!/bin/sh\necho "$SQLEASE_OWNER" >> %s/ran\n' % self.dir)
+            f.write('#!/bin/sh\necho "$SQLEASE_OWNER $SQLEASE_FIRE" >> %s/ran\n' % self.dir)
         os.chmod(backup, 0o755)
         cmd = (fields[5].replace('/usr/local/bin/sqlease', SQLEASE)
                .replace('/usr/local/bin/backup.sh', backup))
         self.assertEqual(self.sh(SQLEASE + ' --dsn prod --name nightly migrate')[0], 0)
-        status, out = self.sh(cmd.replace(' -q ', ' --owner host-a -q '))
-        self.assertEqual((status, out), (0, ''))
-        status, out = self.sh(cmd.replace(' -q ', ' --owner host-b -q '))
-        self.assertEqual((status, out), (0, ''))
+        for host in ('host-a', 'host-b', 'host-c'):
+            status, out = self.sh(cmd.replace(' -q ', ' --owner %s -q ' % host))
+            self.assertEqual((status, out), (0, ''))
         with open(os.path.join(self.dir, 'ran'), encoding='utf-8') as f:
-            self.assertEqual(f.read(), 'host-a\n')
+            ran = f.read().split('\n')
+        self.assertEqual(len(ran), 2, ran)
+        self.assertRegex(ran[0], r'^host-a \d{4}-\d\d-\d\dT03:00:00Z$')
+        status, out = self.sh(SQLEASE + ' --dsn prod --name nightly fires --json')
+        self.assertEqual(status, 0, out)
+        rows = [json.loads(l) for l in out.strip().split('\n')]
+        self.assertEqual(len(rows), 1, out)
+        self.assertEqual((rows[0]['owner'], rows[0]['state'], rows[0]['exit_status'],
+                          rows[0]['fire_at']), ('host-a', 'done', 0, ran[0].split()[1]))
         st = self.status_json('--dsn', 'prod', '--name', 'nightly')
-        self.assertIn('"held":true', st)
-        self.assertIn('"owner":"host-a"', st)
+        self.assertIn('"held":false', st)
+
+    @runs('operating-cronfile')
+    def test_operating_cronfile(self, b):
+        """The example file reads: its four jobs, named as it says (the
+        last after its command and its line's hash), each with a next
+        fire."""
+        path = os.path.join(self.dir, 'jobs.cron')
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(b.text)
+        status, out = self.sh('sqlease cron --check %s' % path)
+        self.assertEqual(status, 0, out)
+        names = [l.split('\t')[0] for l in out.strip().split('\n')]
+        self.assertEqual(names[:3], ['backup', 'report', 'heartbeat'])
+        self.assertRegex(names[3], r'^sync\.sh-[0-9a-f]{8}$')
+        self.assertIn('CRON_TZ=Europe/Berlin', out.split('\n')[0])
+        for line in out.strip().split('\n'):
+            self.assertRegex(line, r'\tnext \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\t')
+
+    @runs('operating-cron-systemd')
+    def test_operating_cron_systemd(self, b):
+        """The unit's ExecStart, as systemd runs it, on a file of one job
+        every second: the job runs; ExecReload's SIGHUP with a new file
+        adds a job; SIGTERM stops it, exit 0."""
+        unit = configparser.ConfigParser(interpolation=None)
+        unit.read_string(b.text)
+        exec_start = unit['Service']['ExecStart']
+        self.assertEqual(unit['Service']['ExecReload'], '/bin/kill -HUP $MAINPID')
+        self.dsn('prod', os.path.join(self.dir, 'prod.db'))
+        jobs = os.path.join(self.dir, 'jobs.cron')
+        ran = os.path.join(self.dir, 'ran')
+        with open(jobs, 'w', encoding='utf-8') as f:
+            f.write('SQLEASE_JOB=tick\n* * * * * * echo "$SQLEASE_JOB" >> %s\n' % ran)
+        self.assertEqual(self.sh(SQLEASE + ' --dsn prod --name jobs migrate')[0], 0)
+        argv = (exec_start.replace('/usr/local/bin/sqlease', SQLEASE)
+                .replace('/etc/sqlease/jobs.cron', jobs).split())
+        p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        try:
+            def count(word):
+                try:
+                    with open(ran, encoding='utf-8') as f:
+                        return f.read().split().count(word)
+                except OSError:
+                    return 0
+            end = time.monotonic() + 10
+            while count('tock') == 0 and time.monotonic() < end:
+                if count('tick') > 0 and count('tock') == 0 and not os.path.exists(jobs + '.2'):
+                    with open(jobs + '.2', 'w', encoding='utf-8') as f:
+                        f.write('SQLEASE_JOB=tick\n* * * * * * echo "$SQLEASE_JOB" >> %s\n'
+                                'SQLEASE_JOB=tock\n* * * * * * echo "$SQLEASE_JOB" >> %s\n'
+                                % (ran, ran))
+                    os.replace(jobs + '.2', jobs)
+                    p.send_signal(signal.SIGHUP)
+                time.sleep(0.05)
+            self.assertGreater(count('tick'), 0)
+            self.assertGreater(count('tock'), 0)
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(timeout=15), 0)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
     @runs('readme-c')
     def test_readme_c(self, b):

@@ -270,6 +270,10 @@ int cli_cmd_cron(const cli_args *a)
     for (i = 0; i < a->cmd_argc; i++) {
         const char *v = NULL;
         int r;
+        if (strcmp(a->cmd_argv[i], "--help") == 0 || strcmp(a->cmd_argv[i], "-h") == 0) {
+            cli_print_help();
+            return CLI_EXIT_OK;
+        }
         if (strcmp(a->cmd_argv[i], "--check") == 0) {
             check = 1;
             continue;

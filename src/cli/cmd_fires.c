@@ -125,6 +125,10 @@ int cli_cmd_fires(const cli_args *a)
     for (i = 0; i < a->cmd_argc; i++) {
         const char *v = NULL;
         int r;
+        if (strcmp(a->cmd_argv[i], "--help") == 0 || strcmp(a->cmd_argv[i], "-h") == 0) {
+            cli_print_help();
+            return CLI_EXIT_OK;
+        }
         if (strcmp(a->cmd_argv[i], "--json") == 0) {
             out.json = 1;
             continue;
