@@ -1049,8 +1049,8 @@ static void test_takeover_without_clock(void)
     node_start(0, jobs, 1, 1);
     g_fail_exact = NULL;
     CU_ASSERT_FATAL(tu_await(holding, (void *)(intptr_t)0, 2 * TTL + SLACK));
-    /* Holding, without a clock, for a second and a half. */
-    sqle_sleep_ms(1500);
+    /* Holding, without a clock, for a second. */
+    sqle_sleep_ms(SEC);
     CU_ASSERT(tu_fault_matched(g_nodes[0].f, NULL) >= 2);
     CU_ASSERT_EQUAL(fires_counted(&(count_arg){"tick", 0, 0, 0, 0}), 0);
     tu_fault_match(g_nodes[0].f, NULL, TU_FAULT_NONE);
@@ -1097,7 +1097,7 @@ static void test_reload(void)
     node_start(0, jobs, 4, 0);
     CU_ASSERT_FATAL(tu_await(holding, (void *)(intptr_t)0, 2 * TTL + SLACK));
     CU_ASSERT(await_fires("r0", 0, 1, 0, 1, 2 * SEC + SLACK));
-    until = sqle_mono_ms() + 3 * SEC;
+    until = sqle_mono_ms() + 2 * SEC;
     while (sqle_mono_ms() < until) {
         CU_ASSERT_EQUAL(sqle_sched_reload(g_nodes[0].s, jobs, 4, &err), SQLEASE_OK);
         reloads++;
@@ -1126,7 +1126,7 @@ static void test_reload(void)
         n = events(EV_FIRE, names[k], f, 64);
         ledger(names[k], &r);
         CU_ASSERT(contiguous(&r, SEC));
-        CU_ASSERT(n >= (k < 3 ? 3 : 2));
+        CU_ASSERT(n >= (k == 0 ? 3 : k < 3 ? 2 : 1)); /* r3 runs every other second */
         for (i = 1; i < n && k < 3; i++)
             CU_ASSERT_EQUAL(f[i].fire - f[i - 1].fire, SEC);
         /* The dropped ones fired no more (but at the very moment of the
