@@ -840,7 +840,10 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
         if (sqle_cron_next(s->jobs[i].cron, now, &s->jobs[i].next_ms) != 1)
             s->jobs[i].next_ms = -1;
     s->prune_at = sqle_mono_ms() + PRUNE_PERIOD_MS / 10;
-    s->prune_cursor = now - s->keep_ms - 2 * 24 * 3600 * INT64_C(1000);
+    /* The first window reaches back to the start of time, in case the
+     * whole fleet was down while rows aged past the keep; the windows
+     * after it are an hour each. */
+    s->prune_cursor = INT64_MIN;
 }
 
 /* ---- pruning --------------------------------------------------------- */
@@ -855,12 +858,20 @@ static void prune(sqle_sched *s, int64_t token, uint64_t gen)
     (void)token;
     for (k = 0; k < PRUNE_WINDOWS && s->prune_cursor < until && s->holding && s->gen == gen;
          k++) {
-        int64_t from = s->prune_cursor, to = from + PRUNE_WINDOW_MS;
+        int64_t from = s->prune_cursor, to;
         sqlease_error err;
         int rc;
 
+        if (from == INT64_MIN) {
+            from = 0;
+            to = until - 2 * 24 * 3600 * INT64_C(1000);
+        } else {
+            to = from + PRUNE_WINDOW_MS;
+        }
         if (to > until)
             to = until;
+        if (to < from)
+            to = from;
         sqle_mutex_unlock(&s->m);
         rc = sqle_fire_prune(&s->fctx, from, to, &deleted, 0, &err);
         sqle_mutex_lock(&s->m);
