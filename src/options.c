@@ -149,11 +149,15 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
         sqle_cron *c = NULL;
         sqle_cron_error ce;
         if (sqle_cron_parse(r->schedule, r->schedule_tz, &c, &ce) != SQLEASE_OK)
+        {
+            char col[32] = "";
+            if (ce.column > 0)
+                snprintf(col, sizeof col, "column %d: ", ce.column);
             return sqle_fail(err, ce.status == SQLEASE_ENOMEM ? SQLEASE_ENOMEM : SQLEASE_EINVAL,
                              "schedule '%s'%s%s: %s%s", r->schedule,
                              r->schedule_tz != NULL ? " in " : "",
-                             r->schedule_tz != NULL ? r->schedule_tz : "", ce.message,
-                             ce.column > 0 ? " (column given from the schedule's start)" : "");
+                             r->schedule_tz != NULL ? r->schedule_tz : "", col, ce.message);
+        }
         sqle_cron_free(c);
     } else if (opt->schedule_tz != NULL && opt->schedule_tz[0] != '\0') {
         return sqle_fail(err, SQLEASE_EINVAL, "schedule_tz is set but schedule is not");

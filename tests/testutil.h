@@ -87,6 +87,9 @@ void tu_faulty_free(tu_faulty *f);
  * whose SQL contains it gets `mode` (TU_FAULT_NONE, _HANG or _CONNECT)
  * instead of the mode tu_fault_set gave, and is counted. */
 void tu_fault_match(tu_faulty *f, const char *needle, int mode);
+/* The same for the one statement whose SQL is exactly `sql` (the
+ * clock's read, say, which other statements contain). */
+void tu_fault_match_exact(tu_faulty *f, const char *sql, int mode);
 /* Execs that matched the needle since it was set; *last_at (may be NULL)
  * gets the mono ms at which the last one began (-1 if none). */
 int tu_fault_matched(tu_faulty *f, int64_t *last_at);

@@ -353,6 +353,9 @@ int cli_cmd_cron(const cli_args *a)
     cb.on_fire = on_fire;
     cb.on_stop = on_stop;
     cb.on_log = on_log;
+    /* Before the start: on_fire (SQLEASE_NAME) may run at once, on the
+     * scheduler's thread, for a fire the takeover catches up. */
+    d.name = eff.name != NULL ? eff.name : SQLEASE_DEFAULT_NAME;
     jobs = cli_crontab_jobs(&d.tab, &n);
     rc = jobs == NULL ? SQLEASE_ENOMEM
                       : sqle_sched_start(&d.sched, d.db, &o, NULL, NULL, jobs, n,
@@ -365,7 +368,6 @@ int cli_cmd_cron(const cli_args *a)
         cli_crontab_free(&d.tab);
         return cli_exit_for_status(rc);
     }
-    d.name = eff.name != NULL ? eff.name : SQLEASE_DEFAULT_NAME;
     cli_log(SQLEASE_LOG_INFO, "cron: %zu job(s) from %s under lease '%s' as owner %s", n,
             d.path, d.name, d.owner);
     for (;;) {
@@ -383,6 +385,9 @@ int cli_cmd_cron(const cli_args *a)
     rc = sqle_sched_stop(d.sched, &err);
     reap(&d);
     sqle_sched_free(d.sched);
+    /* A child reaped from here on is not reported: the scheduler is
+     * gone (sqle_sched_done(NULL) answers EINVAL and sends nothing). */
+    d.sched = NULL;
     reap(&d);
     sqle_mutex_destroy(&d.m);
     sqlease_db_close(d.db);
