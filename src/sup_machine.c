@@ -358,14 +358,8 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
         out->early = s->r.retry_ms / 2;
         break;
     case SUP_STALE:
-#ifdef SQLE_SIM_PLANT_RACE1
-        /* The simulator's planted bug (tests/sim): the release sent
-         * whether or not on_stopped has returned. */
-        out->what = SQLE_SEND_RELEASE;
-#else
-        if (!sqle_engine_cbs_pending(n))
+        if (!sqle_engine_cbs_pending(n) || SQLE_PLANTED(release_during_on_stopped))
             out->what = SQLE_SEND_RELEASE;
-#endif
         break;
     case SUP_NEW:
     case SUP_STOPPED:
@@ -491,15 +485,8 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
  */
 static int start_current(const sqlease_supervisor *s, const sup_cb *cb)
 {
-#ifdef SQLE_SIM_PLANT_RACE2
-    /* The simulator's planted bug (tests/sim): the check made only when
-     * the start was queued, as before the fix. */
-    (void)s;
-    (void)cb;
-    return 1;
-#else
-    return s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline;
-#endif
+    return (s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline) ||
+           SQLE_PLANTED(on_started_after_its_hold);
 }
 
 /*

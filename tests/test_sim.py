@@ -5,10 +5,10 @@ and database under a seed.
 
 Checked here: a short run of the real code finds no violation; a seed's
 trace is the same bytes twice (the schedule is the seed's); and each of
-the three races planted back into a build of their own (a stale hold
-released while its on_stopped runs; an on_started delivered after its hold
-ended; a fifth stuck connection at the cap on abandoned ones) is found
-within a seed budget, naming what broke.  ci/sim.sh runs the long one.
+the three races planted back (`--plant`: a stale hold released while its
+on_stopped runs; an on_started delivered after its hold ended; a fifth
+stuck connection at the cap on abandoned ones) is found within a seed
+budget, naming what broke.  ci/sim.sh runs the long one.
 Run: python3 tests/test_sim.py (after `scons sim`)
 """
 
@@ -80,13 +80,15 @@ class Simulator(unittest.TestCase):
         self.assertNotEqual(a, c)
 
     def test_finds_a_release_sent_while_on_stopped_runs(self):
-        rc, out = sim("sqlease-sim-plant-race1", "--seeds", 200, "--first")
+        rc, out = sim("sqlease-sim", "--plant", "release_during_on_stopped", "--seeds", 200,
+                      "--first")
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"VIOLATION seed \d+ at [\d.]+ s: p\d+ lease-\d+: release of token "
                               r"\d+ sent while its (on_stopped runs|work runs \(before on_stopped\))")
 
     def test_finds_an_on_started_delivered_after_its_hold(self):
-        rc, out = sim("sqlease-sim-plant-race2", "--seeds", 1000, "--first")
+        rc, out = sim("sqlease-sim", "--plant", "on_started_after_its_hold", "--seeds", 1000,
+                      "--first")
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"VIOLATION seed \d+ at [\d.]+ s: (p\d+ lease-\d+: on_started "
                               r"\(token \d+\) \d+ ms past its proof \+ renew_deadline|"
@@ -94,7 +96,8 @@ class Simulator(unittest.TestCase):
                               r"with token \d+, not above))")
 
     def test_finds_a_fifth_stuck_connection(self):
-        rc, out = sim("sqlease-sim-plant-race4", "--seeds", 200, "--first")
+        rc, out = sim("sqlease-sim", "--plant", "fifth_stuck_connection", "--seeds", 200,
+                      "--first")
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"VIOLATION seed \d+ at [\d.]+ s: p\d+: 5 calls of one handle "
                               r"\(family \d+\) in the database at once")
@@ -102,7 +105,7 @@ class Simulator(unittest.TestCase):
         # what a run finds, its trace explains.
         first = [l for l in out.splitlines() if l.startswith("VIOLATION")][0]
         seed = first.split()[2]
-        rc, trace = sim("sqlease-sim-plant-race4", "--replay", seed)
+        rc, trace = sim("sqlease-sim", "--plant", "fifth_stuck_connection", "--replay", seed)
         self.assertEqual(rc, 1, trace[-2000:])
         self.assertIn(first, trace.splitlines())
 

@@ -54,13 +54,9 @@
  * if any.  --replay SEED prints that seed's trace: the same bytes every
  * time.  --first stops after the first seed with a violation.
  *
- * Built (`scons sim`, and by `scons test`) also as
- * sqlease-sim-plant-race1, -race2 and -race4: the same code with one of
- * three fixed races planted back (SQLE_SIM_PLANT_RACE1: a stale hold
- * released while its on_stopped runs; _RACE2: an on_started delivered
- * after its hold ended; _RACE4: at the cap on stuck connections, a fifth
- * worker that stays the handle's), to show that the simulator finds
- * them.
+ * --plant NAME runs the library with one bug planted back
+ * (SQLE_PLANTED(NAME) in src/internal.h, true only then and only in this
+ * build), to show that the simulator finds it; --list-plants lists them.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -831,6 +827,12 @@ static void history(void *arg)
         proc_stop(i);
 }
 
+/* A seed's budget: far above what any history takes (a history of 30 s
+ * of faults, its calm and its stops), so that only one that runs away
+ * (a loop that never waits, a stop that never returns) reaches it. */
+#define STEP_BUDGET 5000000
+#define TIME_BUDGET_MS 300000
+
 static int one_seed(uint64_t seed)
 {
     int rc;
@@ -850,8 +852,14 @@ static int one_seed(uint64_t seed)
         fprintf(stderr, "sqlease-sim: cannot open SQLite\n");
         exit(2);
     }
+    sim_budget(STEP_BUDGET, SIM_T0 + TIME_BUDGET_MS);
     rc = sim_run(history, NULL);
-    if (rc != 0 && !g_seed_violated)
+    if (rc == -2)
+        violation("the history ran away: %" PRIu64 " scheduling points, %.3f s of virtual "
+                  "time, past the budget of %" PRIu64 " and %d s",
+                  sim_steps(), (sim_now() - SIM_T0) / 1000.0, (uint64_t)STEP_BUDGET,
+                  TIME_BUDGET_MS / 1000);
+    else if (rc != 0 && !g_seed_violated)
         violation("every coroutine waits for ever (a deadlock)");
     simdb_close();
     return g_seed_violated;
@@ -860,14 +868,15 @@ static int one_seed(uint64_t seed)
 static void usage(void)
 {
     fprintf(stderr, "usage: sqlease-sim --seeds N [--from S] [--processes P] [--leases L] "
-                    "[--clock-steps [--by-expiry]] [--same-ttl] [--first] | --replay SEED\n");
+                    "[--clock-steps [--by-expiry]] [--same-ttl] [--plant NAME] [--first] | "
+                    "--replay SEED | --list-plants\n");
     exit(64);
 }
 
 int main(int argc, char **argv)
 {
     uint64_t from = 1, n = 100, s;
-    int replay = 0, first = 0, i;
+    int replay = 0, first = 0, list_plants = 0, i;
     int64_t sim_ms = 0;
 
     for (i = 1; i < argc; i++) {
@@ -887,6 +896,10 @@ int main(int argc, char **argv)
             g_by_expiry = 1;
         else if (strcmp(argv[i], "--same-ttl") == 0)
             g_same_ttl = 1;
+        else if (strcmp(argv[i], "--plant") == 0 && i + 1 < argc)
+            sqle_plant = argv[++i];
+        else if (strcmp(argv[i], "--list-plants") == 0)
+            list_plants = 1;
         else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc) {
             from = strtoull(argv[++i], NULL, 10);
             n = 1;
@@ -896,6 +909,25 @@ int main(int argc, char **argv)
     }
     if (g_procs < 1 || g_procs > 16 || g_leases < 1 || g_leases > MAX_L || n == 0)
         usage();
+    {
+        const char *names[256];
+        size_t k, np = sim_plants(names, 256);
+        int known = sqle_plant == NULL;
+
+        for (k = 0; k < np && k < 256; k++) {
+            if (list_plants)
+                printf("%s\n", names[k]);
+            if (sqle_plant != NULL && strcmp(names[k], sqle_plant) == 0)
+                known = 1;
+        }
+        if (list_plants)
+            return 0;
+        if (!known) {
+            fprintf(stderr, "sqlease-sim: no plant '%s' (--list-plants lists them)\n",
+                    sqle_plant);
+            return 64;
+        }
+    }
     simdb_statement_hook = on_statement;
     simdb_driver_hook = on_driver;
     simdb_after_hook = after_statement;
@@ -908,6 +940,8 @@ int main(int argc, char **argv)
             break;
         }
     }
+    if (sqle_plant != NULL)
+        printf("plant %s reached %" PRIu64 " times\n", sqle_plant, sim_plant_reached());
     printf("%" PRIu64 " seeds (from %" PRIu64 "), %.0f simulated s, %" PRIu64 " statements, %"
            PRIu64 " faults, %d violations, slowest recovery %.1f s\n",
            n, from, sim_ms / 1000.0, simdb_count.statements,

@@ -29,6 +29,8 @@ static jmp_buf g_sched_jb;
 static int64_t g_now = SIM_T0;   /* not 0: a zero time means "never" here and there */
 static uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t g_steps;
+static uint64_t g_max_steps;     /* 0: no limit (sim_budget) */
+static int64_t g_max_now;
 static int g_next_id = 1;
 static int g_main_done;
 static unsigned char g_crashed[MAX_PROCS];
@@ -98,6 +100,12 @@ int64_t sim_now(void)
 uint64_t sim_steps(void)
 {
     return g_steps;
+}
+
+void sim_budget(uint64_t steps, int64_t until)
+{
+    g_max_steps = steps;
+    g_max_now = until;
 }
 
 sim_co *sim_current(void)
@@ -333,6 +341,11 @@ int sim_run(void (*fn)(void *), void *arg)
     while (!g_main_done) {
         sim_co *c, *pick = NULL;
         int n = 0, k;
+
+        if ((g_max_steps > 0 && g_steps >= g_max_steps) || (g_max_now > 0 && g_now > g_max_now)) {
+            rc = -2; /* ran away: what is left is abandoned (sim_reset) */
+            break;
+        }
 
         for (c = g_all; c != NULL; c = c->all_next) {
             if (c->state == SIM_BLOCKED && c->wake_at >= 0 && c->wake_at <= g_now) {
