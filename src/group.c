@@ -490,7 +490,7 @@ static void balance_once(sqlease_group *g)
         return;
     }
     uint64_t w = g->live_workers;
-    if (!sup_holding(g->presence))
+    if (!sup_holding(g->presence) || SQLE_PLANTED(group_counts_itself_twice))
         w++;  /* this worker is alive even while its presence is not proven */
     if (w == 0)
         w = 1;
@@ -515,7 +515,7 @@ static void balance_once(sqlease_group *g)
     uint64_t gives = 0, takes = 0;
     if (mine > target + (uint64_t)g->slack) {
         g->over_reads++;
-        if (g->over_reads >= 2) {
+        if (g->over_reads >= 2 && !SQLE_PLANTED(group_keeps_its_excess)) {
             /* Give back the excess: candidates first, then held leases,
              * from a random place so that shares move evenly. */
             size_t excess = mine - target;

@@ -163,7 +163,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
                  "hold up to start afresh with a new token", (long long)token);
         return;
     }
-    if (now >= proof + s->r.renew_deadline_ms) {
+    if (now >= proof + s->r.renew_deadline_ms && !SQLE_PLANTED(start_past_deadline)) {
         /* Give it up and take afresh: a follower never holds a token, so
          * what it sends is always a poll. */
         s->state = SUP_STALE;
@@ -287,7 +287,9 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (s->running)
             s->renew_failures++;
         if (s->state != SUP_STOPPED)
-            s->next_due = proof + s->r.retry_ms;
+            s->next_due = s->state == SUP_FOLLOWER && SQLE_PLANTED(poll_stops_after_error)
+                              ? INT64_MAX
+                              : proof + s->r.retry_ms;
         /* A follower's read that answered says who held the lease when it
          * ran, even if the take after it failed. */
         if (s->state == SUP_FOLLOWER && row != NULL && row->db_now_ms > 0)
@@ -372,14 +374,15 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
 static int64_t sup_watch(sqle_engine_node *n, int64_t now)
 {
     sqlease_supervisor *s = SQLE_SUP_OF(n);
+    int64_t due = s->deadline + (SQLE_PLANTED(watchdog_a_heartbeat_late) ? s->r.heartbeat_ms : 0);
 
     if (s->state != SUP_HOLDER || !s->running)
         return -1;
-    if (now >= s->deadline) {
+    if (now >= due) {
         sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
         return -1;
     }
-    return s->deadline;
+    return due;
 }
 
 /* The release of a stale hold answered. */
