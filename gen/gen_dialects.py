@@ -55,8 +55,15 @@ STATEMENTS = {
     "add_version": (set(), set(), True),
     "probe_data": (set(), set(), True),
     "add_data": (set(), set(), True),
+    # The holder's ttl as its take wrote it, and who held the row last.
+    "probe_ttl": (set(), set(), True),
+    "add_ttl": (set(), set(), True),
+    "probe_last_owner": (set(), set(), True),
+    "add_last_owner": (set(), set(), True),
     # NULLs of an older table made by hand, filled in before make_exact.
     "fill_nulls": (set(), set(), True),
+    # The same for one row whose read showed a NULL, before it is taken.
+    "repair": ({"name"}, {"name"}, True),
     "probe_exact": (set(), set(), True),
     "make_exact": (set(), set(), True),
     "seed": ({"name"}, {"name"}, True),

@@ -602,6 +602,25 @@ typedef struct sqlease_lease_info {
                                         none (a NULL column) */
     int64_t version;         /* the row's version: every take, renew and
                                 release adds one (since 0.2.1) */
+    int64_t ttl_ms;          /* the holder's ttl in ms, as its take wrote it;
+                                0 when free or when the take did not write
+                                it (a release before 0.2.1 took the row):
+                                a waiting follower waits this, not its own
+                                ttl, before it takes a row whose holder
+                                stopped renewing (since 0.2.1) */
+    char last_owner[SQLEASE_MAX_OWNER + 1]; /* who held the row last: the
+                                owner a release or forced release took it
+                                from; "" if none since the column was
+                                added (since 0.2.1) */
+    int has_nulls;           /* 1: the row holds a NULL in a column the
+                                library writes (owner, token, version,
+                                acquired_at_ms, expires_at_ms): a table
+                                made by hand or written by another tool.
+                                The NULL reads as "" or 0 here; the next
+                                acquire repairs the row (one UPDATE that
+                                changes its version) before it takes it,
+                                and migrate repairs every row (since
+                                0.2.1) */
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,

@@ -587,6 +587,7 @@ static void table_sql_free(sqle_table_sql *t)
     free(t->renew);
     free(t->release);
     free(t->release_force);
+    free(t->repair);
     free(t->status);
     free(t->fence);
     free(t);
@@ -775,10 +776,12 @@ const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
         t->renew = sqle_sql_for_table(d->renew.sql, table);
         t->release = sqle_sql_for_table(d->release.sql, table);
         t->release_force = sqle_sql_for_table(d->release_force.sql, table);
+        t->repair = sqle_sql_for_table(d->repair.sql, table);
         t->status = sqle_sql_for_table(d->status.sql, table);
         t->fence = sqle_sql_for_table(d->fence.sql, table);
         if (t->table == NULL || t->acquire == NULL || t->take_watched == NULL || t->renew == NULL || t->release == NULL ||
-            t->release_force == NULL || t->status == NULL || t->fence == NULL) {
+            t->release_force == NULL || t->repair == NULL || t->status == NULL ||
+            t->fence == NULL) {
             table_sql_free(t);
             t = NULL;
         } else {

@@ -30,7 +30,7 @@ typedef struct sqle_table_sql {
     struct sqle_table_sql *next;
     const sqle_dialect *d;
     char *table;
-    char *acquire, *take_watched, *renew, *release, *release_force, *status, *fence;
+    char *acquire, *take_watched, *renew, *release, *release_force, *repair, *status, *fence;
 } sqle_table_sql;
 
 typedef struct db_worker db_worker;

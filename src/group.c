@@ -116,6 +116,8 @@ struct sqlease_group {
     int over_reads;               /* reads in a row that found us above target + slack */
     int64_t watch_due;            /* sqle_mono_ms at which the first watched row's
                                      watch ends, or 0: when to read again */
+    int presence_lost;            /* the last read showed this worker's presence
+                                     row held live by another owner */
     unsigned rng;
 
     sqlease_group_stats stats;    /* under m */
@@ -294,12 +296,19 @@ static int watch_row(sqlease_group *g, sqle_watch_seed *seen, const sqlease_leas
         seen->token = info->token;
         seen->version = info->version;
         seen->expires_at_ms = info->expires_at_ms;
+        seen->ttl_ms = info->ttl_ms;
         seen->db_now_ms = info->db_now_ms;
         seen->since = now;
     }
+    if (info->has_nulls) {
+        /* Never watched out: its supervisor repairs it first. */
+        seen->valid = 0;
+        return 0;
+    }
     if (info->owner[0] == '\0' || mine)
         return 0;
-    int64_t wait = g->opt.ttl_ms;
+    /* The holder's own ttl, as its take wrote it (lease.h). */
+    int64_t wait = seen->ttl_ms > 0 ? seen->ttl_ms : g->opt.ttl_ms;
     if (seen->expires_at_ms - seen->db_now_ms > wait)
         wait = seen->expires_at_ms - seen->db_now_ms;
     int64_t due = seen->since + wait;
@@ -320,6 +329,8 @@ static int on_row(void *ud, const char *name, const sqlease_lease_info *info)
     int64_t now = sqle_mono_ms();
     int mine = info->owner[0] != '\0' && strcmp(info->owner, g->owner) == 0;
     if (strncmp(name, g->presence_prefix, pl) == 0) {
+        if (strcmp(name, g->presence_name) == 0)
+            g->presence_lost = info->held && !mine;
         if (!info->held)
             return 0;
         if (g->npres_cur < GROUP_OWNERS_MAX) {
@@ -458,6 +469,68 @@ done:
     return started;
 }
 
+/* A new random presence name for this worker, under the group's prefix;
+ * the rest of the random bytes seed `rng` when asked.  -1 if the
+ * platform gave no random bytes. */
+static int fresh_presence_name(sqlease_group *g, unsigned *rng)
+{
+    unsigned char u[16];
+
+    if (sqle_uuid_random(u) != 0)
+        return -1;
+    snprintf(g->presence_name, sizeof g->presence_name,
+             "%s%02x%02x%02x%02x%02x%02x%02x%02x", g->presence_prefix, u[0], u[1], u[2], u[3],
+             u[4], u[5], u[6], u[7]);
+    if (rng != NULL)
+        *rng = ((unsigned)u[8] << 24) | ((unsigned)u[9] << 16) | ((unsigned)u[10] << 8) | u[11];
+    return 0;
+}
+
+/* Seed the row of g->presence_name and start its supervisor. */
+static int seed_presence(sqlease_group *g, sqlease_error *err)
+{
+    sqlease_options po;
+    const char *pn = g->presence_name;
+    int rc = sqlease_migrate(g->db, g->table, &pn, 1, err);
+
+    if (rc != SQLEASE_OK)
+        return rc;
+    slot_options(g, &po, g->presence_name, NULL, 0);
+    return sqlease_supervisor_start(&g->presence, g->db, &po, err);
+}
+
+/*
+ * This worker's presence row is held, live, by another worker, and its
+ * own presence supervisor holds nothing: a worker that started while
+ * this one's presence hold had lapsed (its supervisor gave a hold up
+ * after a slow renew, leaving the row free for a moment) took the row as
+ * one a stopped worker left behind.  Following that row would leave this
+ * live worker uncounted by every other worker for as long as the other
+ * one lives, so that their shares add up to every lease and this one
+ * gets none.  It moves to a fresh row of its own instead, as a start
+ * does; a failure is tried again at the next round.
+ */
+static void move_presence(sqlease_group *g)
+{
+    sqlease_error e;
+
+    if (g->presence != NULL) {
+        (void)sqlease_supervisor_stop(g->presence, NULL);
+        sqlease_supervisor_free(g->presence);
+        g->presence = NULL;
+    }
+    if (fresh_presence_name(g, NULL) != 0) {
+        group_warn(g, "moving its presence row", "", "no random bytes for a new name");
+        return;
+    }
+    group_warn(g, "its presence row is held by another worker; moving to ", g->presence_name,
+               "a new row");
+    if (seed_presence(g, &e) != SQLEASE_OK) {
+        g->presence = NULL;
+        group_warn(g, "moving its presence row to ", g->presence_name, e.message);
+    }
+}
+
 /* One balancing round: read, count, then take or give back.  The
  * decisions use only this worker's own supervisors and the read, so a
  * round that fails to read changes nothing. */
@@ -469,6 +542,7 @@ static void balance_once(sqlease_group *g)
     g->nowners = 0;
     g->watch_due = 0;
     g->npres_cur = 0;
+    g->presence_lost = 0;
     sqlease_error e;
     int rc = sqle_list_paged(g->db, g->table, g->page, on_row, g, &e);
     {
@@ -489,6 +563,8 @@ static void balance_once(sqlease_group *g)
         group_warn(g, "reading the table failed, shares unchanged", "", e.message);
         return;
     }
+    if ((g->presence_lost && !sup_holding(g->presence)) || g->presence == NULL)
+        move_presence(g);
     uint64_t w = g->live_workers;
     if (!sup_holding(g->presence) || SQLE_PLANTED(group_counts_itself_twice))
         w++;  /* this worker is alive even while its presence is not proven */
@@ -623,8 +699,6 @@ static int start_presence(sqlease_group *g, sqlease_error *err)
     free_presence f;
     sqlease_options po;
     sqlease_error e;
-    const char *pn;
-    int rc;
 
     memset(&f, 0, sizeof f);
     f.g = g;
@@ -644,12 +718,7 @@ static int start_presence(sqlease_group *g, sqlease_error *err)
     }
     /* A read that failed says nothing: the seed below tells a missing
      * table or a lost connection as a start without reuse would. */
-    pn = g->presence_name;
-    rc = sqlease_migrate(g->db, g->table, &pn, 1, err);
-    if (rc != SQLEASE_OK)
-        return rc;
-    slot_options(g, &po, g->presence_name, NULL, 0);
-    return sqlease_supervisor_start(&g->presence, g->db, &po, err);
+    return seed_presence(g, err);
 }
 
 /* Free what sqlease_group_start allocated; supervisors must be gone. */
@@ -773,17 +842,12 @@ int sqlease_group_start(sqlease_group **out, sqlease_db *db, const sqlease_optio
         }
     }
 
-    unsigned char u[16];
-    if (sqle_uuid_random(u) != 0) {
+    snprintf(g->presence_prefix, sizeof g->presence_prefix, "%s%s/",
+             SQLEASE_GROUP_PRESENCE_PREFIX, group);
+    if (fresh_presence_name(g, &g->rng) != 0) {
         group_destroy(g);
         return sqle_fail(err, SQLEASE_EPLATFORM, "group: no random presence id");
     }
-    snprintf(g->presence_prefix, sizeof g->presence_prefix, "%s%s/",
-             SQLEASE_GROUP_PRESENCE_PREFIX, group);
-    snprintf(g->presence_name, sizeof g->presence_name,
-             "%s%02x%02x%02x%02x%02x%02x%02x%02x", g->presence_prefix, u[0], u[1], u[2], u[3],
-             u[4], u[5], u[6], u[7]);
-    g->rng = ((unsigned)u[8] << 24) | ((unsigned)u[9] << 16) | ((unsigned)u[10] << 8) | u[11];
     if (!g->rng)
         g->rng = 1;
 

@@ -81,11 +81,24 @@ int sqle_check_table(const char *what, const char *t, sqlease_error *err);
 /* 1 if the n bytes at w are, in any case, a word reserved in SQL-92,
  * PostgreSQL, MySQL/MariaDB, SQLite or T-SQL. */
 int sqle_reserved_word(const char *w, size_t n);
+/* Text read from the table (an owner id, data, a lease name, a message
+ * that quotes them) as a person is shown it, on a terminal or in a log:
+ * a control character (C0, DEL) or a byte that is not UTF-8 as \xHH, a
+ * C1 code point (U+0080..U+009F) as \u00HH, everything else as it is (a
+ * backslash too, so that text shown once is shown the same again).
+ * Whoever may write the row chooses those bytes, and one reaching a
+ * terminal raw is a command to it.  Writes at most cap bytes (never
+ * cutting a character's form; SQLE_SHOWN_MAX(n) fits any text of n
+ * bytes) and returns buf. */
+#define SQLE_SHOWN_MAX(n) (4 * (size_t)(n) + 1)
+const char *sqle_show_text(const char *s, char *buf, size_t cap);
 /* An owner id as a message shows it: as it is, or in single quotes (a
- * quote or backslash inside escaped with a backslash) when it is empty or
- * has white space, a quote or a backslash in it.  Writes at most cap
- * bytes (SQLE_QUOTED_ID_MAX fits any owner id) and returns buf. */
-#define SQLE_QUOTED_ID_MAX (2 * SQLEASE_MAX_OWNER + 3)
+ * quote or backslash inside escaped with a backslash, other characters
+ * shown as sqle_show_text shows them) when it is empty or has white
+ * space, a quote, a backslash, a control character or a byte that is not
+ * UTF-8 in it.  Writes at most cap bytes (SQLE_QUOTED_ID_MAX fits any
+ * owner id) and returns buf. */
+#define SQLE_QUOTED_ID_MAX (4 * SQLEASE_MAX_OWNER + 3)
 const char *sqle_quote_id(const char *id, char *buf, size_t cap);
 /* Check a lease name or owner id named `field` ("lease name"): 1..max
  * bytes of valid UTF-8, no control character, not only white space, and

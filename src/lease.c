@@ -84,6 +84,7 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
         l->sql_renew = sql->renew;
         l->sql_release = sql->release;
         l->sql_release_force = sql->release_force;
+        l->sql_repair = sql->repair;
         l->sql_status = sql->status;
         l->sql_fence = sql->fence;
     }
@@ -192,8 +193,7 @@ static int run(sqlease_lease *l, const sqle_stmt *st, const char *sql, int64_t t
     return run_held(l, st, sql, token, 0, out, nout, has_row, rows, err);
 }
 
-/* The status and list statements' columns after the name: owner, token,
- * acquired_at_ms, expires_at_ms, the clock, data. */
+/* The status and list statements' columns after the name (lease_impl.h). */
 #define ROW_COLUMNS SQLE_ROW_COLUMNS
 
 /* Point out[0..ROW_COLUMNS-1] at the fields of `info`. */
@@ -216,11 +216,23 @@ static void row_out(db_out *out, sqlease_lease_info *info)
     out[5].cap = sizeof info->data;
     out[6].type = DB_INT64;
     out[6].i = &info->version;
+    out[7].type = DB_INT64;
+    out[7].i = &info->ttl_ms;
+    out[8].type = DB_TEXT;
+    out[8].s = info->last_owner;
+    out[8].cap = sizeof info->last_owner;
 }
 
-/* After a row was fetched through row_out: NULL text reads as "", a clock
+/*
+ * After a row was fetched through row_out: NULL text reads as "", a clock
  * that is not a positive time is an error, and `held` says whether some
- * owner holds an unexpired lease. */
+ * owner holds an unexpired lease.  A NULL where the library writes a
+ * value (has_nulls) reads as "" or 0 but is never taken for one: a NULL
+ * version would look unchanged to a watching follower while its holder
+ * renews (NULL + 1 is NULL in every dialect the row may have been written
+ * by), and a NULL token matches no take bound to what was read, so such
+ * a row is repaired first (lease.c, repair) and read again.
+ */
 static int row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
                       sqlease_error *err)
 {
@@ -229,12 +241,25 @@ static int row_finish(const db_out *out, sqlease_lease_info *info, const char *n
                          "the database clock read as %s from \"%s\"",
                          out[4].is_null ? "NULL" : info->db_now_ms == 0 ? "0" : "negative",
                          now_expr);
+    info->has_nulls = out[0].is_null || out[1].is_null || out[2].is_null || out[3].is_null ||
+                      out[6].is_null;
     if (out[0].is_null)
         info->owner[0] = '\0';
     if (out[5].is_null)
         info->data[0] = '\0';
+    if (out[1].is_null)
+        info->token = 0;
+    if (out[2].is_null)
+        info->acquired_at_ms = 0;
+    if (out[3].is_null)
+        info->expires_at_ms = 0;
     if (out[6].is_null)
         info->version = 0;
+    if (out[7].is_null || info->ttl_ms < 0)
+        info->ttl_ms = 0;
+    if (out[8].is_null)
+        info->last_owner[0] = '\0';
+    info->size = sizeof *info;
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
     return SQLEASE_OK;
 }
@@ -329,26 +354,42 @@ static int lost_race(const sqlease_lease *l, int rc, const sqlease_error *err)
  * free: the read's answer (owner "") would tell the caller nobody holds
  * it, and `run --no-wait` would then name nobody.  Read the row again
  * (one more statement, only after a lost race) so that `info` and the
- * message name the winner; if that read fails, or the winner has already
- * let go, the first read's answer stands.  `why` is the serialization
- * failure that lost the race, if that is how it was lost.
+ * message name the winner.  A winner whose work was quick may have let
+ * go already: the row is free again, but a release keeps who held it
+ * (last_owner) and the token it held, so a row free with the token after
+ * the one this take was bound to (`seen_token`) names the take that beat
+ * it.  If that read fails, the first read's answer stands.  `why` is the
+ * serialization failure that lost the race, if that is how it was lost.
  */
-static int lost_take(sqlease_lease *l, sqlease_lease_info *info, const char *why,
-                     sqlease_error *err)
+static int lost_take(sqlease_lease *l, sqlease_lease_info *info, int64_t seen_token,
+                     const char *why, sqlease_error *err)
 {
     sqlease_lease_info now;
     sqlease_error ignored;
+    char who[SQLE_QUOTED_ID_MAX];
+    int rc = read_row(l, &now, &ignored);
 
-    if (read_row(l, &now, &ignored) == SQLEASE_OK && now.held && !now.mine) {
+    if (rc == SQLEASE_OK && !now.held && now.token == seen_token + 1 &&
+        now.last_owner[0] != '\0') {
+        if (info != NULL)
+            *info = now;
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by %s (token %lld) "
+                         "between its read and its take%s%s%s, and released since", l->name,
+                         sqle_quote_id(now.last_owner, who, sizeof who), (long long)now.token,
+                         why != NULL ? " (" : "", why != NULL ? why : "",
+                         why != NULL ? ")" : "");
+    }
+    if (rc == SQLEASE_OK && now.held && !now.mine) {
         if (info != NULL)
             *info = now;
         if (why != NULL)
             return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by a concurrent "
-                             "acquire of %s (token %lld) (%s)", l->name, now.owner,
-                             (long long)now.token, why);
+                             "acquire of %s (token %lld) (%s)", l->name,
+                             sqle_quote_id(now.owner, who, sizeof who), (long long)now.token,
+                             why);
         return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by %s (token %lld) "
-                         "between its read and its take", l->name, now.owner,
-                         (long long)now.token);
+                         "between its read and its take", l->name,
+                         sqle_quote_id(now.owner, who, sizeof who), (long long)now.token);
     }
     if (why != NULL)
         return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was taken by a concurrent acquire "
@@ -359,8 +400,35 @@ static int lost_take(sqlease_lease *l, sqlease_lease_info *info, const char *why
 }
 
 /* What a follower sends after a read (take_kind): nothing, the take by
- * the database's expiry, or the watched take bound to the version. */
-enum { TAKE_NONE = 0, TAKE_BY_EXPIRY = 1, TAKE_WATCHED = 2 };
+ * the database's expiry, the watched take bound to the version, or the
+ * repair of a row that holds NULLs (which it reads again after). */
+enum { TAKE_NONE = 0, TAKE_BY_EXPIRY = 1, TAKE_WATCHED = 2, TAKE_REPAIR = 3 };
+
+/*
+ * A read showed a NULL where the library writes a value (a table made by
+ * hand, or a row another tool wrote): give the NULLs a new row's values
+ * with one UPDATE that also changes the version (templates/dialects.toml,
+ * repair), then read the row again into *row.  The repair leaves a live
+ * owner and expiry as they are, so a hold stays that hold; a watch of the
+ * row starts over from the second read.  A row that still holds a NULL
+ * after it (another writer puts them back) is an error rather than a
+ * loop.
+ */
+static int repair_row(sqlease_lease *l, sqlease_lease_info *row, sqlease_error *err)
+{
+    int64_t rows = -1;
+    int rc = run(l, &l->d->repair, l->sql_repair, -1, NULL, 0, NULL, &rows, err);
+
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = read_row(l, row, err);
+    if (rc == SQLEASE_OK && row->has_nulls)
+        return sqle_fail(err, SQLEASE_EDB, "lease '%s': its row in %s still holds a NULL "
+                         "after it was repaired (does another writer put NULLs in owner, "
+                         "token, version, acquired_at_ms or expires_at_ms?)", l->name,
+                         l->table);
+    return rc;
+}
 
 /* Send the holder's renew of the hold with `token`, or (is_take) the
  * follower's take of a row whose token its read saw as `token`
@@ -391,13 +459,29 @@ static int send_acquire(sqlease_lease *l, int is_take, int64_t token, int *held,
 }
 
 /*
+ * How long a row must stay unchanged before a watching follower may take
+ * it: the ttl of the HOLDER, as its take wrote it in the row, never the
+ * follower's own.  The holder's work stops by its last renew's sending +
+ * its renew_deadline, which is below its ttl; a follower with a shorter
+ * ttl than the holder's, in a fleet whose members differ, would
+ * otherwise take a row whose holder merely renews less often than the
+ * follower's ttl (a live hold, on a database clock stepped forward).  A
+ * row whose take did not write it (0: taken by a release before this
+ * column existed) gets the follower's own, as before.
+ */
+int64_t sqle_lease_holder_ttl(const sqlease_lease *l, int64_t row_ttl_ms)
+{
+    return row_ttl_ms > 0 ? row_ttl_ms : l->ttl_ms;
+}
+
+/*
  * The watch of a waiting follower (see lease_impl.h): remember the row's
  * (owner, token, version) and when a read first showed it.  Dated when
  * the answer is in hand: later than the answer itself, so a wait timed
  * from it only errs long.
  */
 static void watch_from(sqlease_lease *l, uint64_t owner, int64_t token, int64_t version,
-                       int64_t expires_at_ms, int64_t since)
+                       int64_t expires_at_ms, int64_t holder_ttl_ms, int64_t since)
 {
     l->seen_valid = 1;
     l->seen_token = token;
@@ -409,7 +493,7 @@ static void watch_from(sqlease_lease *l, uint64_t owner, int64_t token, int64_t 
      * as the database's clock read before any step back this follower
      * saw (clock_ref, take_kind), so a step back just before the first
      * read of a dead holder's last version does not add itself. */
-    l->seen_wait = l->ttl_ms;
+    l->seen_wait = sqle_lease_holder_ttl(l, holder_ttl_ms);
     if (expires_at_ms - (since + l->clock_ref) > l->seen_wait ||
         SQLE_PLANTED(watch_ends_at_expiry))
         l->seen_wait = expires_at_ms - (since + l->clock_ref);
@@ -423,7 +507,8 @@ static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
         (l->seen_version == row->version || SQLE_PLANTED(watch_ignores_version)) &&
         l->seen_owner == owner)
         return;
-    watch_from(l, owner, row->token, row->version, row->expires_at_ms, sqle_mono_ms());
+    watch_from(l, owner, row->token, row->version, row->expires_at_ms, row->ttl_ms,
+               sqle_mono_ms());
 }
 
 /*
@@ -442,7 +527,7 @@ void sqle_lease_seed_watch(sqlease_lease *l, const sqle_watch_seed *seed)
     l->clock_ref = seed->db_now_ms - seed->since;
     l->clock_ref_valid = 1;
     watch_from(l, seed->owner_hash, seed->token, seed->version, seed->expires_at_ms,
-               seed->since);
+               seed->ttl_ms, seed->since);
 }
 
 /*
@@ -463,6 +548,12 @@ void sqle_lease_seed_watch(sqlease_lease *l, const sqle_watch_seed *seed)
  */
 static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
 {
+    if (row->has_nulls) {
+        /* Whatever the NULLs stand for, the row is first made one the
+         * statements can match, and its watch starts over. */
+        l->seen_valid = 0;
+        return TAKE_REPAIR;
+    }
     if (row->owner[0] == '\0')
         return TAKE_BY_EXPIRY;
     if (!l->watch || SQLE_PLANTED(take_by_expiry))
@@ -490,6 +581,8 @@ int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
 
 int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row)
 {
+    if (row->has_nulls)
+        return 0;
     if (row->owner[0] == '\0')
         return 1;
     return l->watch && l->seen_valid && l->seen_token == row->token &&
@@ -528,6 +621,14 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     if (info != NULL)
         *info = *row;
     kind = take_kind(l, row);
+    if (kind == TAKE_REPAIR) {
+        sqlease_lease_info again;
+
+        rc = repair_row(l, &again, err);
+        if (rc != SQLEASE_OK)
+            return rc;
+        return take_after_read(l, &again, info, taken, err);
+    }
     if (kind == TAKE_NONE) {
         char who[SQLE_QUOTED_ID_MAX];
         if (!row->held)
@@ -545,12 +646,12 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     if (lost_race(l, rc, err)) {
         char why[sizeof err->message];
         snprintf(why, sizeof why, "%s", err->message);
-        return lost_take(l, info, why, err);
+        return lost_take(l, info, row->token, why, err);
     }
     if (rc != SQLEASE_OK)
         return rc;
     if (!held)
-        return lost_take(l, info, NULL, err);
+        return lost_take(l, info, row->token, NULL, err);
     l->held_token = l->proven_token = row->token + 1;
     if (info != NULL) {
         snprintf(info->owner, sizeof info->owner, "%s", l->owner);
@@ -558,6 +659,8 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
         info->token = row->token + 1;
         info->acquired_at_ms = row->db_now_ms;
         info->expires_at_ms = row->db_now_ms + l->ttl_ms;
+        info->ttl_ms = l->ttl_ms;
+        info->version = row->version + 1;
         info->held = info->mine = 1;
     }
     *taken = 1;

@@ -41,6 +41,21 @@ int sqle_lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_
 /* The handle's minimum hold in ms (0: none). */
 int64_t sqle_lease_min_hold(const sqlease_lease *l);
 
+/* The status statement's columns: owner, token, acquired_at_ms,
+ * expires_at_ms, the clock, data, version, ttl_ms, last_owner
+ * (status_each and list read the name before them). */
+#define SQLE_ROW_COLUMNS 9
+
+/* Point out[0..SQLE_ROW_COLUMNS-1] at the fields of `info`. */
+void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);
+
+/* After a row was fetched through sqle_lease_row_out: NULL text reads as
+ * "", a clock that is not a positive time is an error (now_expr names it),
+ * `held` says whether some owner holds an unexpired lease, and has_nulls
+ * whether a column the library writes was NULL. */
+int sqle_lease_row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
+                          sqlease_error *err);
+
 /* Lease statements this handle has sent. */
 uint64_t sqle_lease_statements(const sqlease_lease *l);
 
@@ -126,12 +141,20 @@ void sqle_lease_set_watch(sqlease_lease *l, int on);
 
 /* A row as another read of it first showed it (the group's, group.c):
  * its owner's sqle_hash_text, token, version, expiry and database clock,
- * and `since`, the sqle_mono_ms at which that read's answer was in hand. */
+ * `since`, the sqle_mono_ms at which that read's answer was in hand, and
+ * the holder's ttl as the row gives it (0: not written). */
 typedef struct sqle_watch_seed {
     int valid;
     uint64_t owner_hash;
     int64_t token, version, expires_at_ms, db_now_ms, since;
+    int64_t ttl_ms;
 } sqle_watch_seed;
+
+/* How long a watching follower of `l` waits, unchanged, before it takes
+ * a row whose holder wrote `row_ttl_ms` (sqlease_lease_info.ttl_ms): the
+ * holder's ttl, or l's own when the row has none (0).  Every wait that
+ * protects a holder is the holder's own. */
+int64_t sqle_lease_holder_ttl(const sqlease_lease *l, int64_t row_ttl_ms);
 
 /* Begin a watching follower's watch from `seed` (see lease_impl.h).  Does
  * nothing if `l` does not watch or the seed is not valid.  For a lease no

@@ -366,17 +366,44 @@ static void mark_renewed(sqle_each **ls, size_t n, hold_row *rows, size_t nrows)
     }
 }
 
+/* Distinct holds among ls[0..n-1] (sorted: equal ones are neighbours). */
+static size_t distinct_holds(sqle_each **ls, size_t n)
+{
+    size_t i, distinct = 0;
+
+    for (i = 0; i < n; i++)
+        if (i == 0 || cmp_each_hold(&ls[i - 1], &ls[i]) != 0)
+            distinct++;
+    return distinct;
+}
+
+/* How many rounds of "renew the holds still live" a short count gets
+ * before the holds left are answered as not known (an error). */
+#define RENEW_ROUNDS 3
+
 /*
  * One chunk of holds (sorted, so equal ones are neighbours): the renew,
- * and on a dialect that only counts, the read of the live holds when the
- * count is short of the distinct holds.  Sets each lease's rc, or returns
- * a failure (rcs then untouched).
+ * and on a dialect that only counts, what a count short of the distinct
+ * holds means.  The read of the holds live now (renewed_each) tells the
+ * ones that are gone, which are lost whatever the renew did: a renew
+ * never brings a hold back.  It does not tell that the others were
+ * renewed: a hold the renew missed because the database's clock called
+ * it expired, and that reads as live again because the clock then
+ * stepped back, looks the same as one it renewed, and would be taken
+ * for a proof its holder never got (a watching follower sees its version
+ * unchanged and takes it a ttl later, while its holder works on).  So
+ * the live ones are renewed again, by themselves, until a count comes
+ * back whole (RENEW_ROUNDS at most; what is left then is an error, not a
+ * proof).  The proof is the first statement's sending, which is earlier
+ * than any of them.  Sets each lease's rc, or returns a failure (rcs
+ * then untouched).
  */
 static int renew_chunk(const sqle_dialect *d, sqle_each **ls, size_t n, size_t padded,
                        int64_t deadline, sqlease_error *err)
 {
     hold_row *rows;
-    size_t nrows = 0, distinct = 0, i;
+    sqle_each **live = NULL;
+    size_t nrows = 0, distinct, i, m = n, round;
     int64_t count = -1;
     int rc;
 
@@ -390,24 +417,55 @@ static int renew_chunk(const sqle_dialect *d, sqle_each **ls, size_t n, size_t p
         free(rows);
         return rc;
     }
-    rc = count_holds(&d->renew_each, ls, n, padded, TOK_HELD, 0, deadline, &count, err);
-    for (i = 0; i < n; i++)
-        if (i == 0 || cmp_each_hold(&ls[i - 1], &ls[i]) != 0)
-            distinct++;
-    if (rc == SQLEASE_OK && count == (int64_t)distinct) {
-        for (i = 0; i < n; i++)
-            ls[i]->rc = SQLEASE_OK;
-    } else if (rc == SQLEASE_OK && count > (int64_t)distinct) {
-        rc = sqle_fail(err, SQLEASE_EROWCOUNT,
-                       "the renew of %zu leases reported %lld rows affected; expected at "
-                       "most %zu (is the name not the primary key?)",
-                       distinct, (long long)count, distinct);
-    } else if (rc == SQLEASE_OK) {
-        /* Some hold is gone (or the driver did not count): which? */
-        rc = fetch_holds(&d->renewed_each, ls, n, padded, TOK_HELD, 0, deadline, rows, &nrows, err);
-        if (rc == SQLEASE_OK)
-            mark_renewed(ls, n, rows, nrows);
+    live = malloc(n * sizeof *live);
+    if (live == NULL) {
+        free(rows);
+        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
+    memcpy(live, ls, n * sizeof *live);
+    for (round = 0;; round++) {
+        size_t pad = round == 0 ? padded : sqle_each_padded(m, padded);
+
+        rc = count_holds(&d->renew_each, live, m, pad, TOK_HELD, 0, deadline, &count, err);
+        if (rc != SQLEASE_OK)
+            break;
+        distinct = distinct_holds(live, m);
+        if (count == (int64_t)distinct) {
+            for (i = 0; i < m; i++)
+                live[i]->rc = SQLEASE_OK;
+            break;
+        }
+        if (count > (int64_t)distinct) {
+            rc = sqle_fail(err, SQLEASE_EROWCOUNT,
+                           "the renew of %zu leases reported %lld rows affected; expected at "
+                           "most %zu (is the name not the primary key?)",
+                           distinct, (long long)count, distinct);
+            break;
+        }
+        /* Some hold is gone (or the driver did not count): which? */
+        rc = fetch_holds(&d->renewed_each, live, m, pad, TOK_HELD, 0, deadline, rows, &nrows,
+                         err);
+        if (rc != SQLEASE_OK)
+            break;
+        mark_renewed(live, m, rows, nrows);
+        {
+            size_t w = 0;
+            for (i = 0; i < m; i++)
+                if (live[i]->rc == SQLEASE_OK)
+                    live[w++] = live[i]; /* live, not proven: again */
+            m = w;
+        }
+        if (m == 0)
+            break;
+        if (round + 1 == RENEW_ROUNDS) {
+            for (i = 0; i < m; i++)
+                live[i]->rc = SQLEASE_EROWCOUNT;
+            sqle_fail(err, SQLEASE_EROWCOUNT, "the renew of %zu leases came back short %d "
+                      "times; not known whether %zu of them were renewed", n, RENEW_ROUNDS, m);
+            break;
+        }
+    }
+    free(live);
     free(rows);
     return rc;
 }
@@ -700,6 +758,8 @@ static void took(sqle_each *e)
     info->token = l->held_token;
     info->acquired_at_ms = db_now;
     info->expires_at_ms = db_now + l->ttl_ms;
+    info->ttl_ms = l->ttl_ms;
+    info->version++;
     info->held = info->mine = 1;
     e->hit = 1;
     e->rc = SQLEASE_OK;
@@ -720,28 +780,69 @@ static int cmp_each_proven(const void *a, const void *b)
     return cmp_hold(x->name, x->owner, x->proven_token, y->name, y->owner, y->proven_token);
 }
 
+/* What the read after a short take says of one row (which_by_read). */
+enum {
+    ROW_NOT_TAKEN,   /* no take of this statement changed it: its token is
+                        the one read, or another owner's take of it stands
+                        untouched */
+    ROW_TAKEN,       /* a take under this owner id from the same read, and
+                        nothing since (token and version one past the read,
+                        live): this statement's, or a twin's */
+    ROW_UNKNOWN      /* taken and changed again since (released, renewed,
+                        expired, taken once more): it may be a row this
+                        statement took */
+};
+
+static int take_row_kind(const sqle_each *e, int64_t seen_token, int64_t seen_version)
+{
+    const sqlease_lease_info *row = &e->info;
+
+    if (e->rc != SQLEASE_OK || row->token == seen_token)
+        return ROW_NOT_TAKEN; /* no row, or no take at all */
+    if (row->token == seen_token + 1 && row->version == seen_version + 1) {
+        if (row->owner[0] != '\0' && strcmp(row->owner, e->lease->owner) != 0)
+            return ROW_NOT_TAKEN;
+        if (row->held && !row->has_nulls && row->owner[0] != '\0')
+            return ROW_TAKEN;
+    }
+    return ROW_UNKNOWN;
+}
+
 /*
  * On a dialect whose UPDATE only counts: which leases of the chunk the
  * statement changed, told by a read of their rows (status_each) after a
- * count short of the leases.  A take is exact only when the rows that
- * now show this owner and the read's token + 1 (live) are as many as the
- * count: each take it counted shows so, and another process with the
- * same owner id that took one of these rows from the same read would
- * show the same; then every lease of the chunk is a miss (safe: a row
- * taken but not used expires).  A release changed a row that shows its
- * proved token with this owner, or free ("").
+ * count short of the leases.
+ *
+ * A take: a row taken under this owner id from the row as read, and left
+ * alone since, shows this owner, the read's token + 1 and the read's
+ * version + 1 (ROW_TAKEN).  Another process given the same owner id that
+ * took a row of the chunk from the same read leaves exactly the same
+ * row, so the rows that show so are this statement's only when nothing
+ * else can account for the count: when they are as many as it, and no
+ * row of the chunk was taken and then changed again (ROW_UNKNOWN: a row
+ * this statement took and someone then force-released, say, which would
+ * let a twin's take stand in for it in the count and be taken for this
+ * one's, two holders of one token).  Otherwise every lease of the chunk
+ * is a miss: safe, since a row taken but not used is held by nobody's
+ * work and moves to a watching follower a ttl later.
+ *
+ * A release changed a row that shows its proved token with this owner,
+ * or free (""): that only says whether it was released, which decides
+ * nothing.
  */
 static int which_by_read(const sqle_dialect *d, sqle_each **ls, size_t k, size_t padded,
                          int64_t count, int take, int64_t deadline, sqlease_error *err)
 {
-    int64_t *seen = malloc(k * sizeof *seen);
-    size_t i, matched = 0;
+    int64_t *seen = malloc(2 * k * sizeof *seen);
+    size_t i, matched = 0, unknown = 0;
     int rc;
 
     if (seen == NULL)
         return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
-    for (i = 0; i < k; i++)
-        seen[i] = take ? ls[i]->info.token : ls[i]->lease->proven_token;
+    for (i = 0; i < k; i++) {
+        seen[2 * i] = take ? ls[i]->info.token : ls[i]->lease->proven_token;
+        seen[2 * i + 1] = ls[i]->info.version;
+    }
     rc = status_chunk(d, ls, k, padded, deadline, err);
     if (rc != SQLEASE_OK) {
         free(seen);
@@ -750,17 +851,25 @@ static int which_by_read(const sqle_dialect *d, sqle_each **ls, size_t k, size_t
     for (i = 0; i < k; i++) {
         const sqlease_lease_info *row = &ls[i]->info;
         const sqlease_lease *l = ls[i]->lease;
-        int hit = ls[i]->rc == SQLEASE_OK && row->token == (take ? seen[i] + 1 : seen[i]) &&
-                  (take ? row->held && strcmp(row->owner, l->owner) == 0
-                        : row->owner[0] == '\0' || strcmp(row->owner, l->owner) == 0);
+        int hit;
+
+        if (take) {
+            int kind = take_row_kind(ls[i], seen[2 * i], seen[2 * i + 1]);
+            hit = kind == ROW_TAKEN;
+            unknown += kind == ROW_UNKNOWN;
+        } else {
+            hit = ls[i]->rc == SQLEASE_OK && row->token == seen[2 * i] &&
+                  (row->owner[0] == '\0' || strcmp(row->owner, l->owner) == 0);
+        }
         ls[i]->hit = hit;
         matched += (size_t)hit;
     }
     for (i = 0; i < k; i++) {
-        if (take && (int64_t)matched != count)
+        if (take && ((int64_t)matched != count || unknown > 0))
             ls[i]->hit = 0;
         if (take && ls[i]->hit) {
-            ls[i]->info.token = seen[i];
+            ls[i]->info.token = seen[2 * i];
+            ls[i]->info.version = seen[2 * i + 1];
             took(ls[i]);
         } else {
             ls[i]->rc = take ? SQLEASE_NOT_HELD : SQLEASE_OK;

@@ -28,6 +28,7 @@ struct sqlease_lease {
     const char *sql_renew;
     const char *sql_release;
     const char *sql_release_force;
+    const char *sql_repair;
     const char *sql_status;
     const char *sql_fence;
     /* Token of the hold this handle believes it has (what it renews), or
@@ -66,20 +67,6 @@ struct sqlease_lease {
     int clock_ref_valid;
     int64_t clock_ref;    /* database clock - sqle_mono_ms, largest seen (ms) */
 };
-
-/* The status statement's columns: owner, token, acquired_at_ms,
- * expires_at_ms, the clock, data, version (status_each reads the name
- * before them). */
-#define SQLE_ROW_COLUMNS 7
-
-/* Point out[0..SQLE_ROW_COLUMNS-1] at the fields of `info`. */
-void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);
-
-/* After a row was fetched through sqle_lease_row_out: NULL text reads as
- * "", a clock that is not a positive time is an error (now_expr names it),
- * and `held` says whether some owner holds an unexpired lease. */
-int sqle_lease_row_finish(const db_out *out, sqlease_lease_info *info, const char *now_expr,
-                          sqlease_error *err);
 
 /* A missing table said as a broken installation: which table, and what to
  * run.  Returns rc. */

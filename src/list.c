@@ -14,65 +14,43 @@
 
 #include "db.h"
 #include "internal.h"
+#include "lease.h"
 
 /* Rows per statement of sqlease_list: a page holds about 1.4 KB per
  * row. */
 #define LIST_PAGE 100
 
-/* name, then the status statement's columns: owner, token,
- * acquired_at_ms, expires_at_ms, the clock, data, version. */
-#define LIST_COLUMNS 8
+/* name, then the status statement's columns (lease.h). */
+#define LIST_COLUMNS (1 + SQLE_ROW_COLUMNS)
 
 typedef struct list_row {
     char name[SQLEASE_MAX_NAME + 1];
     sqlease_lease_info info;
 } list_row;
 
-/* Point one row's descriptors at `r`. */
+/* Point one row's descriptors at `r`: the name, then the columns every
+ * read of a row has, read the same way. */
 static void row_cells(db_out *out, list_row *r)
 {
-    memset(out, 0, LIST_COLUMNS * sizeof *out);
+    memset(out, 0, sizeof *out);
     out[0].type = DB_TEXT;
     out[0].s = r->name;
     out[0].cap = sizeof r->name;
-    out[1].type = DB_TEXT;
-    out[1].s = r->info.owner;
-    out[1].cap = sizeof r->info.owner;
-    out[2].type = DB_INT64;
-    out[2].i = &r->info.token;
-    out[3].type = DB_INT64;
-    out[3].i = &r->info.acquired_at_ms;
-    out[4].type = DB_INT64;
-    out[4].i = &r->info.expires_at_ms;
-    out[5].type = DB_INT64;
-    out[5].i = &r->info.db_now_ms;
-    out[6].type = DB_TEXT;
-    out[6].s = r->info.data;
-    out[6].cap = sizeof r->info.data;
-    out[7].type = DB_INT64;
-    out[7].i = &r->info.version;
+    sqle_lease_row_out(out + 1, &r->info);
 }
 
-/*
- * One row as the callback sees it: NULL text as "", the clock checked as
- * every read of it is, and `held` from the row's own expiry and clock.
- */
+/* One row as the callback sees it: as every read of a row finishes it
+ * (lease.c), and never `mine`: a listing belongs to no hold. */
 static int row_finish(const sqle_dialect *d, const db_out *out, list_row *r,
                       sqlease_error *err)
 {
-    if (out[5].is_null || r->info.db_now_ms <= 0)
-        return sqle_fail(err, SQLEASE_ECLOCK, "the database clock read as %s from \"%s\"",
-                         out[5].is_null ? "NULL" : r->info.db_now_ms == 0 ? "0" : "negative",
-                         d->now_ms);
+    int rc = sqle_lease_row_finish(out + 1, &r->info, d->now_ms, err);
+
+    if (rc != SQLEASE_OK)
+        return rc;
     if (out[0].is_null)
         r->name[0] = '\0';
-    if (out[1].is_null)
-        r->info.owner[0] = '\0';
-    if (out[6].is_null)
-        r->info.data[0] = '\0';
-    r->info.held = r->info.owner[0] != '\0' && r->info.expires_at_ms > r->info.db_now_ms;
     r->info.mine = 0;
-    r->info.size = sizeof r->info; /* the callback reads it (see sqlease.h) */
     return SQLEASE_OK;
 }
 

@@ -107,7 +107,10 @@ static int ensure_column(sqlease_db *db, const sqle_stmt *probe, const sqle_stmt
  * sqlease writes values: give them a new row's values before anything
  * changes a column's type or collation, since MySQL/MariaDB refuse to
  * make a column holding NULLs NOT NULL (and outside strict mode would
- * convert them silently).  The statement matches no row once there is
+ * convert them silently).  It changes each such row's version, as every
+ * write does: a follower that watched a NULL version (read as 0) while
+ * its holder's renews left it NULL must see the repaired row as new, or
+ * it would take a live hold.  The statement matches no row once there is
  * no NULL, so running migrate again changes nothing.
  */
 static int fill_nulls(sqlease_db *db, const sqle_dialect *d, const char *table,
@@ -230,6 +233,12 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     if (rc != SQLEASE_OK)
         return rc;
     rc = ensure_column(db, &d->probe_data, &d->add_data, table, "data", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = ensure_column(db, &d->probe_ttl, &d->add_ttl, table, "ttl_ms", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = ensure_column(db, &d->probe_last_owner, &d->add_last_owner, table, "last_owner", err);
     if (rc != SQLEASE_OK)
         return rc;
     rc = fill_nulls(db, d, table, err);

@@ -29,9 +29,15 @@
  *    that tells the calling thread apart from every other live one.
  *  - Atomic counters are 64-bit and sequentially consistent on every
  *    architecture (statement counts read from any thread).
- *  - sqle_mono_ms() is milliseconds on a clock that never goes back
- *    and is shared by every process of the host (CLOCK_MONOTONIC,
- *    QueryPerformanceCounter), so two processes' readings compare.
+ *  - sqle_mono_ms() is milliseconds on a clock that never goes back,
+ *    is shared by every process of the host (so two processes' readings
+ *    compare) and counts the time the machine was suspended, as the
+ *    database's clock, which decides every expiry, does: CLOCK_BOOTTIME
+ *    on Linux (CLOCK_MONOTONIC stops during a suspend), CLOCK_MONOTONIC
+ *    where there is none, QueryInterruptTime's count on Windows.  A
+ *    timed wait whose own clock a suspend stops ends at least every 250
+ *    ms as a spurious wake-up, so that its deadline is seen soon after a
+ *    resume.
  *    sqle_sleep_ms() sleeps at least as long as asked, also when a
  *    signal interrupts it.
  *  - Host name, process id, 16 random bytes and the environment make the
@@ -71,9 +77,10 @@ int sqle_cond_init(sqle_cond *c);
 void sqle_cond_destroy(sqle_cond *c);
 void sqle_cond_signal(sqle_cond *c);
 void sqle_cond_broadcast(sqle_cond *c);
-/* Wait until signalled or until the monotonic clock reaches
+/* Wait until signalled or until the lease clock reaches
  * deadline_mono_ms (a value of sqle_mono_ms()).  deadline < 0 waits
- * without a bound.  Returns 0 if signalled (or spurious), 1 on timeout. */
+ * without a bound.  Returns 0 if signalled (or spurious), 1 on timeout,
+ * and then sqle_mono_ms() >= deadline_mono_ms holds. */
 int sqle_cond_wait_until(sqle_cond *c, sqle_mutex *m, int64_t deadline_mono_ms);
 
 uint64_t sqle_atomic_load(const sqle_atomic_u64 *a);

@@ -822,43 +822,107 @@ int sqle_check_text(const char *field, const char *s, size_t max, int edge_space
 }
 
 /*
+ * How one character of a text read from the table is shown to a person
+ * (a terminal, a log line): anyone who may write the row chose those
+ * bytes, and a control character reaching a terminal is a command to it
+ * (ESC [2J clears the screen, ESC ]0; sets the window's title; C1 codes
+ * do the same on terminals that take them).  So control characters (C0,
+ * DEL) and bytes that are not UTF-8 show as \xHH, C1 code points
+ * (U+0080..U+009F) as \u00HH; in quotes, a quote or backslash gets a
+ * backslash before it.  Everything else is copied as it is.  Writes the
+ * shown form (at most 6 bytes) to out and returns how many input bytes it
+ * stands for (at least 1).
+ */
+static size_t shown_char(const unsigned char *u, size_t n, int quoted, char *out,
+                         size_t *outlen)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned long cp;
+    size_t len = utf8_next(u, n, &cp);
+
+    if (len == 0 || cp < 0x20 || cp == 0x7f) {
+        out[0] = '\\';
+        out[1] = 'x';
+        out[2] = hex[u[0] >> 4];
+        out[3] = hex[u[0] & 0xf];
+        *outlen = 4;
+        return 1;
+    }
+    if (cp >= 0x80 && cp < 0xa0) {
+        memcpy(out, "\\u00", 4);
+        out[4] = hex[cp >> 4];
+        out[5] = hex[cp & 0xf];
+        *outlen = 6;
+        return len;
+    }
+    if (quoted && (cp == '\'' || cp == '\\')) {
+        out[0] = '\\';
+        out[1] = (char)cp;
+        *outlen = 2;
+        return 1;
+    }
+    memcpy(out, u, len);
+    *outlen = len;
+    return len;
+}
+
+/* s as shown_char shows it, in single quotes when `quoted`, cut short
+ * (never inside one character's form, and the closing quote kept) when
+ * cap is too small. */
+static const char *shown_text(const char *s, int quoted, char *buf, size_t cap)
+{
+    const unsigned char *u = (const unsigned char *)(s != NULL ? s : "");
+    size_t n = strlen((const char *)u), i = 0, k = 0, end;
+
+    if (cap == 0)
+        return buf;
+    if (quoted && cap < 3)
+        quoted = 0; /* no room for the quotes */
+    end = cap - 1 - (quoted ? 1 : 0);
+    if (quoted)
+        buf[k++] = '\'';
+    while (i < n) {
+        char one[8];
+        size_t len, used = shown_char(u + i, n - i, quoted, one, &len);
+        if (k + len > end)
+            break;
+        memcpy(buf + k, one, len);
+        k += len;
+        i += used;
+    }
+    if (quoted)
+        buf[k++] = '\'';
+    buf[k] = '\0';
+    return buf;
+}
+
+const char *sqle_show_text(const char *s, char *buf, size_t cap)
+{
+    return shown_text(s, 0, buf, cap);
+}
+
+/*
  * Owner ids may start or end with a space, and contain one: printed bare,
  * "held by worker  (token 7)" hides which.  Quoted only then (and when a
- * quote or backslash would make the quoting ambiguous), so the usual
- * host-pid-xxxxxxxx reads as it is.
+ * quote or backslash would make the quoting ambiguous, or a character is
+ * shown escaped), so the usual host-pid-xxxxxxxx reads as it is.
  */
 const char *sqle_quote_id(const char *id, char *buf, size_t cap)
 {
     const unsigned char *u = (const unsigned char *)(id != NULL ? id : "");
-    size_t n = strlen((const char *)u), i, len, k = 0;
+    size_t n = strlen((const char *)u), i, len;
     unsigned long cp;
     int quote = n == 0;
 
     for (i = 0; i < n && !quote; i += len) {
         len = utf8_next(u + i, n - i, &cp);
         if (len == 0)
-            len = 1, cp = 0;  /* not UTF-8: quoted, bytes as they are */
+            len = 1, cp = 0;  /* not UTF-8: quoted, and shown escaped */
         if (cp == ' ' || cp == '\'' || cp == '"' || cp == '\\' || cp < 0x20 ||
-            unicode_space(cp))
+            (cp >= 0x7f && cp < 0xa0) || unicode_space(cp))
             quote = 1;
     }
-    if (cap == 0)
-        return buf;
-    if (!quote) {
-        snprintf(buf, cap, "%s", (const char *)u);
-        return buf;
-    }
-    if (k + 1 < cap)
-        buf[k++] = '\'';
-    for (i = 0; i < n && k + 3 < cap; i++) {
-        if (u[i] == '\'' || u[i] == '\\')
-            buf[k++] = '\\';
-        buf[k++] = (char)u[i];
-    }
-    if (k + 1 < cap)
-        buf[k++] = '\'';
-    buf[k] = '\0';
-    return buf;
+    return shown_text((const char *)u, quote, buf, cap);
 }
 
 char *sqle_sql_for_table(const char *tmpl, const char *table)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -3142,41 +3143,88 @@ static void write_mode_file(const char *path, const char *text, mode_t mode)
     CU_ASSERT_FATAL(chmod(path, mode) == 0);
 }
 
+/* The one line `sqlease --dsn-file PATH status` (or, with env, the
+ * variable) prints when it refuses the file: exit 64, "sqlease: SOURCE
+ * PATH: WHY", and never the password the file holds. */
+static void expect_refused(const char *const *env, const char *path, const char *why)
+{
+    char want[3000];
+    result r;
+
+    if (env != NULL)
+        run_table_env(&r, env, "status", NULL);
+    else
+        run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
+    ASSERT_CODE(r, 64);
+    snprintf(want, sizeof want, "sqlease: %s %s: %s\n",
+             env != NULL ? "SQLEASE_DSN_FILE" : "--dsn-file", path, why);
+    if (strcmp(r.err, want) != 0)
+        fprintf(stderr, "\n  stderr: %s  want:   %s", r.err, want);
+    CU_ASSERT_STRING_EQUAL(r.err, want);
+    CU_ASSERT_PTR_NULL(strstr(r.err, "s3cr3t"));
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    result_free(&r);
+}
+
+/* "uid 65534 (nobody)", as the tool names a uid. */
+static void uid_named(uid_t uid, char *buf, size_t cap)
+{
+    struct passwd *pw = getpwuid(uid);
+
+    if (pw != NULL)
+        snprintf(buf, cap, "uid %lu (%s)", (unsigned long)uid, pw->pw_name);
+    else
+        snprintf(buf, cap, "uid %lu", (unsigned long)uid);
+}
+
 /* --dsn-file / SQLEASE_DSN_FILE: the connection string from a private
- * file (no password in argv or the environment); refused, naming the
- * file and the fix, when its group or others may read or write it, when
- * it is empty, not one line or not a regular file; with --dsn (or the
- * two variables) together a usage error; a flag outranks a variable. */
+ * file (no password in argv or the environment).  Refused with exit 64
+ * and one line saying what is wrong and the command that fixes it, never
+ * the file's password: when its group or others may read, write or
+ * execute it, when it is owned by another user (root may own it), when it
+ * is reached through another user's symbolic link, when it is not a
+ * regular file, does not exist, is empty or not one line.  With --dsn (or
+ * the two variables) together a usage error; a flag outranks a variable. */
 static void test_dsn_file(void)
 {
-    char path[1100], env_file[1200], env_dsn[1400], line[1300];
+    static const struct {
+        mode_t mode;
+        const char *why; /* "%s": the path */
+    } modes[] = {
+        {0644, "group and others can read it (mode 0644); run: chmod 600 %s"},
+        {0640, "group can read it (mode 0640); run: chmod 600 %s"},
+        {0604, "others can read it (mode 0604); run: chmod 600 %s"},
+        {0620, "group can write it (mode 0620); run: chmod 600 %s"},
+        {0602, "others can write it (mode 0602); run: chmod 600 %s"},
+        {0660, "group can read and write it (mode 0660); run: chmod 600 %s"},
+        {0610, "group can execute it (mode 0610); run: chmod 600 %s"},
+        {0444, "group and others can read it (mode 0444); run: chmod 400 %s"},
+    };
+    char path[1100], link[1100], other[1100], env_file[1200], env_dsn[1400], line[1300];
+    char why[2600], nobody[300];
     const char *env_both[3], *env_one[2], *env_dsn_only[2];
     result r;
 
     new_table();
     snprintf(path, sizeof path, "%s/conn.%d", g_dir, ++g_seq);
     snprintf(line, sizeof line, "%s\n", g_dsn);
-    write_mode_file(path, line, 0644);
-    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
-    ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "readable by group or others (mode 0644)");
-    ASSERT_CONTAINS(r.err, "chmod 600");
-    ASSERT_CONTAINS(r.err, path);
-    result_free(&r);
-    CU_ASSERT_FATAL(chmod(path, 0620) == 0);
-    run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
-    ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "writable by group or others (mode 0620)");
-    result_free(&r);
-    CU_ASSERT_FATAL(chmod(path, 0600) == 0);
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        write_mode_file(path, "Driver=SQLite3;Database=x.db;PWD=s3cr3t-in-file\n",
+                        modes[i].mode);
+        snprintf(why, sizeof why, modes[i].why, path);
+        expect_refused(NULL, path, why);
+    }
+    write_mode_file(path, line, 0600);
     run_table_env(&r, NULL, "--dsn-file", path, "migrate", NULL);
     ASSERT_CODE(r, 0);
     result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0400) == 0); /* read-only to its owner: fine */
     snprintf(line, sizeof line, "--dsn-file=%s", path); /* the = spelling */
     run_table_env(&r, NULL, line, "status", "--json", NULL);
     ASSERT_CODE(r, 0);
     ASSERT_CONTAINS(r.out, "\"held\":false");
     result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0600) == 0);
 
     /* The variable, and a flag outranking the other variable. */
     snprintf(env_file, sizeof env_file, "SQLEASE_DSN_FILE=%s", path);
@@ -3206,27 +3254,74 @@ static void test_dsn_file(void)
     ASSERT_CONTAINS(r.err, "--dsn and --dsn-file both given");
     result_free(&r);
 
+    /* A symbolic link of one's own is followed, to a file that must pass
+     * the same checks (the message names the link: chmod follows it). */
+    snprintf(link, sizeof link, "%s/link.%d", g_dir, ++g_seq);
+    CU_ASSERT_FATAL(symlink(path, link) == 0);
+    run_table_env(&r, NULL, "--dsn-file", link, "status", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    CU_ASSERT_FATAL(chmod(path, 0640) == 0);
+    snprintf(why, sizeof why, "group can read it (mode 0640); run: chmod 600 %s", link);
+    expect_refused(NULL, link, why);
+    snprintf(line, sizeof line, "%s/gone.%d", g_dir, ++g_seq);
+    snprintf(other, sizeof other, "%s/dangling.%d", g_dir, ++g_seq);
+    CU_ASSERT_FATAL(symlink(line, other) == 0);
+    expect_refused(NULL, other, "is a symbolic link to a file that does not exist");
+
     /* Files that cannot be a connection string. */
     write_mode_file(path, "", 0600);
-    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
-    ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "is empty");
-    result_free(&r);
-    write_mode_file(path, "DSN=a\nPWD=b\n", 0600);
-    run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
-    ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "more than one line");
-    result_free(&r);
-    run_table_env(&r, NULL, "--dsn-file", g_dir, "status", NULL);
-    ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "not a regular file");
-    result_free(&r);
-    snprintf(line, sizeof line, "%s/none.%d", g_dir, ++g_seq);
-    run_table_env(&r, NULL, "--dsn-file", line, "status", NULL);
-    ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "cannot open");
-    result_free(&r);
-    /* A password in the file is never printed, whatever fails. */
+    expect_refused(NULL, path, "is empty: write the connection string (or a DSN name) on"
+                               " its first line");
+    write_mode_file(path, "DSN=a\nPWD=s3cr3t\n", 0600);
+    expect_refused(NULL, path, "holds more than one line: write the connection string on"
+                               " one line");
+    expect_refused(NULL, g_dir, "is a directory, not a file: name the file that holds the"
+                                " connection string");
+    snprintf(other, sizeof other, "%s/fifo.%d", g_dir, ++g_seq);
+    CU_ASSERT_FATAL(mkfifo(other, 0600) == 0);
+    expect_refused(NULL, other, "is a named pipe, not a file: name the file that holds the"
+                                " connection string");
+    snprintf(other, sizeof other, "%s/none.%d", g_dir, ++g_seq);
+    expect_refused(NULL, other, "does not exist");
+    snprintf(env_file, sizeof env_file, "SQLEASE_DSN_FILE=%s", other);
+    expect_refused(env_one, other, "does not exist");
+
+    /* A file another user could have written: its Driver= would be
+     * loaded into this process.  Root may own it. */
+    if (geteuid() != 0) {
+        tu_skip("not root: cannot give a file to another user, so the owner checks of"
+                " --dsn-file were not run");
+    } else {
+        const uid_t them = 65534;
+        write_mode_file(path, "Driver=SQLite3;Database=x.db;PWD=s3cr3t-in-file\n", 0600);
+        CU_ASSERT_FATAL(chown(path, them, (gid_t)-1) == 0);
+        uid_named(them, nobody, sizeof nobody);
+        snprintf(why, sizeof why, "owned by %s, not by you (uid 0, root); run: chown root %s",
+                 nobody, path);
+        expect_refused(NULL, path, why);
+        CU_ASSERT_FATAL(chmod(path, 0640) == 0);
+        snprintf(why, sizeof why, "owned by %s, not by you (uid 0, root), and group can read"
+                 " it (mode 0640); run: chown root %s && chmod 600 %s", nobody, path, path);
+        expect_refused(NULL, path, why);
+        /* Through a link of one's own: the file is still another's. */
+        snprintf(why, sizeof why, "owned by %s, not by you (uid 0, root), and group can read"
+                 " it (mode 0640); run: chown root %s && chmod 600 %s", nobody, link, link);
+        expect_refused(NULL, link, why);
+        /* Another user's link to a file of one's own. */
+        CU_ASSERT_FATAL(chown(path, 0, (gid_t)-1) == 0);
+        snprintf(line, sizeof line, "%s\n", g_dsn);
+        write_mode_file(path, line, 0600);
+        CU_ASSERT_FATAL(lchown(link, them, (gid_t)-1) == 0);
+        snprintf(why, sizeof why, "is a symbolic link owned by %s, not by you (uid 0, root): its"
+                 " owner chooses the file read; name the file itself", nobody);
+        expect_refused(NULL, link, why);
+        run_table_env(&r, NULL, "--dsn-file", path, "status", "--json", NULL);
+        ASSERT_CODE(r, 0); /* the file itself is fine */
+        result_free(&r);
+    }
+
+    /* A password in an accepted file is never printed, whatever fails. */
     write_mode_file(path, "Driver=NoSuchDriver;UID=u;PWD=s3cr3t-in-file\n", 0600);
     run_table_env(&r, NULL, "--dsn-file", path, "status", NULL);
     ASSERT_CODE(r, 69);
@@ -3402,7 +3497,8 @@ int main(void)
           test_command_flag_before_command),
         T("an owner id with white space is quoted where people read it",
           test_owner_quoted_when_needed),
-        T("--dsn-file: a private file, refused when others may read it", test_dsn_file),
+        T("--dsn-file: a private file, refused when another user owns it or others may"
+          " read or write it", test_dsn_file),
         T("CMD does not inherit the connection string", test_cmd_gets_no_dsn),
 #undef T
     };

@@ -855,6 +855,208 @@ static void test_status_watch(void)
     tu_drop(db, g_table);
 }
 
+/* ---- text from the table, shown escaped ------------------------------ */
+
+/* 0 if s holds no control character but '\n', no C1 code point and no
+ * byte that is not UTF-8, else -1 with where in why. */
+static int shown_clean(const char *s, char *why, size_t cap)
+{
+    const unsigned char *u = (const unsigned char *)(s != NULL ? s : "");
+    size_t i = 0, len, k;
+
+    while (u[i] != '\0') {
+        unsigned c = u[i];
+        if (c == '\n' || (c >= 0x20 && c < 0x7f)) {
+            i++;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            snprintf(why, cap, "control byte 0x%02x at %zu", c, i);
+            return -1;
+        }
+        len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        for (k = 1; k < len; k++)
+            if ((u[i + k] & 0xc0) != 0x80)
+                len = 0;
+        if (len == 0) {
+            snprintf(why, cap, "byte 0x%02x at %zu is not UTF-8", c, i);
+            return -1;
+        }
+        if (c == 0xc2 && u[i + 1] < 0xa0) {
+            snprintf(why, cap, "C1 code point U+%04X at %zu", u[i + 1], i);
+            return -1;
+        }
+        i += len;
+    }
+    return 0;
+}
+
+#define ASSERT_SHOWN_CLEAN(what, s)                                                      \
+    do {                                                                                 \
+        char why_[128];                                                                  \
+        int clean_ = shown_clean((s), why_, sizeof why_) == 0;                           \
+        if (!clean_)                                                                     \
+            fprintf(stderr, "\n  %s: %s\n", (what), why_);                               \
+        CU_ASSERT(clean_);                                                               \
+    } while (0)
+
+/* Write the row `name` as another process (or anyone with UPDATE on the
+ * table) could: any bytes in owner and data, held far into the future,
+ * with the next token. */
+static void write_row(const char *name, const char *owner, const char *data)
+{
+    char sql[256];
+    db_bind b[3];
+    sqlease_error err;
+    int64_t rows = -1;
+
+    memset(b, 0, sizeof b);
+    b[0].type = DB_TEXT;
+    b[0].s = owner;
+    b[1].type = DB_TEXT;
+    b[1].s = data;
+    b[2].type = DB_TEXT;
+    b[2].s = name;
+    snprintf(sql, sizeof sql, "UPDATE %s SET owner = ?, data = ?, acquired_at_ms = 1,"
+             " expires_at_ms = 4102444800000, token = token + 1, version = version + 1"
+             " WHERE name = ?", g_table);
+    CU_ASSERT_EQUAL_FATAL(sqle_db_exec(db, sql, b, 3, NULL, 0, NULL, &rows, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(rows, 1);
+}
+
+/*
+ * An owner id, data and a lease name in the table with terminal escape
+ * sequences (clear the screen, set the window's title, ring the bell), a
+ * C1 code point, a newline and (SQLite: the servers refuse them) bytes
+ * that are not UTF-8: every command that shows them (status, status
+ * --watch, list, list --by-owner, run's message when it gives up, its
+ * log, release) prints each escaped and never a raw control byte; the
+ * JSON has them as JSON escapes.
+ */
+static void test_table_text_shown_escaped(void)
+{
+    static const char *const names[] = { "job" };
+    const int sqlite = strcmp(sqlease_db_dialect(db), "sqlite") == 0;
+    char owner[128], data[128], name[64], owner_shown[256], data_shown[256], want[1024];
+    char watch_out[1024], watch_err[1100], sql[256];
+    db_bind b[1];
+    sqlease_error err;
+    result res;
+    pid_t w;
+    char *out;
+
+    new_table();
+    migrate_names(names, 1);
+    snprintf(owner, sizeof owner, "\x1b[2J\x1b]0;pwned\x07 c1\xc2\x85 nl\nx%s",
+             sqlite ? "\xff" : "");
+    snprintf(data, sizeof data, "\x1b[31mred\xc2\x9b\x7f tab\t%s", sqlite ? "\xc3" : "");
+    snprintf(owner_shown, sizeof owner_shown,
+             "'\\x1b[2J\\x1b]0;pwned\\x07 c1\\u0085 nl\\x0ax%s'", sqlite ? "\\xff" : "");
+    snprintf(data_shown, sizeof data_shown, "\\x1b[31mred\\u009b\\x7f tab\\x09%s",
+             sqlite ? "\\xc3" : "");
+
+    /* status --watch, running when the row changes: its line for the new
+     * holder. */
+    path_in(watch_out, sizeof watch_out, "escaped.watch");
+    w = start_bg(watch_out, "--name", "job", "--retry", "100ms", "status", "--watch", NULL);
+    CU_ASSERT_FATAL(await_text(watch_out, "skew:", 1, 15000));
+    write_row("job", owner, data);
+    snprintf(want, sizeof want, " holder %s token ", owner_shown);
+    CU_ASSERT(await_text(watch_out, want, 1, 15000));
+    snprintf(want, sizeof want, " ms data %s\n", data_shown);
+    CU_ASSERT(await_text(watch_out, want, 1, 15000));
+    CU_ASSERT_EQUAL(stop_bg(w, SIGTERM), 0);
+    out = slurp(watch_out);
+    ASSERT_SHOWN_CLEAN("status --watch", out);
+    CU_ASSERT_EQUAL(count_lines(out), 9); /* the status block, one change */
+    free(out);
+    snprintf(watch_err, sizeof watch_err, "%s.err", watch_out);
+    out = slurp(watch_err);
+    CU_ASSERT_STRING_EQUAL(out, "");
+    free(out);
+
+    /* A second row whose name is no lease name sqlease would write. */
+    snprintf(name, sizeof name, "ev\x1b[2Jil\xc2\x85%s", sqlite ? "\xfe" : "");
+    snprintf(sql, sizeof sql, "INSERT INTO %s (name, owner, acquired_at_ms, expires_at_ms,"
+             " token, version) VALUES (?, '', 0, 0, 0, 0)", g_table);
+    memset(b, 0, sizeof b);
+    b[0].type = DB_TEXT;
+    b[0].s = name;
+    CU_ASSERT_EQUAL_FATAL(sqle_db_exec(db, sql, b, 1, NULL, 0, NULL, NULL, &err), SQLEASE_OK);
+
+    run_env(&res, NULL, "--name", "job", "status", NULL);
+    ASSERT_CODE(res, 0);
+    snprintf(want, sizeof want, "\nowner:      %s\ndata:       %s\n", owner_shown, data_shown);
+    ASSERT_CONTAINS(res.out, want);
+    CU_ASSERT_EQUAL(count_lines(res.out), 8);
+    ASSERT_SHOWN_CLEAN("status", res.out);
+    result_free(&res);
+
+    run_env(&res, NULL, "--name", "job", "status", "--json", NULL);
+    ASSERT_CODE(res, 0);
+    snprintf(want, sizeof want, "\"owner\":\"\\u001b[2J\\u001b]0;pwned\\u0007 c1\\u0085 nl\\nx%s\"",
+             sqlite ? "\\ufffd" : "");
+    ASSERT_CONTAINS(res.out, want);
+    snprintf(want, sizeof want, "\"data\":\"\\u001b[31mred\\u009b\\u007f tab\\t%s\"",
+             sqlite ? "\\ufffd" : "");
+    ASSERT_CONTAINS(res.out, want);
+    CU_ASSERT_EQUAL(count_lines(res.out), 1);
+    ASSERT_SHOWN_CLEAN("status --json", res.out);
+    result_free(&res);
+
+    run_env(&res, NULL, "list", NULL);
+    ASSERT_CODE(res, 0);
+    snprintf(want, sizeof want, "\nev\\x1b[2Jil\\u0085%s  ", sqlite ? "\\xfe" : "");
+    ASSERT_CONTAINS(res.out, want);
+    {
+        /* The job's line: its owner, and its data last. */
+        const char *line = strstr(res.out, "\njob "), *end;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+        end = strchr(line + 1, '\n');
+        CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+        CU_ASSERT(strstr(line, owner_shown) != NULL && strstr(line, owner_shown) < end);
+        snprintf(want, sizeof want, " %s\n", data_shown);
+        CU_ASSERT(strstr(line, want) != NULL && strstr(line, want) + strlen(want) == end + 1);
+    }
+    CU_ASSERT_EQUAL(count_lines(res.out), 3);
+    ASSERT_SHOWN_CLEAN("list", res.out);
+    result_free(&res);
+
+    run_env(&res, NULL, "list", "--json", NULL);
+    ASSERT_CODE(res, 0);
+    snprintf(want, sizeof want, "{\"name\":\"ev\\u001b[2Jil\\u0085%s\",",
+             sqlite ? "\\ufffd" : "");
+    ASSERT_CONTAINS(res.out, want);
+    ASSERT_SHOWN_CLEAN("list --json", res.out);
+    result_free(&res);
+
+    run_env(&res, NULL, "list", "--by-owner", NULL);
+    ASSERT_CODE(res, 0);
+    snprintf(want, sizeof want, "\n%s ", owner_shown);
+    ASSERT_CONTAINS(res.out, want);
+    ASSERT_SHOWN_CLEAN("list --by-owner", res.out);
+    result_free(&res);
+
+    /* The loser's message, and its log with -v. */
+    run_env(&res, NULL, "--name", "job", "-v", TIMING, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_CODE(res, 75);
+    snprintf(want, sizeof want, "sqlease: lease 'job' is held by %s (token ", owner_shown);
+    ASSERT_CONTAINS(res.err, want);
+    snprintf(want, sizeof want, " ms, data %s)\n", data_shown);
+    ASSERT_CONTAINS(res.err, want);
+    ASSERT_SHOWN_CLEAN("run --no-wait, stderr", res.err);
+    ASSERT_SHOWN_CLEAN("run --no-wait, stdout", res.out);
+    result_free(&res);
+
+    run_env(&res, NULL, "--name", "job", "release", "--force", NULL);
+    ASSERT_CODE(res, 0);
+    snprintf(want, sizeof want, "released lease 'job' held by %s (token ", owner_shown);
+    ASSERT_CONTAINS(res.out, want);
+    ASSERT_SHOWN_CLEAN("release --force", res.out);
+    result_free(&res);
+    tu_drop(db, g_table);
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("cli: list, data, fence, watch", NULL, NULL);
@@ -865,6 +1067,8 @@ static void add(void)
     CU_add_test(s, "SQLEASE_FENCE_SQL unset when it cannot be written safely",
                 test_fence_sql_unset_when_unsafe);
     CU_add_test(s, "status --watch follows a kill and a graceful hand-over", test_status_watch);
+    CU_add_test(s, "control characters from the table are shown escaped",
+                test_table_text_shown_escaped);
 }
 
 int main(void)

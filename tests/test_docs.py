@@ -19,6 +19,7 @@ SQLEASE_BUILDDIR name the build; `scons test` sets them).
 
 import configparser
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -473,6 +474,35 @@ class DocTest(unittest.TestCase):
         self.assertIn('lease:      nightly (table sys_job_lease, sqlite)', out)
         conn = os.path.join(self.dir, 'sqlease-prod.conn')
         self.assertEqual(stat.S_IMODE(os.stat(conn).st_mode), 0o600)
+
+    @runs('security-dsn-file-refused')
+    def test_security_dsn_file_refused(self, b):
+        """The two refusals, as root (CI runs the tests as root): a file of
+        mode 0640, then one given to uid 65534; each line as printed, the
+        exit 64, and the file's password never shown."""
+        if os.geteuid() != 0:
+            self.assertNotEqual(os.environ.get('CI'), 'true', 'the tests do not run as root')
+            self.skipTest('not root: cannot give a file to another user')
+        lines = b.text.rstrip('\n').split('\n')
+        self.assertEqual(len(lines), 2)
+        conn = os.path.join(self.dir, 'sqlease-prod.conn')
+        with open(conn, 'w', encoding='utf-8') as f:
+            f.write('DSN=prod;UID=sqlease_job;PWD=change-me\n')
+        shown = lambda line: line.replace('/root/sqlease-prod.conn', conn)
+        os.chmod(conn, 0o640)
+        status, out = self.sh('sqlease --dsn-file %s --name nightly status' % conn)
+        self.assertEqual((status, out), (64, shown(lines[0]) + '\n'))
+        os.chmod(conn, 0o600)
+        os.chown(conn, 65534, -1)
+        status, out = self.sh('sqlease --dsn-file %s --name nightly status' % conn)
+        try:
+            name = pwd.getpwuid(65534).pw_name
+        except KeyError:
+            name = None
+        want = shown(lines[1])
+        want = want.replace('(nobody)', '(%s)' % name) if name else want.replace(' (nobody)', '')
+        self.assertEqual((status, out), (64, want + '\n'))
+        self.assertNotIn('change-me', out)
 
 
 class ManPage(unittest.TestCase):

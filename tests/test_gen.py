@@ -35,8 +35,10 @@ CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 REL = "templates/dialects.toml"
 
 STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
-              "add_version", "probe_data", "add_data", "fill_nulls", "probe_exact", "make_exact", "seed",
-              "acquire", "renew", "release", "release_force", "status", "list"]
+              "add_version", "probe_data", "add_data", "probe_ttl", "add_ttl",
+              "probe_last_owner", "add_last_owner", "fill_nulls", "repair", "probe_exact",
+              "make_exact", "seed", "acquire", "take_watched", "renew", "release",
+              "release_force", "status", "list"]
 FRAGMENTS = ["fence"]
 EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
                    "release_each"]
@@ -138,11 +140,17 @@ int main(int argc, char **argv)
         stmt(d->key, "add_version", &d->add_version);
         stmt(d->key, "probe_data", &d->probe_data);
         stmt(d->key, "add_data", &d->add_data);
+        stmt(d->key, "probe_ttl", &d->probe_ttl);
+        stmt(d->key, "add_ttl", &d->add_ttl);
+        stmt(d->key, "probe_last_owner", &d->probe_last_owner);
+        stmt(d->key, "add_last_owner", &d->add_last_owner);
         stmt(d->key, "fill_nulls", &d->fill_nulls);
+        stmt(d->key, "repair", &d->repair);
         stmt(d->key, "probe_exact", &d->probe_exact);
         stmt(d->key, "make_exact", &d->make_exact);
         stmt(d->key, "seed", &d->seed);
         stmt(d->key, "acquire", &d->acquire);
+        stmt(d->key, "take_watched", &d->take_watched);
         stmt(d->key, "renew", &d->renew);
         stmt(d->key, "release", &d->release);
         stmt(d->key, "release_force", &d->release_force);
@@ -336,7 +344,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "03f6071831bb50d40a0d1732171f7363bd6f9674319d9b7499b3182058a55f16"
+SHIPPED_SQL_SHA256 = "6ae3d3f503004eedf974748713e26a4a5f605b97ee3daec3b75ce2c4bb430860"
 
 
 def shipped_sql(probe_out):
@@ -516,14 +524,15 @@ class RealTemplate(GenCase):
         self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl, token, data},
                          key)
         self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
-        # The followers' reads carry the version they watch, last.
-        self.assertTrue(stmts[(key, "status")][2].split(" FROM {table}")[0].endswith("version"),
-                        key)
+        # The followers' reads carry the version they watch, then the
+        # holder's ttl (what a watch waits) and who held the row last.
+        self.assertTrue(stmts[(key, "status")][2].split(" FROM {table}")[0].endswith(
+            "version, ttl_ms, last_owner"), key)
         self.assertEqual(set(stmts[(key, "release")][1]),
                          {name, owner, token, min_hold}, key)
         # min_hold > 0 AND acquired_at + min_hold > now, in three CASEs, and
         # the expiry it keeps: a hold without one is always freed.
-        self.assertEqual(stmts[(key, "release")][1].count(min_hold), 7, key)
+        self.assertEqual(stmts[(key, "release")][1].count(min_hold), 9, key)
         self.assertIn("acquired_at_ms + ? > ", stmts[(key, "release")][2], key)
         self.assertEqual(set(stmts[(key, "release_force")][1]), {name}, key)
         self.assertEqual(set(stmts[(key, "status")][1]), {name}, key)
@@ -547,7 +556,7 @@ class RealTemplate(GenCase):
         self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
         self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
         self.assertNotIn("data", stmts[(key, "renew")][2], key)
-        self.assertIn(", data, version FROM", stmts[(key, "status")][2], key)
+        self.assertIn(", data, version, ttl_ms, last_owner FROM", stmts[(key, "status")][2], key)
         # The columns as wide as sqlease.h says (SQLEASE_MAX_NAME, ...).
         for width in widths:
             self.assertIn("(%d)" % width, stmts[(key, "create_table")][2], key)
@@ -562,11 +571,42 @@ class RealTemplate(GenCase):
         self.assertEqual(stmts[(key, "fill_nulls")][1], [], key)
         self.assertTrue(fill.startswith("UPDATE {table} SET"), key)
         for col, value in (("owner", "''"), ("acquired_at_ms", "0"),
-                           ("expires_at_ms", "0"), ("version", "0")):
+                           ("expires_at_ms", "0")):
             self.assertIn("%s = COALESCE(%s, %s)" % (col, col, value), fill, key)
             self.assertIn("%s IS NULL" % col, fill, key)
         self.assertIn("token IS NULL", fill, key)
+        self.assertIn("version IS NULL", fill, key)
         self.assertIn("token = COALESCE(token, " + now + ")", fill, key)
+        # ... and, as every write, it changes the version (a NULL one
+        # becomes 1): a follower that read the NULL as 0 starts over.
+        self.assertIn("version = COALESCE(version, 0) + 1", fill, key)
+        # The repair of one row whose read showed a NULL: the same, for
+        # that name only.
+        repair = stmts[(key, "repair")][2]
+        self.assertEqual(set(stmts[(key, "repair")][1]), {name}, key)
+        self.assertTrue(repair.startswith("UPDATE {table} SET"), key)
+        self.assertIn(as_sql(row["name_equals"]), repair, key)
+        self.assertIn("version = COALESCE(version, 0) + 1", repair, key)
+        self.assertIn("token = COALESCE(token, " + now + ")", repair, key)
+        # Every statement that changes a row changes its version, also
+        # from NULL; the takes write the holder's ttl (a watch waits it),
+        # the releases keep who held the row, reading the owner before
+        # they change it (MySQL assigns left to right).
+        for st in ("acquire", "take_watched", "renew", "release", "release_force"):
+            sql = stmts[(key, st)][2]
+            self.assertRegex(sql, r"version = COALESCE\((\w+\.)?version, 0\) \+ 1", st)
+        for st in ("acquire", "take_watched"):
+            self.assertIn("ttl_ms = ?", stmts[(key, st)][2], "%s.%s" % (key, st))
+        for st in ("release", "release_force"):
+            sql = stmts[(key, st)][2]
+            self.assertRegex(sql, r"^UPDATE \{table\} SET last_owner = ", st)
+            self.assertIn("ttl_ms = ", sql, st)
+        self.assertIn("ttl_ms BIGINT NOT NULL DEFAULT 0", stmts[(key, "create_table")][2], key)
+        self.assertIn("ttl_ms BIGINT NOT NULL DEFAULT 0", stmts[(key, "add_ttl")][2], key)
+        self.assertIn("last_owner " + as_sql(row["owner_type"]),
+                      stmts[(key, "create_table")][2], key)
+        self.assertIn("last_owner " + as_sql(row["owner_type"]),
+                      stmts[(key, "add_last_owner")][2], key)
         # The take also reads a NULL owner or expiry as free.
         self.assertIn("owner IS NULL", stmts[(key, "acquire")][2], key)
         self.assertIn("expires_at_ms IS NULL", stmts[(key, "acquire")][2], key)
@@ -665,8 +705,9 @@ class RealTemplate(GenCase):
         self.assertEqual(set(params), {name}, key)
         self.assertEqual(len(params) % 3, 0, key)
         self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
-        self.assertIn("data, version FROM {table}",
-                      sql.replace("l.data", "data").replace("l.version", "version"), key)
+        self.assertIn("data, version, ttl_ms, last_owner FROM {table}",
+                      sql.replace("l.data", "data").replace("l.version", "version")
+                      .replace("l.ttl_ms", "ttl_ms").replace("l.last_owner", "last_owner"), key)
         # The seed of many names: one name per item, a new row's values
         # (token from the database clock, as `seed`), an INSERT.
         q, params, sql = each[(key, "seed_each")]
@@ -684,8 +725,11 @@ class RealTemplate(GenCase):
         data, version = 5, 6
         q, params, sql = each[(key, "take_each")]
         self.assertEqual(q, len(params), key)
+        # The ttl twice: the expiry, and the holder's ttl written for a
+        # follower's watch.
         self.assertEqual(sorted(p for p in params if p in (owner, ttl, data)),
-                         [owner, ttl, data], key)
+                         [owner, ttl, ttl, data], key)
+        self.assertIn("ttl_ms = ?", sql, key)
         self.assertEqual(params.count(token), 3, key)
         self.assertEqual(params.count(version), 3, key)
         self.assertNotIn(real_rows()[key].get("owner_free", real_rows()["common"]["owner_free"])
@@ -699,7 +743,8 @@ class RealTemplate(GenCase):
         q, params, sql = each[(key, "release_each")]
         self.assertEqual(q, len(params), key)
         per = [p for p in params if p != 4]
-        self.assertEqual(params.count(4), 7, key)
+        self.assertEqual(params.count(4), 9, key)
+        self.assertRegex(sql, r"SET last_owner = (l\.)?owner, ", key)
         self.assertEqual(set(per), {name, owner, token}, key)
         self.assertEqual(per.count(token), 3, key)
         self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
@@ -955,7 +1000,9 @@ class Snippets(GenCase):
         self.assertIn("name VARCHAR(64) FOR BIT DATA NOT NULL PRIMARY KEY, owner VARCHAR(255) "
                       "FOR BIT DATA NOT NULL DEFAULT ''", stmts[("paddb", "create_table")][2])
         # An empty snippet leaves no stray blank: [common]'s own rows.
-        self.assertIn("data VARCHAR(1024) NULL )", stmts[("paddb", "create_table")][2])
+        self.assertIn("data VARCHAR(1024) NULL, ttl_ms", stmts[("paddb", "create_table")][2])
+        self.assertIn("last_owner VARCHAR(255) NOT NULL DEFAULT '' )",
+                      stmts[("paddb", "create_table")][2])
         self.assertEqual(stmts[("sqlite", "now")][2], "SELECT " + rows["sqlite"]["now_ms"])
         # The other rows keep theirs.
         self.assertIn("WHERE name = ? AND token = ?", stmts[("sqlite", "acquire")][2])
@@ -1515,7 +1562,7 @@ class Malformed(GenCase):
         self.assertRejected(dump_toml(rows),
                             REL + ": row 'postgres', field 'batch_max': 20000 leases make "
                             "renew_each bind 60001 parameters; src/odbc.c binds at most 32767")
-        rows["postgres"]["batch_max"] = 10920  # release_each: 7 + 10920 * 3
+        rows["postgres"]["batch_max"] = 10919  # release_each: 9 + 10919 * 3
         self.assertEqual(self.gen(dump_toml(rows), outdir="fits").returncode, 0)
         # MariaDB binds 5 per hold: 2100 would not take 512 of them.
         rows = self.rows()

@@ -487,6 +487,78 @@ static void test_invalid(void)
     sqlease_db_close(db);
 }
 
+/* The presence row of group "tp" that `owner` holds ("" when none). */
+typedef struct find_presence {
+    const char *owner;
+    char name[SQLEASE_MAX_NAME + 1];
+} find_presence;
+
+static int on_find_presence(void *ud, const char *name, const sqlease_lease_info *info)
+{
+    find_presence *f = ud;
+    if (strncmp(name, SQLEASE_GROUP_PRESENCE_PREFIX "tp/",
+                strlen(SQLEASE_GROUP_PRESENCE_PREFIX "tp/")) == 0 && info->held &&
+        strcmp(info->owner, f->owner) == 0)
+        snprintf(f->name, sizeof f->name, "%s", name);
+    return 0;
+}
+
+typedef struct pres_wait {
+    sqlease_db *db;
+    const char *t, *owner, *not_name;
+} pres_wait;
+
+/* The worker holds a presence row again, and not the one it lost. */
+static int holds_other_presence(void *arg)
+{
+    pres_wait *pw = arg;
+    find_presence f = {pw->owner, ""};
+    sqlease_error err;
+    if (sqlease_list(pw->db, pw->t, on_find_presence, &f, &err) != SQLEASE_OK)
+        return 0;
+    return f.name[0] != '\0' && strcmp(f.name, pw->not_name) != 0;
+}
+
+/* A live worker whose presence row another worker took (a start that
+ * found it free while this worker's presence hold had lapsed; here the
+ * row is rewritten as such a take writes it) moves to a fresh row of its
+ * own instead of following the other's: else no other worker counts it
+ * while the other lives, and their shares can leave it nothing. */
+static void test_presence_taken_over(void)
+{
+    sqlease_db *db = tu_open();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    const char *t = tu_table();
+    sqlease_error err;
+    char sql[400];
+    int64_t now = 0;
+    CU_ASSERT_EQUAL_FATAL(sqlease_migrate(db, t, g_name_ptrs, 4, &err), SQLEASE_OK);
+    sqlease_group *a = start_tp(db, t, "worker-pa");
+    sqlease_group *b = start_tp(db, t, "worker-pb");
+    find_presence f = {"worker-pa", ""};
+    CU_ASSERT_EQUAL(sqlease_list(db, t, on_find_presence, &f, &err), SQLEASE_OK);
+    CU_ASSERT_FATAL(f.name[0] != '\0');
+    CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
+    snprintf(sql, sizeof sql,
+             "UPDATE %s SET owner = 'worker-pc', token = token + 1, version = version + 1, "
+             "ttl_ms = 600000, expires_at_ms = %lld WHERE name = '%s'", t,
+             (long long)(now + 600000), f.name);
+    CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
+    int64_t t0 = sqle_mono_ms();
+    pres_wait pw = {db, t, "worker-pa", f.name};
+    CU_ASSERT(tu_await(holds_other_presence, &pw, HB + DEADLINE + 10 * RETRY + 1000));
+    fprintf(stderr, "group: a worker whose presence row was taken holds a new one after "
+            "%lld ms\n", (long long)(sqle_mono_ms() - t0));
+    pres_count c = presence_rows(db, t);
+    CU_ASSERT_EQUAL(c.rows, 3);
+    CU_ASSERT_EQUAL(c.held_a, 1);
+    CU_ASSERT_EQUAL(c.held_b, 1);
+    sqlease_group_free(a);
+    sqlease_group_free(b);
+    tu_drop(db, t);
+    sqlease_db_close(db);
+}
+
 static void add_tests(void)
 {
     CU_pSuite s = CU_add_suite("group", NULL, NULL);
@@ -495,6 +567,8 @@ static void add_tests(void)
     CU_add_test(s, "a dead worker's leases move a ttl after its last take", test_dead_worker);
     CU_add_test(s, "two threads stop one group at once", test_two_stops);
     CU_add_test(s, "a start takes a stopped worker's presence row", test_presence_reuse);
+    CU_add_test(s, "a worker whose presence row another took moves to a new one",
+                test_presence_taken_over);
 }
 
 int main(void)

@@ -715,6 +715,65 @@ static void test_valid_table(void)
     CU_ASSERT(sqle_valid_table(max_name));
 }
 
+static void check_shown(const char *in, const char *want_text, const char *want_id)
+{
+    char buf[SQLE_QUOTED_ID_MAX];
+
+    sqle_show_text(in, buf, sizeof buf);
+    if (strcmp(buf, want_text) != 0)
+        fprintf(stderr, "\nshow_text(%s) = %s, want %s\n", in, buf, want_text);
+    CU_ASSERT_STRING_EQUAL(buf, want_text);
+    sqle_quote_id(in, buf, sizeof buf);
+    if (strcmp(buf, want_id) != 0)
+        fprintf(stderr, "\nquote_id(%s) = %s, want %s\n", in, buf, want_id);
+    CU_ASSERT_STRING_EQUAL(buf, want_id);
+}
+
+/* What a person is shown of text read from the table: control
+ * characters, C1 code points and bytes that are not UTF-8 escaped, the
+ * rest as it is; an owner id quoted when that shows something. */
+static void test_show_text(void)
+{
+    char small[8], wide[SQLE_SHOWN_MAX(SQLEASE_MAX_OWNER)], id[SQLEASE_MAX_OWNER + 1];
+
+    check_shown("host-1-ab12", "host-1-ab12", "host-1-ab12");
+    check_shown("", "", "''");
+    check_shown("h\xc3\xb4te \xe2\x82\xac", "h\xc3\xb4te \xe2\x82\xac",
+                "'h\xc3\xb4te \xe2\x82\xac'");
+    check_shown("\x1b[2J\x1b]0;pwned\x07", "\\x1b[2J\\x1b]0;pwned\\x07",
+                "'\\x1b[2J\\x1b]0;pwned\\x07'");
+    check_shown("a\nb\r\tc\x7f", "a\\x0ab\\x0d\\x09c\\x7f", "'a\\x0ab\\x0d\\x09c\\x7f'");
+    check_shown("c1\xc2\x85\xc2\x9b", "c1\\u0085\\u009b", "'c1\\u0085\\u009b'");
+    check_shown("bad\xff\xc3(\x9b", "bad\\xff\\xc3(\\x9b", "'bad\\xff\\xc3(\\x9b'");
+    /* Overlong, surrogate: not UTF-8, each byte shown. */
+    check_shown("\xc0\xaf\xed\xa0\x80", "\\xc0\\xaf\\xed\\xa0\\x80",
+                "'\\xc0\\xaf\\xed\\xa0\\x80'");
+    /* A backslash is itself outside quotes (text shown twice reads the
+     * same), escaped inside them, as is a quote. */
+    check_shown("a\\b'c", "a\\b'c", "'a\\\\b\\'c'");
+    check_shown("\xc2\xa0", "\xc2\xa0", "'\xc2\xa0'"); /* no-break space: shown, quoted */
+    /* Cut short at a character's form, never inside one, quotes kept. */
+    sqle_show_text("ab\x1b" "cd", small, 5);
+    CU_ASSERT_STRING_EQUAL(small, "ab");
+    sqle_show_text("ab\xc3\xb4", small, 4);
+    CU_ASSERT_STRING_EQUAL(small, "ab");
+    sqle_quote_id("a b\x1b", small, sizeof small);
+    CU_ASSERT_STRING_EQUAL(small, "'a b'");
+    sqle_quote_id("xy", small, 2);
+    CU_ASSERT_STRING_EQUAL(small, "x");
+    /* The sizes fit the worst case: every byte of the longest owner id. */
+    memset(id, 0xff, sizeof id - 1);
+    id[sizeof id - 1] = '\0';
+    sqle_show_text(id, wide, sizeof wide);
+    CU_ASSERT_EQUAL(strlen(wide), 4 * SQLEASE_MAX_OWNER);
+    {
+        char q[SQLE_QUOTED_ID_MAX];
+        sqle_quote_id(id, q, sizeof q);
+        CU_ASSERT_EQUAL(strlen(q), 4 * SQLEASE_MAX_OWNER + 2);
+        CU_ASSERT_EQUAL(q[strlen(q) - 1], '\'');
+    }
+}
+
 static void test_sql_for_table(void)
 {
     char *s;
@@ -1014,6 +1073,7 @@ int main(void)
         CU_add_test(util, "redact messages in place", test_redact_inplace) == NULL ||
         CU_add_test(util, "valid table names", test_valid_table) == NULL ||
         CU_add_test(util, "sql for table", test_sql_for_table) == NULL ||
+        CU_add_test(util, "text from the table as shown to a person", test_show_text) == NULL ||
         CU_add_test(util, "strerror and version", test_strerror_version) == NULL ||
         CU_add_test(util, "error filling", test_err_fill) == NULL ||
         CU_add_test(util, "logging", test_log) == NULL ||

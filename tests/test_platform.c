@@ -370,6 +370,46 @@ static void test_clocks(void)
     CU_ASSERT(sqle_wall_ms() < INT64_C(7258118400000));
 }
 
+/*
+ * The lease clock counts the time the machine was suspended (Linux:
+ * CLOCK_BOOTTIME, which a suspend does not stop; CLOCK_MONOTONIC does):
+ * a holder whose machine slept through its ttl wakes with its deadline
+ * passed.  No test here can suspend the machine, so it checks what that
+ * rests on: the clock is CLOCK_BOOTTIME's reading, and a timed wait,
+ * which runs on CLOCK_MONOTONIC, comes back at least every quarter
+ * second to look at it (as a spurious wake-up), whatever its deadline.
+ */
+static void test_clock_counts_suspend(void)
+{
+#ifdef CLOCK_BOOTTIME
+    struct timespec ts;
+    sqle_mutex m;
+    sqle_cond c;
+    int64_t boot, mono, t0, took;
+    int rc;
+
+    CU_ASSERT_FATAL(clock_gettime(CLOCK_BOOTTIME, &ts) == 0);
+    boot = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    mono = sqle_mono_ms();
+    CU_ASSERT(mono >= boot && mono - boot < 50);
+
+    CU_ASSERT_FATAL(sqle_mutex_init(&m) == 0);
+    CU_ASSERT_FATAL(sqle_cond_init(&c) == 0);
+    sqle_mutex_lock(&m);
+    t0 = sqle_mono_ms();
+    rc = sqle_cond_wait_until(&c, &m, t0 + 5000);
+    took = sqle_mono_ms() - t0;
+    sqle_mutex_unlock(&m);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(took >= 200);
+    CU_ASSERT(took < 1500); /* 250 ms, and a busy machine's delay */
+    sqle_cond_destroy(&c);
+    sqle_mutex_destroy(&m);
+#else
+    CU_PASS("no CLOCK_BOOTTIME on this system: the lease clock is CLOCK_MONOTONIC");
+#endif
+}
+
 /* ---- host, identity ------------------------------------------------ */
 
 static void test_uuid(void)
@@ -1013,6 +1053,8 @@ int main(void)
         || !CU_add_test(s, "threads and mutex counter", test_threads_counter)
         || !CU_add_test(s, "many small-stack threads", test_many_threads)
         || !CU_add_test(s, "clocks", test_clocks)
+        || !CU_add_test(s, "the lease clock counts a suspend; timed waits look at it",
+                        test_clock_counts_suspend)
         || !CU_add_test(s, "uuid v4", test_uuid)
         || !CU_add_test(s, "hostname, pid, getenv", test_host_pid_env)
         || !CU_add_test(s, "child exit codes", test_child_exit_codes)

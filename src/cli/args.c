@@ -177,12 +177,13 @@ static int inherited_identity(const char *env)
  * $SQLEASE_DSN_FILE (not both), else the default.  A flag outranks the
  * environment whichever of the two it is.  The file keeps a password out
  * of argv (which every user sees in ps) and out of the environment
- * (which CMD inherits), and is refused when others may read it.
+ * (which CMD inherits), and is refused when someone else owns it or
+ * others may read or write it (os.h).
  */
 static int resolve_dsn(value_flag *flags, const char **dsn)
 {
     value_flag *d = &flags[F_DSN], *f = &flags[F_DSN_FILE];
-    char why[256];
+    char why[1024];
 
     if (d->source != NULL && f->source != NULL) {
         int d_flag = d->source == d->flag, f_flag = f->source == f->flag;
@@ -201,9 +202,13 @@ static int resolve_dsn(value_flag *flags, const char **dsn)
         *dsn = SQLEASE_DEFAULT_CONN;
         return CLI_CONTINUE;
     }
+    /* Exit 64, the bad-argument status, but without the pointer to
+     * --help: the message itself says what to change. */
     if (cli_os_read_private_file(f->text, dsn_from_file, sizeof dsn_from_file, why,
-                                 sizeof why) != 0)
-        return cli_usage("%s %s: %s", f->source, f->text, why);
+                                 sizeof why) != 0) {
+        cli_error("%s %s: %s", f->source, f->text, why);
+        return CLI_EXIT_USAGE;
+    }
     *dsn = dsn_from_file;
     return CLI_CONTINUE;
 }

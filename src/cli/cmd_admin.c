@@ -22,6 +22,13 @@ static const char *data_of(const sqlease_lease_info *in)
     return in->data[0] != '\0' ? in->data : NULL;
 }
 
+/* The row's data as a person is shown it (whoever wrote the row chose
+ * its bytes: control characters escaped, internal.h), or "-". */
+static const char *show_data(const sqlease_lease_info *in, char *buf, size_t cap)
+{
+    return data_of(in) != NULL ? sqle_show_text(in->data, buf, cap) : "-";
+}
+
 /* The table and name in force once connected: the flags, else the DSN's
  * odbc.ini section, else the defaults (set by connect_db()). */
 static sqlease_options effective;
@@ -204,7 +211,7 @@ static void format_utc(int64_t ms, char *buf, size_t cap)
 static void print_status_human(const cli_args *a, const char *dialect,
                                const sqlease_lease_info *in, int64_t local_ms)
 {
-    char dbt[80], lt[80], who[SQLE_QUOTED_ID_MAX];
+    char dbt[80], lt[80], who[SQLE_QUOTED_ID_MAX], data[SQLE_SHOWN_MAX(SQLEASE_MAX_DATA)];
 
     format_utc(in->db_now_ms, dbt, sizeof dbt);
     format_utc(local_ms, lt, sizeof lt);
@@ -216,7 +223,7 @@ static void print_status_human(const cli_args *a, const char *dialect,
         printf("owner:      free (expired; last owner %s)\n", who);
     else
         printf("owner:      free\n");
-    printf("data:       %s\n", data_of(in) != NULL ? in->data : "-");
+    printf("data:       %s\n", show_data(in, data, sizeof data));
     printf("token:      %" PRId64 "\n", in->token);
     if (in->held)
         printf("expires in: %" PRId64 " ms\n", in->expires_at_ms - in->db_now_ms);
@@ -365,14 +372,14 @@ int cli_cmd_release(const cli_args *a)
  * holder's data. */
 static void print_change_human(const sqlease_lease_info *in)
 {
-    char t[80], who[SQLE_QUOTED_ID_MAX];
+    char t[80], who[SQLE_QUOTED_ID_MAX], data[SQLE_SHOWN_MAX(SQLEASE_MAX_DATA)];
 
     format_utc(in->db_now_ms, t, sizeof t);
     sqle_quote_id(in->owner, who, sizeof who);
     if (in->held)
         printf("%s holder %s token %" PRId64 " expires in %" PRId64 " ms data %s\n", t,
                who, in->token, in->expires_at_ms - in->db_now_ms,
-               data_of(in) != NULL ? in->data : "-");
+               show_data(in, data, sizeof data));
     else if (in->owner[0] != '\0')
         printf("%s free (expired; last holder %s) token %" PRId64 "\n", t, who,
                in->token);
@@ -515,16 +522,19 @@ static void pad(const char *s, size_t to)
 }
 
 /* One line per lease, columns aligned: name, owner, held, token, expires
- * in (ms), data; "-" where there is nothing. */
+ * in (ms), data; "-" where there is nothing.  Names, owners and data are
+ * as the table has them, so each is shown with its control characters
+ * escaped (internal.h), and the columns are as wide as what is shown. */
 static void print_list_human(const list_rows *r)
 {
     size_t wn = strlen("NAME"), wo = strlen("OWNER"), wt = strlen("TOKEN"), i;
-    char tok[32], who[SQLE_QUOTED_ID_MAX];
+    char tok[32], who[SQLE_QUOTED_ID_MAX], name[SQLE_SHOWN_MAX(SQLEASE_MAX_NAME)];
+    char data[SQLE_SHOWN_MAX(SQLEASE_MAX_DATA)];
 
     for (i = 0; i < r->n; i++) {
         const sqlease_lease_info *in = &r->v[i].info;
-        if (width(r->v[i].name) > wn)
-            wn = width(r->v[i].name);
+        if (width(sqle_show_text(r->v[i].name, name, sizeof name)) > wn)
+            wn = width(name);
         if (in->owner[0] != '\0' && width(sqle_quote_id(in->owner, who, sizeof who)) > wo)
             wo = width(who);
         snprintf(tok, sizeof tok, "%" PRId64, in->token);
@@ -546,12 +556,12 @@ static void print_list_human(const list_rows *r)
             snprintf(exp, sizeof exp, "%" PRId64, in->expires_at_ms - in->db_now_ms);
         else
             snprintf(exp, sizeof exp, "-");
-        pad(r->v[i].name, wn + 2);
+        pad(sqle_show_text(r->v[i].name, name, sizeof name), wn + 2);
         pad(in->owner[0] != '\0' ? sqle_quote_id(in->owner, who, sizeof who) : "-", wo + 2);
         pad(in->held ? "yes" : "no", 6);
         pad(tok, wt + 2);
         pad(exp, 15);
-        fputs(data_of(in) != NULL ? in->data : "-", stdout);
+        fputs(show_data(in, data, sizeof data), stdout);
         fputc('\n', stdout);
     }
 }

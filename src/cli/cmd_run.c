@@ -95,7 +95,7 @@ static void release_unstarted(cli_session *s, const char *why)
  */
 static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, int64_t waited)
 {
-    char reason[600], owner[SQLEASE_MAX_OWNER + 1], waited_text[64] = "";
+    char reason[600], owner[SQLEASE_MAX_OWNER + 1] = "", waited_text[64] = "";
     char who[SQLE_QUOTED_ID_MAX];
     char data[SQLEASE_MAX_DATA + 1];
     int64_t token = 0, expires = 0;
@@ -125,6 +125,13 @@ static int give_up(cli_session *s, const cli_args *a, const cli_job_flags *f, in
          * minimum hold kept it), but this run's own acquire saw who took
          * it: a herd of runs fired together names the one that ran. */
         cli_error("lease '%s' was taken by %s (token %" PRId64 ") as this run tried to take it;"
+                  " free again now%s", s->name, sqle_quote_id(owner, who, sizeof who), token,
+                  waited_text);
+    else if (r == 0 && owner[0] != '\0')
+        /* Nor did it see who did (its read showed the row free, the take
+         * after it lost the race), but the winner's release kept its
+         * name in the row. */
+        cli_error("lease '%s' was held by %s (token %" PRId64 "), which has released it:"
                   " free again now%s", s->name, sqle_quote_id(owner, who, sizeof who), token,
                   waited_text);
     else if (r == 0)

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "classify.h"
 #include "db.h"
+#include "internal.h"
 #include "odbc.h"
 #include "os.h"
 
@@ -62,13 +63,25 @@ void cli_format_time(int64_t wall_ms, char *buf, size_t cap)
     (void)cli_os_format_stamp(wall_ms, buf, cap);
 }
 
-void cli_error(const char *fmt, ...)
+/* Every message and log line goes out through here: what it quotes may
+ * come from the table or a driver (an owner id, a driver's message
+ * quoting a value), and is shown with its control characters escaped
+ * (sqle_show_text), never raw to a terminal. */
+static void show_message(const char *fmt, va_list ap, char *out, size_t cap)
 {
     char msg[1024];
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    sqle_show_text(msg, out, cap);
+}
+
+void cli_error(const char *fmt, ...)
+{
+    char msg[2048];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    show_message(fmt, ap, msg, sizeof msg);
     va_end(ap);
     if (log_journal)
         fprintf(stderr, "<3>sqlease: %s\n", msg);
@@ -78,11 +91,11 @@ void cli_error(const char *fmt, ...)
 
 int cli_usage(const char *fmt, ...)
 {
-    char msg[1024];
+    char msg[2048];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    show_message(fmt, ap, msg, sizeof msg);
     va_end(ap);
     fprintf(stderr, "%ssqlease: %s (see 'sqlease --help')\n", log_journal ? "<3>" : "", msg);
     return CLI_EXIT_USAGE;
@@ -111,11 +124,12 @@ int cli_log_level(void)
 /* A line in the log's form into buf (cap bytes), its newline included
  * (a line too long is cut, and still ends in one).  Returns its
  * length. */
-static size_t format_line(char *buf, size_t cap, int level, const char *line)
+static size_t format_line(char *buf, size_t cap, int level, const char *raw)
 {
-    char stamp[40];
+    char stamp[40], line[2048];
     int n;
 
+    sqle_show_text(raw, line, sizeof line);
     if (log_journal) {
         n = snprintf(buf, cap, "<%d>sqlease: %s: %s\n", journal_priority(level),
                      level_name(level), line);

@@ -22,8 +22,8 @@
  * disarms the guard).  When the guard stops CMD at the deadline it says
  * so through a second pipe, so that sqlease reports the lease as lost
  * rather than the status the guard's SIGTERM gave CMD.  All times are
- * sqle_mono_ms() values (CLOCK_MONOTONIC, shared by every process of
- * the host).  POSIX only (the process is the OS layer's, os.h): on Windows
+ * sqle_mono_ms() values (CLOCK_BOOTTIME on Linux, shared by every
+ * process of the host and counting a suspend).  POSIX only (the process is the OS layer's, os.h): on Windows
  * these calls do nothing and the job object that CMD runs in is what ties
  * it to sqlease.
  */

@@ -32,8 +32,11 @@ static int utf8_len(const unsigned char *s)
 }
 
 /* Quote a string: the two characters JSON reserves and every control
- * character are escaped, and bytes that are not UTF-8 (an owner id is
- * whatever the database holds) become U+FFFD so the output stays valid. */
+ * character are escaped (C0 and DEL, which JSON requires or allows, and
+ * the C1 code points U+0080..U+009F, which it allows: some terminals act
+ * on them, and JSON is read on terminals too), and bytes that are not
+ * UTF-8 (an owner id is whatever the database holds) become U+FFFD so
+ * the output stays valid. */
 static void put_string(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -58,6 +61,11 @@ static void put_string(FILE *out, const char *s)
         if (n == 0) {
             fputs("\\ufffd", out);
             p++;
+            continue;
+        }
+        if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
+            fprintf(out, "\\u%04x", p[1]);
+            p += 2;
             continue;
         }
         fwrite(p, 1, (size_t)n, out);

@@ -94,6 +94,11 @@ void cli_metrics_escape(const char *in, char *out, size_t cap)
     out[k] = '\0';
 }
 
+/* The labels are this process's own lease name and owner id, never text
+ * read from the table, and both are checked (valid UTF-8, no control
+ * character) before a lease starts: the format's three escapes are all a
+ * value needs, and it has no other (a control character would have to be
+ * dropped, not escaped). */
 void cli_metrics_labels(cli_metrics *m, const char *name, const char *owner)
 {
     char n[2 * SQLEASE_MAX_NAME + 1], o[2 * SQLEASE_MAX_OWNER + 1];

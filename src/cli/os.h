@@ -78,12 +78,16 @@ int cli_sys_append_line(const char *path, const char *line);
 char *cli_sys_read_file(const char *path);
 
 /* The connection string kept in a private file (--dsn-file): the file's
- * first line, without its line end, in buf.  The file must be a regular
- * file that neither its group nor others may read or write (it may hold
- * a password; POSIX mode bits, checked on the open file, so that a
- * symbolic link to it is fine; on Windows its ACL is not checked), and
- * must hold one non-empty line (blank lines may follow).  Returns 0, or -1 with why in err
- * ("readable by group or others (mode 0644): chmod 600 it"). */
+ * first line, without its line end, in buf.  It may hold a password, and
+ * its Driver= names a library this process loads, so on POSIX the file
+ * must be a regular file owned by the effective user or root that neither
+ * its group nor others may read, write or execute (checked on the opened
+ * descriptor, so that the file read is the file checked); a symbolic link
+ * is followed only if it is owned by the effective user or root.  On
+ * Windows neither the owner nor the ACL is checked.  It must hold one
+ * non-empty line (blank lines may follow).  Returns 0, or -1 with what is
+ * wrong and what to run in err ("group can read it (mode 0640); run:
+ * chmod 600 /etc/dsn"); the file's contents are never in err. */
 int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
                              size_t errcap);
 

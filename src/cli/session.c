@@ -823,7 +823,12 @@ int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
         /* Not this process's hold, whatever the owner id says: a hold is
          * its token, and this one never proved one. */
         r = info.held && !info.mine;
-        if (r) {
+        if (!r && !info.held) {
+            /* A release keeps who held the row and the token it held. */
+            snprintf(owner, cap, "%s", info.last_owner);
+            if (token != NULL)
+                *token = info.token;
+        } else if (r) {
             snprintf(owner, cap, "%s", info.owner);
             if (data != NULL && dcap > 0)
                 snprintf(data, dcap, "%s", info.data);
@@ -938,9 +943,12 @@ void cli_session_observe(cli_session *s)
     }
 
     if (cli_notify_enabled()) {
-        char status[sizeof s->status], msg[sizeof s->status + 16];
+        char raw[sizeof s->status], status[sizeof s->status], msg[sizeof s->status + 16];
 
-        compose_status(s, &st, have, status, sizeof status);
+        /* systemctl status prints the line to a terminal: the holder's id
+         * and a driver's words are shown escaped, as in the log. */
+        compose_status(s, &st, have, raw, sizeof raw);
+        sqle_show_text(raw, status, sizeof status);
         if (strcmp(status, s->status) != 0) {
             snprintf(s->status, sizeof s->status, "%s", status);
             snprintf(msg, sizeof msg, "STATUS=%s", status);

@@ -142,9 +142,10 @@ int cli_session_guard_acted(cli_session *s);
 
 /* Who holds the lease, from one status query on a short-lived lease
  * handle.  Returns 1 with owner (and *token, *expires_in_ms and the
- * holder's data, "" when none) set when another hold has it, 0 when it
- * is free, -1 if the query failed.  token, expires_in_ms and data may be
- * NULL. */
+ * holder's data, "" when none) set when another hold has it; 0 when it
+ * is free, with owner set to who held it last (the row's last_owner, ""
+ * if it does not say) and *token to the token that hold had; -1 if the
+ * query failed.  token, expires_in_ms and data may be NULL. */
 int cli_session_holder(cli_session *s, char *owner, size_t cap, int64_t *token,
                        int64_t *expires_in_ms, char *data, size_t dcap);
 

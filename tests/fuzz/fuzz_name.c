@@ -14,12 +14,49 @@
  * character, C0, DEL or C1; not only white space; a name neither starts
  * nor ends with white space, Unicode's White_Space); an accepted value is
  * never longer than its limit; a refusal is SQLEASE_EINVAL with a
- * one-line message that fits.
+ * one-line message that fits.  And the same bytes as read back from a
+ * table and shown to a person (sqle_show_text, sqle_quote_id, whatever
+ * they hold): well-formed UTF-8 without a control character (C0, DEL,
+ * C1), within the buffer given; an accepted value shown as it is.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzzutil.h"
+#include "internal.h"
+
+/* Shown text is for a terminal: well-formed UTF-8, no C0, DEL or C1. */
+static void check_shown(const char *how, const char *in, const char *out, size_t cap)
+{
+    size_t n = strlen(out), i = 0, len;
+    uint32_t cp;
+
+    FZ_CHECK(n < cap, "%s: %zu bytes shown in a buffer of %zu", how, n, cap);
+    FZ_CHECK(fz_utf8_ok(out, n), "%s of '%s' is not UTF-8: '%s'", how, in, out);
+    for (; i < n; i += len) {
+        len = fz_utf8_decode((const unsigned char *)out + i, n - i, &cp);
+        FZ_CHECK(len > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0),
+                 "%s of '%s' holds U+%04X raw", how, in, (unsigned)cp);
+    }
+}
+
+/* Whatever the table holds, as status, list and the log show it. */
+static void check_show(const char *s, size_t cap_seed)
+{
+    char wide[SQLE_SHOWN_MAX(4096) + 2], small[64];
+    size_t cap = 1 + cap_seed % sizeof small;
+
+    sqle_show_text(s, wide, sizeof wide);
+    check_shown("show_text", s, wide, sizeof wide);
+    sqle_show_text(s, small, cap);
+    check_shown("show_text (cut)", s, small, cap);
+    FZ_CHECK(strncmp(small, wide, strlen(small)) == 0, "a cut is not a prefix: '%s' of '%s'",
+             small, wide);
+    sqle_quote_id(s, wide, sizeof wide);
+    check_shown("quote_id", s, wide, sizeof wide);
+    sqle_quote_id(s, small, cap);
+    check_shown("quote_id (cut)", s, small, cap);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -58,6 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     rc = sqlease_options_check(&o, &err);
     want = fz_text_ref(s, max, edge_ok);
+    check_show(s, size);
+    if (want) {
+        char shown[SQLE_SHOWN_MAX(4096)];
+        FZ_CHECK(strcmp(sqle_show_text(s, shown, sizeof shown), s) == 0,
+                 "%s '%s', which the rules allow, shown as '%s'", what, s, shown);
+    }
     if (rc == SQLEASE_OK) {
         FZ_CHECK(want, "%s '%s' accepted against the rules", what, s);
         FZ_CHECK(strlen(s) <= max, "%s of %zu bytes accepted; the limit is %zu", what,

@@ -38,6 +38,7 @@ static const char *const g_names[SK_COUNT] = {
     "other", "now", "status", "status_each", "list", "probe",
     "renew", "renew_each", "release", "release_each",
     "acquire", "take_watched", "take_each",
+    "repair",
     "release_force", "seed", "seed_each", "fill_nulls", "ddl",
 };
 
@@ -115,15 +116,20 @@ int kinds_init(const char *table)
     rc |= add_one(SK_RELEASE_FORCE, &d->release_force, table);
     rc |= add_one(SK_SEED, &d->seed, table);
     rc |= add_one(SK_FILL_NULLS, &d->fill_nulls, table);
+    rc |= add_one(SK_REPAIR, &d->repair, table);
     rc |= add_one(SK_PROBE, &d->probe_token, table);
     rc |= add_one(SK_PROBE, &d->probe_version, table);
     rc |= add_one(SK_PROBE, &d->probe_data, table);
+    rc |= add_one(SK_PROBE, &d->probe_ttl, table);
+    rc |= add_one(SK_PROBE, &d->probe_last_owner, table);
     rc |= add_one(SK_PROBE, &d->probe_exact, table);
     rc |= add_one(SK_DDL, &d->make_exact, table);
     rc |= add_one(SK_DDL, &d->create_table, table);
     rc |= add_one(SK_DDL, &d->add_token, table);
     rc |= add_one(SK_DDL, &d->add_version, table);
     rc |= add_one(SK_DDL, &d->add_data, table);
+    rc |= add_one(SK_DDL, &d->add_ttl, table);
+    rc |= add_one(SK_DDL, &d->add_last_owner, table);
     rc |= add_each(SK_RENEW_EACH, &d->renew_each, table);
     rc |= add_each(SK_STATUS_EACH, &d->status_each, table);
     rc |= add_each(SK_TAKE_EACH, &d->take_each, table);

@@ -19,6 +19,8 @@ typedef enum sim_kind {
     SK_RENEW, SK_RENEW_EACH, SK_RELEASE, SK_RELEASE_EACH,
     /* a follower's */
     SK_ACQUIRE, SK_TAKE_WATCHED, SK_TAKE_EACH,
+    /* a follower's repair of a row with NULLs */
+    SK_REPAIR,
     /* an operator's */
     SK_RELEASE_FORCE, SK_SEED, SK_SEED_EACH, SK_FILL_NULLS, SK_DDL,
     SK_COUNT

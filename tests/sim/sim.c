@@ -668,8 +668,12 @@ static void on_change(void *ud, const sim_row *o, const sim_row *n)
             revoke(l, o->token);
         break;
     case SK_FILL_NULLS:
-        ok = o->owner == NULL || o->token_null || o->version_null || o->expires_null ||
-             o->acquired_null;
+    case SK_REPAIR:
+        /* Only a row with a NULL, and (a follower's repair) only the row
+         * it names. */
+        ok = (o->owner == NULL || o->token_null || o->version_null || o->expires_null ||
+              o->acquired_null) &&
+             (k == SK_FILL_NULLS || binds_name(o->name));
         g_events[EV_NULL_REPAIR]++;
         break;
     default:
@@ -715,7 +719,7 @@ static char *plant_text(const char *sql, sim_kind k)
         s = kinds_swap(sql, "(name, owner, token) IN (SELECT name, owner, token FROM h)",
                        "(name, owner) IN (SELECT name, owner FROM h)");
     if ((k == SK_RENEW || k == SK_RENEW_EACH) && SQLE_PLANTED(renew_keeps_version))
-        s = kinds_swap(sql, "version = version + 1", "version = version");
+        s = kinds_swap(sql, "version = COALESCE(version, 0) + 1", "version = version");
     if (k == SK_SEED_EACH && SQLE_PLANTED(seed_replaces_row) &&
         (t = kinds_swap(sql, "INSERT INTO", "INSERT OR REPLACE INTO")) != NULL) {
         s = kinds_swap(t, " ON CONFLICT (name) DO NOTHING", "");

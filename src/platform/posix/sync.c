@@ -3,8 +3,12 @@
  * (see platform.h).
  *
  * OS contract relied on: pthreads with pthread_condattr_setclock, so a
- * condition variable times out on CLOCK_MONOTONIC, the clock
- * sqle_mono_ms() reads (clock.c); the compiler's __atomic builtins.
+ * condition variable times out on CLOCK_MONOTONIC, never on the wall
+ * clock; the compiler's __atomic builtins.  The deadlines it is given
+ * are on the lease clock (clock.c: CLOCK_BOOTTIME on Linux), which a
+ * condition variable cannot wait on (glibc takes only CLOCK_REALTIME and
+ * CLOCK_MONOTONIC), and which runs ahead of CLOCK_MONOTONIC by every
+ * suspend: see sqle_cond_wait_until.
  */
 #include "platform.h"
 
@@ -68,23 +72,42 @@ void sqle_cond_broadcast(sqle_cond *c)
     pthread_cond_broadcast(&c->c);
 }
 
-/* The absolute deadline is the same number sqle_mono_ms() returns, so
- * when the wait times out, sqle_mono_ms() >= deadline already holds:
- * a caller re-reading the clock never sees a timeout "early". */
+/*
+ * A timed wait ends at least every SQLE_SUSPEND_CHECK_MS, as a spurious
+ * wake-up (callers loop): the deadline is on the lease clock, the wait
+ * on CLOCK_MONOTONIC, and a suspend moves the first but not the second.
+ * A watchdog asleep until a hold's deadline when the machine suspends
+ * would otherwise wake that whole suspend late, with the hold long over
+ * and another holder working; so the wait is cut into pieces short
+ * enough that, after a resume, the deadline is seen within one of them.
+ * Waits without a deadline are not cut: an idle process wakes for
+ * nothing.
+ */
+#define SQLE_SUSPEND_CHECK_MS 250
+
+/* Returns 1 only once sqle_mono_ms() >= deadline holds, so a caller
+ * re-reading the clock never sees a timeout "early". */
 int sqle_cond_wait_until(sqle_cond *c, sqle_mutex *m, int64_t deadline_mono_ms)
 {
     struct timespec ts;
-    int rc;
+    int64_t left, until;
 
     if (deadline_mono_ms < 0) {
         pthread_cond_wait(&c->c, &m->m);
         return 0;
     }
-    ts.tv_sec = (time_t)(deadline_mono_ms / 1000);
-    ts.tv_nsec = (long)(deadline_mono_ms % 1000) * 1000000L;
-    rc = pthread_cond_timedwait(&c->c, &m->m, &ts);
-    if (rc == ETIMEDOUT)
+    left = deadline_mono_ms - sqle_mono_ms();
+    if (left <= 0)
         return 1;
+    if (left > SQLE_SUSPEND_CHECK_MS)
+        left = SQLE_SUSPEND_CHECK_MS;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    until = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000L + left;
+    ts.tv_sec = (time_t)(until / 1000);
+    ts.tv_nsec = (long)(until % 1000) * 1000000L;
+    if (pthread_cond_timedwait(&c->c, &m->m, &ts) == ETIMEDOUT)
+        return sqle_mono_ms() >= deadline_mono_ms ? 1 : 0;
     return 0;
 }
 

@@ -1,22 +1,20 @@
 /*
- * clock.c -- the monotonic clock and sleeping on Win32 (see platform.h).
+ * clock.c -- the lease clock and sleeping on Win32 (see platform.h).
  *
- * OS contract relied on: QueryPerformanceCounter is one clock for the
- * whole host, so readings from different processes compare.
+ * OS contract relied on: GetTickCount64 is one clock for the whole host,
+ * so readings from different processes compare, never goes back, and
+ * includes the time the system spent in sleep or hibernation (its
+ * documentation points to QueryUnbiasedInterruptTime for the count
+ * without): a holder whose machine slept through its ttl must see its
+ * deadline passed when it wakes, as the database's clock does.  Its
+ * resolution is the system timer's (10 to 16 ms), which is fine for
+ * deadlines of seconds.
  */
 #include "win32.h"
 
-/* counter * 1000 would overflow 63 bits after about a month of uptime
- * where the frequency is in the GHz range (some systems expose the TSC),
- * so whole seconds and the remainder are scaled separately. */
 int64_t sqle_mono_ms(void)
 {
-    LARGE_INTEGER f, c;
-
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (int64_t)((c.QuadPart / f.QuadPart) * 1000
-                     + (c.QuadPart % f.QuadPart) * 1000 / f.QuadPart);
+    return (int64_t)GetTickCount64();
 }
 
 /* Sleep() may end a tick early; sleeping again for the rest keeps the

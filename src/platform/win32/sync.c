@@ -76,7 +76,10 @@ int sqle_cond_wait_until(sqle_cond *c, sqle_mutex *m, int64_t deadline_mono_ms)
     left = deadline_mono_ms - sqle_mono_ms();
     if (left <= 0)
         return 1;
-    ms = left > 0x7FFFFFFF ? (DWORD)0x7FFFFFFF : (DWORD)left;
+    /* A wait's timeout does not count a sleep of the system (Windows 8
+     * on), the lease clock does: in pieces of at most 250 ms, the
+     * deadline is seen soon after a resume (platform.h). */
+    ms = left > 250 ? (DWORD)250 : (DWORD)left;
     if (!SleepConditionVariableSRW(CV(c), SRW(m), ms, 0) && GetLastError() == ERROR_TIMEOUT)
         return sqle_mono_ms() >= deadline_mono_ms ? 1 : 0;
     return 0;

@@ -45,13 +45,24 @@ typedef struct guard_msg {
 
 #define NEVER CLI_OS_GUARD_NEVER
 
+/* The library's lease clock (src/platform/posix/clock.c), read the same
+ * way here: the deadlines sqlease sends are its values.  CLOCK_BOOTTIME
+ * counts a suspend, as a lease's expiry on the database does. */
 static int64_t mono_now(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+#ifdef CLOCK_BOOTTIME
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+#endif
+        clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/* poll() times out on CLOCK_MONOTONIC, which a suspend stops: a poll
+ * until the deadline would end that suspend late.  Cut into pieces this
+ * long, the deadline is seen within one of them after a resume. */
+#define GUARD_SUSPEND_CHECK_MS 250
 
 /* Set in the guard before its loop: stderr is the systemd journal. */
 static int g_journal;
@@ -232,7 +243,9 @@ static _Noreturn void guard_main(int rfd, int wfd, pid_t pgid, int64_t term_at,
         next = kill_at;
         if (!termed && term_at < next)
             next = term_at;
-        timeout = next == NEVER ? -1 : next - now > INT_MAX ? INT_MAX : (int)(next - now);
+        timeout = next == NEVER ? -1
+                  : next - now > GUARD_SUSPEND_CHECK_MS ? GUARD_SUSPEND_CHECK_MS
+                                                         : (int)(next - now);
         pfd.fd = rfd;
         pfd.events = POLLIN;
         pfd.revents = 0;

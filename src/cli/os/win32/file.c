@@ -1,10 +1,12 @@
 /*
- * file.c -- files and directories the tool writes, on Win32 (see os.h):
- * the metrics file replaced in one step.  The demo's helpers are not
- * there (the demo needs POSIX) and fail.
+ * file.c -- files and directories the tool writes or reads, on Win32
+ * (see os.h): the metrics file replaced in one step, and the file
+ * --dsn-file reads.  The demo's helpers are not there (the demo needs
+ * POSIX) and fail.
  */
 #include "os_win32.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,8 +40,10 @@ char *cli_sys_read_file(const char *path)
     return NULL;
 }
 
-/* The file's ACL is not checked here: a file under the user's profile is
- * private by default.  The rest is as on POSIX: one line, not empty. */
+/* Neither the file's owner nor its ACL is checked here (POSIX checks the
+ * owner and the mode bits): a file under the user's profile is private
+ * by default (docs/windows.md).  The rest is as on POSIX: one line, not
+ * empty, and the same words. */
 int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
                              size_t errcap)
 {
@@ -47,7 +51,10 @@ int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
     size_t len, n;
 
     if (f == NULL) {
-        snprintf(err, errcap, "cannot open it");
+        if (errno == ENOENT)
+            snprintf(err, errcap, "does not exist");
+        else
+            snprintf(err, errcap, "cannot open it: %s", strerror(errno));
         return -1;
     }
     len = fread(buf, 1, cap - 1, f);
@@ -66,7 +73,8 @@ int cli_os_read_private_file(const char *path, char *buf, size_t cap, char *err,
         }
     buf[n] = '\0';
     if (n == 0) {
-        snprintf(err, errcap, "is empty");
+        snprintf(err, errcap, "is empty: write the connection string (or a DSN name) on"
+                              " its first line");
         return -1;
     }
     return 0;
