@@ -41,7 +41,8 @@
  * operator who forces a release (sqlease_lease_release_force), deletes a
  * row and migrates it back (a new token from the clock; not with clock
  * steps), migrates while the fleet runs, and on a table made by hand
- * sets an owner, token, version or expiry to NULL; with --clock-steps
+ * sets an owner, token (not with clock steps), version or expiry to
+ * NULL; with --clock-steps
  * the database's clock steps 1 to 30 s forward or back, about twice a
  * seed (with --by-expiry, the followers' old rule of taking by the
  * database's expiry alone, which such steps catch).  Beside the leases,
@@ -1373,11 +1374,13 @@ static void admin_reseed(int l)
 }
 
 /* A NULL where sqlease writes values, as a table made by hand may hold:
- * a NULL owner frees the row under its holder. */
+ * a NULL owner frees the row under its holder.  Not a NULL token with
+ * clock steps: its repair takes a new token from the database's clock,
+ * which goes back after a step back (as a row seeded again does). */
 static void admin_null(int l)
 {
-    static const char *const cols[] = {"owner", "token", "version", "expires_at_ms"};
-    const char *col = cols[sim_below(4)];
+    static const char *const cols[] = {"owner", "version", "expires_at_ms", "token"};
+    const char *col = cols[sim_below(g_clock_steps ? 3 : 4)];
 
     if (strcmp(col, "owner") == 0)
         revoke_row(l);
