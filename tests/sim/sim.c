@@ -220,8 +220,8 @@ typedef struct proc {
 typedef struct lease_state {
     int64_t last_token;
     int64_t written_at;  /* the row's last change */
-    int64_t writer_ttl;  /* the ttl of the hold that wrote it, as that
-                            process ran it; 0 when the row was left free */
+    int64_t writer_ttl;  /* the ttl of the row's holder, as the process whose
+                            take wrote it ran it; 0 when the row is free */
     int last_starter;    /* process of the latest on_started, -1 none */
     int not_held_reported;
     int64_t revoked[8];  /* tokens of holds an operator took the row from */
@@ -701,7 +701,13 @@ static void on_change(void *ud, const sim_row *o, const sim_row *n)
         return;
     g_st_changed |= UINT64_C(1) << l;
     g_l[l].written_at = sim_now();
-    g_l[l].writer_ttl = row_free(n) ? 0 : p >= 0 ? g_p[p].slots[l].t.ttl : max_ttl(l);
+    /* A repair, a renew or migrate's filling in keeps the holder. */
+    if (row_free(n))
+        g_l[l].writer_ttl = 0;
+    else if ((k == SK_ACQUIRE || k == SK_TAKE_WATCHED || k == SK_TAKE_EACH) && p >= 0)
+        g_l[l].writer_ttl = g_p[p].slots[l].t.ttl;
+    else if (g_l[l].writer_ttl == 0)
+        g_l[l].writer_ttl = max_ttl(l);
     if (kinds_proves(k) && p >= 0 && !n->token_null && same_text(n->owner, g_p[p].owner)) {
         proof_add(&g_p[p].slots[l], n->token, g_st_call->began);
         trace("p%d lease-%d proof sent at %.3f", p, l, g_st_call->began / 1000.0);
@@ -1386,7 +1392,11 @@ static void admin_null(int l)
         revoke_row(l);
     admin_sql("UPDATE " TABLE " SET %s = NULL WHERE name = '%s'", col, g_names[l]);
     g_l[l].written_at = sim_now();
-    g_l[l].writer_ttl = strcmp(col, "owner") == 0 ? 0 : max_ttl(l);
+    if (strcmp(col, "owner") == 0)
+        g_l[l].writer_ttl = 0;
+    else if (g_l[l].writer_ttl == 0 && rows_get(g_names[l]) != NULL &&
+             !row_free(rows_get(g_names[l])))
+        g_l[l].writer_ttl = max_ttl(l);
     g_events[EV_NULL_SET]++;
 }
 
