@@ -91,7 +91,10 @@
  *     that holder ran it (a watching follower's wait; none for a row left
  *     free) + 2 x retry + query timeout + 500 ms + login timeout of the
  *     later of the faults' end and the row's last change (a group's, a
- *     ttl and two retries more: a dead worker's presence is watched out);
+ *     ttl and two retries more: a dead worker's presence is watched out;
+ *     with clock steps, + what the clock stepped back: a follower that
+ *     first read a dead holder's row after a step back waits for its
+ *     expiry, which the step pushed out);
  *   - every live supervisor (a group: its reads of the table) keeps
  *     sending statements, at least every heartbeat or retry + a call's
  *     bound;
@@ -263,6 +266,7 @@ static uint64_t g_faults;
 static uint64_t g_calls;            /* public calls timed against their bound */
 static uint64_t g_slow_holder_pct;  /* this seed's share of slow on_holder calls */
 static int g_calm;                  /* the faults have ended: callbacks are quick */
+static int64_t g_stepped_back;      /* the database's clock's steps back, summed */
 static sqlease_db *g_admin;         /* the operator's handle, in process 0 */
 static uint64_t g_kinds[SK_COUNT], g_events[EV_COUNT];
 static char g_names[MAX_L][16];
@@ -1459,7 +1463,10 @@ static void check_liveness(int64_t t0)
     for (l = 0; l < g_nl; l++) {
         lease_state *ls = &g_l[l];
         int64_t from = ls->written_at > t0 ? ls->written_at : t0;
-        int64_t due = from + ls->writer_ttl + 2 * RETRY_MS + CALL_BOUND;
+        /* A follower that first read a dead holder's row after the
+         * database's clock stepped back cannot tell: it waits for the
+         * row's expiry, which the steps pushed out. */
+        int64_t due = from + ls->writer_ttl + g_stepped_back + 2 * RETRY_MS + CALL_BOUND;
         if (g_scenario == SC_GROUP)
             due += 3000 + 2 * RETRY_MS;
         if (ls->not_held_reported || other_running(l, -1) >= 0 || sim_now() <= due)
@@ -1628,6 +1635,8 @@ static void fault(void)
         if (sim_below(2) == 0)
             s = -s;
         simdb_clock_step_ms += s;
+        if (s < 0)
+            g_stepped_back -= s;
         g_faults++;
         g_events[EV_CLOCK_STEP]++;
         trace("the database clock steps %" PRId64 " ms", s);
@@ -1695,8 +1704,8 @@ static void history(void *arg)
         for (l = 0; l < g_nl; l++)
             if (g_p[i].live && silence_bound(&g_p[i].slots[l]) + 1 > window)
                 window = silence_bound(&g_p[i].slots[l]) + 1;
-    if (g_scenario == SC_GROUP && window < GROUP_SETTLE_MS)
-        window = GROUP_SETTLE_MS;
+    if (g_scenario == SC_GROUP && window < GROUP_SETTLE_MS + g_stepped_back)
+        window = GROUP_SETTLE_MS + g_stepped_back; /* a dead worker's presence too */
     for (;;) {
         sweep();
         check_silence(t0);
@@ -1748,6 +1757,7 @@ static int one_seed(uint64_t seed)
     memset(g_l, 0, sizeof g_l);
     memset(&simdb_cfg, 0, sizeof simdb_cfg);
     simdb_clock_step_ms = 0;
+    g_stepped_back = 0;
     sim_reset();
     sim_seed(seed);
     rows_reset();
