@@ -163,7 +163,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
                  "hold up to start afresh with a new token", (long long)token);
         return;
     }
-    if (now >= proof + s->r.renew_deadline_ms && !SQLE_PLANTED(start_past_deadline)) {
+    if (now >= proof + s->r.renew_deadline_ms) {
         /* Give it up and take afresh: a follower never holds a token, so
          * what it sends is always a poll. */
         s->state = SUP_STALE;
@@ -186,7 +186,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
     s->started_any = 1;
     s->token = token;
     s->holder_reported = 0; /* after this hold, report the first read */
-    s->deadline = proof + s->r.renew_deadline_ms;
+    s->deadline = (SQLE_PLANTED(proof_dated_at_answer) ? now : proof) + s->r.renew_deadline_ms;
     s->next_due = proof + s->r.heartbeat_ms;
     cb->token = token;
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
@@ -244,6 +244,8 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (ev == EV_TAKEN)
             s->takes++;
         if (s->state == SUP_HOLDER && ev == EV_RENEWED) {
+            if (SQLE_PLANTED(proof_dated_at_answer))
+                proof = now;
             if (proof + s->r.renew_deadline_ms > s->deadline)
                 s->deadline = proof + s->r.renew_deadline_ms;
             s->next_due = proof + s->r.heartbeat_ms;
