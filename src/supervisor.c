@@ -542,7 +542,6 @@ static void first_group(sqlease_supervisor **v, size_t n, int *rcs)
          * it, sqle_supervisor_start_seeded): bound to its version. */
         if (each[i].rc == SQLEASE_OK &&
             (each[i].info.owner[0] == '\0' ||
-             (!each[i].info.held && SQLE_PLANTED(start_each_takes_expired)) ||
              (sqle_lease_wants_take(v[i]->lease, &each[i].info) &&
               sqle_lease_take_bound(v[i]->lease, &each[i].info)))) {
             take_rows[nf] = each[i];
