@@ -18,9 +18,9 @@
  *   5-6  same-ttl: every lease one ttl, so that renews, takes and
  *        releases go batched (renew_each, take_each, release_each);
  *   7-8  mixed: each process runs each lease with a timing of its own
- *        (ttl 2, 3, 5 or 12 s, heartbeat a quarter to a third, renew
- *        deadline a half to two thirds), holders and followers of one
- *        lease differing;
+ *        (ttl 2, 3, 5 or 12 s, heartbeat a fifth to a third of it,
+ *        renew deadline a half to two thirds), holders and followers of
+ *        one lease differing;
  *   9    group: every process joins one group over 8 leases
  *        (sqlease_group_start, slack 0 or 1 by the seed's tens).
  * Even seeds start and stop a process's supervisors with start_each and
@@ -55,8 +55,9 @@
  *     was one it bound; a take only rows whose (name, token) it bound
  *     (take_watched and take_each: and version), the expiry take only a
  *     row free or expired by the database's clock; a forced release only
- *     from the operator; a seed only inserts; fill_nulls only a row with
- *     a NULL; a text the simulator does not know changes nothing;
+ *     from the operator; a seed only inserts; fill_nulls only rows with
+ *     a NULL, a follower's repair only the row it names, with a NULL; a
+ *     text the simulator does not know changes nothing;
  *   - every statement that changes a row changes its version (as a
  *     follower reads it, a NULL as 0), and no token goes back;
  *   - no release of a hold is sent while that hold's work runs (before
@@ -373,10 +374,7 @@ static int overrunning(const slot *s)
            (s->starting && sim_now() - s->start_began >= s->t.rd);
 }
 
-/* Whether another process's hold of lease l runs work that may not
- * overlap a start: not one that overran (excused by contract), nor one
- * whose row an operator took away (it stops at its next renew's answer,
- * which the gone check holds it to). */
+/* Which process runs lease l's work, other than `except`; -1 none. */
 static int other_running(int l, int except)
 {
     int i;
