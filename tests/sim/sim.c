@@ -830,7 +830,8 @@ static void after_statement(simdb_call *c)
  * 500 ms.  A batched renew's answer is the supervisor's; a lone renew's
  * call goes on with a read of the row (and a take if it shows it free),
  * which may wait behind another statement of the handle: its answer is
- * the supervisor's by the call's bound. */
+ * the supervisor's by the call's bound (with the login timeout: the
+ * connection may have had to be made again first). */
 static void on_answer(simdb_call *c, int lost, int64_t at)
 {
     int p = proc_of(c->proc), l;
@@ -844,7 +845,7 @@ static void on_answer(simdb_call *c, int lost, int64_t at)
         if (!(c->marks >> l & 1) || !s->running || s->token != c->mark_values[l])
             continue;
         s->gone_token = s->token;
-        s->gone_by = c->mark_kind == SK_RENEW_EACH ? at : bound;
+        s->gone_by = c->mark_kind == SK_RENEW_EACH ? at : c->began + CALL_BOUND;
         trace("p%d lease-%d: the answer says token %" PRId64 " is gone", p, l, s->token);
     }
 }
