@@ -6,7 +6,11 @@
 #   bash ci/sim.sh                  what CI runs: 20,000 seeds of the
 #                                   scenario mix, 2,000 with the
 #                                   database's clock stepping, then each
-#                                   planted bug must be found
+#                                   planted bug must be found (515 s,
+#                                   36 s and 2 s measured on 2 shared,
+#                                   loaded cores, where the 20,000 and
+#                                   2,000 seeds before these scenarios
+#                                   took 434 s and 39 s)
 #   bash ci/sim.sh --seeds 1000000  the soak (and 100,000 with clock steps)
 #   bash ci/sim.sh --seeds 5000 --clock-steps   only with clock steps
 #   bash ci/sim.sh --plants         only the planted bugs
