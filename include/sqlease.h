@@ -1332,7 +1332,10 @@ SQLEASE_API int sqlease_history_list(sqlease_db *db, const char *history_table,
  *    worker still short of the target whose hash of owner id and name is
  *    highest), so that workers below their share do not race for one
  *    row.
- *    Above target + slack on two reads in a row, it gives back the excess
+ *    Above target + slack on two reads in a row (or above target, when
+ *    the read shows another live worker holding fewer than floor(N / W),
+ *    which the slack alone could leave at none: 4/4/0 of 8 with slack 1),
+ *    it gives back the excess
  *    down to target by a graceful stop of those supervisors (on_stopped
  *    with SQLEASE_STOP_SHUTDOWN, then the release): a lease moves only by
  *    a release and a take, never from under its holder.  The slack and
@@ -1340,8 +1343,8 @@ SQLEASE_API int sqlease_history_list(sqlease_db *db, const char *history_table,
  *    flapping when W or a race for a free row changes the count by one.
  *
  * With N = 1000 and 4 workers, the shares settle at 250 each; when N is
- * not a multiple of W the last worker to fill up may hold less than
- * ceil(N / W) by up to W - 1.
+ * not a multiple of W each live worker settles at floor(N / W) or more
+ * (8 among 3 with slack 1: 3/3/2 or 4/2/2).
  */
 
 #define SQLEASE_GROUP_PRESENCE_PREFIX "~presence/"

@@ -533,28 +533,9 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
      * answered now: never left to wait behind a call that may not come
      * back. */
     r->state = REQ_ORPHANED;
-#ifdef SQLE_SIM_PLANT_RACE4
-    /* The simulator's planted bug (tests/sim): at the cap the stuck
-     * worker was not abandoned and stayed the handle's worker, and below
-     * it a new one was started for what waited even if this abandon
-     * reached the cap, as before the fix. */
     if (db->worker != NULL && db->worker->current == r) {
-        if (db->nabandoned >= DB_MAX_ABANDONED) {
-            capped = 1;
-        } else {
-            worker_abandon(db, db->worker);
-            if (db->queue != NULL) {
-                reconnect_allowance(db);
-                (void)worker_start(db, NULL);
-            }
-        }
-    }
-    if (0) {
-#else
-    if (db->worker != NULL && db->worker->current == r) {
-#endif
         worker_abandon(db, db->worker);
-        capped = db->nabandoned >= DB_MAX_ABANDONED;
+        capped = db->nabandoned >= DB_MAX_ABANDONED + SQLE_PLANTED(fifth_stuck_connection);
         if (db->queue != NULL) {
             sqlease_error serr;
             int src = SQLEASE_OK;

@@ -552,7 +552,8 @@ static void watch_from(sqlease_lease *l, uint64_t owner, int64_t token, int64_t 
      * saw (clock_ref, take_kind), so a step back just before the first
      * read of a dead holder's last version does not add itself. */
     l->seen_wait = sqle_lease_holder_ttl(l, holder_ttl_ms);
-    if (expires_at_ms - (since + l->clock_ref) > l->seen_wait)
+    if (expires_at_ms - (since + l->clock_ref) > l->seen_wait ||
+        SQLE_PLANTED(watch_ends_at_expiry))
         l->seen_wait = expires_at_ms - (since + l->clock_ref);
 }
 
@@ -560,7 +561,8 @@ static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
 {
     uint64_t owner = sqle_hash_text(row->owner);
 
-    if (l->seen_valid && l->seen_token == row->token && l->seen_version == row->version &&
+    if (l->seen_valid && l->seen_token == row->token &&
+        (l->seen_version == row->version || SQLE_PLANTED(watch_ignores_version)) &&
         l->seen_owner == owner)
         return;
     watch_from(l, owner, row->token, row->version, row->expires_at_ms, row->ttl_ms,
@@ -612,7 +614,7 @@ static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
     }
     if (row->owner[0] == '\0')
         return TAKE_BY_EXPIRY;
-    if (!l->watch)
+    if (!l->watch || SQLE_PLANTED(take_by_expiry))
         return row->held ? TAKE_NONE : TAKE_BY_EXPIRY;
     {
         /* The database's clock against this follower's, the largest seen
@@ -980,6 +982,8 @@ int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, i
          * that is a loss whatever the take below answers.  Whatever comes
          * next is a new hold with a new token.  The history says so,
          * unless a taker or an operator said first how it ended. */
+        if (SQLE_PLANTED(renew_lost_is_error))
+            return sqle_fail(err, SQLEASE_EDB, "the renew of '%s' matched no row", l->name);
         sqle_hist_ended(&l->hist, l->held_token, SQLE_END_LOST, l->deadline);
         l->held_token = -1;
         *lost = 1;
@@ -1050,8 +1054,11 @@ int sqle_lease_release_as(sqlease_lease *l, int64_t deadline, int64_t min_hold_m
     if (l->proven_token < 0)
         return SQLEASE_OK;
     l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
-    rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, min_hold_ms, NULL, 0,
-                  NULL, &rows, err);
+    if (SQLE_PLANTED(release_unscoped))
+        rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
+    else
+        rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, min_hold_ms, NULL, 0,
+                      NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
     if (rc == SQLEASE_OK && rows > 0)

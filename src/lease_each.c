@@ -437,8 +437,10 @@ static void mark_renewed(sqle_each **ls, size_t n, hold_row *rows, size_t nrows)
         snprintf(key.name, sizeof key.name, "%s", l->name);
         snprintf(key.owner, sizeof key.owner, "%s", l->owner);
         key.token = l->held_token;
-        ls[i]->rc = bsearch(&key, rows, nrows, sizeof *rows, cmp_hold_rows) != NULL
-                        ? SQLEASE_OK : SQLEASE_NOT_HELD;
+        ls[i]->rc = bsearch(&key, rows, nrows, sizeof *rows, cmp_hold_rows) != NULL ||
+                            (nrows > 0 && SQLE_PLANTED(renew_each_marks_all))
+                        ? SQLEASE_OK
+                        : SQLE_PLANTED(renew_lost_is_error) ? SQLEASE_EDB : SQLEASE_NOT_HELD;
     }
 }
 

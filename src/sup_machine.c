@@ -187,7 +187,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
     s->started_any = 1;
     s->token = token;
     s->holder_reported = 0; /* after this hold, report the first read */
-    s->deadline = proof + s->r.renew_deadline_ms;
+    s->deadline = (SQLE_PLANTED(proof_dated_at_answer) ? now : proof) + s->r.renew_deadline_ms;
     s->next_due = proof + s->r.heartbeat_ms;
     cb->token = token;
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
@@ -245,6 +245,8 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (ev == EV_TAKEN)
             s->takes++;
         if (s->state == SUP_HOLDER && ev == EV_RENEWED) {
+            if (SQLE_PLANTED(proof_dated_at_answer))
+                proof = now;
             if (proof + s->r.renew_deadline_ms > s->deadline)
                 s->deadline = proof + s->r.renew_deadline_ms;
             s->next_due = proof + s->r.heartbeat_ms;
@@ -288,7 +290,9 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (s->running)
             s->renew_failures++;
         if (s->state != SUP_STOPPED)
-            s->next_due = proof + s->r.retry_ms;
+            s->next_due = s->state == SUP_FOLLOWER && SQLE_PLANTED(poll_stops_after_error)
+                              ? INT64_MAX
+                              : proof + s->r.retry_ms;
         /* A follower's read that answered says who held the lease when it
          * ran, even if the take after it failed. */
         if (s->state == SUP_FOLLOWER && row != NULL && row->db_now_ms > 0)
@@ -360,14 +364,8 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
         out->early = s->r.retry_ms / 2;
         break;
     case SUP_STALE:
-#ifdef SQLE_SIM_PLANT_RACE1
-        /* The simulator's planted bug (tests/sim): the release sent
-         * whether or not on_stopped has returned. */
-        out->what = SQLE_SEND_RELEASE;
-#else
-        if (!sqle_engine_cbs_pending(n))
+        if (!sqle_engine_cbs_pending(n) || SQLE_PLANTED(release_during_on_stopped))
             out->what = SQLE_SEND_RELEASE;
-#endif
         break;
     case SUP_NEW:
     case SUP_STOPPED:
@@ -380,14 +378,15 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
 static int64_t sup_watch(sqle_engine_node *n, int64_t now)
 {
     sqlease_supervisor *s = SQLE_SUP_OF(n);
+    int64_t due = s->deadline + (SQLE_PLANTED(watchdog_a_heartbeat_late) ? s->r.heartbeat_ms : 0);
 
     if (s->state != SUP_HOLDER || !s->running)
         return -1;
-    if (now >= s->deadline) {
+    if (now >= due) {
         sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
         return -1;
     }
-    return s->deadline;
+    return due;
 }
 
 /* The release of a stale hold answered. */
@@ -569,15 +568,8 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
  */
 static int start_current(const sqlease_supervisor *s, const sup_cb *cb)
 {
-#ifdef SQLE_SIM_PLANT_RACE2
-    /* The simulator's planted bug (tests/sim): the check made only when
-     * the start was queued, as before the fix. */
-    (void)s;
-    (void)cb;
-    return 1;
-#else
-    return s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline;
-#endif
+    return (s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline) ||
+           SQLE_PLANTED(on_started_after_its_hold);
 }
 
 /*

@@ -352,7 +352,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "3490e8ee9e7c6d8c8dc62fb0934daa974ce7d966d663a1e60d5da59cde7cfd60"
+SHIPPED_SQL_SHA256 = "531e00539487f2b42e4151bfddbeb1425204d993497e3f1a3d3ced9cacb6e80a"
 
 
 def shipped_sql(probe_out):
@@ -624,15 +624,16 @@ class RealTemplate(GenCase):
         self.assertIn("version IS NULL", fill, key)
         self.assertIn("token = COALESCE(token, " + now + ")", fill, key)
         # ... and, as every write, it changes the version (a NULL one
-        # becomes 1): a follower that read the NULL as 0 starts over.
-        self.assertIn("version = COALESCE(version, 0) + 1", fill, key)
+        # starts from the clock, as a token does): a follower that read the
+        # NULL, or a number before it, starts over.
+        self.assertIn("version = COALESCE(version, " + now + ") + 1", fill, key)
         # The repair of one row whose read showed a NULL: the same, for
         # that name only.
         repair = stmts[(key, "repair")][2]
         self.assertEqual(set(stmts[(key, "repair")][1]), {name}, key)
         self.assertTrue(repair.startswith("UPDATE {table} SET"), key)
         self.assertIn(as_sql(row["name_equals"]), repair, key)
-        self.assertIn("version = COALESCE(version, 0) + 1", repair, key)
+        self.assertIn("version = COALESCE(version, " + now + ") + 1", repair, key)
         self.assertIn("token = COALESCE(token, " + now + ")", repair, key)
         # Every statement that changes a row changes its version, also
         # from NULL; the takes write the holder's ttl (a watch waits it),
@@ -640,7 +641,8 @@ class RealTemplate(GenCase):
         # they change it (MySQL assigns left to right).
         for st in ("acquire", "take_watched", "renew", "release", "release_force"):
             sql = stmts[(key, st)][2]
-            self.assertRegex(sql, r"version = COALESCE\((\w+\.)?version, 0\) \+ 1", st)
+            self.assertRegex(sql, r"version = COALESCE\((\w+\.)?version, (%s|c\.now_ms)\) \+ 1"
+                             % re.escape(now), st)
         for st in ("acquire", "take_watched"):
             self.assertIn("ttl_ms = ?", stmts[(key, st)][2], "%s.%s" % (key, st))
         for st in ("release", "release_force"):
@@ -682,7 +684,8 @@ class RealTemplate(GenCase):
         self.assertIn(as_sql(row["name_equals"]) + " AND token = ?", sql, key)
         self.assertIn(as_sql(row["owner_free"]) + " OR owner IS NULL", sql, key)
         self.assertRegex(sql, r"expires_at_ms <= ", key)
-        self.assertRegex(sql, r"version = COALESCE\(version, 0\) \+ 1", key)
+        self.assertRegex(sql, r"version = COALESCE\(version, (%s|c\.now_ms)\) \+ 1"
+                         % re.escape(now), key)
         self.assertIn("token = token + 1", sql, key)
         self.assertIn("ttl_ms = ?", sql, key)
         # ... that writes the fire and requires the row's last one before it.
