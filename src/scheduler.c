@@ -13,6 +13,12 @@
  * instant into a moment to wake; a claim that arrives early answers so,
  * and is sent again.
  *
+ * A reload (SIGHUP) replaces the job list under the lock and frees the
+ * old one, so a job is never held by pointer across a statement: the
+ * code copies its name before it lets the lock go, sends the name, and
+ * finds the job again by that name when it has the lock back (it may be
+ * gone, or another entry with new userdata).
+ *
  * The lock (s->m) is what makes "claimed, then started" safe against a
  * lease that ends in between: a claim's answer is acted on under the
  * lock, and only if the hold it was sent under (its generation, s->gen)
@@ -354,26 +360,32 @@ static int64_t db_now_est(const sqle_sched *s)
 /* ---- starting and stopping fires ------------------------------------ */
 
 /*
- * A claim answered "claimed" (s->m held): start the work if the hold it
- * was sent under is still the running one, else end its row at once as
- * not started.  Returns 1 if it started.
+ * A claim of job `name` answered "claimed" (s->m held): start the work if
+ * the hold it was sent under is still the running one and the job, j as
+ * found by name now, is still in the schedule, else end its row at once
+ * as not started.  Returns 1 if it started.
  */
-static int start_run(sqle_sched *s, sjob *j, int64_t fire_at_ms, int attempt, int64_t token,
-                     uint64_t gen, int catch_up)
+static int start_run(sqle_sched *s, sjob *j, const char *name, int64_t fire_at_ms, int attempt,
+                     int64_t token, uint64_t gen, int catch_up)
 {
     sqle_fire f;
-    srun *r;
+    srun *r = NULL;
     int64_t late;
 
-    if (!s->holding || s->gen != gen || s->stopping || (r = calloc(1, sizeof *r)) == NULL) {
+    if (j == NULL || !s->holding || s->gen != gen || s->stopping ||
+        (r = calloc(1, sizeof *r)) == NULL) {
         sqlease_error err;
+        char job[SQLEASE_MAX_JOB + 1];
         int held = s->holding && s->gen == gen && !s->stopping;
 
+        snprintf(job, sizeof job, "%s", name);
         sqle_mutex_unlock(&s->m);
-        (void)sqle_fire_end(&s->fctx, token, j->j.name, fire_at_ms, attempt, "failed",
+        (void)sqle_fire_end(&s->fctx, token, job, fire_at_ms, attempt, "failed",
                             SQLEASE_FIRE_NO_EXIT,
-                            held ? "not started: out of memory"
-                                 : "not started: the lease ended as it was claimed",
+                            !held ? "not started: the lease ended as it was claimed"
+                            : j == NULL ? "not started: its job left the schedule (reload) as"
+                                          " it was claimed"
+                                        : "not started: out of memory",
                             0, &err);
         sqle_mutex_lock(&s->m);
         return 0;
@@ -479,63 +491,65 @@ static void sched_holder(void *ud, const char *owner, int64_t token, const char 
 enum { CLAIM_DONE, CLAIM_RETRY, CLAIM_EARLY };
 
 /*
- * Claim fire `f` of job `j` under hold (token, gen), then start it
- * (s->m held on entry and return; let go around the statement).
+ * Claim fire `f` of job `job` under hold (token, gen), then start it
+ * (s->m held on entry and return; let go around the statement, so the
+ * job is found again by its name after it).
  * CLAIM_DONE when the fire is dealt with (started, or found claimed by
  * someone, or the lease is gone: the next holder deals with it);
  * CLAIM_EARLY when the database's clock has not reached it yet;
  * CLAIM_RETRY when the statement failed (not known: sent again).
  */
-static int claim_and_start(sqle_sched *s, sjob *j, int64_t fire_at_ms, int64_t token,
+static int claim_and_start(sqle_sched *s, const char *job, int64_t fire_at_ms, int64_t token,
                            uint64_t gen, int catch_up)
 {
     sqlease_fire_info seen;
     sqlease_error err;
-    char when[40];
+    char name[SQLEASE_MAX_JOB + 1], when[40];
     int rc;
 
+    snprintf(name, sizeof name, "%s", job);
     sqle_mutex_unlock(&s->m);
     memset(&seen, 0, sizeof seen);
-    rc = sqle_fire_claim(&s->fctx, token, j->j.name, fire_at_ms, 0, &seen, &err);
+    rc = sqle_fire_claim(&s->fctx, token, name, fire_at_ms, 0, &seen, &err);
     sqle_mutex_lock(&s->m);
     fire_text(fire_at_ms, when, sizeof when);
     switch (rc) {
     case SQLEASE_OK:
         s->st.claimed++;
-        if (start_run(s, j, fire_at_ms, 1, token, gen, catch_up))
+        if (start_run(s, job_find(s, name), name, fire_at_ms, 1, token, gen, catch_up))
             slog(s, SQLEASE_LOG_INFO, "job %s: fire %s claimed with token %lld; started%s",
-                 j->j.name, when, (long long)token, catch_up ? " (late: a missed fire)" : "");
+                 name, when, (long long)token, catch_up ? " (late: a missed fire)" : "");
         return CLAIM_DONE;
     case SQLEASE_CLAIMED:
         s->st.lost_claims++;
         slog(s, SQLEASE_LOG_WARN, "job %s: fire %s has a row already (%s by %s, token %lld);"
-             " not run here", j->j.name, when, seen.state, seen.owner, (long long)seen.token);
+             " not run here", name, when, seen.state, seen.owner, (long long)seen.token);
         return CLAIM_DONE;
     case SQLEASE_NOT_DUE:
         return CLAIM_EARLY;
     case SQLEASE_NOT_HELD:
-        slog(s, SQLEASE_LOG_WARN, "job %s: fire %s not claimed: %s", j->j.name, when,
-             err.message);
+        slog(s, SQLEASE_LOG_WARN, "job %s: fire %s not claimed: %s", name, when, err.message);
         return CLAIM_DONE;
     default:
         s->st.failures++;
         slog(s, SQLEASE_LOG_ERROR, "job %s: claiming fire %s failed (%s): %s; trying again",
-             j->j.name, when, sqlease_strerror(rc), err.message);
+             name, when, sqlease_strerror(rc), err.message);
         return CLAIM_RETRY;
     }
 }
 
-/* Record a fire that is not run (skipped, missed) under the hold (s->m
- * held; let go around the statement). */
-static void record(sqle_sched *s, sjob *j, int64_t fire_at_ms, int64_t token,
+/* Record a fire of job `job` that is not run (skipped, missed) under the
+ * hold (s->m held; let go around the statement). */
+static void record(sqle_sched *s, const char *job, int64_t fire_at_ms, int64_t token,
                    const char *state, const char *note)
 {
     sqlease_error err;
-    char when[40];
+    char name[SQLEASE_MAX_JOB + 1], when[40];
     int rc;
 
+    snprintf(name, sizeof name, "%s", job);
     sqle_mutex_unlock(&s->m);
-    rc = sqle_fire_record(&s->fctx, token, j->j.name, fire_at_ms, state, note, 0, NULL, &err);
+    rc = sqle_fire_record(&s->fctx, token, name, fire_at_ms, state, note, 0, NULL, &err);
     sqle_mutex_lock(&s->m);
     fire_text(fire_at_ms, when, sizeof when);
     if (rc == SQLEASE_OK) {
@@ -543,19 +557,21 @@ static void record(sqle_sched *s, sjob *j, int64_t fire_at_ms, int64_t token,
             s->st.skipped++;
         else
             s->st.missed++;
-        slog(s, SQLEASE_LOG_INFO, "job %s: fire %s recorded %s (%s)", j->j.name, when, state,
-             note);
+        slog(s, SQLEASE_LOG_INFO, "job %s: fire %s recorded %s (%s)", name, when, state, note);
     } else if (rc != SQLEASE_CLAIMED) {
-        slog(s, SQLEASE_LOG_WARN, "job %s: recording fire %s as %s failed: %s", j->j.name,
-             when, state, err.message);
+        slog(s, SQLEASE_LOG_WARN, "job %s: recording fire %s as %s failed: %s", name, when,
+             state, err.message);
     }
 }
 
 /* ---- the takeover ---------------------------------------------------- */
 
+/* The jobs as the takeover began (read without the lock, which a reload
+ * may take meanwhile), and the latest fire the ledger has of each. */
 typedef struct last_seen {
-    sqle_sched *s;
-    int64_t *last;            /* per job index, -1 none */
+    char (*names)[SQLEASE_MAX_JOB + 1];
+    int64_t *last;            /* per name, -1 none */
+    size_t n;
 } last_seen;
 
 static int on_last(void *ud, const char *job, int64_t last_fire_ms)
@@ -563,8 +579,8 @@ static int on_last(void *ud, const char *job, int64_t last_fire_ms)
     last_seen *ls = ud;
     size_t i;
 
-    for (i = 0; i < ls->s->njobs; i++)
-        if (strcmp(ls->s->jobs[i].j.name, job) == 0 && last_fire_ms > ls->last[i])
+    for (i = 0; i < ls->n; i++)
+        if (strcmp(ls->names[i], job) == 0 && last_fire_ms > ls->last[i])
             ls->last[i] = last_fire_ms;
     return 0;
 }
@@ -627,7 +643,11 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
 {
     int64_t f, from = now - j->j.max_age_ms, newest_old = -1, *fires = NULL;
     size_t n = 0, cap = 0, dropped = 0, i;
-    char note[160];
+    int missed = j->j.missed;
+    char note[160], name[SQLEASE_MAX_JOB + 1];
+
+    /* j is valid until the first statement lets the lock go. */
+    snprintf(name, sizeof name, "%s", j->j.name);
 
     /* The fires in (last, from]: too old to run; only the newest noted. */
     if (last < from && sqle_cron_prev(j->cron, from, &f) == 1 && f > last)
@@ -655,7 +675,7 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
     if (newest_old >= 0) {
         snprintf(note, sizeof note, "missed: older than the job's max age (%lld ms) when a "
                  "holder took over", (long long)j->j.max_age_ms);
-        record(s, j, newest_old, token, "missed", note);
+        record(s, name, newest_old, token, "missed", note);
     }
     if (n > SQLE_SCHED_MISSED_ROWS) {
         dropped += n - SQLE_SCHED_MISSED_ROWS;
@@ -664,16 +684,18 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
         n = SQLE_SCHED_MISSED_ROWS;
     }
     for (i = 0; i < n && s->holding && s->gen == gen; i++) {
-        int run = j->j.missed == SQLE_MISSED_ALL ||
-                  (j->j.missed == SQLE_MISSED_ONCE && i == n - 1);
+        int run = missed == SQLE_MISSED_ALL || (missed == SQLE_MISSED_ONCE && i == n - 1);
 
-        if (run && j->j.missed == SQLE_MISSED_ALL) {
+        if (run && missed == SQLE_MISSED_ALL) {
+            j = job_find(s, name);
+            if (j == NULL)
+                break; /* reloaded without it */
             if (queue_push(j, fires[i]) != 0)
-                record(s, j, fires[i], token, "missed", "missed: out of memory to queue it");
+                record(s, name, fires[i], token, "missed", "missed: out of memory to queue it");
             continue;
         }
         if (run) {
-            while (claim_and_start(s, j, fires[i], token, gen, 1) != CLAIM_DONE &&
+            while (claim_and_start(s, name, fires[i], token, gen, 1) != CLAIM_DONE &&
                    s->holding && s->gen == gen && !s->stopping) {
                 sqle_mutex_unlock(&s->m);
                 sqle_sleep_ms(s->retry_ms);
@@ -683,12 +705,12 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
         }
         if (i == 0 && dropped > 0)
             snprintf(note, sizeof note, "missed: no holder ran it (policy %s; %zu earlier "
-                     "fires not recorded)", j->j.missed == SQLE_MISSED_SKIP ? "skip" : "once",
+                     "fires not recorded)", missed == SQLE_MISSED_SKIP ? "skip" : "once",
                      dropped);
         else
             snprintf(note, sizeof note, "missed: no holder ran it (policy %s)",
-                     j->j.missed == SQLE_MISSED_SKIP ? "skip" : "once");
-        record(s, j, fires[i], token, "missed", note);
+                     missed == SQLE_MISSED_SKIP ? "skip" : "once");
+        record(s, name, fires[i], token, "missed", note);
     }
     free(fires);
 }
@@ -703,9 +725,10 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
 {
     sqlease_error err;
     int64_t rows = 0, now, max_age = 0, *last;
+    char (*names)[SQLEASE_MAX_JOB + 1];
     last_seen ls;
     abandoned_list al = {NULL, 0, 0};
-    size_t i;
+    size_t i, n;
     int rc, any_least = 0;
 
     sqle_mutex_unlock(&s->m);
@@ -723,13 +746,18 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
     if (!s->holding || s->gen != gen) {
         return;
     }
-    last = malloc((s->njobs ? s->njobs : 1) * sizeof *last);
-    if (last == NULL) {
+    n = s->njobs;
+    last = malloc((n ? n : 1) * sizeof *last);
+    names = malloc((n ? n : 1) * sizeof *names);
+    if (last == NULL || names == NULL) {
+        free(last);
+        free(names);
         slog(s, SQLEASE_LOG_ERROR, "takeover: out of memory");
         return;
     }
-    for (i = 0; i < s->njobs; i++) {
+    for (i = 0; i < n; i++) {
         last[i] = -1;
+        snprintf(names[i], sizeof names[i], "%s", s->jobs[i].j.name);
         if (s->jobs[i].j.abandoned == SQLE_ABANDONED_AT_LEAST_ONCE)
             any_least = 1;
         if (s->jobs[i].j.max_age_ms > max_age)
@@ -737,8 +765,9 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
         s->jobs[i].nq = s->jobs[i].qhead = 0;
     }
     now = db_now_est(s);
-    ls.s = s;
+    ls.names = names;
     ls.last = last;
+    ls.n = n;
     sqle_mutex_unlock(&s->m);
     rc = sqle_fire_last(&s->fctx, on_last, &ls, 0, &err);
     if (rc == SQLEASE_OK && any_least)
@@ -750,7 +779,7 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
          * from now on are fired, and the next takeover looks again. */
         slog(s, SQLEASE_LOG_ERROR, "reading the ledger at takeover failed (%s); missed and "
              "abandoned fires are left as they are", err.message);
-        for (i = 0; i < s->njobs; i++)
+        for (i = 0; i < n; i++)
             last[i] = -1;
         al.n = 0;
     }
@@ -764,14 +793,15 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
             al.v[i].attempt >= j->j.max_attempts)
             continue;
         sqle_mutex_unlock(&s->m);
-        rc = sqle_fire_reclaim(&s->fctx, token, j->j.name, al.v[i].fire_at_ms, al.v[i].attempt,
-                               0, NULL, &e2);
+        rc = sqle_fire_reclaim(&s->fctx, token, al.v[i].job, al.v[i].fire_at_ms,
+                               al.v[i].attempt, 0, NULL, &e2);
         sqle_mutex_lock(&s->m);
         j = job_find(s, al.v[i].job); /* a reload may have come meanwhile */
         fire_text(al.v[i].fire_at_ms, when, sizeof when);
-        if (rc == SQLEASE_OK && j != NULL) {
+        if (rc == SQLEASE_OK) {
             s->st.reruns++;
-            if (start_run(s, j, al.v[i].fire_at_ms, al.v[i].attempt + 1, token, gen, 1))
+            if (start_run(s, j, al.v[i].job, al.v[i].fire_at_ms, al.v[i].attempt + 1, token,
+                          gen, 1))
                 slog(s, SQLEASE_LOG_WARN, "job %s: fire %s abandoned by its holder; run "
                      "again (attempt %d)", al.v[i].job, when, al.v[i].attempt + 1);
         } else if (rc != SQLEASE_OK) {
@@ -781,15 +811,20 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
     }
     free(al.v);
     now = db_now_est(s);
-    for (i = 0; i < s->njobs && s->holding && s->gen == gen; i++) {
-        sjob *j = &s->jobs[i];
+    /* By name: a job a reload took out meanwhile is not caught up, and one
+     * it added has its next fire from the reload. */
+    for (i = 0; i < n && s->holding && s->gen == gen; i++) {
+        sjob *j = job_find(s, names[i]);
 
-        if (last[i] >= 0)
+        if (j != NULL && last[i] >= 0) {
             catch_up_job(s, j, last[i], now, token, gen);
-        if (sqle_cron_next(j->cron, now, &j->next_ms) != 1)
+            j = job_find(s, names[i]);
+        }
+        if (j != NULL && sqle_cron_next(j->cron, now, &j->next_ms) != 1)
             j->next_ms = -1;
     }
     free(last);
+    free(names);
     s->prune_at = sqle_mono_ms() + PRUNE_PERIOD_MS / 10;
     s->prune_cursor = now - s->keep_ms - 2 * 24 * 3600 * INT64_C(1000);
 }
@@ -863,23 +898,25 @@ static sjob *next_due(sqle_sched *s, int64_t *due, int *is_queue)
 static void fire_due(sqle_sched *s, sjob *j, int64_t f, int is_queue, int64_t token, uint64_t gen)
 {
     srun *prev = running_of(s, j->j.name);
-    char note[200], when[40];
+    char note[200], when[40], name[SQLEASE_MAX_JOB + 1];
     int r;
 
+    /* j is valid until the lock is let go (a stop, a statement). */
+    snprintf(name, sizeof name, "%s", j->j.name);
     if (!is_queue && prev != NULL && j->j.overlap == SQLE_OVERLAP_FORBID) {
         fire_text(prev->fire_at_ms, when, sizeof when);
         snprintf(note, sizeof note, "skipped: the run of fire %s was still running (overlap "
                  "forbid)", when);
         if (sqle_cron_next(j->cron, f, &j->next_ms) != 1)
             j->next_ms = -1;
-        record(s, j, f, token, "skipped", note);
+        record(s, name, f, token, "skipped", note);
         return;
     }
     if (!is_queue && prev != NULL && j->j.overlap == SQLE_OVERLAP_REPLACE)
         stop_runs(s, 0, prev, SQLE_STOP_REPLACED);
     if (!s->holding || s->gen != gen)
         return;
-    r = claim_and_start(s, j, f, token, gen, is_queue);
+    r = claim_and_start(s, name, f, token, gen, is_queue);
     if (r == CLAIM_EARLY) {
         /* The estimate of the clock was early: measure it again. */
         sqle_mutex_unlock(&s->m);
@@ -894,7 +931,7 @@ static void fire_due(sqle_sched *s, sjob *j, int64_t f, int is_queue, int64_t to
         return;
     }
     /* Dealt with: on to the next one (the job may have been reloaded). */
-    j = job_find(s, j->j.name);
+    j = job_find(s, name);
     if (j == NULL)
         return;
     if (is_queue) {
