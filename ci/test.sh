@@ -134,7 +134,7 @@ step "vendor header check" check_headers
 step "build" build
 step "test (default build)" run_tests
 # A few seconds: Prometheus' promtool on what /metrics (supervise --http,
-# status --watch --http) and --metrics-file write.
+# status --watch --http, cron --http) and --metrics-file write.
 step "metrics: promtool check metrics on /metrics and --metrics-file" \
     reported bash ci/metrics-check.sh
 step "install, symbols, pkg-config and CMake examples, uninstall" reported bash ci/install-check.sh
@@ -145,7 +145,7 @@ step "install, symbols, pkg-config and CMake examples, uninstall" reported bash 
 step "a minimal Debian root: the README's commands, the install check" reported bash ci/minbase.sh
 step "dialect matrix (every row of the dialect table but sqlite)" reported env SQLEASE_MATRIX=servers bash ci/matrix.sh
 step "Windows: MinGW cross-build, run under Wine" reported bash ci/windows.sh
-step "valgrind: run and supervise" bash ci/valgrind.sh
+step "valgrind: run, supervise and cron" bash ci/valgrind.sh
 # About 4 minutes: the PostgreSQL suites and a killed holder through
 # PgBouncer, in transaction and statement pooling.
 step "PgBouncer: suites and a killed holder, transaction and statement pooling" \

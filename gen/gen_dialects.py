@@ -49,6 +49,10 @@ PARAM_LIST = (
     ("note", "text", "note", "why a fire was skipped, missed or abandoned; NULL: none"),
     ("since_ms", "int64", "since_ms", "a window's first fire_at_ms (included)"),
     ("before_ms", "int64", "before_ms", "a window's end (fire_at_ms below it)"),
+    # The holder history (the history table): one hold of a lease.
+    ("pid", "int64", "pid", "the holder's process id"),
+    ("ended_at_ms", "int64", "ended_at_ms",
+     "when a hold ended, epoch ms; in hold_start 0: no hold to close"),
     # The hand-over: the taker's priority, whom a hand-over is for, how
     # long it reserves the row, and the start of the ready rows' names.
     ("priority", "int64", "priority", "the taker's priority, written by every take"),
@@ -62,15 +66,18 @@ PARAM_TYPES = {"text": "SQLEASE_PARAM_TEXT", "int64": "SQLEASE_PARAM_INT64"}
 PARAMS = {name: ("SQLEASE_P_" + name.upper(), i) for i, (name, _, _, _) in enumerate(PARAM_LIST)}
 
 # The tables a statement names, substituted at run time after the
-# identifier has been validated: {table} (the lease table) and
-# {fire_table} (the fire ledger).  A statement names exactly the ones it
+# identifier has been validated: {table} (the lease table),
+# {fire_table} (the fire ledger) and {history_table} (the holder
+# history).  A statement names exactly the ones it
 # lists: the library substitutes only those it expects (a lease
 # statement that named {fire_table} would reach the server with the
 # braces in it).
 LEASE = ("table",)
 FIRE = ("fire_table",)
 BOTH = ("table", "fire_table")
-TABLE_PLACEHOLDERS = ("table", "fire_table")
+HIST = ("history_table",)
+LEASE_HIST = ("table", "history_table")
+TABLE_PLACEHOLDERS = ("table", "fire_table", "history_table")
 
 # Statements, in struct order: name -> (required params, allowed params,
 # the tables it names, each required and no other allowed).
@@ -174,6 +181,23 @@ STATEMENTS = {
                    "exit_status"},
                   {"name", "token", "job", "fire_at_ms", "host", "state", "has_exit",
                    "exit_status"}, BOTH),
+    # ---- the holder history: one row per hold of a lease name ----
+    "hold_create_table": (set(), set(), HIST),
+    # The taker's row of its new hold, read from the lease row while it
+    # shows that hold; a dialect whose statement binds :ended_at_ms also
+    # closes the hold before it (token - 1) when that is above 0.
+    "hold_start": ({"name", "owner", "token", "host", "pid"},
+                   {"name", "owner", "token", "host", "pid", "ended_at_ms"}, LEASE_HIST),
+    # The taker closes the hold it took over (token) as expired.
+    "hold_expire": ({"name", "token", "ended_at_ms"}, {"name", "token", "ended_at_ms"}, HIST),
+    # The holder closes its own hold (token) as :state.
+    "hold_end": ({"name", "token", "state"}, {"name", "token", "state"}, HIST),
+    # An operator's forced release closes the hold the row was freed from.
+    "hold_force": ({"name"}, {"name"}, LEASE_HIST),
+    # A window of started_at_ms, newest first, with the end before each.
+    "hold_list": ({"name", "since_ms", "before_ms"}, {"name", "since_ms", "before_ms"}, HIST),
+    # Delete a window of one lease name's ended holds.
+    "hold_prune": ({"name", "since_ms", "before_ms"}, {"name", "since_ms", "before_ms"}, HIST),
 }
 
 # The most markers a statement may have: src/db.c binds a generated
@@ -244,6 +268,9 @@ SNIPPETS = {
     # SELECT (may be empty).
     "fire_insert": (set(), set(), False),
     "fire_if_absent": (set(), set(), True),
+    # The same for an insert of a hold's row (key: name, token).
+    "hold_insert": (set(), set(), False),
+    "hold_if_absent": (set(), set(), True),
     # The hand-over's column: it carries none (''; NULL in a table made
     # by hand counts as none), it is :owner, it is :target, each as
     # exact bytes; and a name that starts with :prefix.
@@ -275,8 +302,9 @@ WHERE_RE = re.compile(r"\bWHERE\b", re.I)
 # the text for n leases from the parts the generator emits: the head (the
 # text before {each: ...}), the item, the separator and the tail (the text
 # after).  name -> (required params of head and tail, allowed ones,
-# required params of the item, allowed ones).  {table} must be in the head
-# or the tail; the item takes {now} and the snippets, no other placeholder.
+# required params of the item, allowed ones[, the tables it names]).  The
+# tables (default: {table} alone) must be in the head or the tail; the
+# item takes {now} and the snippets, no other placeholder.
 EACH_STATEMENTS = {
     # The holders' renew of many holds: each item is one hold (name,
     # owner, token); one ttl for them all.  It answers which rows it
@@ -302,6 +330,16 @@ EACH_STATEMENTS = {
     # hold for them all.
     "release_each": ({"min_hold_ms"}, {"min_hold_ms"}, {"name", "owner", "token"},
                      {"name", "owner", "token"}),
+    # The holder history of many holds (name, owner, token each): the
+    # rows of the holds a batched take took (one host and pid), the ends
+    # of the holds it took over (one :ended_at_ms), the ends a batched
+    # release or renew found (one :state).
+    "hold_start_each": ({"host", "pid"}, {"host", "pid"}, {"name", "owner", "token"},
+                        {"name", "owner", "token"}, LEASE_HIST),
+    "hold_expire_each": ({"ended_at_ms"}, {"ended_at_ms"}, {"name", "owner", "token"},
+                         {"name", "owner", "token"}, HIST),
+    "hold_end_each": ({"state"}, {"state"}, {"name", "owner", "token"},
+                      {"name", "owner", "token"}, HIST),
 }
 EACH_SEP = ", "
 # The snippets [common]'s batched statements compare rows with: a row
@@ -313,6 +351,9 @@ EACH_SNIPPETS = {
     "status_each": ("name_key", "name_value"),
     "take_each": ("take_key", "take_value"),
     "release_each": ("hold_key", "hold_value"),
+    "hold_start_each": ("hold_key", "hold_value"),
+    "hold_expire_each": ("hold_key", "hold_value"),
+    "hold_end_each": ("hold_key", "hold_value"),
 }
 
 # The most parameters src/odbc.c binds in one statement (sqle_odbc's
@@ -633,7 +674,8 @@ def check_each(field, value, now_ms, snippets=None):
     """A batched statement: exactly one {each: ITEM}.  Returns a dict of
     its parts, each lexed on its own: head, item, tail (sql and params)
     and the separator."""
-    head_req, head_allowed, item_req, item_allowed = EACH_STATEMENTS[field]
+    head_req, head_allowed, item_req, item_allowed = EACH_STATEMENTS[field][:4]
+    tables = EACH_STATEMENTS[field][4] if len(EACH_STATEMENTS[field]) > 4 else LEASE
     text = value.strip()
     if not text:
         raise FieldError("empty statement")
@@ -673,9 +715,9 @@ def check_each(field, value, now_ms, snippets=None):
                                                         snippets=snippets)
     except FieldError as e:
         raise FieldError("'{each: ...}': %s" % e) from None
-    head_text, head_table = substitute_placeholders(head_text, now_ms, LEASE,
+    head_text, head_table = substitute_placeholders(head_text, now_ms, tables,
                                                     snippets=snippets)
-    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, LEASE,
+    tail_text, tail_table = substitute_placeholders(tail_text, now_ms, tables,
                                                     snippets=snippets)
     head_sql, head_params = lex_sql(head_text, allow_params=True)
     tail_sql, tail_params = lex_sql(tail_text, allow_params=True)
@@ -685,8 +727,9 @@ def check_each(field, value, now_ms, snippets=None):
     except FieldError as e:
         raise FieldError("'{each: ...}': %s" % e) from None
     check_params(head_params + tail_params, head_req, head_allowed)
-    if not (head_table or tail_table):
-        raise FieldError("statement does not use {table}")
+    for t in tables:
+        if t not in head_table | tail_table:
+            raise FieldError("statement does not use {%s}" % t)
     # The parts are joined as they are: keep the blank that stood between
     # a part and the construct.
     if head_sql and head_text[-1:].isspace():
@@ -1315,8 +1358,9 @@ typedef struct sqle_driver {{
     const char *database_file;
 }} sqle_driver;
 
-/* sql: `?` markers, may still contain {{table}} and {{fire_table}}
- * (substituted at run time); params: one sqle_param per `?`, in order. */
+/* sql: `?` markers, may still contain {{table}}, {{fire_table}} and
+ * {{history_table}} (substituted at run time); params: one sqle_param
+ * per `?`, in order. */
 typedef struct sqle_stmt {{
     const char *sql;
     const unsigned char *params;
@@ -1326,8 +1370,8 @@ typedef struct sqle_stmt {{
 /* A batched statement (many leases, one statement): the text for n
  * leases is head.sql, then item.sql n times with sep between them, then
  * tail.sql; its markers are bound in that order, head.params first, then
- * item.params once per lease, then tail.params.  {{table}} may be in the
- * head or the tail.  head.sql NULL: the dialect does not have it. */
+ * item.params once per lease, then tail.params.  The tables may be in
+ * the head or the tail.  head.sql NULL: the dialect does not have it. */
 typedef struct sqle_each_stmt {{
     sqle_stmt head;
     sqle_stmt item;

@@ -45,8 +45,8 @@
  * added to.
  *
  * Structs that grow.  sqlease_db_options, sqlease_options,
- * sqlease_lease_info, sqlease_state, sqlease_fence and sqlease_fire_info
- * are allocated by the caller, and later versions add fields to them.  Each starts with
+ * sqlease_lease_info, sqlease_state, sqlease_fence, sqlease_fire_info and
+ * sqlease_hold_info are allocated by the caller, and later versions add fields to them.  Each starts with
  * `size_t size`, the struct's size as the caller's copy of this header
  * has it, so that a program keeps working, unchanged and not rebuilt,
  * with a later library of the same soname, and the library never reads or
@@ -63,8 +63,8 @@
  *    field past it.  A struct never initialised (size 0, or an absurd
  *    size) is refused with SQLEASE_EINVAL.  Copying an initialised struct
  *    copies its size too.
- *  - sqlease_lease_info, sqlease_state and sqlease_fire_info are filled
- *    by the library.  The functions that fill one are macros that pass
+ *  - sqlease_lease_info, sqlease_state, sqlease_fire_info and
+ *    sqlease_hold_info are filled by the library.  The functions that fill one are macros that pass
  *    sizeof the struct as this header has it; the library writes no byte
  *    past that size and sets `size` to the bytes it filled (at most that
  *    much: a program built against a later header, run with an earlier
@@ -293,8 +293,9 @@ SQLEASE_API void sqlease_db_options_init_(sqlease_db_options *opt, size_t size);
  * (the busy timeout, half the query timeout).
  * When `conn` is a DSN name, or a connection string that names one
  * ("DSN=prod-pg;UID=app"), the lease settings in that DSN's odbc.ini
- * section (SqleaseTable, SqleaseFireTable, SqleaseName, SqleaseTTL,
- * SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry, SqleaseDialect) are
+ * section (SqleaseTable, SqleaseFireTable, SqleaseHistoryTable, SqleaseName,
+ * SqleaseTTL, SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry,
+ * SqleaseDialect) are
  * read here through
  * the driver manager (SQLGetPrivateProfileString) and become the defaults
  * of every lease on this handle (see sqlease_options_effective); an invalid
@@ -345,6 +346,9 @@ SQLEASE_API uint64_t sqlease_db_statements(const sqlease_db *db);
 #define SQLEASE_MAX_HOST 255   /* bytes, the fire table's host column */
 #define SQLEASE_MAX_NOTE 255   /* bytes, the fire table's note column */
 #define SQLEASE_MAX_STATE 16   /* bytes, the fire table's state column */
+#define SQLEASE_DEFAULT_HISTORY_TABLE "sys_job_hold"
+/* The default of sqlease_options.history_keep_ms: 30 days. */
+#define SQLEASE_DEFAULT_HISTORY_KEEP_MS 2592000000LL
 
 typedef struct sqlease_state sqlease_state;
 
@@ -566,6 +570,22 @@ typedef struct sqlease_options {
      * gap between fires). */
     int64_t late_limit_ms;
 
+    /* ---- the holder history (0.2.1) ------------------------------------ */
+
+    /* The holder history's table (see "The holder history"), checked as
+     * `table` is.  NULL: the DSN's SqleaseHistoryTable (see
+     * sqlease_options_effective), else SQLEASE_DEFAULT_HISTORY_TABLE. */
+    const char *history_table;
+    /* 0 (the default): record every hold of this lease in the history
+     * table once sqlease_history_migrate has created it (a missing table
+     * is one warning in the log, and nothing more); SQLEASE_HISTORY_OFF:
+     * record nothing. */
+    int history;
+    /* A supervisor that holds deletes this lease's history rows older
+     * than this (ms, at most SQLEASE_MAX_DURATION_MS), one small window
+     * per hour of holding.  0: SQLEASE_DEFAULT_HISTORY_KEEP_MS. */
+    int64_t history_keep_ms;
+
     /* ---- handing the lease over (0.2.1) ------------------------------ */
 
     /* Supervisor only.  1: this supervisor is a ready follower and hands
@@ -606,6 +626,9 @@ typedef struct sqlease_options {
     int64_t handoff_reserve_ms;
 } sqlease_options;
 
+/* sqlease_options.history: record no hold. */
+#define SQLEASE_HISTORY_OFF (-1)
+
 /* The range of sqlease_options.priority. */
 #define SQLEASE_PRIORITY_MIN (-1000000000LL)
 #define SQLEASE_PRIORITY_MAX 1000000000LL
@@ -644,8 +667,8 @@ SQLEASE_API int sqlease_options_check(const sqlease_options *opt, sqlease_error 
 
 /* The options a lease or supervisor on `db` will actually use: each unset
  * field (NULL or 0) of `in` takes the value from the DSN's section in
- * odbc.ini (SqleaseTable, SqleaseFireTable, SqleaseName, SqleaseTTL,
- * SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry, read when db was
+ * odbc.ini (SqleaseTable, SqleaseFireTable, SqleaseHistoryTable, SqleaseName,
+ * SqleaseTTL, SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry, read when db was
  * opened by DSN name), else, for heartbeat, renew deadline and retry, the value derived
  * from the ttl in force (which may itself come from odbc.ini), else the
  * built-in default; then the result is checked as sqlease_options_check
@@ -1388,6 +1411,91 @@ SQLEASE_API int sqlease_fire_list(sqlease_db *db, const char *fire_table, const 
                                   const char *job, int64_t since_ms, sqlease_fire_fn fn,
                                   void *userdata, sqlease_error *err);
 
+/* ------------------------------------------------------------------ */
+/* The holder history: who held a lease, when, and how each hold ended   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every hold of a lease (a take, with its new token, until it ends) is a
+ * row of the history table (default SQLEASE_DEFAULT_HISTORY_TABLE: one
+ * table for every lease name; the DSN's SqleaseHistoryTable;
+ * sqlease_history_migrate creates it), keyed by (lease name, token).  It
+ * answers "who held the lease at 03:02, and why did that end".  The
+ * library writes it inside the calls it makes anyway, and a renew writes
+ * nothing: the take adds one statement (the new hold's row, read from the
+ * lease row while it shows that hold) and, when it took over a hold whose
+ * holder stopped renewing, one more to close that hold (merged into the
+ * first on PostgreSQL); a release, a loss, a forced release one each; a
+ * batched take or release one per chunk.  A history statement never
+ * changes the lease row and never decides anything: one that fails is
+ * logged and skipped, and a missing table is one warning per handle (for
+ * an hour), not an error.  Each end is written by whoever knows it
+ * first and never written over (`ended`):
+ *   "released"     the holder released it (sqlease_lease_release, a
+ *                  supervisor's stop, run's end)
+ *   "expired"      its holder stopped renewing (a crash, a freeze, a
+ *                  partition) and a later take found the row expired:
+ *                  written by the taker, ended at the expiry it read
+ *   "lost"         the holder's own renew found the hold gone (and no
+ *                  taker had closed it): its work was stopped
+ *   "deadline"     the supervisor stopped the work at its renew deadline
+ *                  (the database did not answer in time) and gave the
+ *                  hold up
+ *   "forced"       an operator's sqlease_lease_release_force (`sqlease
+ *                  release --force`) freed the row
+ *   "handed_over"  the holder handed the lease to a successor
+ *   ""             the hold lasts (ended_at_ms 0), or its end was not
+ *                  recorded (a history statement failed)
+ */
+
+/* One hold's row, filled by the library (see "Structs that grow": a
+ * field added later is appended). */
+typedef struct sqlease_hold_info {
+    size_t size;                       /* the bytes the library filled */
+    char name[SQLEASE_MAX_NAME + 1];   /* the lease name */
+    int64_t token;                     /* the hold's fencing token */
+    char owner[SQLEASE_MAX_OWNER + 1]; /* the holder's owner id */
+    char host[SQLEASE_MAX_HOST + 1];   /* the host it ran on */
+    int64_t pid;                       /* its process id */
+    int64_t started_at_ms;             /* DB clock, epoch ms: the take */
+    int64_t ended_at_ms;               /* DB clock; 0 while it lasts */
+    char ended[SQLEASE_MAX_STATE + 1]; /* how it ended (above); "" none */
+    int64_t prev_ended_at_ms;          /* the end of the hold before it
+                                          (token - 1); 0: that hold has no
+                                          row, or it lasts */
+    int64_t gap_ms;                    /* started_at_ms - prev_ended_at_ms:
+                                          how long the lease had no holder
+                                          before this hold; -1 unknown */
+} sqlease_hold_info;
+
+/* Called once per hold by sqlease_history_list, on the caller's thread,
+ * with no statement in flight (it may use the library, the same db
+ * included).  info is valid only during the call; info->size is the
+ * library's own sizeof.  Return 0 to go on, anything else to stop. */
+typedef int (*sqlease_history_fn)(void *userdata, const sqlease_hold_info *info);
+
+/* Create the history table `history_table` if it is missing (NULL: the
+ * DSN's SqleaseHistoryTable, else SQLEASE_DEFAULT_HISTORY_TABLE; checked
+ * as a lease table is).  Idempotent; a deployment step, like
+ * sqlease_migrate (the hosts' role needs SELECT, INSERT, UPDATE and
+ * DELETE on it).  Returns SQLEASE_OK, SQLEASE_EINVAL, or a connection or
+ * statement status (a privilege the connection lacks is named). */
+SQLEASE_API int sqlease_history_migrate(sqlease_db *db, const char *history_table,
+                                        sqlease_error *err);
+
+/* The holds in `history_table` (NULL: the DSN's SqleaseHistoryTable, else
+ * the default) of lease `name` (NULL: every name) that started at or
+ * after since_ms (DB clock, epoch ms), newest first (then by name and
+ * token), each with the end of the hold before it and the gap.  Rows are
+ * read 100 at a time, one SELECT per window of started_at_ms.  Returns
+ * SQLEASE_OK (every row given, or fn asked to stop), SQLEASE_EINVAL (db
+ * or fn NULL, a bad table or name), SQLEASE_ENOTABLE (run
+ * sqlease_history_migrate), SQLEASE_ENOMEM, or a connection or statement
+ * status (rows given stay given).  Thread-safe. */
+SQLEASE_API int sqlease_history_list(sqlease_db *db, const char *history_table,
+                                     const char *name, int64_t since_ms, sqlease_history_fn fn,
+                                     void *userdata, sqlease_error *err);
+
 
 /* ------------------------------------------------------------------ */
 /* Group: many leases shared fairly by the processes that join          */
@@ -1434,7 +1542,10 @@ SQLEASE_API int sqlease_fire_list(sqlease_db *db, const char *fire_table, const 
  *    worker still short of the target whose hash of owner id and name is
  *    highest), so that workers below their share do not race for one
  *    row.
- *    Above target + slack on two reads in a row, it gives back the excess
+ *    Above target + slack on two reads in a row (or above target, when
+ *    the read shows another live worker holding fewer than floor(N / W),
+ *    which the slack alone could leave at none: 4/4/0 of 8 with slack 1),
+ *    it gives back the excess
  *    down to target by a graceful stop of those supervisors (on_stopped
  *    with SQLEASE_STOP_SHUTDOWN, then the release): a lease moves only by
  *    a release and a take, never from under its holder.  The slack and
@@ -1442,8 +1553,8 @@ SQLEASE_API int sqlease_fire_list(sqlease_db *db, const char *fire_table, const 
  *    flapping when W or a race for a free row changes the count by one.
  *
  * With N = 1000 and 4 workers, the shares settle at 250 each; when N is
- * not a multiple of W the last worker to fill up may hold less than
- * ceil(N / W) by up to W - 1.
+ * not a multiple of W each live worker settles at floor(N / W) or more
+ * (8 among 3 with slack 1: 3/3/2 or 4/2/2).
  */
 
 #define SQLEASE_GROUP_PRESENCE_PREFIX "~presence/"

@@ -533,28 +533,9 @@ static int submit(sqlease_db *db, db_req *r, db_out *out, int *has_row, int64_t 
      * answered now: never left to wait behind a call that may not come
      * back. */
     r->state = REQ_ORPHANED;
-#ifdef SQLE_SIM_PLANT_RACE4
-    /* The simulator's planted bug (tests/sim): at the cap the stuck
-     * worker was not abandoned and stayed the handle's worker, and below
-     * it a new one was started for what waited even if this abandon
-     * reached the cap, as before the fix. */
     if (db->worker != NULL && db->worker->current == r) {
-        if (db->nabandoned >= DB_MAX_ABANDONED) {
-            capped = 1;
-        } else {
-            worker_abandon(db, db->worker);
-            if (db->queue != NULL) {
-                reconnect_allowance(db);
-                (void)worker_start(db, NULL);
-            }
-        }
-    }
-    if (0) {
-#else
-    if (db->worker != NULL && db->worker->current == r) {
-#endif
         worker_abandon(db, db->worker);
-        capped = db->nabandoned >= DB_MAX_ABANDONED;
+        capped = db->nabandoned >= DB_MAX_ABANDONED + SQLE_PLANTED(fifth_stuck_connection);
         if (db->queue != NULL) {
             sqlease_error serr;
             int src = SQLEASE_OK;
@@ -637,6 +618,21 @@ static void fire_sql_free(sqle_fire_sql *f)
     free(f);
 }
 
+static void hist_sql_free(sqle_hist_sql *h)
+{
+    if (h == NULL)
+        return;
+    free(h->table);
+    free(h->history_table);
+    free(h->start);
+    free(h->expire);
+    free(h->end);
+    free(h->force);
+    free(h->list);
+    free(h->prune);
+    free(h);
+}
+
 static void db_free(sqlease_db *db)
 {
     while (db->table_sql != NULL) {
@@ -648,6 +644,11 @@ static void db_free(sqlease_db *db)
         sqle_fire_sql *f = db->fire_sql;
         db->fire_sql = f->next;
         fire_sql_free(f);
+    }
+    while (db->hist_sql != NULL) {
+        sqle_hist_sql *h = db->hist_sql;
+        db->hist_sql = h->next;
+        hist_sql_free(h);
     }
     if (db->proto != NULL)
         db->ops->close(db->proto);
@@ -793,6 +794,7 @@ int sqlease_options_effective_(const sqlease_db *db, const sqlease_options *in,
         return rc;
     full.table = r.table;
     full.fire_table = r.fire_table;
+    full.history_table = r.history_table;
     full.name = r.name;
     full.ttl_ms = r.ttl_ms;
     full.heartbeat_ms = r.heartbeat_ms;
@@ -889,6 +891,42 @@ const sqle_fire_sql *sqle_db_fire_sql(sqlease_db *db, const sqle_dialect *d, con
     }
     sqle_mutex_unlock(&db->m);
     return f;
+}
+
+/* As sqle_db_table_sql, for the pair of tables the holder history's
+ * statements name. */
+sqle_hist_sql *sqle_db_hist_sql(sqlease_db *db, const sqle_dialect *d, const char *table,
+                                const char *history_table)
+{
+    sqle_hist_sql *h;
+
+    sqle_mutex_lock(&db->m);
+    for (h = db->hist_sql; h != NULL; h = h->next)
+        if (h->d == d && strcmp(h->table, table) == 0 &&
+            strcmp(h->history_table, history_table) == 0)
+            break;
+    if (h == NULL && (h = calloc(1, sizeof *h)) != NULL) {
+        h->d = d;
+        h->table = sqle_strdup(table);
+        h->history_table = sqle_strdup(history_table);
+        h->start = sqle_sql_for_all(d->hold_start.sql, table, NULL, history_table);
+        h->expire = sqle_sql_for_all(d->hold_expire.sql, table, NULL, history_table);
+        h->end = sqle_sql_for_all(d->hold_end.sql, table, NULL, history_table);
+        h->force = sqle_sql_for_all(d->hold_force.sql, table, NULL, history_table);
+        h->list = sqle_sql_for_all(d->hold_list.sql, table, NULL, history_table);
+        h->prune = sqle_sql_for_all(d->hold_prune.sql, table, NULL, history_table);
+        if (h->table == NULL || h->history_table == NULL || h->start == NULL ||
+            h->expire == NULL || h->end == NULL || h->force == NULL || h->list == NULL ||
+            h->prune == NULL) {
+            hist_sql_free(h);
+            h = NULL;
+        } else {
+            h->next = db->hist_sql;
+            db->hist_sql = h;
+        }
+    }
+    sqle_mutex_unlock(&db->m);
+    return h;
 }
 
 const sqle_dialect *sqle_db_dialect(sqlease_db *db)

@@ -45,6 +45,20 @@ typedef struct sqle_fire_sql {
     char *claim, *reclaim, *end, *record, *abandon, *last, *read, *list, *prune, *done;
 } sqle_fire_sql;
 
+/* The holder history's statements (history.c) with {table} and
+ * {history_table} substituted, per pair of tables and dialect, shared and
+ * freed the same way; and what the handle knows of that history table:
+ * missing until `quiet_until` (sqle_mono_ms; 0: not known missing), and
+ * whether that was said.  The two fields are guarded by the handle's m. */
+typedef struct sqle_hist_sql {
+    struct sqle_hist_sql *next;
+    const sqle_dialect *d;
+    char *table, *history_table;
+    char *start, *expire, *end, *force, *list, *prune;
+    int64_t quiet_until;
+    int warned;
+} sqle_hist_sql;
+
 typedef struct db_worker db_worker;
 typedef struct db_req db_req;
 
@@ -78,6 +92,7 @@ struct sqlease_db {
     int refs;                      /* the owner's, plus one per worker alive */
     sqle_table_sql *table_sql;     /* per table and dialect, see above */
     sqle_fire_sql *fire_sql;       /* per pair of tables and dialect */
+    sqle_hist_sql *hist_sql;       /* per pair of tables and dialect */
     struct sqle_engine *engine;    /* the supervisors' threads (engine.c), NULL
                                       while the handle has no supervisor */
     int closing;
@@ -141,6 +156,13 @@ const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
 const sqle_fire_sql *sqle_db_fire_sql(sqlease_db *db, const sqle_dialect *d, const char *table,
                                       const char *fire_table);
 
+/* The holder history's statements of the lease table `table` and the
+ * history table `history_table` in dialect d (shared; valid until
+ * sqlease_db_close), or NULL when out of memory.  Both must be validated
+ * identifiers. */
+sqle_hist_sql *sqle_db_hist_sql(sqlease_db *db, const sqle_dialect *d, const char *table,
+                                const char *history_table);
+
 const sqle_dialect *sqle_db_dialect(sqlease_db *db);
 
 /* The values a template statement's named parameters take: one field
@@ -166,6 +188,9 @@ typedef struct db_params {
     const char *note;   /* NULL: SQL NULL */
     int64_t since_ms;
     int64_t before_ms;
+    /* The holder history's (history.c). */
+    int64_t pid;
+    int64_t ended_at_ms;
     /* The hand-over's (lease.c). */
     int64_t priority;   /* the taker's priority, written by every take */
     const char *target; /* whom a hand-over is for */

@@ -14,6 +14,7 @@
 #include "db.h"
 #include "engine.h"
 #include "internal.h"
+#include "history.h"
 #include "lease.h"
 
 /* A pool thread beyond the first leaves after this long without work. */
@@ -93,11 +94,20 @@ static void pool_spawn(sqle_engine *e)
     e->cb_threads++;
 }
 
-/* The pool took a node off the ready list: progress. */
+/* The pool took a node off the ready list.  The stall is timed from
+ * when the node now first in line was queued, not from this take: quick
+ * callbacks of other leases one after another on one thread would
+ * otherwise hold a stop up by their sum, each below POOL_STALL_MS.  The
+ * nodes that waited at the last growth have threads of their own on the
+ * way, so that growth is the latest a stall can be timed from. */
 static void ready_taken(sqle_engine *e)
 {
     e->ready_count--;
-    e->ready_since = e->ready_head != NULL ? sqle_mono_ms() : 0;
+    if (e->ready_head == NULL)
+        e->ready_since = 0;
+    else
+        e->ready_since = e->ready_head->ready_at > e->grown_at ? e->ready_head->ready_at
+                                                               : e->grown_at;
 }
 
 static void ready_remove(sqle_engine *e, sqle_engine_node *n)
@@ -138,6 +148,7 @@ void sqle_engine_queue_cb(sqle_engine *e, sqle_engine_node *n, sqle_engine_cb *c
         return;
     n->on_ready = 1;
     n->ready_next = NULL;
+    n->ready_at = sqle_mono_ms();
     if (e->ready_tail != NULL)
         e->ready_tail->ready_next = n;
     else
@@ -145,7 +156,7 @@ void sqle_engine_queue_cb(sqle_engine *e, sqle_engine_node *n, sqle_engine_cb *c
     e->ready_tail = n;
     e->ready_count++;
     if (e->ready_since == 0)
-        e->ready_since = sqle_mono_ms();
+        e->ready_since = n->ready_at;
     if (e->cb_idle > e->cb_woken) {
         e->cb_woken++;
         sqle_cond_signal(&e->cb_cv);
@@ -171,7 +182,7 @@ static int64_t pool_grow(sqle_engine *e, int64_t now)
     want = e->ready_count;
     for (n = 0; n < want; n++)
         pool_spawn(e);
-    e->ready_since = now;
+    e->ready_since = e->grown_at = now;
     return now + POOL_STALL_MS;
 }
 
@@ -325,11 +336,14 @@ int sqle_engine_send_due(sqle_engine *e, sqle_engine_node *n, const sqle_due *d,
                                   &a.taken, &err);
         n->ops->answer(n, &a);
     } else if (what == SQLE_SEND_RELEASE) {
-        /* Never with the minimum hold: this hold's work did not finish. */
+        /* Never with the minimum hold: this hold's work did not finish.
+         * The only hold a node gives up so is one whose work was stopped
+         * at its deadline (or never started: proven too late), and the
+         * holder history says so. */
         sqle_lease_forget(n->lease);
         a.kind = SQLE_ANS_RELEASE;
         a.sent = sqle_mono_ms();
-        a.rc = sqle_lease_release_for(n->lease, 0, 0, &a.released, &err);
+        a.rc = sqle_lease_release_as(n->lease, 0, 0, SQLE_END_DEADLINE, &a.released, &err);
         n->ops->answer(n, &a);
     } else {
         a.kind = SQLE_ANS_ACQUIRE;

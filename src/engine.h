@@ -154,6 +154,7 @@ struct sqle_engine_node {
     int in_cb;                      /* a thread runs its callbacks now */
     int on_ready;                   /* on the ready list */
     sqle_engine_node *ready_next;
+    int64_t ready_at;               /* mono ms it joined the ready list */
 };
 
 struct sqle_engine {
@@ -174,8 +175,9 @@ struct sqle_engine {
     size_t count;
     sqle_engine_node *ready_head, *ready_tail; /* callbacks waiting */
     size_t ready_count;
-    int64_t ready_since;     /* mono ms the pool last took from a non-empty
-                                ready list (or it became non-empty); 0: empty */
+    int64_t ready_since;     /* mono ms the first node in line was queued (or
+                                the pool last grew, if later); 0: empty */
+    int64_t grown_at;        /* mono ms the pool last grew for a stall */
     int cb_threads, cb_idle; /* pool threads alive; waiting for work */
     int cb_woken;            /* idle ones signalled, not yet awake */
     int closing;

@@ -123,12 +123,12 @@ int sqle_fire_read(const sqle_fire_ctx *c, const char *job, int64_t fire_at_ms,
                    sqlease_error *err);
 
 /* Delete lease c->name's rows with fire_at_ms in [since_ms, before_ms),
- * but its running ones (a running row is what stops a second claim):
- * one DELETE, so that a caller trims a long ledger window by window.
- * *deleted (may be NULL) gets the count.  Keep each job's latest fire
- * (sqle_fire_last): a scheduler that starts from it would otherwise look
- * further back.  SQLEASE_OK, SQLEASE_EINVAL (since_ms > before_ms), or a
- * failure. */
+ * but its running ones (their runs may still end) and each job's latest
+ * (sqle_fire_last: where a new holder's catch-up starts, so a job that
+ * fires less often than the keep period keeps its place): one DELETE,
+ * so that a caller trims a long ledger window by window.  *deleted (may
+ * be NULL) gets the count.  SQLEASE_OK, SQLEASE_EINVAL (since_ms >
+ * before_ms), or a failure. */
 int sqle_fire_prune(const sqle_fire_ctx *c, int64_t since_ms, int64_t before_ms,
                     int64_t *deleted, int64_t deadline, sqlease_error *err);
 

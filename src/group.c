@@ -277,6 +277,32 @@ static void assign_free(sqlease_group *g, uint64_t target)
 }
 
 /*
+ * Whether the last read showed a live worker other than this one holding
+ * fewer than floor(N / W) of the group's leases.  The slack lets a worker
+ * keep up to target + slack, which is what stops shares flapping; but
+ * with N = 8, W = 3 and slack 1 two workers may settle at 4 each, which
+ * is within the slack, and leave the third with none and no free row to
+ * take.  A worker above target gives back down to target when someone is
+ * starved like that, so the shares settle at 3/3/2.
+ */
+static int someone_starved(const sqlease_group *g, uint64_t w)
+{
+    uint64_t floor_share = g->n / w, me = owner_hash(g->owner);
+
+    for (size_t k = 0; k < g->nowners; k++) {
+        uint64_t oh = owner_hash(g->owners[k]), held = 0;
+        if (oh == me)
+            continue;
+        for (size_t i = 0; i < g->n; i++)
+            if (g->slots[i].row_held && g->slots[i].row_owner == oh)
+                held++;
+        if (held < floor_share)
+            return 1;
+    }
+    return 0;
+}
+
+/*
  * Go on with the watch of a row (`seen`, valid 0 if the last read did not
  * show it) from this read's `info`, answered by `now`: a new (owner,
  * token, version) begins it again.  Returns 1 if another owner's row has
@@ -566,7 +592,7 @@ static void balance_once(sqlease_group *g)
     if ((g->presence_lost && !sup_holding(g->presence)) || g->presence == NULL)
         move_presence(g);
     uint64_t w = g->live_workers;
-    if (!sup_holding(g->presence))
+    if (!sup_holding(g->presence) || SQLE_PLANTED(group_counts_itself_twice))
         w++;  /* this worker is alive even while its presence is not proven */
     if (w == 0)
         w = 1;
@@ -589,9 +615,10 @@ static void balance_once(sqlease_group *g)
     }
 
     uint64_t gives = 0, takes = 0;
-    if (mine > target + (uint64_t)g->slack) {
+    if (mine > target + (uint64_t)g->slack ||
+        (mine > target && !SQLE_PLANTED(group_slack_starves) && someone_starved(g, w))) {
         g->over_reads++;
-        if (g->over_reads >= 2) {
+        if (g->over_reads >= 2 && !SQLE_PLANTED(group_keeps_its_excess)) {
             /* Give back the excess: candidates first, then held leases,
              * from a random place so that shares move evenly. */
             size_t excess = mine - target;

@@ -26,6 +26,27 @@
 #define SQLEASE_PRINTF(a, b)
 #endif
 
+/*
+ * A planted bug: the simulator's mutation check (tests/sim/sim.c).  In
+ * the simulator's build (SQLE_SIM) SQLE_PLANTED(name) is true while
+ * `sqlease-sim --plant name` runs, and each use enters `name` in the
+ * list `sqlease-sim --list-plants` prints (a section of its own), so a
+ * plant is the one line at the place of the bug; in every other build it
+ * is the constant 0 and the planted line is dead code.
+ */
+#ifdef SQLE_SIM
+extern const char *sqle_plant;
+int sqle_planted(const char *name);
+#define SQLE_PLANTED(NAME)                                                              \
+    __extension__({                                                                     \
+        static const char *const sqle_plant_name_                                       \
+            __attribute__((used, section("sqle_plants"))) = #NAME;                      \
+        sqle_plant != NULL && sqle_planted(sqle_plant_name_);                           \
+    })
+#else
+#define SQLE_PLANTED(NAME) 0
+#endif
+
 /* Fill err (if not NULL) and return status.  sqlstate may be NULL. */
 int sqle_err(sqlease_error *err, int status, const char *sqlstate, long native,
              const char *fmt, ...) SQLEASE_PRINTF(5, 6);
@@ -107,6 +128,9 @@ char *sqle_sql_for_table(const char *tmpl, const char *table);
  * value leaves its placeholder as it is (malloc'd; NULL when out of
  * memory, or when tmpl or both values are NULL). */
 char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_table);
+/* The same with "{history_table}" replaced by history_table too. */
+char *sqle_sql_for_all(const char *tmpl, const char *table, const char *fire_table,
+                       const char *history_table);
 
 /* ---- structs that grow (sqlease.h; abi.c) ------------------------- */
 

@@ -41,6 +41,7 @@
 #include "cronexpr.h"
 #include "db.h"
 #include "fire.h"
+#include "history.h"
 #include "internal.h"
 #include "lease.h"
 #include "lease_impl.h"
@@ -113,8 +114,34 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
                                                 : sqle_cron_period_ms(l->schedule);
         l->fire_table = sqle_strdup(r->fire_table != NULL ? r->fire_table
                                                           : SQLEASE_DEFAULT_FIRE_TABLE);
-        l->host = r->host != NULL ? sqle_strdup(r->host) : NULL;
-        if (l->fire_table == NULL || (r->host != NULL && l->host == NULL)) {
+        if (l->fire_table == NULL) {
+            sqlease_lease_free(l);
+            return nomem(err);
+        }
+    }
+    /* The host its history rows (and a scheduled take's ledger rows)
+     * record: the options', else this host's name. */
+    if (r->host != NULL) {
+        l->host = sqle_strdup(r->host);
+    } else {
+        char host[SQLEASE_MAX_HOST + 1];
+        sqle_hostname(host, sizeof host);
+        l->host = sqle_strdup(host);
+    }
+    if (l->host == NULL) {
+        sqlease_lease_free(l);
+        return nomem(err);
+    }
+    l->hist.db = db;
+    l->hist.name = l->name;
+    l->hist.owner = l->owner;
+    l->hist.host = l->host;
+    l->hist.pid = sqle_pid();
+    if (r->history) {
+        l->hist.sql = sqle_db_hist_sql(db, l->d, l->table,
+                                       r->history_table != NULL ? r->history_table
+                                                                : SQLEASE_DEFAULT_HISTORY_TABLE);
+        if (l->hist.sql == NULL) {
             sqlease_lease_free(l);
             return nomem(err);
         }
@@ -547,7 +574,8 @@ static void watch_from(sqlease_lease *l, uint64_t owner, int64_t token, int64_t 
      * saw (clock_ref, take_kind), so a step back just before the first
      * read of a dead holder's last version does not add itself. */
     l->seen_wait = sqle_lease_holder_ttl(l, holder_ttl_ms);
-    if (expires_at_ms - (since + l->clock_ref) > l->seen_wait)
+    if (expires_at_ms - (since + l->clock_ref) > l->seen_wait ||
+        SQLE_PLANTED(watch_ends_at_expiry))
         l->seen_wait = expires_at_ms - (since + l->clock_ref);
 }
 
@@ -555,7 +583,8 @@ static void watch_row(sqlease_lease *l, const sqlease_lease_info *row)
 {
     uint64_t owner = sqle_hash_text(row->owner);
 
-    if (l->seen_valid && l->seen_token == row->token && l->seen_version == row->version &&
+    if (l->seen_valid && l->seen_token == row->token &&
+        (l->seen_version == row->version || SQLE_PLANTED(watch_ignores_version)) &&
         l->seen_owner == owner)
         return;
     watch_from(l, owner, row->token, row->version, row->expires_at_ms, row->ttl_ms,
@@ -614,7 +643,7 @@ static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
         return TAKE_NONE;
     if (row->owner[0] == '\0')
         return TAKE_BY_EXPIRY;
-    if (!l->watch)
+    if (!l->watch || SQLE_PLANTED(take_by_expiry))
         return row->held ? TAKE_NONE : TAKE_BY_EXPIRY;
     {
         /* The database's clock against this follower's, the largest seen
@@ -739,6 +768,10 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     if (!held)
         return lost_take(l, info, row->token, NULL, err);
     l->held_token = l->proven_token = row->token + 1;
+    /* The new hold's row in the history, and the end of the one it took
+     * over (after the take: it decides nothing, and costs the take no
+     * time). */
+    sqle_hist_taken(&l->hist, l->held_token, row, l->deadline);
     if (info != NULL) {
         snprintf(info->owner, sizeof info->owner, "%s", l->owner);
         snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
@@ -881,6 +914,7 @@ static int take_fire_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     if (rc != SQLEASE_OK)
         return rc;
     l->held_token = l->proven_token = row->token + 1;
+    sqle_hist_taken(&l->hist, l->held_token, row, l->deadline);
     if (info != NULL) {
         snprintf(info->owner, sizeof info->owner, "%s", l->owner);
         snprintf(info->data, sizeof info->data, "%s", l->data != NULL ? l->data : "");
@@ -1017,7 +1051,11 @@ int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, i
         }
         /* The hold we knew is gone (expired, or cleared by an admin):
          * that is a loss whatever the take below answers.  Whatever comes
-         * next is a new hold with a new token. */
+         * next is a new hold with a new token.  The history says so,
+         * unless a taker or an operator said first how it ended. */
+        if (SQLE_PLANTED(renew_lost_is_error))
+            return sqle_fail(err, SQLEASE_EDB, "the renew of '%s' matched no row", l->name);
+        sqle_hist_ended(&l->hist, l->held_token, SQLE_END_LOST, l->deadline);
         l->held_token = -1;
         *lost = 1;
     }
@@ -1069,6 +1107,12 @@ int sqlease_lease_acquire_(sqlease_lease *l, sqlease_lease_info *info, size_t in
 int sqle_lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int *released,
                            sqlease_error *err)
 {
+    return sqle_lease_release_as(l, deadline, min_hold_ms, SQLE_END_RELEASED, released, err);
+}
+
+int sqle_lease_release_as(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int how,
+                          int *released, sqlease_error *err)
+{
     int64_t rows = -1;
     int rc;
 
@@ -1081,10 +1125,15 @@ int sqle_lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_
     if (l->proven_token < 0)
         return SQLEASE_OK;
     l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
-    rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, min_hold_ms, NULL, 0,
-                  NULL, &rows, err);
+    if (SQLE_PLANTED(release_unscoped))
+        rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
+    else
+        rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, min_hold_ms, NULL, 0,
+                      NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
+    if (rc == SQLEASE_OK && rows > 0)
+        sqle_hist_ended(&l->hist, l->proven_token, how, l->deadline);
     return rc;
 }
 
@@ -1096,6 +1145,22 @@ int sqle_lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sql
 int64_t sqle_lease_min_hold(const sqlease_lease *l)
 {
     return l->min_hold_ms;
+}
+
+void sqle_lease_history_end(sqlease_lease *l, int64_t token, int how, int64_t deadline)
+{
+    sqle_hist_ended(&l->hist, token, how, deadline > 0 ? deadline : sqle_db_deadline(l->db));
+}
+
+void sqle_lease_history_taken(sqlease_lease *l, int64_t token, const sqlease_lease_info *prev,
+                              int64_t deadline)
+{
+    sqle_hist_taken(&l->hist, token, prev, deadline > 0 ? deadline : sqle_db_deadline(l->db));
+}
+
+const sqle_hist *sqle_lease_hist(const sqlease_lease *l)
+{
+    return &l->hist;
 }
 
 int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
@@ -1118,6 +1183,8 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
     rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
+    if (rc == SQLEASE_OK && rows > 0)
+        sqle_hist_forced(&l->hist, l->deadline);
     return rc;
 }
 

@@ -29,6 +29,28 @@ void sqle_lease_forget(sqlease_lease *l);
  * pointing into `l` or static storage. */
 int sqle_lease_fence(sqlease_lease *l, int64_t token, sqlease_fence *f, sqlease_error *err);
 
+/* Release the hold this handle last proved, as sqle_lease_release_for,
+ * recording in the holder history that it ended `how` (sqle_hold_end,
+ * history.h: SQLE_END_RELEASED for a release, SQLE_END_DEADLINE for the
+ * supervisor's giving up of a hold whose work passed its deadline,
+ * SQLE_END_HANDED_OVER for a hand-over).  The end is written only when
+ * the release changed the row (else the hold had ended otherwise, and
+ * whoever ended it writes that). */
+int sqle_lease_release_as(sqlease_lease *l, int64_t deadline, int64_t min_hold_ms, int how,
+                          int *released, sqlease_error *err);
+
+/* The holder history of l's holds, for a statement of another file that
+ * starts or ends one (a hand-over): the hold `token` ended `how`, now;
+ * or the hold `token` began by a take after the read `prev` (whose hold,
+ * if it had a holder, ended 'expired').  Best effort (history.h); on the
+ * thread that makes l's calls, bounded by `deadline` (0: the handle's
+ * usual bound from now). */
+void sqle_lease_history_end(sqlease_lease *l, int64_t token, int how, int64_t deadline);
+void sqle_lease_history_taken(sqlease_lease *l, int64_t token, const sqlease_lease_info *prev,
+                              int64_t deadline);
+/* l's history (its sql NULL when off): the supervisor prunes with it. */
+const struct sqle_hist *sqle_lease_hist(const sqlease_lease *l);
+
 /* sqlease_lease_release answering by `deadline` (sqle_mono_ms; 0: the
  * handle's usual bound from now), for a shutdown that has a budget. */
 int sqle_lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sqlease_error *err);
@@ -183,6 +205,10 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
 int sqle_each_build(const sqle_each_stmt *st, const char *table, const db_params *ps, size_t n,
                     size_t padded, char **sql, db_bind **binds, size_t *nbinds,
                     sqlease_error *err);
+/* The same for a statement that also names {history_table}. */
+int sqle_each_build_in(const sqle_each_stmt *st, const char *table, const char *history_table,
+                       const db_params *ps, size_t n, size_t padded, char **sql,
+                       db_bind **binds, size_t *nbinds, sqlease_error *err);
 
 /* How many items one statement of `st` carries at most in dialect d:
  * batch_max, or `max` when smaller (0: no limit of the caller's), and

@@ -38,7 +38,78 @@
 #include "db.h"
 #include "internal.h"
 #include "lease.h"
+#include "history.h"
 #include "lease_impl.h"
+
+/* ------------------------------------------------------------------ */
+/* The holder history of a batch                                        */
+/* ------------------------------------------------------------------ */
+
+/* A lease of a batch whose hold the history records, and the read that
+ * preceded its take (a take's: who held the row, which token, and when
+ * that hold ended). */
+typedef struct hist_mark {
+    sqlease_lease *lease;
+    int64_t token;
+    char prev_owner[SQLEASE_MAX_OWNER + 1];
+    int64_t prev_token, prev_ended_at;
+} hist_mark;
+
+/*
+ * The history of marks[0..n-1] (leases of one handle and lease table),
+ * one batched statement per chunk for each history table among them: the
+ * starts of the holds taken (take), with the 'expired' ends of the holds
+ * they took over, or the ends `how` of the holds given.  Best effort, as
+ * every history write (history.c).
+ */
+static void hist_batch(const hist_mark *marks, size_t n, int take, int how, int64_t deadline)
+{
+    sqle_hist_hold *holds, *over;
+    int *done;
+    size_t i, j;
+
+    if (n == 0)
+        return;
+    holds = malloc(n * sizeof *holds);
+    over = malloc(n * sizeof *over);
+    done = calloc(n, sizeof *done);
+    if (holds == NULL || over == NULL || done == NULL)
+        goto out;
+    for (i = 0; i < n; i++) {
+        const sqle_hist *h = &marks[i].lease->hist;
+        size_t k = 0, ko = 0;
+
+        if (done[i] || h->sql == NULL)
+            continue;
+        /* Every lease of this history table, from here on. */
+        for (j = i; j < n; j++) {
+            const hist_mark *m = &marks[j];
+            if (done[j] || m->lease->hist.sql != h->sql)
+                continue;
+            done[j] = 1;
+            holds[k].name = m->lease->name;
+            holds[k].owner = m->lease->owner;
+            holds[k].token = m->token;
+            holds[k].ended_at_ms = 0;
+            k++;
+            if (take && m->prev_ended_at > 0) {
+                over[ko].name = m->lease->name;
+                over[ko].owner = m->prev_owner;
+                over[ko].token = m->prev_token;
+                over[ko].ended_at_ms = m->prev_ended_at;
+                ko++;
+            }
+        }
+        if (take)
+            sqle_hist_taken_each(h, holds, k, over, ko, deadline);
+        else
+            sqle_hist_ended_each(h, holds, k, how, deadline);
+    }
+out:
+    free(holds);
+    free(over);
+    free(done);
+}
 
 const char *sqle_lease_table(const sqlease_lease *l)
 {
@@ -99,6 +170,13 @@ int sqle_each_build(const sqle_each_stmt *st, const char *table, const db_params
                     size_t padded, char **sql, db_bind **binds, size_t *nbinds,
                     sqlease_error *err)
 {
+    return sqle_each_build_in(st, table, NULL, ps, n, padded, sql, binds, nbinds, err);
+}
+
+int sqle_each_build_in(const sqle_each_stmt *st, const char *table, const char *history_table,
+                       const db_params *ps, size_t n, size_t padded, char **sql,
+                       db_bind **binds, size_t *nbinds, sqlease_error *err)
+{
     size_t hl = strlen(st->head.sql), il = strlen(st->item.sql), sl = strlen(st->sep);
     size_t tl = strlen(st->tail.sql);
     size_t len = hl + padded * il + (padded - 1) * sl + tl + 1;
@@ -139,7 +217,7 @@ int sqle_each_build(const sqle_each_stmt *st, const char *table, const db_params
     if (rc == SQLEASE_OK)
         rc = bind_part(&st->tail, &ps[0], *binds, nbinds, err);
     if (rc == SQLEASE_OK) {
-        *sql = sqle_sql_for_table(text, table);
+        *sql = sqle_sql_for_all(text, table, NULL, history_table);
         if (*sql == NULL)
             rc = sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
@@ -360,8 +438,10 @@ static void mark_renewed(sqle_each **ls, size_t n, hold_row *rows, size_t nrows)
         snprintf(key.name, sizeof key.name, "%s", l->name);
         snprintf(key.owner, sizeof key.owner, "%s", l->owner);
         key.token = l->held_token;
-        ls[i]->rc = bsearch(&key, rows, nrows, sizeof *rows, cmp_hold_rows) != NULL
-                        ? SQLEASE_OK : SQLEASE_NOT_HELD;
+        ls[i]->rc = bsearch(&key, rows, nrows, sizeof *rows, cmp_hold_rows) != NULL ||
+                            (nrows > 0 && SQLE_PLANTED(renew_each_marks_all))
+                        ? SQLEASE_OK
+                        : SQLE_PLANTED(renew_lost_is_error) ? SQLEASE_EDB : SQLEASE_NOT_HELD;
     }
 }
 
@@ -521,6 +601,28 @@ int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_
              * kept for the next try. */
             rc = fail_rest(ls, i, m, rc, err);
             break;
+        }
+    }
+    /* The holds found gone are lost: the history says so (one statement
+     * per chunk, and only when some were), unless a taker or an operator
+     * said first how they ended. */
+    {
+        hist_mark *lost = NULL;
+        size_t nl = 0;
+
+        for (i = 0; i < m; i++)
+            if (ls[i]->rc == SQLEASE_NOT_HELD && ls[i]->lease->hist.sql != NULL)
+                nl++;
+        if (nl > 0 && (lost = calloc(nl, sizeof *lost)) != NULL) {
+            nl = 0;
+            for (i = 0; i < m; i++)
+                if (ls[i]->rc == SQLEASE_NOT_HELD && ls[i]->lease->hist.sql != NULL) {
+                    lost[nl].lease = ls[i]->lease;
+                    lost[nl].token = ls[i]->lease->held_token;
+                    nl++;
+                }
+            hist_batch(lost, nl, 0, SQLE_END_LOST, deadline);
+            free(lost);
         }
     }
     /* What sqle_lease_acquire's renew does with its answer. */
@@ -950,6 +1052,7 @@ static int change_each(sqle_each *each, size_t n, int64_t deadline, size_t max, 
     const sqle_dialect *d;
     const sqle_each_stmt *st;
     sqle_each **ls;
+    hist_mark *marks;
     size_t i, m = 0, cmax;
     int rc;
 
@@ -1005,6 +1108,20 @@ static int change_each(sqle_each *each, size_t n, int64_t deadline, size_t max, 
     }
     if (deadline <= 0)
         deadline = sqle_db_deadline(each[0].lease->db);
+    /* What the history needs of each lease before the statement changes
+     * its info: a take's read (who held the row, and when that ended). */
+    marks = m > 0 ? calloc(m, sizeof *marks) : NULL;
+    for (i = 0; marks != NULL && i < m; i++) {
+        const sqlease_lease_info *row = &ls[i]->info;
+        marks[i].lease = ls[i]->lease;
+        if (take) {
+            snprintf(marks[i].prev_owner, sizeof marks[i].prev_owner, "%s", row->owner);
+            marks[i].prev_token = row->token;
+            marks[i].prev_ended_at = sqle_hist_expired_at(row);
+        } else {
+            marks[i].token = ls[i]->lease->proven_token;
+        }
+    }
     cmax = sqle_each_chunk_max(d, st, max);
     if (!d->renew_each_returns && sqle_each_chunk_max(d, &d->status_each, max) < cmax)
         cmax = sqle_each_chunk_max(d, &d->status_each, max);
@@ -1016,6 +1133,21 @@ static int change_each(sqle_each *each, size_t n, int64_t deadline, size_t max, 
             rc = fail_rest(ls, i, m, rc, err);
             break;
         }
+    }
+    /* The history of the rows taken or released (after the statements:
+     * it decides nothing), one statement per chunk. */
+    if (marks != NULL) {
+        size_t w = 0;
+        for (i = 0; i < m; i++) {
+            if (ls[i]->rc != SQLEASE_OK || !ls[i]->hit || ls[i]->lease->hist.sql == NULL)
+                continue;
+            marks[w] = marks[i];
+            if (take)
+                marks[w].token = ls[i]->lease->held_token;
+            w++;
+        }
+        hist_batch(marks, w, take, SQLE_END_RELEASED, deadline);
+        free(marks);
     }
     free(ls);
     return rc;

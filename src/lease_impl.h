@@ -10,6 +10,7 @@
 
 #include "db.h"
 #include "lease.h"
+#include "history.h"
 
 struct sqlease_lease {
     sqlease_db *db;
@@ -82,6 +83,9 @@ struct sqlease_lease {
                              during that call only */
     int clock_ref_valid;
     int64_t clock_ref;    /* database clock - sqle_mono_ms, largest seen (ms) */
+    /* The holder history of this lease's holds (history.c): hist.sql
+     * NULL when it is off.  Its strings point into the lease. */
+    sqle_hist hist;
     /* The priority every take writes (sqlease_options.priority), an
      * int64_t in the atomic's bits: a supervisor may change it on another
      * thread than the one that makes the lease's calls

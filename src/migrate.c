@@ -15,6 +15,7 @@
 #include "classify.h"
 #include "db.h"
 #include "fire.h"
+#include "history.h"
 #include "internal.h"
 #include "lease.h"
 
@@ -37,8 +38,8 @@ static const char *need_text(const sqle_dialect *d, int need)
 }
 
 /* Run a template statement that takes no parameter but its table (and
- * the name, for the seed): {table}, or {fire_table} for the fire
- * ledger's, whichever it names.  With `has_row`, the first column of the first row
+ * the name, for the seed): {table}, {fire_table} for the fire ledger's
+ * or {history_table} for the holder history's, whichever it names.  With `has_row`, the first column of the first row
  * is fetched (as text) and *has_row says whether there was one.  A
  * privilege the role lacks is named first in the message, before the
  * driver's words (which may be cut at the message's size). */
@@ -49,7 +50,7 @@ static int run_ddl_row(sqlease_db *db, const sqle_stmt *st, const char *table,
     db_params p;
     db_out out;
     char text[256];
-    char *sql = sqle_sql_for_tables(st->sql, table, table);
+    char *sql = sqle_sql_for_all(st->sql, table, table, table);
     int rc;
 
     if (sql == NULL)
@@ -286,4 +287,31 @@ int sqle_fire_migrate(sqlease_db *db, const char *fire_table, sqlease_error *err
 int sqlease_fire_migrate(sqlease_db *db, const char *fire_table, sqlease_error *err)
 {
     return sqle_fire_migrate(db, fire_table, err);
+}
+
+/*
+ * The holder history's table (history.c), beside the lease table: by
+ * the same explicit deployment step.  New in 0.2.1, like the fire table.
+ * Until it exists, the leases record nothing and say so once.
+ */
+int sqle_history_migrate(sqlease_db *db, const char *history_table, sqlease_error *err)
+{
+    sqle_err_clear(err);
+    if (db == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_history_migrate: db is NULL");
+    if (history_table == NULL)
+        history_table = db->ini.history_table != NULL ? db->ini.history_table
+                                                      : SQLEASE_DEFAULT_HISTORY_TABLE;
+    if (sqle_check_table(db->ini.history_table == history_table
+                             ? "history table (SqleaseHistoryTable in odbc.ini)"
+                             : "history table",
+                         history_table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    return run_ddl(db, &sqle_db_dialect(db)->hold_create_table, history_table, NULL,
+                   "creating history table", NEED_CREATE, err);
+}
+
+int sqlease_history_migrate(sqlease_db *db, const char *history_table, sqlease_error *err)
+{
+    return sqle_history_migrate(db, history_table, err);
 }

@@ -112,6 +112,25 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
                                 ? "fire table (SqleaseFireTable in odbc.ini)" : "fire table",
                             r->fire_table, err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
+    /* The holder history's table, resolved and checked the same way; on
+     * unless the caller turned it off. */
+    r->history_table = opt->history_table != NULL ? opt->history_table
+                       : ini->history_table != NULL ? ini->history_table
+                                                    : SQLEASE_DEFAULT_HISTORY_TABLE;
+    if (sqle_check_table(opt->history_table == NULL && ini->history_table != NULL
+                                ? "history table (SqleaseHistoryTable in odbc.ini)"
+                                : "history table",
+                            r->history_table, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    if (opt->history != 0 && opt->history != 1 && opt->history != SQLEASE_HISTORY_OFF)
+        return sqle_fail(err, SQLEASE_EINVAL, "history %d is neither 0 (on) nor "
+                         "SQLEASE_HISTORY_OFF", opt->history);
+    r->history = opt->history != SQLEASE_HISTORY_OFF;
+    if (opt->history_keep_ms < 0 || opt->history_keep_ms > SQLEASE_MAX_DURATION_MS)
+        return sqle_fail(err, SQLEASE_EINVAL, "history keep %lld ms is not within 0..30 days",
+                         (long long)opt->history_keep_ms);
+    r->history_keep_ms = opt->history_keep_ms > 0 ? opt->history_keep_ms
+                                                  : SQLEASE_DEFAULT_HISTORY_KEEP_MS;
     r->host = opt->host;
     if (r->host != NULL &&
         sqle_check_text("host", r->host, SQLEASE_MAX_HOST, 1, err) != SQLEASE_OK)
@@ -130,11 +149,15 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
         sqle_cron *c = NULL;
         sqle_cron_error ce;
         if (sqle_cron_parse(r->schedule, r->schedule_tz, &c, &ce) != SQLEASE_OK)
+        {
+            char col[32] = "";
+            if (ce.column > 0)
+                snprintf(col, sizeof col, "column %d: ", ce.column);
             return sqle_fail(err, ce.status == SQLEASE_ENOMEM ? SQLEASE_ENOMEM : SQLEASE_EINVAL,
                              "schedule '%s'%s%s: %s%s", r->schedule,
                              r->schedule_tz != NULL ? " in " : "",
-                             r->schedule_tz != NULL ? r->schedule_tz : "", ce.message,
-                             ce.column > 0 ? " (column given from the schedule's start)" : "");
+                             r->schedule_tz != NULL ? r->schedule_tz : "", col, ce.message);
+        }
         sqle_cron_free(c);
     } else if (opt->schedule_tz != NULL && opt->schedule_tz[0] != '\0') {
         return sqle_fail(err, SQLEASE_EINVAL, "schedule_tz is set but schedule is not");
@@ -311,6 +334,18 @@ int sqle_ini_read(sqle_ini_get get, void *ctx, const char *dsn, sqle_ini *ini,
         if (ini->fire_table == NULL)
             return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
     }
+    rc = ini_value(get, ctx, dsn, "SqleaseHistoryTable", buf, sizeof buf, err);
+    if (rc < 0)
+        return SQLEASE_EINVAL;
+    if (rc > 0) {
+        if (!sqle_valid_table(buf))
+            return sqle_fail(err, SQLEASE_EINVAL,
+                             "odbc.ini: SqleaseHistoryTable in DSN '%.128s' is not a valid "
+                             "table (identifier or schema.identifier): '%.128s'", dsn, buf);
+        ini->history_table = sqle_strdup(buf);
+        if (ini->history_table == NULL)
+            return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
+    }
     rc = ini_value(get, ctx, dsn, "SqleaseName", buf, sizeof buf, err);
     if (rc < 0)
         return SQLEASE_EINVAL;
@@ -348,6 +383,7 @@ void sqle_ini_free(sqle_ini *ini)
         return;
     free(ini->table);
     free(ini->fire_table);
+    free(ini->history_table);
     free(ini->name);
     memset(ini, 0, sizeof *ini);
 }

@@ -23,6 +23,9 @@ typedef struct sqle_resolved {
     const char *schedule;    /* borrowed; NULL: takes claim no fire */
     const char *schedule_tz; /* borrowed; NULL: UTC */
     int64_t late_limit_ms;   /* 0: the schedule's period */
+    const char *history_table; /* borrowed, as table */
+    int history;             /* 1: record every hold; 0: off */
+    int64_t history_keep_ms; /* what a holder prunes: rows older than this */
     int handoff;             /* sqlease_options.handoff */
     int64_t priority;        /* written by every take */
     int64_t preempt_after_ms;   /* resolved: never 0 */
@@ -33,6 +36,7 @@ typedef struct sqle_resolved {
 typedef struct sqle_ini {
     char *table;
     char *fire_table;
+    char *history_table;
     char *name;
     int64_t ttl_ms;
     int64_t heartbeat_ms;

@@ -94,16 +94,6 @@ struct sqle_sched {
 
     sjob *jobs;
     size_t njobs;
-    /* Job lists a reload replaced, freed by the scheduler's thread at the
-     * top of its loop: the thread lets m go around every statement while
-     * it holds a pointer into the list (a job whose fire it claims, the
-     * job whose missed fires it records), which a reload must not free
-     * under it. */
-    struct retired_jobs {
-        struct retired_jobs *next;
-        sjob *jobs;
-        size_t n;
-    } *retired;
     srun *runs;
     uint64_t next_id;
 
@@ -155,17 +145,6 @@ static void jobs_free(sjob *jobs, size_t n)
     for (i = 0; jobs != NULL && i < n; i++)
         job_clear(&jobs[i]);
     free(jobs);
-}
-
-/* Free the job lists reloads replaced (m held, or the thread gone). */
-static void retired_free(sqle_sched *s)
-{
-    while (s->retired != NULL) {
-        struct retired_jobs *r = s->retired;
-        s->retired = r->next;
-        jobs_free(r->jobs, r->n);
-        free(r);
-    }
 }
 
 /* The zones a list's expressions are read in, each opened once and
@@ -281,8 +260,12 @@ static int jobs_make(const sqle_job *in, size_t n, sjob **out, sqlease_error *er
             }
             if (j->j.schedule == NULL ||
                 sqle_cron_parse_in(j->j.schedule, zone, &j->cron, &ce) != SQLEASE_OK) {
-                rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': %s", in[i].name,
-                               j->j.schedule == NULL ? "no schedule" : ce.message);
+                if (j->j.schedule != NULL && ce.column > 0)
+                    rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': column %d: %s", in[i].name,
+                                   ce.column, ce.message);
+                else
+                    rc = sqle_fail(err, SQLEASE_EINVAL, "job '%s': %s", in[i].name,
+                                   j->j.schedule == NULL ? "no schedule" : ce.message);
                 jobs_free(jobs, n);
                 zone_cache_free(&zc);
                 return rc;
@@ -376,25 +359,32 @@ static int64_t db_now_est(const sqle_sched *s)
 
 /*
  * A claim answered "claimed" (s->m held): start the work if the hold it
- * was sent under is still the running one, else end its row at once as
- * not started.  Returns 1 if it started.
+ * was sent under is still the running one (and a reload has not removed
+ * the job meanwhile), else end its row at once as not started.  `job` is
+ * the caller's copy of the name: the sjob it claimed for may have been
+ * freed by a reload while the claim ran.  Returns 1 if it started.
  */
-static int start_run(sqle_sched *s, sjob *j, int64_t fire_at_ms, int attempt, int64_t token,
-                     uint64_t gen, int catch_up)
+static int start_run(sqle_sched *s, const char *job, int64_t fire_at_ms, int attempt,
+                     int64_t token, uint64_t gen, int catch_up)
 {
+    sjob *j = job_find(s, job);
     sqle_fire f;
     srun *r;
     int64_t late;
 
-    if (!s->holding || s->gen != gen || s->stopping || (r = calloc(1, sizeof *r)) == NULL) {
+    if (!s->holding || s->gen != gen || s->stopping || j == NULL ||
+        (r = calloc(1, sizeof *r)) == NULL) {
         sqlease_error err;
         int held = s->holding && s->gen == gen && !s->stopping;
+        char name[SQLEASE_MAX_JOB + 1];
 
+        snprintf(name, sizeof name, "%s", job);
         sqle_mutex_unlock(&s->m);
-        (void)sqle_fire_end(&s->fctx, token, j->j.name, fire_at_ms, attempt, "failed",
+        (void)sqle_fire_end(&s->fctx, token, name, fire_at_ms, attempt, "failed",
                             SQLEASE_FIRE_NO_EXIT,
-                            held ? "not started: out of memory"
-                                 : "not started: the lease ended as it was claimed",
+                            !held ? "not started: the lease ended as it was claimed"
+                            : j == NULL ? "not started: the job was removed by a reload"
+                                        : "not started: out of memory",
                             0, &err);
         sqle_mutex_lock(&s->m);
         return 0;
@@ -486,6 +476,15 @@ static void sched_stopped(void *ud, int reason)
          sqlease_stop_reason_str(reason));
 }
 
+static void sched_holder(void *ud, const char *owner, int64_t token, const char *data)
+{
+    sqle_sched *s = ud;
+
+    (void)data;
+    if (s->cb.on_holder != NULL)
+        s->cb.on_holder(s->cb.userdata, owner, token);
+}
+
 /* ---- claiming -------------------------------------------------------- */
 
 enum { CLAIM_DONE, CLAIM_RETRY, CLAIM_EARLY };
@@ -498,56 +497,59 @@ enum { CLAIM_DONE, CLAIM_RETRY, CLAIM_EARLY };
  * CLAIM_EARLY when the database's clock has not reached it yet;
  * CLAIM_RETRY when the statement failed (not known: sent again).
  */
-static int claim_and_start(sqle_sched *s, sjob *j, int64_t fire_at_ms, int64_t token,
+static int claim_and_start(sqle_sched *s, const char *job, int64_t fire_at_ms, int64_t token,
                            uint64_t gen, int catch_up)
 {
     sqlease_fire_info seen;
     sqlease_error err;
-    char when[40];
+    char when[40], name[SQLEASE_MAX_JOB + 1];
     int rc;
 
+    /* The name is copied: the job may be freed by a reload meanwhile. */
+    snprintf(name, sizeof name, "%s", job);
     sqle_mutex_unlock(&s->m);
     memset(&seen, 0, sizeof seen);
-    rc = sqle_fire_claim(&s->fctx, token, j->j.name, fire_at_ms, 0, &seen, &err);
+    rc = sqle_fire_claim(&s->fctx, token, name, fire_at_ms, 0, &seen, &err);
     sqle_mutex_lock(&s->m);
     fire_text(fire_at_ms, when, sizeof when);
     switch (rc) {
     case SQLEASE_OK:
         s->st.claimed++;
-        if (start_run(s, j, fire_at_ms, 1, token, gen, catch_up))
+        if (start_run(s, name, fire_at_ms, 1, token, gen, catch_up))
             slog(s, SQLEASE_LOG_INFO, "job %s: fire %s claimed with token %lld; started%s",
-                 j->j.name, when, (long long)token, catch_up ? " (late: a missed fire)" : "");
+                 name, when, (long long)token, catch_up ? " (late: a missed fire)" : "");
         return CLAIM_DONE;
     case SQLEASE_CLAIMED:
         s->st.lost_claims++;
         slog(s, SQLEASE_LOG_WARN, "job %s: fire %s has a row already (%s by %s, token %lld);"
-             " not run here", j->j.name, when, seen.state, seen.owner, (long long)seen.token);
+             " not run here", name, when, seen.state, seen.owner, (long long)seen.token);
         return CLAIM_DONE;
     case SQLEASE_NOT_DUE:
         return CLAIM_EARLY;
     case SQLEASE_NOT_HELD:
-        slog(s, SQLEASE_LOG_WARN, "job %s: fire %s not claimed: %s", j->j.name, when,
+        slog(s, SQLEASE_LOG_WARN, "job %s: fire %s not claimed: %s", name, when,
              err.message);
         return CLAIM_DONE;
     default:
         s->st.failures++;
         slog(s, SQLEASE_LOG_ERROR, "job %s: claiming fire %s failed (%s): %s; trying again",
-             j->j.name, when, sqlease_strerror(rc), err.message);
+             name, when, sqlease_strerror(rc), err.message);
         return CLAIM_RETRY;
     }
 }
 
 /* Record a fire that is not run (skipped, missed) under the hold (s->m
  * held; let go around the statement). */
-static void record(sqle_sched *s, sjob *j, int64_t fire_at_ms, int64_t token,
+static void record(sqle_sched *s, const char *job, int64_t fire_at_ms, int64_t token,
                    const char *state, const char *note)
 {
     sqlease_error err;
-    char when[40];
+    char when[40], name[SQLEASE_MAX_JOB + 1];
     int rc;
 
+    snprintf(name, sizeof name, "%s", job); /* a reload may free the job meanwhile */
     sqle_mutex_unlock(&s->m);
-    rc = sqle_fire_record(&s->fctx, token, j->j.name, fire_at_ms, state, note, 0, NULL, &err);
+    rc = sqle_fire_record(&s->fctx, token, name, fire_at_ms, state, note, 0, NULL, &err);
     sqle_mutex_lock(&s->m);
     fire_text(fire_at_ms, when, sizeof when);
     if (rc == SQLEASE_OK) {
@@ -555,19 +557,25 @@ static void record(sqle_sched *s, sjob *j, int64_t fire_at_ms, int64_t token,
             s->st.skipped++;
         else
             s->st.missed++;
-        slog(s, SQLEASE_LOG_INFO, "job %s: fire %s recorded %s (%s)", j->j.name, when, state,
+        slog(s, SQLEASE_LOG_INFO, "job %s: fire %s recorded %s (%s)", name, when, state,
              note);
     } else if (rc != SQLEASE_CLAIMED) {
-        slog(s, SQLEASE_LOG_WARN, "job %s: recording fire %s as %s failed: %s", j->j.name,
+        slog(s, SQLEASE_LOG_WARN, "job %s: recording fire %s as %s failed: %s", name,
              when, state, err.message);
     }
 }
 
 /* ---- the takeover ---------------------------------------------------- */
 
+/* The jobs' names as a takeover began, and the latest fire the ledger
+ * has of each: the takeover lets go of the lock around its statements,
+ * and a reload may replace the jobs meanwhile, so it works by name. */
 typedef struct last_seen {
-    sqle_sched *s;
-    int64_t *last;            /* per job index, -1 none */
+    size_t n;
+    struct {
+        char name[SQLEASE_MAX_JOB + 1];
+        int64_t last;         /* -1: none */
+    } *v;
 } last_seen;
 
 static int on_last(void *ud, const char *job, int64_t last_fire_ms)
@@ -575,9 +583,9 @@ static int on_last(void *ud, const char *job, int64_t last_fire_ms)
     last_seen *ls = ud;
     size_t i;
 
-    for (i = 0; i < ls->s->njobs; i++)
-        if (strcmp(ls->s->jobs[i].j.name, job) == 0 && last_fire_ms > ls->last[i])
-            ls->last[i] = last_fire_ms;
+    for (i = 0; i < ls->n; i++)
+        if (strcmp(ls->v[i].name, job) == 0 && last_fire_ms > ls->v[i].last)
+            ls->v[i].last = last_fire_ms;
     return 0;
 }
 
@@ -628,19 +636,32 @@ static int queue_push(sjob *j, int64_t ms)
 }
 
 /*
- * The fires of job j that nobody claimed, after the latest the ledger
- * has (`last`) and up to `now` (both database clock), dealt with by the
- * job's policy (s->m held; let go around statements).  Fires older than
- * the job's max age are never run: the newest of them is recorded missed
- * with a note that says so, the older ones are not written one by one.
+ * The fires of job `name` that nobody claimed, after the latest the
+ * ledger has (`last`) and up to `now` (both database clock), dealt with
+ * by the job's policy (s->m held; let go around statements, so the job
+ * is found by name again after each).  For all, the fires go to the
+ * job's catch-up queue (run oldest first, each once no run of the job
+ * goes on here, unless it allows overlap); for once, the latest is run
+ * now under the job's overlap rule, as an on-time fire would be: an
+ * abandoned fire of the job run again just before is a run that still
+ * runs.  Fires older than the job's max age are never run: the newest
+ * of them is recorded missed with a note that says so, the older ones
+ * are not written one by one.
  */
-static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int64_t token,
-                         uint64_t gen)
+static void catch_up_job(sqle_sched *s, const char *name, int64_t last, int64_t now,
+                         int64_t token, uint64_t gen)
 {
-    int64_t f, from = now - j->j.max_age_ms, newest_old = -1, *fires = NULL;
+    sjob *j = job_find(s, name);
+    int64_t f, from, newest_old = -1, *fires = NULL;
     size_t n = 0, cap = 0, dropped = 0, i;
-    char note[160];
+    int missed;
+    char note[160], job[SQLEASE_MAX_JOB + 1];
 
+    if (j == NULL)
+        return;
+    snprintf(job, sizeof job, "%s", name);
+    missed = j->j.missed;
+    from = now - j->j.max_age_ms;
     /* The fires in (last, from]: too old to run; only the newest noted. */
     if (last < from && sqle_cron_prev(j->cron, from, &f) == 1 && f > last)
         newest_old = f;
@@ -667,7 +688,7 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
     if (newest_old >= 0) {
         snprintf(note, sizeof note, "missed: older than the job's max age (%lld ms) when a "
                  "holder took over", (long long)j->j.max_age_ms);
-        record(s, j, newest_old, token, "missed", note);
+        record(s, job, newest_old, token, "missed", note);
     }
     if (n > SQLE_SCHED_MISSED_ROWS) {
         dropped += n - SQLE_SCHED_MISSED_ROWS;
@@ -676,17 +697,30 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
         n = SQLE_SCHED_MISSED_ROWS;
     }
     for (i = 0; i < n && s->holding && s->gen == gen; i++) {
-        int run = j->j.missed == SQLE_MISSED_ALL ||
-                  (j->j.missed == SQLE_MISSED_ONCE && i == n - 1);
+        int run = missed == SQLE_MISSED_ALL || (missed == SQLE_MISSED_ONCE && i == n - 1);
 
-        if (run && j->j.missed == SQLE_MISSED_ALL) {
+        j = job_find(s, job);
+        if (j == NULL)
+            break;
+        if (run && missed == SQLE_MISSED_ALL) {
             if (queue_push(j, fires[i]) != 0)
-                record(s, j, fires[i], token, "missed", "missed: out of memory to queue it");
+                record(s, job, fires[i], token, "missed", "missed: out of memory to queue it");
             continue;
         }
         if (run) {
-            while (claim_and_start(s, j, fires[i], token, gen, 1) != CLAIM_DONE &&
-                   s->holding && s->gen == gen && !s->stopping) {
+            srun *prev = running_of(s, job);
+            if (prev != NULL && j->j.overlap == SQLE_OVERLAP_FORBID) {
+                char when[40];
+                fire_text(prev->fire_at_ms, when, sizeof when);
+                snprintf(note, sizeof note, "skipped: the run of fire %s was still running "
+                         "(overlap forbid)", when);
+                record(s, job, fires[i], token, "skipped", note);
+                continue;
+            }
+            if (prev != NULL && j->j.overlap == SQLE_OVERLAP_REPLACE)
+                stop_runs(s, 0, prev, SQLE_STOP_REPLACED);
+            while (s->holding && s->gen == gen && !s->stopping &&
+                   claim_and_start(s, job, fires[i], token, gen, 1) != CLAIM_DONE) {
                 sqle_mutex_unlock(&s->m);
                 sqle_sleep_ms(s->retry_ms);
                 sqle_mutex_lock(&s->m);
@@ -695,12 +729,12 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
         }
         if (i == 0 && dropped > 0)
             snprintf(note, sizeof note, "missed: no holder ran it (policy %s; %zu earlier "
-                     "fires not recorded)", j->j.missed == SQLE_MISSED_SKIP ? "skip" : "once",
+                     "fires not recorded)", missed == SQLE_MISSED_SKIP ? "skip" : "once",
                      dropped);
         else
             snprintf(note, sizeof note, "missed: no holder ran it (policy %s)",
-                     j->j.missed == SQLE_MISSED_SKIP ? "skip" : "once");
-        record(s, j, fires[i], token, "missed", note);
+                     missed == SQLE_MISSED_SKIP ? "skip" : "once");
+        record(s, job, fires[i], token, "missed", note);
     }
     free(fires);
 }
@@ -714,14 +748,26 @@ static void catch_up_job(sqle_sched *s, sjob *j, int64_t last, int64_t now, int6
 static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
 {
     sqlease_error err;
-    int64_t rows = 0, now, max_age = 0, *last;
-    last_seen ls;
+    int64_t rows = 0, now, max_age = 0;
+    last_seen ls = {0, NULL};
     abandoned_list al = {NULL, 0, 0};
     size_t i;
     int rc, any_least = 0;
 
     sqle_mutex_unlock(&s->m);
-    (void)clock_measure(s);
+    if (clock_measure(s) != SQLEASE_OK) {
+        /* Every fire is worked out from the database's clock: without a
+         * measure of it (the first of this process has no offset to go
+         * by: this process's own clock read as epoch ms from 1970), a
+         * takeover would claim fires long past.  Again after a retry. */
+        int64_t until = sqle_mono_ms() + s->retry_ms;
+        sqle_mutex_lock(&s->m);
+        if (s->holding && s->gen == gen)
+            s->takeover = 1;
+        while (!s->stopping && s->holding && s->gen == gen && sqle_mono_ms() < until)
+            sqle_cond_wait_until(&s->c, &s->m, until);
+        return;
+    }
     rc = sqle_fire_abandon(&s->fctx, token, &rows, 0, &err);
     if (rc != SQLEASE_OK)
         slog(s, SQLEASE_LOG_WARN, "marking older holds' running fires abandoned failed: %s",
@@ -735,13 +781,15 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
     if (!s->holding || s->gen != gen) {
         return;
     }
-    last = malloc((s->njobs ? s->njobs : 1) * sizeof *last);
-    if (last == NULL) {
+    ls.v = calloc(s->njobs ? s->njobs : 1, sizeof *ls.v);
+    if (ls.v == NULL) {
         slog(s, SQLEASE_LOG_ERROR, "takeover: out of memory");
         return;
     }
+    ls.n = s->njobs;
     for (i = 0; i < s->njobs; i++) {
-        last[i] = -1;
+        snprintf(ls.v[i].name, sizeof ls.v[i].name, "%s", s->jobs[i].j.name);
+        ls.v[i].last = -1;
         if (s->jobs[i].j.abandoned == SQLE_ABANDONED_AT_LEAST_ONCE)
             any_least = 1;
         if (s->jobs[i].j.max_age_ms > max_age)
@@ -749,8 +797,6 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
         s->jobs[i].nq = s->jobs[i].qhead = 0;
     }
     now = db_now_est(s);
-    ls.s = s;
-    ls.last = last;
     sqle_mutex_unlock(&s->m);
     rc = sqle_fire_last(&s->fctx, on_last, &ls, 0, &err);
     if (rc == SQLEASE_OK && any_least)
@@ -762,8 +808,8 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
          * from now on are fired, and the next takeover looks again. */
         slog(s, SQLEASE_LOG_ERROR, "reading the ledger at takeover failed (%s); missed and "
              "abandoned fires are left as they are", err.message);
-        for (i = 0; i < s->njobs; i++)
-            last[i] = -1;
+        for (i = 0; i < ls.n; i++)
+            ls.v[i].last = -1;
         al.n = 0;
     }
     /* At-least-once: each abandoned fire once more, while attempts last. */
@@ -776,34 +822,37 @@ static void takeover(sqle_sched *s, int64_t token, uint64_t gen)
             al.v[i].attempt >= j->j.max_attempts)
             continue;
         sqle_mutex_unlock(&s->m);
-        rc = sqle_fire_reclaim(&s->fctx, token, j->j.name, al.v[i].fire_at_ms, al.v[i].attempt,
-                               0, NULL, &e2);
+        rc = sqle_fire_reclaim(&s->fctx, token, al.v[i].job, al.v[i].fire_at_ms,
+                               al.v[i].attempt, 0, NULL, &e2);
         sqle_mutex_lock(&s->m);
-        j = job_find(s, al.v[i].job); /* a reload may have come meanwhile */
         fire_text(al.v[i].fire_at_ms, when, sizeof when);
-        if (rc == SQLEASE_OK && j != NULL) {
+        if (rc == SQLEASE_OK) {
             s->st.reruns++;
-            if (start_run(s, j, al.v[i].fire_at_ms, al.v[i].attempt + 1, token, gen, 1))
+            if (start_run(s, al.v[i].job, al.v[i].fire_at_ms, al.v[i].attempt + 1, token, gen,
+                          1))
                 slog(s, SQLEASE_LOG_WARN, "job %s: fire %s abandoned by its holder; run "
                      "again (attempt %d)", al.v[i].job, when, al.v[i].attempt + 1);
-        } else if (rc != SQLEASE_OK) {
+        } else {
             slog(s, SQLEASE_LOG_WARN, "job %s: running abandoned fire %s again failed: %s",
                  al.v[i].job, when, e2.message);
         }
     }
     free(al.v);
     now = db_now_est(s);
-    for (i = 0; i < s->njobs && s->holding && s->gen == gen; i++) {
-        sjob *j = &s->jobs[i];
-
-        if (last[i] >= 0)
-            catch_up_job(s, j, last[i], now, token, gen);
-        if (sqle_cron_next(j->cron, now, &j->next_ms) != 1)
-            j->next_ms = -1;
-    }
-    free(last);
+    for (i = 0; i < ls.n && s->holding && s->gen == gen; i++)
+        if (ls.v[i].last >= 0)
+            catch_up_job(s, ls.v[i].name, ls.v[i].last, now, token, gen);
+    free(ls.v);
+    /* The jobs as they are now (a reload may have come): each from its
+     * next fire after the takeover's now. */
+    for (i = 0; i < s->njobs && s->holding && s->gen == gen; i++)
+        if (sqle_cron_next(s->jobs[i].cron, now, &s->jobs[i].next_ms) != 1)
+            s->jobs[i].next_ms = -1;
     s->prune_at = sqle_mono_ms() + PRUNE_PERIOD_MS / 10;
-    s->prune_cursor = now - s->keep_ms - 2 * 24 * 3600 * INT64_C(1000);
+    /* The first window reaches back to the start of time, in case the
+     * whole fleet was down while rows aged past the keep; the windows
+     * after it are an hour each. */
+    s->prune_cursor = INT64_MIN;
 }
 
 /* ---- pruning --------------------------------------------------------- */
@@ -818,12 +867,20 @@ static void prune(sqle_sched *s, int64_t token, uint64_t gen)
     (void)token;
     for (k = 0; k < PRUNE_WINDOWS && s->prune_cursor < until && s->holding && s->gen == gen;
          k++) {
-        int64_t from = s->prune_cursor, to = from + PRUNE_WINDOW_MS;
+        int64_t from = s->prune_cursor, to;
         sqlease_error err;
         int rc;
 
+        if (from == INT64_MIN) {
+            from = 0;
+            to = until - 2 * 24 * 3600 * INT64_C(1000);
+        } else {
+            to = from + PRUNE_WINDOW_MS;
+        }
         if (to > until)
             to = until;
+        if (to < from)
+            to = from;
         sqle_mutex_unlock(&s->m);
         rc = sqle_fire_prune(&s->fctx, from, to, &deleted, 0, &err);
         sqle_mutex_lock(&s->m);
@@ -871,27 +928,33 @@ static sjob *next_due(sqle_sched *s, int64_t *due, int *is_queue)
 }
 
 /* One fire that is due (s->m held): the overlap rule, the claim, and the
- * job's next fire. */
+ * job's next fire.  The lock is let go around statements and on_stop,
+ * and a reload may free `j` meanwhile: after each, it is found again by
+ * name. */
 static void fire_due(sqle_sched *s, sjob *j, int64_t f, int is_queue, int64_t token, uint64_t gen)
 {
     srun *prev = running_of(s, j->j.name);
-    char note[200], when[40];
+    char note[200], when[40], name[SQLEASE_MAX_JOB + 1];
     int r;
 
+    snprintf(name, sizeof name, "%s", j->j.name);
     if (!is_queue && prev != NULL && j->j.overlap == SQLE_OVERLAP_FORBID) {
         fire_text(prev->fire_at_ms, when, sizeof when);
         snprintf(note, sizeof note, "skipped: the run of fire %s was still running (overlap "
                  "forbid)", when);
         if (sqle_cron_next(j->cron, f, &j->next_ms) != 1)
             j->next_ms = -1;
-        record(s, j, f, token, "skipped", note);
+        record(s, name, f, token, "skipped", note);
         return;
     }
-    if (!is_queue && prev != NULL && j->j.overlap == SQLE_OVERLAP_REPLACE)
+    if (!is_queue && prev != NULL && j->j.overlap == SQLE_OVERLAP_REPLACE) {
         stop_runs(s, 0, prev, SQLE_STOP_REPLACED);
+        if (job_find(s, name) == NULL)
+            return;
+    }
     if (!s->holding || s->gen != gen)
         return;
-    r = claim_and_start(s, j, f, token, gen, is_queue);
+    r = claim_and_start(s, name, f, token, gen, is_queue);
     if (r == CLAIM_EARLY) {
         /* The estimate of the clock was early: measure it again. */
         sqle_mutex_unlock(&s->m);
@@ -906,7 +969,7 @@ static void fire_due(sqle_sched *s, sjob *j, int64_t f, int is_queue, int64_t to
         return;
     }
     /* Dealt with: on to the next one (the job may have been reloaded). */
-    j = job_find(s, j->j.name);
+    j = job_find(s, name);
     if (j == NULL)
         return;
     if (is_queue) {
@@ -928,8 +991,6 @@ static void sched_thread(void *arg)
         int is_queue;
         sjob *j;
 
-        /* No pointer into a job list is held here. */
-        retired_free(s);
         if (!s->holding) {
             sqle_cond_wait_until(&s->c, &s->m, -1);
             continue;
@@ -978,7 +1039,6 @@ static void sched_destroy(sqle_sched *s)
         free(r);
     }
     jobs_free(s->jobs, s->njobs);
-    retired_free(s);
     free(s->table);
     free(s->fire_table);
     free(s->name);
@@ -1071,7 +1131,7 @@ int sqle_sched_start(sqle_sched **out, sqlease_db *db, const sqlease_options *op
     eff.owner = s->owner;
     eff.on_started = sched_started;
     eff.on_stopped = sched_stopped;
-    eff.on_holder = NULL;
+    eff.on_holder = s->cb.on_holder != NULL ? sched_holder : NULL;
     eff.userdata = s;
     rc = sqlease_supervisor_start(&s->sup, db, &eff, err);
     if (rc != SQLEASE_OK) {
@@ -1132,9 +1192,8 @@ int sqle_sched_done(sqle_sched *s, uint64_t id, int exit_status, int failed, sql
 
 int sqle_sched_reload(sqle_sched *s, const sqle_job *jobs, size_t n, sqlease_error *err)
 {
-    struct retired_jobs *old;
-    sjob *nj;
-    size_t i;
+    sjob *nj, *old;
+    size_t i, oldn;
     int rc;
 
     sqle_err_clear(err);
@@ -1143,11 +1202,6 @@ int sqle_sched_reload(sqle_sched *s, const sqle_job *jobs, size_t n, sqlease_err
     rc = jobs_make(jobs, n, &nj, err);
     if (rc != SQLEASE_OK)
         return rc;
-    old = calloc(1, sizeof *old);
-    if (old == NULL) {
-        jobs_free(nj, n);
-        return sqle_fail(err, SQLEASE_ENOMEM, "out of memory");
-    }
     sqle_mutex_lock(&s->m);
     for (i = 0; i < n; i++) {
         sjob *prev = job_find(s, nj[i].j.name);
@@ -1156,23 +1210,31 @@ int sqle_sched_reload(sqle_sched *s, const sqle_job *jobs, size_t n, sqlease_err
          * from its next fire after now. */
         if (prev != NULL && strcmp(prev->j.schedule, nj[i].j.schedule) == 0 &&
             ((prev->j.tz == NULL && nj[i].j.tz == NULL) ||
-             (prev->j.tz != NULL && nj[i].j.tz != NULL && strcmp(prev->j.tz, nj[i].j.tz) == 0)))
+             (prev->j.tz != NULL && nj[i].j.tz != NULL && strcmp(prev->j.tz, nj[i].j.tz) == 0))) {
+            /* With its catch-ups still to run: dropped, those fires
+             * would have no row and never run. */
+            int64_t *q = nj[i].queue;
             nj[i].next_ms = prev->next_ms;
-        else if (s->holding && s->clock_valid &&
-                 sqle_cron_next(nj[i].cron, from, &nj[i].next_ms) != 1)
+            nj[i].queue = prev->queue;
+            nj[i].nq = prev->nq;
+            nj[i].qhead = prev->qhead;
+            nj[i].qcap = prev->qcap;
+            prev->queue = q;
+            prev->nq = prev->qhead = prev->qcap = 0;
+        } else if (s->holding && s->clock_valid &&
+                   sqle_cron_next(nj[i].cron, from, &nj[i].next_ms) != 1) {
             nj[i].next_ms = -1;
-        else if (!s->holding)
+        } else if (!s->holding) {
             nj[i].next_ms = -1;
+        }
     }
-    /* The list replaced is the scheduler thread's to free (see retired). */
-    old->jobs = s->jobs;
-    old->n = s->njobs;
-    old->next = s->retired;
-    s->retired = old;
+    old = s->jobs;
+    oldn = s->njobs;
     s->jobs = nj;
     s->njobs = n;
     sqle_cond_broadcast(&s->c);
     sqle_mutex_unlock(&s->m);
+    jobs_free(old, oldn);
     slog(s, SQLEASE_LOG_INFO, "reloaded: %zu job(s)", n);
     return SQLEASE_OK;
 }

@@ -56,6 +56,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "history.h"
 #include "internal.h"
 #include "lease.h"
 #include "platform.h"
@@ -200,7 +201,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
     s->handed = 0;
     s->token = token;
     s->holder_reported = 0; /* after this hold, report the first read */
-    s->deadline = proof + s->r.renew_deadline_ms;
+    s->deadline = (SQLE_PLANTED(proof_dated_at_answer) ? now : proof) + s->r.renew_deadline_ms;
     s->next_due = proof + s->r.heartbeat_ms;
     cb->token = token;
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
@@ -353,6 +354,8 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (ev == EV_TAKEN)
             s->takes++;
         if (s->state == SUP_HOLDER && ev == EV_RENEWED) {
+            if (SQLE_PLANTED(proof_dated_at_answer))
+                proof = now;
             if (proof + s->r.renew_deadline_ms > s->deadline)
                 s->deadline = proof + s->r.renew_deadline_ms;
             s->next_due = proof + s->r.heartbeat_ms;
@@ -450,7 +453,9 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         if (s->running)
             s->renew_failures++;
         if (s->state != SUP_STOPPED)
-            s->next_due = proof + s->r.retry_ms;
+            s->next_due = s->state == SUP_FOLLOWER && SQLE_PLANTED(poll_stops_after_error)
+                              ? INT64_MAX
+                              : proof + s->r.retry_ms;
         /* A follower's read that answered says who held the lease when it
          * ran, even if the take after it failed. */
         if (s->state == SUP_FOLLOWER && row != NULL && row->db_now_ms > 0)
@@ -543,14 +548,8 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
         }
         break;
     case SUP_STALE:
-#ifdef SQLE_SIM_PLANT_RACE1
-        /* The simulator's planted bug (tests/sim): the release sent
-         * whether or not on_stopped has returned. */
-        out->what = SQLE_SEND_RELEASE;
-#else
-        if (!sqle_engine_cbs_pending(n))
+        if (!sqle_engine_cbs_pending(n) || SQLE_PLANTED(release_during_on_stopped))
             out->what = SQLE_SEND_RELEASE;
-#endif
         break;
     case SUP_NEW:
     case SUP_STOPPED:
@@ -563,10 +562,11 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
 static int64_t sup_watch(sqle_engine_node *n, int64_t now)
 {
     sqlease_supervisor *s = SQLE_SUP_OF(n);
+    int64_t due = s->deadline + (SQLE_PLANTED(watchdog_a_heartbeat_late) ? s->r.heartbeat_ms : 0);
 
     if (s->state != SUP_HOLDER || !s->running)
         return -1;
-    if (now >= s->deadline) {
+    if (now >= due) {
         sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
         return -1;
     }
@@ -576,7 +576,7 @@ static int64_t sup_watch(sqle_engine_node *n, int64_t now)
         sqle_sup_step(s, EV_HANDOFF, 0, 0, NULL, NULL);
         return -1;
     }
-    return s->handoff_at != 0 && s->handoff_at < s->deadline ? s->handoff_at : s->deadline;
+    return s->handoff_at != 0 && s->handoff_at < due ? s->handoff_at : due;
 }
 
 /* The release of a stale hold answered. */
@@ -698,18 +698,86 @@ static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
                      (long long)a->token, (long long)(sqle_mono_ms() - a->sent));
 }
 
+/* ---- the holder history's pruning ------------------------------------- */
+
+/* The first pruning of a hold comes this long after its take (a hold that
+ * lasts a moment prunes nothing), then one per PRUNE_PERIOD_MS of
+ * holding, each a DELETE of at most PRUNE_WINDOW_MS of starts, from
+ * PRUNE_BACK_MS before the cutoff on: small statements that catch up
+ * with a backlog at a day per hour. */
+#define PRUNE_FIRST_MS 60000
+#define PRUNE_PERIOD_MS (3600 * INT64_C(1000))
+#define PRUNE_WINDOW_MS (24 * 3600 * INT64_C(1000))
+#define PRUNE_BACK_MS (2 * PRUNE_WINDOW_MS)
+
+/* A take answered: date the database's clock from its read, and have the
+ * first pruning come a while into the hold. */
+static void prune_after_take(sqlease_supervisor *s, const sqle_answer *a)
+{
+    if (sqle_lease_hist(s->lease)->sql == NULL || a->row == NULL || a->row->db_now_ms <= 0)
+        return; /* no history: nothing to prune, and no lock taken for it */
+    sqle_engine_lock(s->e);
+    s->clock_ref = a->row->db_now_ms - a->sent;
+    s->prune_at = sqle_mono_ms() + PRUNE_FIRST_MS;
+    sqle_engine_unlock(s->e);
+}
+
+/*
+ * A holder's renew answered: when its pruning is due, delete one window
+ * of its lease's history rows older than the keep (history.c; one
+ * statement, on the runner's thread, the engine's lock not held).  A
+ * failure is said by the history's own log line, and the next hour tries
+ * again.
+ */
+static void prune_if_due(sqlease_supervisor *s)
+{
+    const sqle_hist *h = sqle_lease_hist(s->lease);
+    int64_t now, before, from, to, deleted = 0;
+    sqlease_error err;
+
+    if (h->sql == NULL)
+        return; /* before any clock read or lock: no history, no trace */
+    now = sqle_mono_ms();
+    sqle_engine_lock(s->e);
+    if (s->state != SUP_HOLDER || s->prune_at == 0 || now < s->prune_at) {
+        sqle_engine_unlock(s->e);
+        return;
+    }
+    s->prune_at = now + PRUNE_PERIOD_MS;
+    before = now + s->clock_ref - s->r.history_keep_ms;
+    if (s->prune_cursor <= 0 || s->prune_cursor > before)
+        s->prune_cursor = before - PRUNE_BACK_MS;
+    from = s->prune_cursor;
+    to = from + PRUNE_WINDOW_MS < before ? from + PRUNE_WINDOW_MS : before;
+    sqle_engine_unlock(s->e);
+    if (to <= from)
+        return;
+    if (sqle_hist_prune(h, from, to, &deleted, &err) != SQLEASE_OK)
+        return;
+    sqle_engine_lock(s->e);
+    s->prune_cursor = to;
+    sqle_engine_unlock(s->e);
+    if (deleted > 0)
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "pruned %lld history row(s) older than %lld ms",
+                     (long long)deleted, (long long)s->r.history_keep_ms);
+}
+
 /* What a statement of s answered, as events of its state machine. */
 static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
 {
     sqlease_supervisor *s = SQLE_SUP_OF(n);
     sup_note note = {0};
 
+    if (a->rc == SQLEASE_OK && a->taken)
+        prune_after_take(s, a);
     switch (a->kind) {
     case SQLE_ANS_RELEASE:
         answer_release(s, a);
         return;
     case SQLE_ANS_ACQUIRE:
         answer_acquire(s, a);
+        if (a->rc == SQLEASE_OK && !a->taken)
+            prune_if_due(s);
         return;
     case SQLE_ANS_RENEW:
         sqle_engine_lock(s->e);
@@ -750,6 +818,8 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
     sqle_engine_unlock(s->e);
     sqle_sup_note(s, &note);
     log_failure(s, a->rc, 0, a->err);
+    if (a->kind == SQLE_ANS_RENEW && a->rc == SQLEASE_OK)
+        prune_if_due(s);
 }
 
 /*
@@ -764,15 +834,8 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
  */
 static int start_current(const sqlease_supervisor *s, const sup_cb *cb)
 {
-#ifdef SQLE_SIM_PLANT_RACE2
-    /* The simulator's planted bug (tests/sim): the check made only when
-     * the start was queued, as before the fix. */
-    (void)s;
-    (void)cb;
-    return 1;
-#else
-    return s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline;
-#endif
+    return (s->running && s->token == cb->token && sqle_engine_now(s->e) < s->deadline) ||
+           SQLE_PLANTED(on_started_after_its_hold);
 }
 
 /*

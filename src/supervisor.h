@@ -125,6 +125,11 @@ struct sqlease_supervisor {
     int64_t last_contact;    /* mono ms of the last answer, -1 none */
     int64_t started_at;
     uint64_t acquires, takes, renew_failures, losses;
+    /* The holder history's pruning while holding (sup_machine.c): the mono
+     * ms it is next due (0: none since the last take), the database's
+     * clock minus sqle_mono_ms as the take's read gave it, and where the
+     * next window starts (database clock; 0: not started). */
+    int64_t prune_at, clock_ref, prune_cursor;
 
     /* Callbacks (guarded by e->m; queued on the engine's node, run one
      * at a time in order). */

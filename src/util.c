@@ -936,16 +936,20 @@ const char *sqle_quote_id(const char *id, char *buf, size_t cap)
     return shown_text((const char *)u, quote, buf, cap);
 }
 
-/* The first of the placeholders at or after p, and which one (0:
- * {table}, 1: {fire_table}), or NULL.  Only the ones whose value is given
- * count: a placeholder without one stays as it is. */
+/* The placeholders a template may name, in the order of the values
+ * sqle_sql_for_all takes. */
+#define NMARKS 3
+static const char *const marks[NMARKS] = { "{table}", "{fire_table}", "{history_table}" };
+
+/* The first of the placeholders at or after p, and which one (an index
+ * into marks), or NULL.  Only the ones whose value is given count: a
+ * placeholder without one stays as it is. */
 static const char *next_mark(const char *p, const char *const *values, int *which)
 {
-    static const char *const marks[2] = { "{table}", "{fire_table}" };
     const char *best = NULL;
     int i;
 
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < NMARKS; i++) {
         const char *m = values[i] != NULL ? strstr(p, marks[i]) : NULL;
         if (m != NULL && (best == NULL || m < best)) {
             best = m;
@@ -958,10 +962,10 @@ static const char *next_mark(const char *p, const char *const *values, int *whic
 /* Two passes over the template: the size, then the text.  The values are
  * validated identifiers, which hold no brace, so nothing substituted is
  * taken for a placeholder. */
-char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_table)
+char *sqle_sql_for_all(const char *tmpl, const char *table, const char *fire_table,
+                       const char *history_table)
 {
-    static const size_t mark_len[2] = { sizeof "{table}" - 1, sizeof "{fire_table}" - 1 };
-    const char *values[2];
+    const char *values[NMARKS];
     size_t n = 0;
     const char *p, *m;
     char *out, *o;
@@ -969,16 +973,17 @@ char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_
 
     values[0] = table;
     values[1] = fire_table;
-    if (tmpl == NULL || (table == NULL && fire_table == NULL))
+    values[2] = history_table;
+    if (tmpl == NULL || (table == NULL && fire_table == NULL && history_table == NULL))
         return NULL;
-    for (p = tmpl; (m = next_mark(p, values, &which)) != NULL; p = m + mark_len[which])
+    for (p = tmpl; (m = next_mark(p, values, &which)) != NULL; p = m + strlen(marks[which]))
         n += (size_t)(m - p) + strlen(values[which]);
     n += strlen(p);
     out = malloc(n + 1);
     if (out == NULL)
         return NULL;
     o = out;
-    for (p = tmpl; (m = next_mark(p, values, &which)) != NULL; p = m + mark_len[which]) {
+    for (p = tmpl; (m = next_mark(p, values, &which)) != NULL; p = m + strlen(marks[which])) {
         size_t vlen = strlen(values[which]);
         memcpy(o, p, (size_t)(m - p));
         o += m - p;
@@ -987,6 +992,11 @@ char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_
     }
     memcpy(o, p, strlen(p) + 1);
     return out;
+}
+
+char *sqle_sql_for_tables(const char *tmpl, const char *table, const char *fire_table)
+{
+    return sqle_sql_for_all(tmpl, table, fire_table, NULL);
 }
 
 char *sqle_sql_for_table(const char *tmpl, const char *table)

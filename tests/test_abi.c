@@ -384,6 +384,43 @@ static void test_list_info_size(void)
     tu_drop(db, t);
 }
 
+/* ---- the holder history's fields, appended ------------------------ */
+
+/* The holder history's options come after every field 0.2.0 and the
+ * fire ledger have, and its info starts with its size: a program built
+ * before them passes options that end at late_limit_ms, whose tail (the
+ * pattern here: as history, neither 0 nor SQLEASE_HISTORY_OFF, EINVAL)
+ * must read as the defaults: history on, in the default table, kept 30
+ * days. */
+static void test_options_before_history(void)
+{
+    const size_t small = offsetof(sqlease_options, history_table);
+    const char *t = fresh_table();
+    sqlease_options *o = pattern_block(sizeof *o), eff;
+    sqlease_error err;
+
+    CU_ASSERT(offsetof(sqlease_options, history_table) >
+              offsetof(sqlease_options, late_limit_ms));
+    CU_ASSERT(offsetof(sqlease_options, history) > offsetof(sqlease_options, history_table));
+    CU_ASSERT(offsetof(sqlease_options, history_keep_ms) > offsetof(sqlease_options, history));
+    CU_ASSERT_EQUAL(offsetof(sqlease_hold_info, size), 0);
+    fill_options(o, small, t, "abi-hist");
+    CU_ASSERT(pattern_kept(o, small, sizeof *o));
+    CU_ASSERT_EQUAL(sqlease_options_check(o, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(sqlease_options_effective(db, o, &eff, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(eff.history_table, SQLEASE_DEFAULT_HISTORY_TABLE);
+    CU_ASSERT_EQUAL(eff.history, 0);
+    CU_ASSERT_EQUAL(eff.history_keep_ms, 0);
+    /* The full struct with a value the library does not know is refused. */
+    free(o);
+    o = pattern_block(sizeof *o);
+    fill_options(o, sizeof *o, t, "abi-hist");
+    o->history = 7;
+    CU_ASSERT_EQUAL(sqlease_options_check(o, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "history"));
+    free(o);
+}
+
 /* ---- fire info, written ------------------------------------------- */
 
 static void fire_started(void *ud, int64_t token)
@@ -532,6 +569,8 @@ static void add(void)
     CU_add_test(s, "newer lease info: filled as far as known", test_info_newer);
     CU_add_test(s, "the list callback's info says its size", test_list_info_size);
     CU_add_test(s, "fire info: written only as far as its size", test_fire_info_older);
+    CU_add_test(s, "the holder history's options: defaults past an older size",
+                test_options_before_history);
     CU_add_test(s, "supervisor state: written only as far as its size", test_state_older);
     CU_add_test(s, "effective options: written only as far as their size",
                 test_effective_out_older);

@@ -987,6 +987,97 @@ static void test_status_before_migrate(void)
     result_free(&r);
 }
 
+/* ---- history ---------------------------------------------------------- */
+
+/* `history`: every hold of the lease, newest first, with its owner, host,
+ * pid, token, times, how it ended and the gap before it; "holding" for the
+ * live one; a holder killed and the next take: "expired"; --json one
+ * object per line; --all-names; a missing table said with migrate. */
+static void test_history(void)
+{
+    char hist[96], owner[64], log[1100];
+    result r;
+    pid_t bg;
+    const char *p;
+    int lines = 0;
+
+    new_table();
+    snprintf(hist, sizeof hist, "%.60s_h", g_table);
+    if (g_ntables < MAX_TABLES)
+        snprintf(g_tables[g_ntables++], sizeof g_tables[0], "%.60s_h", g_table);
+    run_db(&r, "--history-table", hist, "history", NULL);
+    ASSERT_CODE(r, 69);
+    ASSERT_CONTAINS(r.err, "migrate");
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "migrate", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, hist);
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "history", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "no hold of lease 'scheduler'");
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "--owner", "first", "run", "--", "true",
+           NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    sqle_sleep_ms(50);
+    /* A holder that dies (SIGKILL: no release) while the next waits. */
+    snprintf(log, sizeof log, "%s/hist.log", g_dir);
+    bg = start_bg(log, "--history-table", hist, "--owner", "killed", "--ttl",
+                  "1s", "supervise", "--", "sleep", "60", NULL);
+    CU_ASSERT_FATAL(await_held_by("killed", 10000));
+    run_db(&r, "--history-table", hist, "history", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "holding");
+    result_free(&r);
+    stop_bg(bg, SIGKILL, 5000);
+    run_db(&r, "--history-table", hist, "--owner", "after", "--ttl", "1s", "run",
+           "--", "true", NULL);
+    ASSERT_CODE(r, 0);
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "history", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "STARTED");
+    ASSERT_CONTAINS(r.out, "GAP BEFORE");
+    ASSERT_CONTAINS(r.out, "released");
+    ASSERT_CONTAINS(r.out, "expired");
+    ASSERT_CONTAINS(r.out, "gap 0.");
+    ASSERT_CONTAINS(r.out, "gap ?"); /* the first hold: none before it */
+    /* Newest first: after, killed, first; the killed one's taker waited
+     * out its ttl, a gap of a second or so. */
+    p = strstr(r.out, "after (token");
+    CU_ASSERT(p != NULL && strstr(r.out, "killed (token") > p &&
+              strstr(r.out, "first (token") > strstr(r.out, "killed (token"));
+    snprintf(owner, sizeof owner, " %ld ", (long)bg);
+    ASSERT_CONTAINS(r.out, owner); /* the killed holder's pid */
+    for (p = r.out; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    CU_ASSERT_EQUAL(lines, 4);
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "history", "--json", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "\"owner\":\"after\"");
+    ASSERT_CONTAINS(r.out, "\"ended\":\"expired\"");
+    ASSERT_CONTAINS(r.out, "\"ended\":\"released\"");
+    ASSERT_CONTAINS(r.out, "\"gap_ms\":null");
+    ASSERT_CONTAINS(r.out, "\"gap_ms\":");
+    ASSERT_CONTAINS(r.out, "\"duration_ms\":");
+    CU_ASSERT_PTR_NULL(strstr(r.out, "STARTED"));
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "history", "--all-names", "--since", "1h", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "NAME");
+    ASSERT_CONTAINS(r.out, "scheduler ");
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "history", "--since", "x", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "--history-table", hist, "history", "--bogus", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+}
+
 /* ---- migrate, status ------------------------------------------------- */
 
 static void test_migrate_twice(void)
@@ -3424,6 +3515,7 @@ static int suite_cleanup(void)
 static void clear_environment(void)
 {
     static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_DSN_FILE", "SQLEASE_TABLE",
+                                       "SQLEASE_FIRE_TABLE", "SQLEASE_HISTORY_TABLE",
                                        "SQLEASE_NAME",
                                        "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
                                        "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
@@ -3708,6 +3800,7 @@ int main(void)
 #define T(name, fn) {name, fn, #fn}
         T("--version", test_version),
         T("--help lists every command and flag", test_help),
+        T("history: holds newest first, their ends and the gaps", test_history),
         T("the man page lists every flag and exit code", test_man_page_complete),
         T("--help lists every flag the man page documents, under its command",
           test_help_lists_man_flags),

@@ -289,8 +289,10 @@ class DocTest(unittest.TestCase):
     @runs('operating-cron-systemd')
     def test_operating_cron_systemd(self, b):
         """The unit's ExecStart, as systemd runs it, on a file of one job
-        every second: the job runs; ExecReload's SIGHUP with a new file
-        adds a job; SIGTERM stops it, exit 0."""
+        every second: the job runs; its --http (on a free port of the
+        loopback here) answers /leader 200 and counts the fires in
+        /metrics; ExecReload's SIGHUP with a new file adds a job; SIGTERM
+        stops it, exit 0."""
         unit = configparser.ConfigParser(interpolation=None)
         unit.read_string(b.text)
         exec_start = unit['Service']['ExecStart']
@@ -301,11 +303,30 @@ class DocTest(unittest.TestCase):
         with open(jobs, 'w', encoding='utf-8') as f:
             f.write('SQLEASE_JOB=tick\n* * * * * * echo "$SQLEASE_JOB" >> %s\n' % ran)
         self.assertEqual(self.sh(SQLEASE + ' --dsn prod --name jobs migrate')[0], 0)
+        self.assertIn('--http 0.0.0.0:8080 ', exec_start)
         argv = (exec_start.replace('/usr/local/bin/sqlease', SQLEASE)
-                .replace('/etc/sqlease/jobs.cron', jobs).split())
+                .replace('/etc/sqlease/jobs.cron', jobs)
+                .replace('--http 0.0.0.0:8080', '--http 127.0.0.1:0').split())
+        err = open(os.path.join(self.dir, 'cron.err'), 'w+b')
+        self.addCleanup(err.close)
         p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+                             stderr=err)
         try:
+            port = self.await_http_port(p, err)
+            if port is None:
+                with open(err.name, encoding='utf-8', errors='replace') as f:
+                    said = f.read()
+                self.assertIn('has no HTTP support', said)
+                self.assertNotEqual(os.environ.get('CI'), 'true', said)
+                # The rest of the unit without it.
+                self.assertEqual(p.wait(timeout=15), 64)
+                k = argv.index('--http')
+                del argv[k:k + 2]
+                p = subprocess.Popen(argv, cwd=self.dir, env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            else:
+                self.check_cron_http(port)
+
             def count(word):
                 try:
                     with open(ran, encoding='utf-8') as f:
@@ -434,6 +455,36 @@ class DocTest(unittest.TestCase):
                            stderr=subprocess.PIPE, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr.decode())
         self.assertRegex(p.stdout.decode(), r'^backup at \d+: done on doc-host\nruns 1\n$')
+
+    @runs('history-snippet')
+    def test_history_snippet(self, b):
+        """The holder history's snippet, after a supervisor held the lease
+        and stopped: its hold, on this host, ended 'released'."""
+        head, call = b.text.split('/* ... */')
+        program = (
+            '#include <sqlease.h>\n#include <stdio.h>\n#include <string.h>\n' + head +
+            'int main(void)\n{\n'
+            '    sqlease_db_options dbo;\n    sqlease_options o;\n'
+            '    sqlease_db *db = NULL;\n    sqlease_supervisor *sup = NULL;\n'
+            '    sqlease_error err;\n    const char *names[] = { "nightly" };\n'
+            '    int64_t since_ms = 0;\n'
+            '    sqlease_db_options_init(&dbo);\n'
+            '    dbo.conn = "Driver=SQLite3;Database=history.db";\n'
+            '    sqlease_options_init(&o);\n    o.name = "nightly";\n    o.host = "doc-host";\n'
+            '    if (sqlease_db_open(&db, &dbo, &err) != SQLEASE_OK ||\n'
+            '        sqlease_migrate(db, NULL, names, 1, &err) != SQLEASE_OK ||\n'
+            '        sqlease_history_migrate(db, NULL, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_start(&sup, db, &o, &err) != SQLEASE_OK ||\n'
+            '        sqlease_supervisor_await(sup, 10000, &err) != SQLEASE_OK)\n'
+            '        return 2;\n'
+            '    sqlease_supervisor_free(sup);\n' + call +
+            '    sqlease_db_close(db);\n    return 0;\n}\n')
+        exe = self.compile_c(program, 'history')
+        p = subprocess.run([exe], cwd=self.dir, env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertRegex(p.stdout.decode(),
+                         r'^\S+ token \d+ on doc-host pid \d+: \d+\.\.\d+ released, gap -1 ms\n$')
 
     @runs('config-synopsis')
     def test_config_synopsis(self, b):
@@ -602,6 +653,37 @@ class DocTest(unittest.TestCase):
                     proc.wait()
             for err in errs:
                 err.close()
+
+    def check_cron_http(self, port):
+        """`cron --http` on PORT: /leader 200 with the scheduler's hold,
+        and the fires it claims counted up in /metrics."""
+        def get(path):
+            conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+            try:
+                conn.request('GET', path)
+                r = conn.getresponse()
+                return r.status, r.read().decode()
+            finally:
+                conn.close()
+
+        def claimed():
+            status, text = get('/metrics')
+            self.assertEqual(status, 200, text)
+            m = re.search(r'^sqlease_fires_claimed_total\{name="jobs",owner="[^"]*"\} (\d+)$',
+                          text, re.M)
+            self.assertIsNotNone(m, text)
+            return int(m.group(1))
+
+        end = time.monotonic() + 15
+        while get('/leader')[0] != 200 and time.monotonic() < end:
+            time.sleep(0.05)
+        status, text = get('/leader')
+        self.assertEqual(status, 200, text)
+        self.assertRegex(text, r"^holding lease 'jobs', token \d+, \d+ fire\(s\) running\n$")
+        first, end = claimed(), time.monotonic() + 10
+        while claimed() <= first and time.monotonic() < end:
+            time.sleep(0.1)
+        self.assertGreater(claimed(), first)
 
     def await_http_port(self, proc, err, seconds=30):
         """The port a `--http 127.0.0.1:0` process says it got, or None

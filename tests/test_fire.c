@@ -726,7 +726,9 @@ static void test_list(void)
     drop_tables(&t);
 }
 
-/* Trimmed window by window, one name's finished rows only. */
+/* Trimmed window by window, one name's finished rows only, and never a
+ * job's latest row (b's only one is older than every window here): a
+ * new holder's catch-up starts from it. */
 static void test_prune(void)
 {
     tables t;
@@ -747,21 +749,25 @@ static void test_prune(void)
     v[6] = (fire_spec){ "sched", "c", 400, "missed" };
     insert_rows(&t, v, 7);
     CU_ASSERT_EQUAL(sqle_fire_prune(&c, 0, 200, &deleted, 0, &err), SQLEASE_OK);
-    CU_ASSERT_EQUAL(deleted, 2);
+    CU_ASSERT_EQUAL(deleted, 1); /* a@100; b@150 is b's latest */
     CU_ASSERT_EQUAL(sqle_fire_prune(&c, 200, 300, &deleted, 0, &err), SQLEASE_OK);
-    CU_ASSERT_EQUAL(deleted, 1); /* the running row stays */
+    CU_ASSERT_EQUAL(deleted, 1); /* a@250; the running a@200 stays */
     CU_ASSERT_EQUAL(sqle_fire_prune(&c, 200, 300, &deleted, 0, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(deleted, 0);
     CU_ASSERT_EQUAL(sqle_fire_prune(&c, 300, 300, &deleted, 0, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(deleted, 0);
+    /* Everything older than the newest row: each job's latest stays. */
+    CU_ASSERT_EQUAL(sqle_fire_prune(&c, 0, 1000, &deleted, 0, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(deleted, 0);
     CU_ASSERT_EQUAL(sqle_fire_prune(&c, 301, 300, &deleted, 0, &err), SQLEASE_EINVAL);
     memset(&s, 0, sizeof s);
     CU_ASSERT_EQUAL(sqlease_fire_list(db, t.fire, NULL, NULL, 0, on_row, &s, &err), SQLEASE_OK);
-    CU_ASSERT_EQUAL(s.n, 4);
+    CU_ASSERT_EQUAL(s.n, 5);
     CU_ASSERT_EQUAL(s.at[0], 400);
     CU_ASSERT_EQUAL(s.at[1], 300);
     CU_ASSERT_EQUAL(s.at[2], 200);
-    CU_ASSERT_STRING_EQUAL(s.name[3], "other");
+    CU_ASSERT_EQUAL(s.at[3], 150);
+    CU_ASSERT_STRING_EQUAL(s.name[4], "other");
     drop_tables(&t);
 }
 
@@ -1162,7 +1168,7 @@ static void add(void)
     CU_add_test(s, "fires that did not run: skipped and missed", test_record);
     CU_add_test(s, "the latest fire of each job, over pages", test_last);
     CU_add_test(s, "the listing: newest first, filtered, in windows", test_list);
-    CU_add_test(s, "pruned window by window, running rows kept", test_prune);
+    CU_add_test(s, "pruned window by window, running rows and each job's latest kept", test_prune);
     CU_add_test(s, "run --schedule: one take per fire among racers, and its outcome row",
                 test_take_fire);
     CU_add_test(s, "migrate adds the lease row's fire_at_ms, which only a take of a fire "

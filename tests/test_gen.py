@@ -43,7 +43,8 @@ STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version"
               "list", "handoff_request", "handoff_cancel", "handoff", "ready_list",
               "fire_create_table", "fire_claim", "fire_reclaim", "fire_end",
               "fire_record", "fire_abandon", "fire_last", "fire_read", "fire_list",
-              "fire_prune", "fire_done"]
+              "fire_prune", "fire_done", "hold_create_table", "hold_start", "hold_expire",
+              "hold_end", "hold_force", "hold_list", "hold_prune"]
 FRAGMENTS = ["fence"]
 # The statements of the fire ledger: each names {fire_table}; those
 # fenced by the lease (or reading it) name {table} too, and the others
@@ -51,16 +52,20 @@ FRAGMENTS = ["fence"]
 FIRE_STATEMENTS = [st for st in STATEMENTS if st.startswith("fire_")]
 FIRE_FENCED = ["fire_claim", "fire_reclaim", "fire_record", "fire_abandon", "fire_read",
                "fire_done"]
+# The holder history's: each names {history_table}; those that read the
+# lease row (the new hold's row, the forced release's) name {table} too.
+HOLD_STATEMENTS = [st for st in STATEMENTS if st.startswith("hold_")]
+HOLD_FROM_LEASE = ["hold_start", "hold_force"]
 
 # The bound parameters, by their enum value (gen/gen_dialects.py PARAM_LIST).
 P = {name: i for i, name in enumerate(
     ("name", "owner", "ttl_ms", "token", "min_hold_ms", "data", "version", "job", "fire_at_ms",
      "state", "attempt", "host", "has_exit", "exit_status", "note", "since_ms", "before_ms",
-     "priority", "target", "reserve_ms", "prefix"))}
+     "pid", "ended_at_ms", "priority", "target", "reserve_ms", "prefix"))}
 # The statements of the hand-over (see check_row_handoff).
 HANDOFF_STATEMENTS = ["handoff_request", "handoff_cancel", "handoff", "ready_list"]
 EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
-                   "release_each"]
+                   "release_each", "hold_start_each", "hold_expire_each", "hold_end_each"]
 
 # Prints, per dialect and statement, the count of '?' in the SQL, the
 # parameter list and the SQL itself; then answers detect/find queries
@@ -158,6 +163,9 @@ int main(int argc, char **argv)
         each(d->key, "seed_each", &d->seed_each);
         each(d->key, "take_each", &d->take_each);
         each(d->key, "release_each", &d->release_each);
+        each(d->key, "hold_start_each", &d->hold_start_each);
+        each(d->key, "hold_expire_each", &d->hold_expire_each);
+        each(d->key, "hold_end_each", &d->hold_end_each);
         printf("B %s returns=%d batch_max=%zu max_params=%zu\n", d->key,
                d->renew_each_returns, d->batch_max, d->max_params);
     }
@@ -348,7 +356,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "353e1d40d4cca5ae77f39b4939e3d3ddd44b8591194c4bd0ae17e4c03897b96d"
+SHIPPED_SQL_SHA256 = "5ba4ee2bcabe4f2a57feb6707ca91392cf8ccd7f19a87866966b2416794bb9c7"
 
 
 def shipped_sql(probe_out):
@@ -549,9 +557,12 @@ class RealTemplate(GenCase):
             self.assertEqual(sql, sql.strip())
             # The tables it names, and no other: the library substitutes
             # only the ones it expects.
-            lease = st != "now" and (st not in FIRE_STATEMENTS or st in FIRE_FENCED)
+            lease = st != "now" and (st not in FIRE_STATEMENTS or st in FIRE_FENCED) and \
+                (st not in HOLD_STATEMENTS or st in HOLD_FROM_LEASE)
             self.assertEqual("{table}" in sql, lease, "%s.%s" % (key, st))
             self.assertEqual("{fire_table}" in sql, st in FIRE_STATEMENTS, "%s.%s" % (key, st))
+            self.assertEqual("{history_table}" in sql, st in HOLD_STATEMENTS,
+                             "%s.%s" % (key, st))
         # The clock, read alone.
         self.assertIn(now, stmts[(key, "now")][2], key)
         # The take is bound to the token the follower's read saw (it
@@ -622,15 +633,16 @@ class RealTemplate(GenCase):
         self.assertIn("version IS NULL", fill, key)
         self.assertIn("token = COALESCE(token, " + now + ")", fill, key)
         # ... and, as every write, it changes the version (a NULL one
-        # becomes 1): a follower that read the NULL as 0 starts over.
-        self.assertIn("version = COALESCE(version, 0) + 1", fill, key)
+        # starts from the clock, as a token does): a follower that read the
+        # NULL, or a number before it, starts over.
+        self.assertIn("version = COALESCE(version, " + now + ") + 1", fill, key)
         # The repair of one row whose read showed a NULL: the same, for
         # that name only.
         repair = stmts[(key, "repair")][2]
         self.assertEqual(set(stmts[(key, "repair")][1]), {name}, key)
         self.assertTrue(repair.startswith("UPDATE {table} SET"), key)
         self.assertIn(as_sql(row["name_equals"]), repair, key)
-        self.assertIn("version = COALESCE(version, 0) + 1", repair, key)
+        self.assertIn("version = COALESCE(version, " + now + ") + 1", repair, key)
         self.assertIn("token = COALESCE(token, " + now + ")", repair, key)
         # Every statement that changes a row changes its version, also
         # from NULL; the takes write the holder's ttl (a watch waits it),
@@ -638,7 +650,8 @@ class RealTemplate(GenCase):
         # they change it (MySQL assigns left to right).
         for st in ("acquire", "take_watched", "renew", "release", "release_force"):
             sql = stmts[(key, st)][2]
-            self.assertRegex(sql, r"version = COALESCE\((\w+\.)?version, 0\) \+ 1", st)
+            self.assertRegex(sql, r"version = COALESCE\((\w+\.)?version, (%s|c\.now_ms)\) \+ 1"
+                             % re.escape(now), st)
         for st in ("acquire", "take_watched"):
             self.assertIn("ttl_ms = ?", stmts[(key, st)][2], "%s.%s" % (key, st))
         for st in ("release", "release_force"):
@@ -663,6 +676,7 @@ class RealTemplate(GenCase):
         self.check_row_take_fire(key, row, stmts, now)
         self.check_row_fire(key, row, stmts, now)
         self.check_row_handoff(key, row, stmts, now)
+        self.check_row_history(key, row, stmts, now)
 
     def check_row_handoff(self, key, row, stmts, now):
         """The hand-over (see the template's header): its columns, the
@@ -674,6 +688,8 @@ class RealTemplate(GenCase):
         free, none = as_sql(row["owner_free"]), as_sql(row["no_handoff"])
         mine, target = as_sql(row["handoff_owner"]), as_sql(row["handoff_target"])
         clock = r"(c\.now_ms|%s)" % re.escape(now)
+        # A row whose clock is volatile reads it once, in FROM (PostgreSQL).
+        once = r"(FROM \(SELECT %s AS now_ms\) AS c )?" % re.escape(now)
         # The columns: handoff_to compares as the owner does.
         coll = as_sql(row["exact_collation"])
         column = " ".join(("handoff_to", as_sql(row["owner_type"])) + ((coll,) if coll else ())
@@ -708,14 +724,15 @@ class RealTemplate(GenCase):
         self.assertEqual(ps["handoff_request"], {"name", "owner", "token", "target"}, key)
         self.assertRegex(sql["handoff_request"],
                          r"^UPDATE \{table\} SET handoff_to = \?, version = COALESCE\(version, "
-                         r"0\) \+ 1 WHERE %s AND %s AND token = \? AND %s AND expires_at_ms > "
-                         r"%s$" % (re.escape(name_eq), re.escape(owner_eq), re.escape(none),
-                                   clock), key)
+                         r"%s\) \+ 1 %sWHERE %s AND %s AND token = \? AND %s AND "
+                         r"expires_at_ms > %s$" % (clock, once, re.escape(name_eq),
+                                                   re.escape(owner_eq), re.escape(none), clock),
+                         key)
         # Its withdrawal: that request on that hold.
         self.assertEqual(ps["handoff_cancel"], {"name", "owner", "token", "target"}, key)
-        self.assertTrue(sql["handoff_cancel"].startswith(
-            "UPDATE {table} SET handoff_to = '', version = COALESCE(version, 0) + 1 WHERE "),
-            key)
+        self.assertRegex(sql["handoff_cancel"],
+                         r"^UPDATE \{table\} SET handoff_to = '', version = COALESCE\(version, "
+                         r"%s\) \+ 1 WHERE " % clock, key)
         self.assertTrue(sql["handoff_cancel"].endswith(
             "%s AND %s AND token = ? AND %s" % (name_eq, owner_eq, target)), key)
         # The hand-over: scoped to the hold as a release is, whatever its
@@ -726,8 +743,9 @@ class RealTemplate(GenCase):
         self.assertRegex(sql["handoff"],
                          r"^UPDATE \{table\} SET last_owner = owner, owner = '', handoff_to = "
                          r"\?, expires_at_ms = %s \+ \?, ttl_ms = 0, data = NULL, priority = 0, "
-                         r"version = COALESCE\(version, 0\) \+ 1 WHERE %s AND %s AND token = "
-                         r"\?$" % (clock, re.escape(name_eq), re.escape(owner_eq)), key)
+                         r"version = COALESCE\(version, %s\) \+ 1 %sWHERE %s AND %s AND "
+                         r"token = \?$" % (clock, clock, once, re.escape(name_eq),
+                                            re.escape(owner_eq)), key)
         self.assertNotIn("token = token", sql["handoff"], key)
         # The ready rows: every row whose name starts with the prefix,
         # with the status read's columns after the name.
@@ -755,7 +773,8 @@ class RealTemplate(GenCase):
         self.assertIn(as_sql(row["name_equals"]) + " AND token = ?", sql, key)
         self.assertIn(as_sql(row["owner_free"]) + " OR owner IS NULL", sql, key)
         self.assertRegex(sql, r"expires_at_ms <= ", key)
-        self.assertRegex(sql, r"version = COALESCE\(version, 0\) \+ 1", key)
+        self.assertRegex(sql, r"version = COALESCE\(version, (%s|c\.now_ms)\) \+ 1"
+                         % re.escape(now), key)
         self.assertIn("token = token + 1", sql, key)
         self.assertIn("ttl_ms = ?", sql, key)
         # ... that writes the fire and requires the row's last one before it.
@@ -767,6 +786,85 @@ class RealTemplate(GenCase):
         for st in ("acquire", "take_watched", "renew", "release", "release_force", "repair",
                    "fill_nulls"):
             self.assertNotIn("fire_at_ms", stmts[(key, st)][2], "%s.%s" % (key, st))
+
+    def check_row_history(self, key, row, stmts, now):
+        """The holder history's statements, whatever the DBMS: their
+        parameters, exact comparisons through the row's snippets, the new
+        hold's row read from the lease row while it shows that hold, and
+        no end ever written over another."""
+        name_eq, owner_eq = as_sql(row["name_equals"]), as_sql(row["owner_equals"])
+        params = {st: stmts[(key, st)][1] for st in HOLD_STATEMENTS}
+        sql = {st: stmts[(key, st)][2] for st in HOLD_STATEMENTS}
+        ps = {st: {n for n, v in P.items() if v in params[st]} for st in HOLD_STATEMENTS}
+        self.assertEqual(ps["hold_create_table"], set(), key)
+        # The take's row; a row that binds the end there closes the hold
+        # before it in the same statement (PostgreSQL).
+        closes = "ended_at_ms" in ps["hold_start"]
+        self.assertEqual(ps["hold_start"], {"name", "owner", "token", "host", "pid"}
+                         | ({"ended_at_ms"} if closes else set()), key)
+        self.assertEqual(ps["hold_expire"], {"name", "token", "ended_at_ms"}, key)
+        self.assertEqual(ps["hold_end"], {"name", "token", "state"}, key)
+        self.assertEqual(ps["hold_force"], {"name"}, key)
+        self.assertEqual(ps["hold_list"], {"name", "since_ms", "before_ms"}, key)
+        self.assertEqual(ps["hold_prune"], {"name", "since_ms", "before_ms"}, key)
+        create = sql["hold_create_table"]
+        self.assertIn("PRIMARY KEY (name, token)", create, key)
+        self.assertRegex(create, r"\bname %s %s NOT NULL" % (re.escape(as_sql(row["name_type"])),
+                                                             re.escape(row["exact_collation"]))
+                         if row["exact_collation"] else
+                         r"\bname %s NOT NULL" % re.escape(as_sql(row["name_type"])), key)
+        for col in ("token BIGINT NOT NULL", "pid BIGINT NOT NULL DEFAULT 0",
+                    "started_at_ms BIGINT NOT NULL", "ended_at_ms BIGINT NOT NULL DEFAULT 0",
+                    "ended %s NOT NULL DEFAULT ''" % as_sql(row["state_type"])):
+            self.assertIn(col, create, key)
+        # The new hold's row: from the lease row while it shows the hold
+        # (name, owner, token), started when the take wrote, open.
+        start = sql["hold_start"]
+        self.assertIn("SELECT name, token, owner, ?, ?, acquired_at_ms, 0, '' FROM {table} "
+                      "WHERE %s AND %s AND token = ?" % (name_eq, owner_eq), start, key)
+        self.assertNotIn("ON DUPLICATE KEY", start, key)
+        guards = (start.endswith("ON CONFLICT (name, token) DO NOTHING"),
+                  start.startswith("INSERT IGNORE INTO {history_table}"),
+                  "NOT EXISTS (SELECT 1 FROM {history_table} WITH (UPDLOCK, HOLDLOCK) WHERE "
+                  "%s AND token = ?)" % name_eq in start)
+        self.assertEqual(sum(guards), 1, "%s.hold_start: %s" % (key, start))
+        if closes:
+            # The close of the hold before: only when the take asks for
+            # it, only that token, never an end already written.
+            self.assertRegex(start, r"ended = 'expired', ended_at_ms = \? WHERE "
+                             r"(\?|CAST\(\? AS BIGINT\)) > 0 AND %s AND token \+ 1 = \? "
+                             r"AND ended_at_ms = 0" % re.escape(name_eq), key)
+        # Every end: one hold (name, token) of the row's snippets, written
+        # only while the row has none.
+        for st in ("hold_expire", "hold_end"):
+            self.assertTrue(sql[st].startswith("UPDATE {history_table} SET ended = "), key)
+            self.assertTrue(sql[st].endswith("WHERE %s AND token = ? AND ended_at_ms = 0"
+                                             % name_eq), "%s.%s" % (key, st))
+        self.assertIn("ended = 'expired', ended_at_ms = ? ", sql["hold_expire"], key)
+        self.assertIn("ended = ?, ended_at_ms = %s " % now, sql["hold_end"], key)
+        force = sql["hold_force"]
+        self.assertIn("ended = 'forced', ended_at_ms = %s " % now, force, key)
+        self.assertTrue(force.endswith(
+            "WHERE %s AND ended_at_ms = 0 AND token = (SELECT token FROM {table} WHERE %s AND %s)"
+            % (name_eq, name_eq, as_sql(row["owner_free"]))), key)
+        # The list: newest first, each with the end of the hold before it.
+        lst = sql["hold_list"]
+        self.assertTrue(lst.startswith(
+            "SELECT name, token, owner, host, pid, started_at_ms, ended_at_ms, ended, (SELECT "
+            "p.ended_at_ms FROM {history_table} p WHERE p.name = h.name AND "
+            "p.token = h.token - 1) FROM {history_table} h WHERE "), key)
+        self.assertIn("(? = '' OR (%s))" % name_eq, lst, key)
+        self.assertTrue(lst.endswith("AND started_at_ms >= ? AND started_at_ms < ? "
+                                     "ORDER BY started_at_ms DESC, name, token DESC"), key)
+        prune = sql["hold_prune"]
+        self.assertTrue(prune.startswith("DELETE FROM {history_table} WHERE %s AND " % name_eq),
+                        key)
+        self.assertTrue(prune.endswith("AND started_at_ms >= ? AND started_at_ms < ? AND "
+                                       "ended_at_ms <> 0"), key)
+        # Nothing of the history changes the lease row.
+        for st in HOLD_STATEMENTS:
+            self.assertNotRegex(sql[st], r"^UPDATE \{table\}", "%s.%s" % (key, st))
+            self.assertNotIn("UPDATE {table}", sql[st], "%s.%s" % (key, st))
 
     def check_row_fire(self, key, row, stmts, now):
         """The fire ledger's statements, whatever the DBMS: their
@@ -875,9 +973,14 @@ class RealTemplate(GenCase):
             "AND fire_at_ms >= ? AND fire_at_ms < ? ORDER BY fire_at_ms DESC, name, job"), key)
         self.assertIn("(? = '' OR (%s))" % name_eq, sql["fire_list"], key)
         self.assertIn("(? = '' OR (%s))" % job_eq, sql["fire_list"], key)
-        self.assertTrue(sql["fire_prune"].startswith("DELETE FROM {fire_table} WHERE"), key)
-        self.assertTrue(sql["fire_prune"].endswith(
-            "AND fire_at_ms >= ? AND fire_at_ms < ? AND state <> 'running'"), key)
+        # The prune keeps running rows and each job's latest row.
+        prune = sql["fire_prune"]
+        self.assertTrue(prune.startswith("DELETE "), key)
+        self.assertIn("AND fire_at_ms >= ? AND fire_at_ms < ?", prune, key)
+        self.assertIn("state <> 'running'", prune, key)
+        self.assertIn("MAX(fire_at_ms)" if key == "mysql" else "MAX(k.fire_at_ms)", prune, key)
+        self.assertEqual(prune.count("?"),
+                         2 + name_eq.count("?") * (2 if key == "mysql" else 1), key)
         # run --schedule's outcome: fenced by the token and the fire the
         # take claimed, not by the expiry; started when the take was.
         done = sql["fire_done"]
@@ -1054,6 +1157,25 @@ class RealTemplate(GenCase):
         self.assertEqual(set(per), {name, owner, token}, key)
         self.assertEqual(per.count(token), 3, key)
         self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
+        # The holder history of many holds: each item a hold (name, owner,
+        # token), the head's value bound once, no end written over another.
+        for st, head in (("hold_start_each", [P["host"], P["pid"]]),
+                         ("hold_expire_each", [P["ended_at_ms"]]),
+                         ("hold_end_each", [P["state"]])):
+            q, params, sql = each[(key, st)]
+            self.assertEqual(q, len(params), "%s.%s" % (key, st))
+            self.assertEqual(params[:len(head)], head, "%s.%s" % (key, st))
+            per = params[len(head):]
+            self.assertEqual(set(per), {name, owner, token}, "%s.%s" % (key, st))
+            self.assertEqual(per.count(token), 3, "%s.%s" % (key, st))
+            self.assertIn("{history_table}", sql, "%s.%s" % (key, st))
+            if st == "hold_start_each":
+                self.assertIn("{table}", sql, key)
+                self.assertRegex(sql, r"SELECT (l\.)?name, (l\.)?token, (l\.)?owner, \?, \?, "
+                                 r"(l\.)?acquired_at_ms, 0, ''", key)
+            else:
+                self.assertNotIn("{table}", sql, "%s.%s" % (key, st))
+                self.assertRegex(sql, r"(^| )(h\.)?ended_at_ms = 0( |$)", "%s.%s" % (key, st))
         q, params, sql = each[(key, "renewed_each")]
         if returns:
             # Never sent: the renew says which rows it renewed.
@@ -1368,8 +1490,12 @@ class Snippets(GenCase):
             REL + ": row 'paddb', field 'status_each' (inherited from [common]): the row sets "
             "name_equals and owner_equals but not name_value",
             REL + ": row 'paddb', field 'release_each' (inherited from [common]): the row sets "
-            "name_equals and owner_equals but not hold_key")
-        self.assertEqual(len(err.strip().splitlines()), 4, err)
+            "name_equals and owner_equals but not hold_key",
+            REL + ": row 'paddb', field 'hold_start_each' (inherited from [common]): the row "
+            "sets name_equals and owner_equals but not hold_key",
+            REL + ": row 'paddb', field 'hold_expire_each' (inherited from [common])",
+            REL + ": row 'paddb', field 'hold_end_each' (inherited from [common])")
+        self.assertEqual(len(err.strip().splitlines()), 7, err)
         # Its own batched statements need none of them.
         rows["paddb"]["status_each"] = own(rows, "sqlite", "status_each").replace(
             "{name_key}", "name").replace("{name_value}", ":name")
@@ -1383,6 +1509,10 @@ class Snippets(GenCase):
             REL + ": row 'paddb', field 'take_each' (inherited from [common])",
             REL + ": row 'paddb', field 'release_each' (inherited from [common])")
         for st in ("renew_each", "take_each", "release_each"):
+            rows["paddb"][st] = rows["sqlite"][st]
+        # The holder history's batched statements too (SQLite's are its
+        # own, with no row-value snippet).
+        for st in ("hold_start_each", "hold_expire_each", "hold_end_each"):
             rows["paddb"][st] = rows["sqlite"][st]
         r = self.gen(dump_toml(rows))
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -1405,7 +1535,7 @@ class Snippets(GenCase):
                                                                     "{name_equal}")
         self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'status': unknown "
                             "placeholder '{name_equal}' (known: {now}, {table}, {fire_table}, "
-                            "{name_equals}")
+                            "{history_table}, {name_equals}")
         rows = real_rows()
         del rows["common"]["from_dual"]
         self.assertRejected(dump_toml(rows), REL + ": row 'common', field 'now': snippet "

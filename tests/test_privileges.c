@@ -4,7 +4,8 @@
  * only SELECT and UPDATE its lease table, and migrate as that role,
  * which must fail naming the privilege it lacks; every call of the fire
  * ledger as that role with SELECT, INSERT, UPDATE and DELETE on the fire
- * table.
+ * table; the holder history those commands write with the same four on
+ * the history table, and the leases held without them.
  *
  * The role comes from the server scripts (ci/postgres.sh, ci/mariadb.sh):
  * SQLEASE_TEST_LEASE_DSN connects as a role that may log in and nothing
@@ -47,6 +48,7 @@ static const char *g_dialect;     /* SQLEASE_TEST_DIALECT: postgres or mysql */
 static sqlease_db *g_owner;       /* the owner's connection */
 static char g_table[64];
 static char g_fire[64];           /* the fire table */
+static char g_hist[64];           /* the history table */
 static int g_seq;
 
 typedef struct result {
@@ -84,6 +86,8 @@ static pid_t spawn(const char *out, const char *err, va_list ap)
     argv[n++] = (char *)g_lease_dsn;
     argv[n++] = "--table";
     argv[n++] = g_table;
+    argv[n++] = "--history-table";
+    argv[n++] = g_hist;
     argv[n++] = "--name";
     argv[n++] = "lp_job";
     while ((a = va_arg(ap, const char *)) != NULL && n < MAX_ARGS - 1)
@@ -234,6 +238,8 @@ static int grant_as_documented(void)
     replace_all(block, sizeof block, "sys_job_lease", g_table);
     replace_all(block, sizeof block, "app.sys_job_fire", g_fire);
     replace_all(block, sizeof block, "sys_job_fire", g_fire);
+    replace_all(block, sizeof block, "app.sys_job_hold", g_hist);
+    replace_all(block, sizeof block, "sys_job_hold", g_hist);
     replace_all(block, sizeof block, mysql ? "'sqlease_lease'@'%'" : "sqlease_lease", g_role);
     for (line = strtok_r(block, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         size_t n = strlen(line);
@@ -245,10 +251,24 @@ static int grant_as_documented(void)
             return -1;
         granted++;
     }
-    return granted == 2 ? 0 : -1;
+    return granted == 3 ? 0 : -1;
 }
 
 /* ---- tests ---------------------------------------------------------- */
+
+/* The holds the history lists, by how they ended. */
+typedef struct hist_seen {
+    int rows, released, forced;
+} hist_seen;
+
+static int on_hold(void *ud, const sqlease_hold_info *h)
+{
+    hist_seen *s = ud;
+    s->rows++;
+    s->released += strcmp(h->ended, "released") == 0;
+    s->forced += strcmp(h->ended, "forced") == 0;
+    return 0;
+}
 
 /* With SELECT and UPDATE only: status, list, run (with and without a
  * minimum hold), release --force and supervise all work, tokens grow. */
@@ -304,6 +324,46 @@ static void test_lease_commands_with_select_and_update(void)
     ASSERT_HAS(r.out, "\"held\":false");
     CU_ASSERT(json_int(r.out, "token") > token);
     CU_ASSERT_PTR_NULL(strstr(text, "denied"));
+    CU_ASSERT_PTR_NULL(strstr(text, "history"));
+    /* The history those commands wrote as that role: each hold, and how
+     * it ended. */
+    {
+        sqlease_error e;
+        hist_seen h;
+        memset(&h, 0, sizeof h);
+        CU_ASSERT_EQUAL(sqlease_history_list(g_owner, g_hist, "lp_job", 0, on_hold, &h, &e),
+                        SQLEASE_OK);
+        /* Three holds, each released by its holder (the minimum hold's
+         * too: its release came before the forced one, which then found
+         * its end written). */
+        CU_ASSERT_EQUAL(h.rows, 3);
+        CU_ASSERT_EQUAL(h.released, 3);
+        CU_ASSERT_EQUAL(h.forced, 0);
+    }
+}
+
+/* Without any privilege on the history table the lease commands hold
+ * leases as before, and say once why nothing is recorded. */
+static void test_history_without_grants(void)
+{
+    char sql[256];
+    result r;
+
+    snprintf(sql, sizeof sql, "REVOKE SELECT, INSERT, UPDATE, DELETE ON %s FROM %s", g_hist,
+             g_role);
+    CU_ASSERT_FATAL(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
+    run(&r, "run", "--no-wait", "--", "true", NULL);
+    ASSERT_RUN(r, 0);
+    ASSERT_HAS(r.err, "may not write it");
+    CU_ASSERT_PTR_NULL(strstr(strstr(r.err, "may not write it") + 1, "may not write it"));
+    run(&r, "history", NULL);
+    ASSERT_RUN(r, 69);
+    snprintf(sql, sizeof sql, "GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s", g_hist,
+             g_role);
+    CU_ASSERT(tu_sql(g_owner, sql, NULL) == SQLEASE_OK);
+    run(&r, "history", NULL);
+    ASSERT_RUN(r, 0);
+    ASSERT_HAS(r.out, "released");
 }
 
 /* migrate as that role: exit 69, naming the privilege migrate needs for
@@ -480,9 +540,11 @@ static int suite_init(void)
         return 1;
     snprintf(g_table, sizeof g_table, "%s", tu_table());
     snprintf(g_fire, sizeof g_fire, "%s", tu_table());
+    snprintf(g_hist, sizeof g_hist, "%s", tu_table());
     if (tu_migrate(g_owner, g_table, "lp_job") != SQLEASE_OK ||
         tu_migrate(g_owner, g_table, "lp_fire") != SQLEASE_OK ||
-        sqlease_fire_migrate(g_owner, g_fire, &err) != SQLEASE_OK)
+        sqlease_fire_migrate(g_owner, g_fire, &err) != SQLEASE_OK ||
+        sqlease_history_migrate(g_owner, g_hist, &err) != SQLEASE_OK)
         return 1;
     if (grant_as_documented() != 0) {
         fprintf(stderr, "test_privileges: the GRANT of docs/security.md failed\n");
@@ -495,6 +557,7 @@ static int suite_cleanup(void)
 {
     if (g_owner != NULL) {
         tu_drop(g_owner, g_fire);
+        tu_drop(g_owner, g_hist);
         tu_drop(g_owner, g_table);
         sqlease_db_close(g_owner);
     }
@@ -517,6 +580,8 @@ static void add(void)
                 test_migrate_names_the_missing_privilege);
     CU_add_test(s, "without UPDATE a take says what the lease commands need",
                 test_without_update);
+    CU_add_test(s, "the history without its grants: leases held, said once",
+                test_history_without_grants);
     CU_add_test(s, "the fire ledger with SELECT, INSERT, UPDATE, DELETE on its table",
                 test_fire_ledger_with_its_grants);
 }

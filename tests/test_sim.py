@@ -3,12 +3,14 @@
 own engine, supervisor, lease and statement code on a simulated platform
 and database under a seed.
 
-Checked here: a short run of the real code finds no violation; a seed's
-trace is the same bytes twice (the schedule is the seed's); and each of
-the three races planted back into a build of their own (a stale hold
-released while its on_stopped runs; an on_started delivered after its hold
-ended; a fifth stuck connection at the cap on abandoned ones) is found
-within a seed budget, naming what broke.  ci/sim.sh runs the long one.
+Checked here: a short run of the real code finds no violation and runs
+every kind of statement and event the scenario mix has; a seed's trace is
+the same bytes twice (the schedule is the seed's, a group's included);
+the planted bugs are listed; and each of the three races planted back
+(`--plant`: a stale hold released while its on_stopped runs; an
+on_started delivered after its hold ended; a fifth stuck connection at
+the cap on abandoned ones) is found within a seed budget, naming what
+broke.  ci/sim.sh runs the long one.
 Run: python3 tests/test_sim.py (after `scons sim`)
 """
 
@@ -50,6 +52,15 @@ class Simulator(unittest.TestCase):
         faults = int(last.split(" faults")[0].rsplit(" ", 1)[1])
         self.assertGreater(stmts, 400 * 100, last)
         self.assertGreater(faults, 400 * 10, last)
+        # Every path of the scenario mix ran (clock steps need
+        # --clock-steps; "other" counts texts the simulator does not know).
+        kinds = [l for l in out.splitlines() if l.startswith("kinds: ")][0]
+        counts = dict(kv.split("=") for kv in kinds.split()[1:])
+        never = [k for k, v in counts.items() if v == "0" and k not in ("clock_step", "other")]
+        self.assertEqual(never, [], kinds)
+        for kind in ("renew_each", "take_each", "release_each", "release_force", "repair",
+                     "reseed", "null_repair", "twin", "owner_reuse", "group_move", "gone_stop"):
+            self.assertIn(kind, counts, kinds)
 
     def test_more_processes_and_leases(self):
         # Five processes with six leases each (six renew groups) on one
@@ -69,9 +80,25 @@ class Simulator(unittest.TestCase):
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"lease-\d+: p\d+ starts \(token \d+\) while p\d+'s work runs")
 
+    def test_plants_are_listed(self):
+        # The plants are the uses of SQLE_PLANTED, each named once.
+        rc, out = sim("sqlease-sim", "--list-plants")
+        self.assertEqual(rc, 0, out)
+        names = out.split()
+        self.assertEqual(names, sorted(set(names)))
+        for name in ("release_during_on_stopped", "on_started_after_its_hold",
+                     "fifth_stuck_connection", "renew_lost_is_error", "take_by_expiry"):
+            self.assertIn(name, names)
+        rc, out = sim("sqlease-sim", "--plant", "no_such_bug", "--seeds", 1)
+        self.assertEqual(rc, 64, out)
+        self.assertIn("no plant 'no_such_bug'", out)
+
     def test_replay_is_the_same_bytes(self):
         rc1, a = sim("sqlease-sim", "--replay", 7)
         rc2, b = sim("sqlease-sim", "--replay", 7)
+        _, g1 = sim("sqlease-sim", "--replay", 9)  # a group's
+        _, g2 = sim("sqlease-sim", "--replay", 9)
+        self.assertEqual(g1, g2)
         self.assertEqual((rc1, rc2), (0, 0))
         self.assertEqual(a, b)
         self.assertGreater(len(a.splitlines()), 200)
@@ -80,13 +107,15 @@ class Simulator(unittest.TestCase):
         self.assertNotEqual(a, c)
 
     def test_finds_a_release_sent_while_on_stopped_runs(self):
-        rc, out = sim("sqlease-sim-plant-race1", "--seeds", 200, "--first")
+        rc, out = sim("sqlease-sim", "--plant", "release_during_on_stopped", "--seeds", 200,
+                      "--first")
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"VIOLATION seed \d+ at [\d.]+ s: p\d+ lease-\d+: release of token "
                               r"\d+ sent while its (on_stopped runs|work runs \(before on_stopped\))")
 
     def test_finds_an_on_started_delivered_after_its_hold(self):
-        rc, out = sim("sqlease-sim-plant-race2", "--seeds", 1000, "--first")
+        rc, out = sim("sqlease-sim", "--plant", "on_started_after_its_hold", "--seeds", 1000,
+                      "--first")
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"VIOLATION seed \d+ at [\d.]+ s: (p\d+ lease-\d+: on_started "
                               r"\(token \d+\) \d+ ms past its proof \+ renew_deadline|"
@@ -94,7 +123,8 @@ class Simulator(unittest.TestCase):
                               r"with token \d+, not above))")
 
     def test_finds_a_fifth_stuck_connection(self):
-        rc, out = sim("sqlease-sim-plant-race4", "--seeds", 200, "--first")
+        rc, out = sim("sqlease-sim", "--plant", "fifth_stuck_connection", "--seeds", 200,
+                      "--first")
         self.assertEqual(rc, 1, out[-2000:])
         self.assertRegex(out, r"VIOLATION seed \d+ at [\d.]+ s: p\d+: 5 calls of one handle "
                               r"\(family \d+\) in the database at once")
@@ -102,7 +132,7 @@ class Simulator(unittest.TestCase):
         # what a run finds, its trace explains.
         first = [l for l in out.splitlines() if l.startswith("VIOLATION")][0]
         seed = first.split()[2]
-        rc, trace = sim("sqlease-sim-plant-race4", "--replay", seed)
+        rc, trace = sim("sqlease-sim", "--plant", "fifth_stuck_connection", "--replay", seed)
         self.assertEqual(rc, 1, trace[-2000:])
         self.assertIn(first, trace.splitlines())
 

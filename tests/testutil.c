@@ -195,6 +195,10 @@ void tu_options(sqlease_options *o, const char *t, const char *name, const char 
     o->retry_ms = retry;
     o->log = tu_log_sink;
     o->log_level = SQLEASE_LOG_DEBUG;
+    /* The suites count statements and read logs as the lease alone makes
+     * them; the holder history's statements are tests/test_history.c's,
+     * which turns it on. */
+    o->history = SQLEASE_HISTORY_OFF;
 }
 
 int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms)
@@ -226,6 +230,7 @@ typedef struct faulty_ctl {
     int hung;
     int once_taken; /* TU_FAULT_HANG_ONCE: the one exec that hangs has come */
     char needle[128];       /* "" when no statement is singled out */
+    int exact;              /* the statement must be the needle, not contain it */
     int match_mode;
     int matched;
     int64_t matched_at;
@@ -255,6 +260,14 @@ static void ctl_unref(faulty_ctl *c)
     }
 }
 
+/* Whether the singled-out statements include `sql` (f->m held). */
+static int singled_out(const faulty_ctl *f, const char *sql)
+{
+    if (f->needle[0] == '\0')
+        return 0;
+    return f->exact ? strcmp(sql, f->needle) == 0 : strstr(sql, f->needle) != NULL;
+}
+
 static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t nbinds,
                        db_out *out, size_t nout, int *has_row, int64_t *rows,
                        sqlease_error *err)
@@ -267,16 +280,15 @@ static int faulty_exec(void *self, const char *sql, const db_bind *binds, size_t
     size_t i;
 
     sqle_mutex_lock(&f->m);
-    if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
+    if (singled_out(f, sql)) {
         f->matched++;
         f->matched_at = sqle_mono_ms();
-        while (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL &&
-               f->match_mode == TU_FAULT_HANG) {
+        while (singled_out(f, sql) && f->match_mode == TU_FAULT_HANG) {
             f->hung++;
             sqle_cond_wait_until(&f->cv, &f->m, -1);
             f->hung--;
         }
-        if (f->needle[0] != '\0' && strstr(sql, f->needle) != NULL) {
+        if (singled_out(f, sql)) {
             mode = f->match_mode;
             sqle_mutex_unlock(&f->m);
             if (mode == TU_FAULT_CONNECT)
@@ -458,17 +470,28 @@ void tu_fault_set(tu_faulty *f, int mode, int64_t delay_ms)
     sqle_mutex_unlock(&f->ctl->m);
 }
 
-void tu_fault_match(tu_faulty *f, const char *needle, int mode)
+static void fault_match(tu_faulty *f, const char *needle, int exact, int mode)
 {
     faulty_ctl *c = f->ctl;
 
     sqle_mutex_lock(&c->m);
     snprintf(c->needle, sizeof c->needle, "%s", needle != NULL ? needle : "");
+    c->exact = exact;
     c->match_mode = mode;
     c->matched = 0;
     c->matched_at = -1;
     sqle_cond_broadcast(&c->cv);
     sqle_mutex_unlock(&c->m);
+}
+
+void tu_fault_match(tu_faulty *f, const char *needle, int mode)
+{
+    fault_match(f, needle, 0, mode);
+}
+
+void tu_fault_match_exact(tu_faulty *f, const char *sql, int mode)
+{
+    fault_match(f, sql, 1, mode);
 }
 
 int tu_fault_matched(tu_faulty *f, int64_t *last_at)

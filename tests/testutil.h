@@ -38,7 +38,8 @@ int tu_sql(sqlease_db *db, const char *sql, int64_t *rows);
  * status; tu_lock_end ends it (ROLLBACK). */
 int tu_lock_begin(sqlease_db *locker, const char *table, const char *name);
 int tu_lock_end(sqlease_db *locker);
-/* Options with short timings: ttl, heartbeat, deadline, retry in ms. */
+/* Options with short timings: ttl, heartbeat, deadline, retry in ms; the
+ * holder history off (test_history.c turns it on). */
 void tu_options(sqlease_options *o, const char *table, const char *name, const char *owner,
                 int64_t ttl, int64_t heartbeat, int64_t deadline, int64_t retry);
 /* Poll cond(arg) every 5 ms until it is true or timeout_ms passes.
@@ -86,6 +87,9 @@ void tu_faulty_free(tu_faulty *f);
  * whose SQL contains it gets `mode` (TU_FAULT_NONE, _HANG or _CONNECT)
  * instead of the mode tu_fault_set gave, and is counted. */
 void tu_fault_match(tu_faulty *f, const char *needle, int mode);
+/* The same for the one statement whose SQL is exactly `sql` (the
+ * clock's read, say, which other statements contain). */
+void tu_fault_match_exact(tu_faulty *f, const char *sql, int mode);
 /* Execs that matched the needle since it was set; *last_at (may be NULL)
  * gets the mono ms at which the last one began (-1 if none). */
 int tu_fault_matched(tu_faulty *f, int64_t *last_at);

@@ -20,7 +20,7 @@ typedef struct value_flag {
     const char *source; /* flag or env name the text came from */
 } value_flag;
 
-enum { F_DSN, F_DSN_FILE, F_TABLE, F_FIRE_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY,
+enum { F_DSN, F_DSN_FILE, F_TABLE, F_FIRE_TABLE, F_HISTORY_TABLE, F_NAME, F_TTL, F_HEARTBEAT, F_RENEW_DEADLINE, F_RETRY,
        F_OWNER, F_DIALECT, F_QUERY_TIMEOUT, F_LOGIN_TIMEOUT, F_COUNT };
 
 /* A connection string read from --dsn-file lives as long as the process,
@@ -52,7 +52,7 @@ int cli_flag_value(int argc, char **argv, int *i, const char *flag, const char *
 int cli_unknown_flag(const char *command, const char *arg)
 {
     static const char *const globals[] = {"--dsn", "--dsn-file", "--table", "--fire-table",
-                                          "--name", "--ttl",
+                                          "--history-table", "--name", "--ttl",
                                           "--heartbeat",
                                           "--renew-deadline", "--retry", "--owner",
                                           "--dialect", "--query-timeout",
@@ -249,6 +249,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
         [F_DSN_FILE] = {"--dsn-file", "SQLEASE_DSN_FILE", NULL, NULL},
         [F_TABLE] = {"--table", "SQLEASE_TABLE", NULL, NULL},
         [F_FIRE_TABLE] = {"--fire-table", "SQLEASE_FIRE_TABLE", NULL, NULL},
+        [F_HISTORY_TABLE] = {"--history-table", "SQLEASE_HISTORY_TABLE", NULL, NULL},
         [F_NAME] = {"--name", "SQLEASE_NAME", NULL, NULL},
         [F_TTL] = {"--ttl", "SQLEASE_TTL", NULL, NULL},
         [F_HEARTBEAT] = {"--heartbeat", "SQLEASE_HEARTBEAT", NULL, NULL},
@@ -301,7 +302,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
     }
     if (a->command == NULL)
         return cli_usage("missing COMMAND (migrate, status, list, run, supervise, cron, fires, "
-                         "release, transfer, demo)");
+                         "history, release, transfer, demo)");
 
     if (resolve_sources(flags) != CLI_CONTINUE)
         return CLI_EXIT_USAGE;
@@ -309,6 +310,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
         return CLI_EXIT_USAGE;
     a->table = flags[F_TABLE].text;
     a->fire_table = flags[F_FIRE_TABLE].text;
+    a->history_table = flags[F_HISTORY_TABLE].text;
     a->name = flags[F_NAME].text;
     a->owner = flags[F_OWNER].text;
     a->dialect = flags[F_DIALECT].text;

@@ -51,6 +51,7 @@ typedef struct cli_args {
                              $SQLEASE_DSN_FILE's contents, or the default */
     const char *table;    /* NULL: library default */
     const char *fire_table; /* the fire ledger's table; NULL: library default */
+    const char *history_table; /* the holder history's table; NULL: library default */
     const char *name;     /* NULL: library default */
     const char *owner;    /* NULL: generated */
     const char *dialect;  /* NULL: detected */
@@ -172,6 +173,7 @@ int cli_cmd_run(const cli_args *a);
 int cli_cmd_supervise(const cli_args *a);
 int cli_cmd_cron(const cli_args *a);
 int cli_cmd_fires(const cli_args *a);
+int cli_cmd_history(const cli_args *a);
 int cli_cmd_demo(const cli_args *a);
 int cli_cmd_demo_job(const cli_args *a);
 

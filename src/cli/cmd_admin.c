@@ -49,6 +49,13 @@ static const char *fire_table_of(const cli_args *a)
     return effective.fire_table != NULL ? effective.fire_table : SQLEASE_DEFAULT_FIRE_TABLE;
 }
 
+static const char *history_table_of(const cli_args *a)
+{
+    (void)a;
+    return effective.history_table != NULL ? effective.history_table
+                                           : SQLEASE_DEFAULT_HISTORY_TABLE;
+}
+
 static const char *name_of(const cli_args *a)
 {
     (void)a;
@@ -211,13 +218,17 @@ int cli_cmd_migrate(const cli_args *a)
      * record each fire there (an idempotent CREATE when it exists). */
     if (st == SQLEASE_OK)
         st = sqlease_fire_migrate(db, fire_table_of(a), &err);
+    /* And the holder history's: every hold of a lease is recorded there
+     * from now on (an idempotent CREATE too). */
+    if (st == SQLEASE_OK)
+        st = sqlease_history_migrate(db, history_table_of(a), &err);
     if (st != SQLEASE_OK) {
         cli_error("%s%s", err.message[0] != '\0' ? err.message : sqlease_strerror(st),
                   cli_error_hint(db, &err));
         rc = cli_exit_for_status(st);
     } else {
-        printf("migrated table %s and fire table %s; lease row '%s' present\n", table_of(a),
-               fire_table_of(a), name);
+        printf("migrated table %s, fire table %s and history table %s; lease row '%s' "
+               "present\n", table_of(a), fire_table_of(a), history_table_of(a), name);
         rc = CLI_EXIT_OK;
     }
     sqlease_db_close(db);

@@ -283,6 +283,7 @@ void cli_lease_options(const cli_args *a, sqlease_options *o)
     sqlease_options_init(o);
     o->table = a->table;
     o->fire_table = a->fire_table;
+    o->history_table = a->history_table;
     o->name = a->name;
     o->owner = a->owner;
     o->ttl_ms = a->ttl_ms;

@@ -21,7 +21,7 @@
 typedef struct cron_state {
     char *tz;                /* NULL: UTC */
     char *next_name;         /* SQLEASE_JOB, for the next job only */
-    int next_name_col;
+    int next_name_line, next_name_col;
     int missed, abandoned, overlap, max_attempts;
     int64_t max_age_ms;
     char **env;              /* "NAME=value" */
@@ -237,8 +237,16 @@ static int assign(cron_state *st, const char *path, int ln, const char *line, si
             free(v);
             return -1;
         }
-        free(st->next_name);
+        if (st->next_name != NULL) {
+            /* The first would name no job: say so rather than drop it. */
+            fail(err, cap, path, st->next_name_line, st->next_name_col, "SQLEASE_JOB=%s names "
+                 "no job: SQLEASE_JOB=%s (line %d) comes before the next job line",
+                 st->next_name, v, ln);
+            free(v);
+            return -1;
+        }
         st->next_name = v;
+        st->next_name_line = ln;
         st->next_name_col = vcol;
         return 0;
     }
@@ -417,7 +425,9 @@ static int job_line(cron_state *st, cli_crontab *t, const char *path, int ln, co
         if (strcmp(t->entries[k].job.name, name) == 0) {
             free(schedule);
             free(command);
-            return fail(err, cap, path, ln, st->next_name != NULL ? st->next_name_col : 1,
+            /* Where the name is: the SQLEASE_JOB line, or this one. */
+            return fail(err, cap, path, st->next_name != NULL ? st->next_name_line : ln,
+                        st->next_name != NULL ? st->next_name_col : 1,
                         "job '%s' is named twice (line %d names it first)%s", name,
                         t->entries[k].line,
                         st->next_name != NULL ? "" : ": give one of them SQLEASE_JOB=");
@@ -510,10 +520,11 @@ int cli_crontab_parse(const char *path, const char *text, cli_crontab *out, char
             char msg[600];
             rc = job_line(&st, out, path, ln, s, msg, sizeof msg);
             if (rc != 0) {
-                /* Shift the column by the leading blanks. */
+                /* Shift the column by the leading blanks (of this line:
+                 * an error may point at the SQLEASE_JOB line before). */
                 int l = 0, col = 0, consumed = 0;
                 if (sscanf(msg + strlen(path), ":%d:%d:%n", &l, &col, &consumed) == 2)
-                    snprintf(err, cap, "%s:%d:%d:%s", path, l, col + (int)off,
+                    snprintf(err, cap, "%s:%d:%d:%s", path, l, col + (l == ln ? (int)off : 0),
                              msg + strlen(path) + consumed);
                 else
                     snprintf(err, cap, "%s", msg);
@@ -522,8 +533,8 @@ int cli_crontab_parse(const char *path, const char *text, cli_crontab *out, char
         free(line);
     }
     if (rc == 0 && st.next_name != NULL)
-        rc = fail(err, cap, path, ln, st.next_name_col, "SQLEASE_JOB=%s names no job: no job "
-                  "line follows it", st.next_name);
+        rc = fail(err, cap, path, st.next_name_line, st.next_name_col, "SQLEASE_JOB=%s names "
+                  "no job: no job line follows it", st.next_name);
     state_free(&st);
     if (rc != 0)
         cli_crontab_free(out);

@@ -22,6 +22,7 @@ static const command commands[] = {
     {"supervise", cli_cmd_supervise},
     {"cron", cli_cmd_cron},
     {"fires", cli_cmd_fires},
+    {"history", cli_cmd_history},
     {"release", cli_cmd_release},
     {"transfer", cli_cmd_transfer},
     {"demo", cli_cmd_demo},

@@ -24,7 +24,8 @@ static const char help_head[] =
 "\n"
 "Commands:\n"
 "  migrate                      create the table, add missing columns, seed the\n"
-"                               lease row (idempotent)\n"
+"                               lease row; create the fire and history tables\n"
+"                               (idempotent)\n"
 "  status [--json] [--watch [--http ADDR:PORT]]\n"
 "                               owner, token, expires in, DB clock vs local clock\n"
 "      --json                   print one JSON object on one line\n"
@@ -114,7 +115,7 @@ static const char help_mid[] =
 "                               0; equal ones never do)\n"
 "      --preempt-after D        with --handoff: ask only a holder that has held\n"
 "                               this long (default 30s)\n"
-"  cron [--check] [--keep D] [--kill-grace D] FILE\n"
+"  cron [--check] [--keep D] [--kill-grace D] [--http ADDR:PORT] FILE\n"
 "                               run the crontab-format FILE on whichever host\n"
 "                               holds the lease: each fire on the database's\n"
 "                               clock, claimed once in the fire table, its\n"
@@ -127,14 +128,31 @@ static const char help_mid[] =
 "                               SIGTERM stops the jobs, releases, exits 0; a bad\n"
 "                               line at start exits 64 naming line and column\n"
 "      --check                  read FILE, list the jobs and next fires, exit\n"
-"      --keep D                 delete ledger rows older than D (default 30d)\n"
+"      --keep D                 delete ledger and history rows older than D\n"
+"                               (default 30d)\n"
 "      --kill-grace D           SIGTERM to SIGKILL delay when a job must stop\n"
 "                               (default 10s)\n"
+"      --http ADDR:PORT         serve as supervise does: /health (its rule),\n"
+"                               /leader (200 while this host holds the lease\n"
+"                               and fires the jobs), /holder, and /metrics\n"
+"                               with the scheduler's counters (fires claimed,\n"
+"                               skipped, missed, abandoned, running, late)\n";
+
+/* After cron's --http, the same line as after supervise's. */
+static const char help_cron_tail[] =
 "  fires [--job J] [--since D] [--json] [--all-names]\n"
 "                               the fire table, newest first: each fire's job,\n"
 "                               state (running, done, failed, abandoned,\n"
 "                               skipped, missed), attempt, host, start,\n"
 "                               duration, exit status, owner and token, note\n"
+"      --since D                how far back (default 1d)\n"
+"      --all-names              every lease name, not only --name's\n"
+"  history [--since D] [--json] [--all-names]\n"
+"                               the history table, newest first: each hold's\n"
+"                               start, end, duration, how it ended (released,\n"
+"                               expired, lost, deadline, forced, handed_over;\n"
+"                               holding; unknown), the gap before it (no\n"
+"                               holder), host, pid, owner and token\n"
 "      --since D                how far back (default 1d)\n"
 "      --all-names              every lease name, not only --name's\n"
 "  release --force              admin: clear the lease row whoever holds it\n"
@@ -167,6 +185,8 @@ static const char help_mid[] =
 "                       (env SQLEASE_TABLE; default " SQLEASE_DEFAULT_TABLE ")\n"
 "  --fire-table T       the fire table (scheduled fires), as --table\n"
 "                       (env SQLEASE_FIRE_TABLE; default " SQLEASE_DEFAULT_FIRE_TABLE ")\n"
+"  --history-table T    the history table (every hold), as --table\n"
+"                       (env SQLEASE_HISTORY_TABLE; default " SQLEASE_DEFAULT_HISTORY_TABLE ")\n"
 "  --name N             lease name, 1..64 bytes (env SQLEASE_NAME; default "
 SQLEASE_DEFAULT_NAME ")\n"
 "  --ttl D              lease lifetime (env SQLEASE_TTL; default 30s)\n"
@@ -270,13 +290,21 @@ static void print_dialect_flag(void)
     putchar('\n');
 }
 
-void cli_print_help(void)
+/* Under each --http, in a build without HTTP support. */
+static void http_note(void)
 {
-    fputs(help_head, stdout);
     if (!cli_http_available())
         fputs("                               (not in this build: it has no libmicrohttpd)\n",
               stdout);
+}
+
+void cli_print_help(void)
+{
+    fputs(help_head, stdout);
+    http_note();
     fputs(help_mid, stdout);
+    http_note();
+    fputs(help_cron_tail, stdout);
     print_dialect_flag();
     fputs(help_tail, stdout);
 }

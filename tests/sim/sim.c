@@ -1,66 +1,128 @@
 /*
- * sim.c -- sqlease-sim: the library's own engine, supervisor, lease and
- * statement code, run on the simulated platform (src/platform/sim/) and
- * the simulated database (simdb.c), under a seed.
+ * sim.c -- sqlease-sim: the library's own engine, supervisor, group,
+ * lease and statement code, run on the simulated platform
+ * (src/platform/sim/) and the simulated database (simdb.c), under a seed.
  *
  *   sqlease-sim --seeds N [--from S] [--processes P] [--leases L]
- *               [--clock-steps [--by-expiry]] [--first]
- *   sqlease-sim --replay SEED
+ *               [--scenario mix|plain|same-ttl|mixed|group] [--table made|hand]
+ *               [--clock-steps [--by-expiry]] [--plant NAME] [--first]
+ *   sqlease-sim --replay SEED [the same options]
+ *   sqlease-sim --list-plants
  *
- * Each seed is one history: P processes (each its own handle and L
- * supervisors, one per lease, on one table; two renew groups, since the
- * leases' ttls differ) start at random moments and contend for the same
- * rows for 30 s of virtual time while the seed injects faults: latency
- * and slow answers (a row lock waited for, an answer past the query
- * timeout), connections lost before a statement or after it committed,
- * refused connects, a process cut off from the database for up to 7.5 s
- * (its calls wait, then answer late or find the connection gone),
- * processes that crash or stop gracefully (and are replaced) or freeze
- * for less than ttl - renew_deadline, callbacks that take long
- * (on_started up to 6 s, on_holder up to 8 s; on_stopped mostly within
- * its ttl - renew_deadline margin, now and then past it), and with
- * --clock-steps the database's clock stepping forward and back (which,
- * with --by-expiry, the followers' old rule of taking by the database's
- * expiry alone, hands live holds over: the check that finds it).  Beside
- * the supervisors, each process makes a public call now and then on its
- * handle.  Then the faults stop and run their course, and every lease
- * must be held again.
+ * Each seed is one history: P processes (each its own handle) start at
+ * random moments and contend for L leases of one table for 30 s of
+ * virtual time while the seed injects faults, then the faults stop and
+ * run their course (the calm), then every process stops.  The scenario
+ * is the seed's (--scenario forces one), by its last digit:
+ *   0-4  plain: a supervisor per lease, the leases' ttls differ;
+ *   5-6  same-ttl: every lease one ttl, so that renews, takes and
+ *        releases go batched (renew_each, take_each, release_each);
+ *   7-8  mixed: each process runs each lease with a timing of its own
+ *        (ttl 2, 3, 5 or 12 s, heartbeat a fifth to a third of it,
+ *        renew deadline a half to two thirds), holders and followers of
+ *        one lease differing;
+ *   9    group: every process joins one group over 8 leases
+ *        (sqlease_group_start, slack 0 or 1 by the seed's tens).
+ * Even seeds start and stop a process's supervisors with start_each and
+ * stop_each; a seed divisible by 3 runs on a table made by hand without
+ * NOT NULL, as an older installation may have (--table made|hand forces
+ * one).
  *
- * Checked at every callback and statement:
- *   - one lease's work never runs in two processes at once (work runs
- *     from on_started to the return of on_stopped, or to a crash); an
- *     on_stopped that overran its margin, or a step of the database's
- *     clock, excuses the overlap it caused (the documented assumptions);
- *   - work runs only within its proof + renew_deadline: on_started comes,
- *     and on_stopped is called, by the time the latest statement that
- *     wrote the row for that owner and token was sent + renew_deadline
- *     (+ POOL_STALL_MS for a stop, + the time the process was frozen);
- *   - on_started and on_stopped alternate per supervisor;
- *   - each start's token is above every earlier start's of that lease;
+ * The faults: latency and slow answers (a row lock waited for, an answer
+ * past the query timeout), connections lost before a statement or after
+ * it committed, refused connects, a process cut off from the database
+ * for up to 7.5 s, processes that crash (replaced, half the time by one
+ * with the same owner id: a restarted host) or stop gracefully
+ * (replaced), freeze for less than ttl - renew_deadline, or start with a
+ * live process's owner id (two overlapping runs of one host; not in a
+ * group, whose workers are told apart by owner id), callbacks that take
+ * long (on_started up to 6 s, on_holder up to 8 s, on_stopped mostly
+ * within its ttl - renew_deadline margin, now and then past it), and an
+ * operator who forces a release (sqlease_lease_release_force), deletes a
+ * row and migrates it back (a new token from the clock; not with clock
+ * steps), migrates while the fleet runs, and on a table made by hand
+ * sets an owner, token (not with clock steps), version or expiry to
+ * NULL; with --clock-steps
+ * the database's clock steps 1 to 30 s forward or back, about twice a
+ * seed (with --by-expiry, the followers' old rule of taking by the
+ * database's expiry alone, which such steps catch).  Beside the leases,
+ * each process makes a public call now and then on its handle.
+ *
+ * Checked at every statement: what it is (kinds.c: the text against the
+ * sqlite row's generated statements) and every row it changed (rows.c:
+ * the table before and after):
+ *   - a renew or release changes only rows whose (name, owner, token)
+ *     was one it bound; a take only rows whose (name, token) it bound
+ *     (take_watched and take_each: and version), the expiry take only a
+ *     row free or expired by the database's clock; a forced release only
+ *     from the operator; a seed only inserts; fill_nulls only rows with
+ *     a NULL, a follower's repair only the row it names, with a NULL; a
+ *     text the simulator does not know changes nothing;
+ *   - every statement that changes a row changes its version (as a
+ *     follower reads it, a NULL as 0), and no token goes back;
  *   - no release of a hold is sent while that hold's work runs (before
  *     or during its on_stopped);
  *   - no handle has more calls in the database at once than the 4 stuck
- *     connections it may keep (DB_MAX_ABANDONED);
- *   - every public call returns within its documented bound:
- *     sqlease_db_now_ms within query timeout + 500 ms + login timeout,
- *     sqlease_supervisor_stop within query timeout + 500 ms (and free
- *     within twice that after a stop that timed out), plus what the
+ *     connections it may keep (DB_MAX_ABANDONED).
+ * Checked at every callback:
+ *   - one lease's work never runs in two processes at once (work runs
+ *     from on_started to the return of on_stopped, or to a crash); an
+ *     on_stopped that overran its margin excuses the overlap it caused,
+ *     and so does a hold whose row the operator took away (before or
+ *     after it started) until its next renew says it is gone;
+ *   - work runs only within its proof + renew_deadline: on_started comes,
+ *     and on_stopped is called, by the time the latest statement that
+ *     wrote the row for that process's owner id and that token was sent
+ *     + renew_deadline (+ POOL_STALL_MS for a stop, + the time the
+ *     process was frozen); proofs are kept per process, lease and token;
+ *   - a hold a renew's answer said was gone (0 rows: expired, taken,
+ *     forced, deleted) has its on_stopped called at once once that answer
+ *     reached the library (within its call's bound: a lone renew's call
+ *     goes on with a read and maybe a take, by its bound; a batched
+ *     renew's misses are read once more, as the lone renew's are, to
+ *     tell a hold asked to hand over from a lost one, by that read's
+ *     bound), + POOL_STALL_MS;
+ *   - on_started and on_stopped alternate per supervisor, and each
+ *     start's token is above every earlier start's of that lease;
+ *   - every public call returns within its documented bound (the query
+ *     timeout + 500 ms, with the login timeout when it connects; stop,
+ *     free, stop_each and group_stop as sqlease.h says), plus what the
  *     lease's callbacks took meanwhile and the time the process was
- *     frozen (sqlease_supervisor_stop_each, on even seeds: one such
- *     bound per supervisor and one for the releases);
- *   - after the faults end, every lease is held again within
- *     ttl + 2 x retry + query timeout + 500 ms + login timeout.
- * Prints one line per violation (with its seed) and a summary; exits 1
- * if any.  --replay SEED prints that seed's trace: the same bytes every
- * time.  --first stops after the first seed with a violation.
+ *     frozen.
+ * Checked in the calm:
+ *   - every lease is held again within the ttl of its last holder as
+ *     that holder ran it (a watching follower's wait; none for a row left
+ *     free) + 2 x retry + query timeout + 500 ms + login timeout of the
+ *     later of the faults' end and the row's last change (a group's, a
+ *     ttl and two retries more: a dead worker's presence is watched out;
+ *     with clock steps, + what the clock stepped back: a follower that
+ *     first read a dead holder's row after a step back waits for its
+ *     expiry, which the step pushed out);
+ *   - every live supervisor (a group: its reads of the table) keeps
+ *     sending statements, at least every heartbeat or retry + a call's
+ *     bound;
+ *   - a group's shares settle: after GROUP_SETTLE_MS each live worker
+ *     holds within one of its fair share, floor(N / W) - 1 to
+ *     ceil(N / W) + 1.
+ * And every seed has a budget of scheduling points and virtual time: one
+ * that runs away is a violation, not a hang.  Prints one line per
+ * violation (with its seed), then what ran by kind (statements by what
+ * they are, and events: 0-row answers, stops after a gone hold, clock
+ * steps, migrations, reseeds, forced releases, NULLs set and repaired,
+ * twins, owner ids reused, group starts and moves, ...; ci/sim.sh fails
+ * when one is 0), then a summary; exits 1 if any violation.  --replay
+ * SEED prints that seed's trace: the same bytes every time.  --first
+ * stops after the first seed with a violation.
  *
- * Built (`scons sim`, and by `scons test`) also as
- * sqlease-sim-plant-race1, -race2 and -race4: the same code with one of
- * three fixed races planted back (SQLE_SIM_PLANT_RACE1: a stale hold
- * released while its on_stopped runs; _RACE2: an on_started delivered
- * after its hold ended; _RACE4: at the cap on stuck connections, a fifth
- * worker that stays the handle's), to show that the simulator finds
- * them.
+ * Planted bugs: --plant NAME runs the library with one bug put back
+ * (SQLE_PLANTED(NAME), src/internal.h: true only then and only in this
+ * build), to show that the simulator finds it; --list-plants lists them,
+ * and ci/sim.sh checks that each is found within its seed budget.  A new
+ * concurrent capability comes with its plant: one line where its bug
+ * would be, `if (SQLE_PLANTED(name_of_the_bug)) ...` or `... ||
+ * SQLE_PLANTED(name)`, named for what goes wrong, and nothing else
+ * (the list is made from the uses).  A template's bug is planted here,
+ * in plant_text, into the text the database runs.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -71,17 +133,44 @@
 #include "db.h"
 #include "engine.h"
 #include "internal.h"
+#include "kinds.h"
 #include "platform.h"
+#include "rows.h"
 #include "sim.h"
 #include "simdb.h"
 #include "sqlease.h"
 
 #define MAX_P 48
 #define MAX_L 8
+#define GROUP_N 8        /* a group's leases */
 #define TABLE "sim_lease"
+#define MAX_PROOFS 8
+
+/* The handles' timeouts, and the bound a call that sends statements is
+ * given (include/sqlease.h: query timeout + 500 ms, plus the login
+ * timeout when it must connect first). */
+#define QT_MS 1000
+#define LOGIN_MS 1000
+#define CALL_BOUND (QT_MS + DB_SLACK_MS + LOGIN_MS)
+#define RETRY_MS 300
+
+/* How long a group's shares take to settle once the faults have ended:
+ * a dead worker's presence is watched out (a ttl and a read), a share
+ * above target + slack is given back on the second read above it, and
+ * what it gives back is taken at the next read. */
+#define GROUP_SETTLE_MS 9000
+
+typedef struct timing {
+    int64_t ttl, hb, rd;
+} timing;
+
+typedef struct proof {
+    int64_t token, at;
+} proof;
 
 typedef struct slot {
     int proc, lease;
+    timing t;            /* this process's timing of the lease */
     int running;
     int64_t token;
     int stopping;        /* inside on_stopped */
@@ -98,9 +187,21 @@ typedef struct slot {
     int64_t cb_began;    /* virtual ms the callback running now began; -1 none */
     int64_t cb_ms;       /* time its callbacks took, the ended ones */
     int64_t cb_ended;    /* virtual ms its last callback returned */
-    int64_t proof_at;    /* when its latest proof of holding was sent: a
-                            statement that wrote the row with this owner */
-    int64_t proof_token; /* the token that proof was for */
+    /* Its proofs of holding, per token (a re-take's must not replace the
+     * one an earlier hold's on_stopped is still checked against): when
+     * the latest statement that wrote the row with this process's owner
+     * id and that token was sent. */
+    proof proofs[MAX_PROOFS];
+    int next_proof;
+    int64_t revoked;     /* an operator took the row of this hold away (a
+                            forced release, a row deleted, a NULL owner):
+                            its token, or -1 */
+    int64_t last_sent;   /* its process's latest statement naming the lease */
+    /* A renew's answer that reached the library said the hold with
+     * gone_token is gone: on_stopped is due by gone_by (+ the pool's
+     * stall), at once. */
+    int64_t gone_token;
+    int64_t gone_by;
 } slot;
 
 typedef struct proc {
@@ -109,52 +210,72 @@ typedef struct proc {
     int crashed;
     sqlease_db *db;
     sqlease_supervisor *sup[MAX_L];
+    sqlease_group *grp;
     slot slots[MAX_L];
     char owner[16];
     int64_t freeze_from[64], freeze_until[64];  /* its freezes */
     int nfreeze;
-    sqle_mutex m;          /* the prober's wait */
+    int64_t last_list;   /* a group's latest read of the table */
+    sqle_mutex m;        /* the prober's wait */
     sqle_cond cv;
-    int stopping;          /* the prober ends */
+    int stopping;        /* the prober ends */
     sqle_thread prober;
     int has_prober;
 } proc;
 
-/* The handles' timeouts, and the bound a call that sends statements is
- * given (include/sqlease.h: query timeout + 500 ms, plus the login
- * timeout when it must connect first). */
-#define QT_MS 1000
-#define LOGIN_MS 1000
-#define CALL_BOUND (QT_MS + DB_SLACK_MS + LOGIN_MS)
-#define RETRY_MS 300
-
 typedef struct lease_state {
     int64_t last_token;
-    int64_t ttl, hb, rd;
-    int64_t row_version;  /* the row's version when last looked at */
+    int64_t written_at;  /* the row's last change */
+    int64_t writer_ttl;  /* the ttl of the row's holder, as the process whose
+                            take wrote it ran it; 0 when the row is free */
+    int last_starter;    /* process of the latest on_started, -1 none */
+    int not_held_reported;
+    int64_t revoked[8];  /* tokens of holds an operator took the row from */
+    int next_revoked;
 } lease_state;
 
+enum scenario { SC_MIX = -1, SC_PLAIN, SC_SAME_TTL, SC_MIXED, SC_GROUP, SC_COUNT };
+static const char *const g_scenario_names[SC_COUNT] = {"plain", "same-ttl", "mixed", "group"};
+
+/* What a history did, beside its statements: the summary counts each,
+ * so that a path that never ran shows 0 (ci/sim.sh fails on one). */
+enum event {
+    EV_ZERO_ROW, EV_GONE_STOP, EV_CLOCK_STEP, EV_MIGRATE, EV_RESEED, EV_FORCE, EV_NULL_SET,
+    EV_NULL_REPAIR, EV_TWIN, EV_OWNER_REUSE, EV_GROUP_START, EV_GROUP_MOVE, EV_CRASH,
+    EV_FREEZE, EV_CUT, EV_STOP, EV_MIXED_FLEET, EV_COUNT
+};
+static const char *const g_event_names[EV_COUNT] = {
+    "zero_row", "gone_stop", "clock_step", "migrate", "reseed", "force_release", "null_set",
+    "null_repair", "twin", "owner_reuse", "group_start", "group_move", "crash", "freeze",
+    "cut", "graceful_stop", "mixed_fleet",
+};
+
 static int g_procs = 3, g_leases = 2, g_clock_steps = 0, g_trace = 0, g_by_expiry = 0;
+static int g_force_scenario = SC_MIX;
+static int g_force_table = -1;      /* --table: 0 made by migrate, 1 by hand */
+static int g_scenario, g_nl, g_hand_table, g_slack;
 /* Even seeds: every process starts its supervisors with
  * sqlease_supervisor_start_each and stops them with
- * sqlease_supervisor_stop_each (the batched releases; the first takes
- * are batched for leases of one ttl only: --same-ttl); odd seeds: each
- * started and stopped on its own.  --same-ttl gives every lease one ttl,
- * so that start_each's batched take runs too; its seeds cost about four
- * times as much (their deadlines coincide, and the callback pool grows),
- * so CI runs without it. */
-static int g_batched = 0, g_same_ttl = 0;
+ * sqlease_supervisor_stop_each (the batched takes and releases); odd
+ * seeds: each started and stopped on its own. */
+static int g_batched;
 static proc g_p[MAX_P];
 static int g_np;
 static lease_state g_l[MAX_L];
 static int g_violations, g_seed_violated;
 static uint64_t g_seed;
-static int64_t g_excused_until;  /* overlaps before this are a clock step's */
 static int64_t g_slowest_recovery;
 static uint64_t g_faults;
-static uint64_t g_calls;  /* public calls timed against their bound */
+static uint64_t g_calls;            /* public calls timed against their bound */
 static uint64_t g_slow_holder_pct;  /* this seed's share of slow on_holder calls */
 static int g_calm;                  /* the faults have ended: callbacks are quick */
+static int64_t g_stepped_back;      /* the database's clock's steps back, summed */
+static sqlease_db *g_admin;         /* the operator's handle, in process 0 */
+static uint64_t g_kinds[SK_COUNT], g_events[EV_COUNT];
+static char g_names[MAX_L][16];
+
+static void trace(const char *fmt, ...) SQLEASE_PRINTF(1, 2);
+static void violation(const char *fmt, ...) SQLEASE_PRINTF(1, 2);
 
 static void trace(const char *fmt, ...)
 {
@@ -183,14 +304,61 @@ static void violation(const char *fmt, ...)
     fflush(stdout);
 }
 
-/* Which process runs lease l's work, other than `except`; -1 none. */
-static int other_running(int l, int except)
+static int lease_of(const char *name)
 {
+    int l;
+
+    if (name == NULL || sscanf(name, "lease-%d", &l) != 1 || l < 0 || l >= g_nl)
+        return -1;
+    return l;
+}
+
+/* The harness's process of a simulated one (process 0 is the history's
+ * and the operator's): -1 for the operator. */
+static int proc_of(int simproc)
+{
+    return simproc >= 1 && simproc <= g_np ? simproc - 1 : -1;
+}
+
+static int64_t max_ttl(int l)
+{
+    int64_t t = 0;
     int i;
 
     for (i = 0; i < g_np; i++)
-        if (i != except && g_p[i].slots[l].running)
-            return i;
+        if (g_p[i].slots[l].t.ttl > t)
+            t = g_p[i].slots[l].t.ttl;
+    return t > 0 ? t : 3000;
+}
+
+/* ------------------------------------------------------------------ */
+/* Proofs, callbacks' time, freezes                                    */
+/* ------------------------------------------------------------------ */
+
+static void proof_add(slot *s, int64_t token, int64_t at)
+{
+    int k;
+
+    for (k = 0; k < MAX_PROOFS; k++)
+        if (s->proofs[k].at > 0 && s->proofs[k].token == token) {
+            /* A statement abandoned by its caller may run after a later
+             * one of the same hold: the latest sent is the proof. */
+            if (at > s->proofs[k].at)
+                s->proofs[k].at = at;
+            return;
+        }
+    s->proofs[s->next_proof].token = token;
+    s->proofs[s->next_proof].at = at;
+    s->next_proof = (s->next_proof + 1) % MAX_PROOFS;
+}
+
+static int64_t proof_of(const slot *s, int64_t token)
+{
+    int k;
+
+    for (k = 0; k < MAX_PROOFS; k++)
+        if (s->proofs[k].at > 0 && s->proofs[k].token == token)
+            return s->proofs[k].at;
     return -1;
 }
 
@@ -203,13 +371,22 @@ static int other_running(int l, int except)
 static int overrunning(const slot *s)
 {
     return s->overran ||
-           (s->stopping && sim_now() - s->stop_began + s->frozen_ms + s->stop_late >=
-                               g_l[s->lease].ttl - g_l[s->lease].rd) ||
-           (s->starting && sim_now() - s->start_began >= g_l[s->lease].rd);
+           (s->stopping &&
+            sim_now() - s->stop_began + s->frozen_ms + s->stop_late >= s->t.ttl - s->t.rd) ||
+           (s->starting && sim_now() - s->start_began >= s->t.rd);
 }
 
-/* A callback of slot s begins or ends: its time is what a stop's bound
- * allows on top (a callback running on another thread). */
+/* Which process runs lease l's work, other than `except`; -1 none. */
+static int other_running(int l, int except)
+{
+    int i;
+
+    for (i = 0; i < g_np; i++)
+        if (i != except && g_p[i].slots[l].running)
+            return i;
+    return -1;
+}
+
 static void cb_enter(slot *s)
 {
     s->cb_began = sim_now();
@@ -238,19 +415,24 @@ static int64_t cb_overlap(const slot *s, int64_t t0, int64_t cb_ms0, int64_t cb_
     return t;
 }
 
-/* How long process p was frozen between t0 and now. */
-static int64_t frozen_since(const proc *p, int64_t t0)
+/* How long process p was frozen between t0 and t1. */
+static int64_t frozen_between(const proc *p, int64_t t0, int64_t t1)
 {
-    int64_t t = 0, now = sim_now();
+    int64_t t = 0;
     int k;
 
     for (k = 0; k < p->nfreeze; k++) {
         int64_t a = p->freeze_from[k] > t0 ? p->freeze_from[k] : t0;
-        int64_t b = p->freeze_until[k] < now ? p->freeze_until[k] : now;
+        int64_t b = p->freeze_until[k] < t1 ? p->freeze_until[k] : t1;
         if (b > a)
             t += b - a;
     }
     return t;
+}
+
+static int64_t frozen_since(const proc *p, int64_t t0)
+{
+    return frozen_between(p, t0, sim_now());
 }
 
 /* A public call of process p that began at t0 must have returned within
@@ -278,14 +460,14 @@ static void check_bound(const proc *p, const char *what, int64_t t0, int64_t bou
 static void check_proof(const slot *s, const char *what, int64_t token, int is_stop)
 {
     const proc *p = &g_p[s->proc];
-    int64_t rd = g_l[s->lease].rd, by;
+    int64_t at = proof_of(s, token), by;
 
-    if (s->proof_token != token || s->proof_at <= 0) {
+    if (at < 0) {
         violation("p%d lease-%d: %s with token %" PRId64 " that no statement proved", s->proc,
                   s->lease, what, token);
         return;
     }
-    by = s->proof_at + rd;
+    by = at + s->t.rd;
     /* A stop due while every thread of the callback pool is inside a slow
      * callback of another lease waits up to POOL_STALL_MS for the pool
      * to grow (engine.h). */
@@ -293,70 +475,421 @@ static void check_proof(const slot *s, const char *what, int64_t token, int is_s
         by += POOL_STALL_MS;
     if (is_stop && s->cb_ended > by)
         by = s->cb_ended; /* on_stopped waited for the lease's callback before it */
-    by += frozen_since(p, s->proof_at);
+    by += frozen_since(p, at);
     if (sim_now() > by)
         violation("p%d lease-%d: %s (token %" PRId64 ") %" PRId64 " ms past its proof + "
                   "renew_deadline", s->proc, s->lease, what, token, sim_now() - by);
 }
 
-/* After every statement: a row whose version changed was written by it;
- * if it names a simulated process as owner, that statement, sent at
- * `sent_at`, is the owner's proof of holding with that token. */
-static int row_seen(void *ud, int ncol, char **v, char **names)
+/* When a hold a renew's answer said was gone must have had on_stopped
+ * called: at once, but for the pool's stall, a callback of the lease
+ * ahead of it, and the time the process was frozen. */
+static int64_t gone_due(const slot *s)
 {
-    int64_t sent_at = *(const int64_t *)ud;
-    int l, p;
-    int64_t version;
+    int64_t by = s->gone_by + POOL_STALL_MS;
 
-    (void)names;
-    if (ncol < 4 || v[0] == NULL || sscanf(v[0], "lease-%d", &l) != 1 || l < 0 || l >= g_leases)
-        return 0;
-    version = v[3] != NULL ? strtoll(v[3], NULL, 10) : 0;
-    if (version == g_l[l].row_version)
-        return 0;
-    g_l[l].row_version = version;
-    if (v[1] != NULL && sscanf(v[1], "p%d", &p) == 1 && p >= 0 && p < g_np) {
-        slot *s = &g_p[p].slots[l];
-        int64_t token = v[2] != NULL ? strtoll(v[2], NULL, 10) : 0;
-        /* A statement abandoned by its caller may run after a later one
-         * of the same hold: the latest sent is the proof. */
-        if (token != s->proof_token || sent_at > s->proof_at)
-            s->proof_at = sent_at;
-        s->proof_token = token;
-        trace("p%d lease-%d proof sent at %.3f", p, l, sent_at / 1000.0);
+    if (s->cb_ended > by)
+        by = s->cb_ended;
+    return by + frozen_since(&g_p[s->proc], s->gone_by - CALL_BOUND);
+}
+
+/* The gone check, for every hold still running (between callbacks). */
+static void sweep(void)
+{
+    int i, l;
+
+    for (i = 0; i < g_np; i++) {
+        if (!g_p[i].live)
+            continue;
+        for (l = 0; l < g_nl; l++) {
+            slot *s = &g_p[i].slots[l];
+            if (s->gone_token < 0 || !s->running || s->token != s->gone_token ||
+                s->cb_began >= 0)
+                continue;
+            if (sim_now() > gone_due(s)) {
+                violation("p%d lease-%d: the hold with token %" PRId64 " still runs %" PRId64
+                          " ms after the answer that said it is gone", i, l, s->token,
+                          sim_now() - s->gone_by);
+                s->gone_token = -1;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* What each statement may change                                      */
+/* ------------------------------------------------------------------ */
+
+/* The statement between its before and after hooks (it runs atomically
+ * between them): what it is, and who sent it. */
+static sim_stmt g_st;
+static int g_st_proc;
+static simdb_call *g_st_call;
+static uint64_t g_st_changed;  /* leases whose rows it changed */
+
+static int same_text(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* Whether the statement binds the hold (name, owner, token) the row had. */
+static int binds_hold(const sim_row *o)
+{
+    size_t i;
+
+    for (i = 0; i < g_st.nkeys; i++) {
+        const sim_key *k = &g_st.keys[i];
+        if (same_text(k->name, o->name) && same_text(k->owner, o->owner) && k->has_token &&
+            !o->token_null && k->token == o->token)
+            return 1;
     }
     return 0;
 }
 
-static void after_statement(int64_t sent_at)
+/* Whether it binds the row as read: (name, token[, version]). */
+static int binds_read(const sim_row *o, int with_version)
 {
-    simdb_rows("SELECT name, owner, token, version FROM " TABLE, row_seen, &sent_at);
+    size_t i;
+
+    for (i = 0; i < g_st.nkeys; i++) {
+        const sim_key *k = &g_st.keys[i];
+        if (same_text(k->name, o->name) && k->has_token && !o->token_null &&
+            k->token == o->token &&
+            (!with_version || (k->has_version && !o->version_null && k->version == o->version)))
+            return 1;
+    }
+    return 0;
 }
 
-static void on_started(void *ud, int64_t token)
+static int binds_name(const char *name)
 {
-    slot *s = ud;
+    size_t i;
+
+    for (i = 0; i < g_st.nkeys; i++)
+        if (same_text(g_st.keys[i].name, name))
+            return 1;
+    return 0;
+}
+
+static int row_free(const sim_row *r)
+{
+    return r->owner == NULL || r->owner[0] == '\0';
+}
+
+static const char *who(int p, char *buf, size_t cap)
+{
+    if (p < 0)
+        snprintf(buf, cap, "the operator");
+    else
+        snprintf(buf, cap, "p%d", p);
+    return buf;
+}
+
+/* An operator took lease l's row away from the hold with `token` (a
+ * forced release, the row deleted, a NULL owner): its work stops at its
+ * next renew's answer (the gone check), and a start that overlaps it
+ * meanwhile is no overlap of the library's making, nor is its own start
+ * if the take that proved it ran before the operator and its answer
+ * after. */
+static void revoke(int l, int64_t token)
+{
+    lease_state *ls = &g_l[l];
+    int i;
+
+    ls->revoked[ls->next_revoked] = token;
+    ls->next_revoked = (ls->next_revoked + 1) % 8;
+    for (i = 0; i < g_np; i++) {
+        slot *s = &g_p[i].slots[l];
+        if (s->running && s->token == token)
+            s->revoked = s->token;
+    }
+}
+
+static int revoked(int l, int64_t token)
+{
+    int k;
+
+    for (k = 0; k < 8; k++)
+        if (g_l[l].revoked[k] == token && token != 0)
+            return 1;
+    return 0;
+}
+
+/* Revoke whatever hold lease l's row has now, before an operator's
+ * change by hand. */
+static void revoke_row(int l)
+{
+    const sim_row *r = rows_get(g_names[l]);
+
+    if (r != NULL && !r->token_null)
+        revoke(l, r->token);
+}
+
+/* One row the statement changed: may it, and what does it prove? */
+static void on_change(void *ud, const sim_row *o, const sim_row *n)
+{
+    int p = g_st_proc, l;
+    sim_kind k = g_st.kind;
+    char by[24];
+    const char *name = n != NULL ? n->name : o->name;
+    int ok;
+
+    (void)ud;
+    l = lease_of(name);
+    who(p, by, sizeof by);
+    if (n == NULL) {
+        violation("%s's %s deleted row %s", by, kinds_name(k), name);
+        return;
+    }
+    if (o == NULL) {
+        if ((k != SK_SEED && k != SK_SEED_EACH) || !binds_name(name))
+            violation("%s's %s inserted row %s", by, kinds_name(k), name);
+        if (l >= 0) {
+            g_l[l].written_at = sim_now();
+            g_l[l].writer_ttl = 0;
+        }
+        return;
+    }
+    switch (k) {
+    case SK_RENEW:
+    case SK_RENEW_EACH:
+    case SK_RELEASE:
+    case SK_RELEASE_EACH:
+        ok = binds_hold(o);
+        break;
+    case SK_ACQUIRE:
+        /* A NULL expiry or owner is free; the clock's expression rounds,
+         * hence the millisecond. */
+        ok = binds_read(o, 0) &&
+             (row_free(o) || o->expires_null || o->expires_at_ms <= simdb_now_ms() + 1);
+        break;
+    case SK_TAKE_WATCHED:
+    case SK_TAKE_EACH:
+        ok = binds_read(o, 1);
+        break;
+    case SK_RELEASE_FORCE:
+        ok = p < 0; /* only the operator forces a release here */
+        if (ok && l >= 0 && !o->token_null)
+            revoke(l, o->token);
+        break;
+    case SK_FILL_NULLS:
+    case SK_REPAIR:
+        /* Only a row with a NULL, and (a follower's repair) only the row
+         * it names. */
+        ok = (o->owner == NULL || o->token_null || o->version_null || o->expires_null ||
+              o->acquired_null) &&
+             (k == SK_FILL_NULLS || binds_name(o->name));
+        g_events[EV_NULL_REPAIR]++;
+        break;
+    default:
+        ok = 0; /* a seed that changed a row it found, a read, an unknown text */
+        break;
+    }
+    if (!ok)
+        violation("%s's %s changed row %s, which it is not entitled to (it was owner %s, "
+                  "token %" PRId64 "%s, version %" PRId64 "%s, expires %" PRId64 "%s; the "
+                  "database's clock %" PRId64 ")",
+                  by, kinds_name(k), name, o->owner != NULL ? o->owner : "NULL", o->token,
+                  o->token_null ? " (NULL)" : "", o->version, o->version_null ? " (NULL)" : "",
+                  o->expires_at_ms, o->expires_null ? " (NULL)" : "", simdb_now_ms());
+    /* Every write bumps the version, as a watching follower reads it (a
+     * NULL reads as 0): a row changed under the same version looks
+     * unchanged to the watch, which then takes a live hold. */
+    if ((n->version_null ? 0 : n->version) == (o->version_null ? 0 : o->version))
+        violation("%s's %s changed row %s without changing its version (%" PRId64 "%s)", by,
+                  kinds_name(k), name, o->version, o->version_null ? ", NULL" : "");
+    if (!o->token_null && (n->token_null || n->token < o->token))
+        violation("%s's %s took row %s's token back from %" PRId64 " to %" PRId64 "%s", by,
+                  kinds_name(k), name, o->token, n->token, n->token_null ? " (NULL)" : "");
+    if (l < 0)
+        return;
+    g_st_changed |= UINT64_C(1) << l;
+    g_l[l].written_at = sim_now();
+    /* A repair, a renew or migrate's filling in keeps the holder. */
+    if (row_free(n))
+        g_l[l].writer_ttl = 0;
+    else if ((k == SK_ACQUIRE || k == SK_TAKE_WATCHED || k == SK_TAKE_EACH) && p >= 0)
+        g_l[l].writer_ttl = g_p[p].slots[l].t.ttl;
+    else if (g_l[l].writer_ttl == 0)
+        g_l[l].writer_ttl = max_ttl(l);
+    if (kinds_proves(k) && p >= 0 && !n->token_null && same_text(n->owner, g_p[p].owner)) {
+        proof_add(&g_p[p].slots[l], n->token, g_st_call->began);
+        trace("p%d lease-%d proof sent at %.3f", p, l, g_st_call->began / 1000.0);
+    }
+}
+
+/* A template's bug planted into what the database runs (the dialect
+ * table is data, not C: its plants are here, where the text is read). */
+static char *plant_text(const char *sql, sim_kind k)
+{
+    char *s = NULL, *t;
+
+    if (k == SK_RENEW && SQLE_PLANTED(renew_ignores_token))
+        s = kinds_swap(sql, "AND token = ?", "AND ? IS NOT NULL");
+    if (k == SK_RENEW_EACH && SQLE_PLANTED(renew_ignores_token))
+        s = kinds_swap(sql, "(name, owner, token) IN (SELECT name, owner, token FROM h)",
+                       "(name, owner) IN (SELECT name, owner FROM h)");
+    if ((k == SK_RENEW || k == SK_RENEW_EACH) && SQLE_PLANTED(renew_keeps_version))
+        s = kinds_swap(sql, "version = COALESCE(version, ", "version = COALESCE(version - 1, ");
+    if (k == SK_SEED_EACH && SQLE_PLANTED(seed_replaces_row) &&
+        (t = kinds_swap(sql, "INSERT INTO", "INSERT OR REPLACE INTO")) != NULL) {
+        s = kinds_swap(t, " ON CONFLICT (name) DO NOTHING", "");
+        free(t);
+    }
+    return s;
+}
+
+static void before_statement(simdb_call *c)
+{
+    int p = proc_of(c->proc);
+    size_t i;
+    char *planted;
+
+    kinds_parse(c->sql, c->binds, c->nbinds, &g_st);
+    g_st_proc = p;
+    g_st_call = c;
+    g_st_changed = 0;
+    g_kinds[g_st.kind]++;
+    c->marks = 0;
+    c->mark_kind = g_st.kind;
+    if (g_trace) {
+        char b[200];
+        size_t m = 0;
+        b[0] = '\0';
+        for (i = 0; i < c->nbinds && m < sizeof b - 40; i++) {
+            if (c->binds[i].type == DB_INT64)
+                m += (size_t)snprintf(b + m, sizeof b - m, " %" PRId64, c->binds[i].i);
+            else
+                m += (size_t)snprintf(b + m, sizeof b - m, " %.20s",
+                                      c->binds[i].s != NULL ? c->binds[i].s : "NULL");
+        }
+        trace("[p%d] %s |%s", p, kinds_name(g_st.kind), b);
+    }
+    planted = plant_text(c->sql, g_st.kind);
+    if (planted != NULL)
+        c->run_sql = planted;
+    if (p < 0)
+        return;
+    for (i = 0; i < g_st.nkeys; i++) {
+        int l = lease_of(g_st.keys[i].name);
+        slot *s;
+        if (l < 0)
+            continue;
+        s = &g_p[p].slots[l];
+        s->last_sent = sim_now();
+        /* No release of a hold while its work runs (before or during its
+         * on_stopped): the row must stay that hold until the work
+         * stopped. */
+        if ((g_st.kind == SK_RELEASE || g_st.kind == SK_RELEASE_EACH) && s->running &&
+            g_st.keys[i].has_token && g_st.keys[i].token == s->token)
+            violation("p%d lease-%d: release of token %" PRId64 " sent while its %s", p, l,
+                      s->token,
+                      s->stopping ? "on_stopped runs" : "work runs (before on_stopped)");
+    }
+    if (g_st.kind == SK_LIST)
+        g_p[p].last_list = sim_now();
+}
+
+static void after_statement(simdb_call *c)
+{
+    int p = g_st_proc;
+    size_t i;
+
+    if (c->rc == SQLEASE_OK && !kinds_reads(g_st.kind) && c->changed == 0)
+        g_events[EV_ZERO_ROW]++;
+    if (g_st.kind == SK_DDL) {
+        (void)rows_sync(TABLE); /* a column added: compared from now on */
+    } else if (c->changed > 0) {
+        if (kinds_reads(g_st.kind))
+            violation("a %s changed %" PRId64 " rows", kinds_name(g_st.kind), c->changed);
+        (void)rows_diff(TABLE, on_change, NULL);
+    }
+    /* A renew whose row it did not change found the hold gone: a loss,
+     * which stops the work as soon as the answer is in hand. */
+    if (p >= 0 && c->rc == SQLEASE_OK &&
+        (g_st.kind == SK_RENEW || g_st.kind == SK_RENEW_EACH)) {
+        for (i = 0; i < g_st.nkeys; i++) {
+            const sim_key *k = &g_st.keys[i];
+            int l = lease_of(k->name);
+            const slot *s;
+            if (l < 0 || l >= SIMDB_MARKS || (g_st_changed >> l & 1))
+                continue;
+            s = &g_p[p].slots[l];
+            if (s->running && k->has_token && k->token == s->token &&
+                same_text(k->owner, g_p[p].owner)) {
+                c->marks |= UINT64_C(1) << l;
+                c->mark_values[l] = s->token;
+            }
+        }
+    }
+}
+
+/* A renew's answer on its way back to the library.  It reaches the
+ * caller if its call's bound has not passed: the request was not queued
+ * behind another (its connection was idle, so the bound counts from when
+ * it entered the port), its process was not frozen meanwhile (a frozen
+ * caller's timer fires late), and it came back within query timeout +
+ * 500 ms.  A batched renew's answer is the supervisor's; a lone renew's
+ * call goes on with a read of the row (and a take if it shows it free),
+ * which may wait behind another statement of the handle: its answer is
+ * the supervisor's by the call's bound (with the login timeout: the
+ * connection may have had to be made again first). */
+static void on_answer(simdb_call *c, int lost, int64_t at)
+{
+    int p = proc_of(c->proc), l;
+    int64_t bound = c->began + QT_MS + DB_SLACK_MS;
+
+    if (p < 0 || c->marks == 0 || g_p[p].crashed || lost || !c->idle_before || at >= bound ||
+        frozen_between(&g_p[p], c->began - CALL_BOUND, at) > 0)
+        return;
+    for (l = 0; l < g_nl && l < SIMDB_MARKS; l++) {
+        slot *s = &g_p[p].slots[l];
+        if (!(c->marks >> l & 1) || !s->running || s->token != c->mark_values[l])
+            continue;
+        s->gone_token = s->token;
+        /* A batched renew's misses get one read of their rows right after
+         * it, on the same connection (engine.c's lost_rows): the answer is
+         * the supervisor's by that read's bound. */
+        s->gone_by = c->mark_kind == SK_RENEW_EACH ? at + CALL_BOUND : c->began + CALL_BOUND;
+        trace("p%d lease-%d: the answer says token %" PRId64 " is gone", p, l, s->token);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The callbacks                                                        */
+/* ------------------------------------------------------------------ */
+
+static void slot_started(slot *s, int64_t token)
+{
     lease_state *ls = &g_l[s->lease];
-    int o;
+    int i;
     int64_t d;
 
     cb_enter(s);
     trace("p%d lease-%d started token %" PRId64, s->proc, s->lease, token);
     if (s->running)
         violation("p%d lease-%d: on_started twice without on_stopped", s->proc, s->lease);
-    o = other_running(s->lease, s->proc);
-    if (o >= 0 && !overrunning(&g_p[o].slots[s->lease]) && sim_now() >= g_excused_until)
+    for (i = 0; i < g_np && !revoked(s->lease, token); i++) {
+        const slot *o = &g_p[i].slots[s->lease];
+        if (i == s->proc || !o->running || overrunning(o) || o->revoked == o->token)
+            continue;
         violation("lease-%d: p%d starts (token %" PRId64 ") while p%d's work runs (token %"
-                  PRId64 ")", s->lease, s->proc, token, o, g_p[o].slots[s->lease].token);
-    if (token <= ls->last_token)
+                  PRId64 ")", s->lease, s->proc, token, i, o->token);
+    }
+    if (token <= ls->last_token && !revoked(s->lease, token))
         violation("lease-%d: p%d starts with token %" PRId64 ", not above %" PRId64, s->lease,
                   s->proc, token, ls->last_token);
-    ls->last_token = token;
+    if (token > ls->last_token)
+        ls->last_token = token;
+    if (g_scenario == SC_GROUP && ls->last_starter >= 0 && ls->last_starter != s->proc)
+        g_events[EV_GROUP_MOVE]++;
+    ls->last_starter = s->proc;
     check_proof(s, "on_started", token, 0);
     s->running = 1;
     s->overran = 0;
     s->frozen_ms = 0;
     s->token = token;
+    s->revoked = revoked(s->lease, token) ? token : -1;
     /* The work's start: mostly quick, now and then slow (a connection to
      * what the holder published, say). */
     d = sim_below(100) < 5 && !g_calm ? (int64_t)sim_below(6000) : (int64_t)sim_below(100);
@@ -364,16 +897,14 @@ static void on_started(void *ud, int64_t token)
     s->start_began = sim_now();
     sqle_sleep_ms(d);
     s->starting = 0;
-    if (sim_now() - s->start_began >= ls->rd)
+    if (sim_now() - s->start_began >= s->t.rd)
         s->overran = 1;
     cb_leave(s);
 }
 
-static void on_stopped(void *ud, int reason)
+static void slot_stopped(slot *s, int reason)
 {
-    slot *s = ud;
-    lease_state *ls = &g_l[s->lease];
-    int64_t margin = ls->ttl - ls->rd, d, t0;
+    int64_t margin = s->t.ttl - s->t.rd, d, t0, at;
     uint64_t r = sim_below(100);
 
     cb_enter(s);
@@ -382,12 +913,20 @@ static void on_stopped(void *ud, int reason)
         violation("p%d lease-%d: on_stopped without on_started", s->proc, s->lease);
     if (s->running)
         check_proof(s, "on_stopped", s->token, 1);
+    if (s->running && s->gone_token == s->token) {
+        if (sim_now() > gone_due(s))
+            violation("p%d lease-%d: on_stopped (token %" PRId64 ") %" PRId64 " ms after the "
+                      "answer that said the hold is gone", s->proc, s->lease, s->token,
+                      sim_now() - s->gone_by);
+        g_events[EV_GONE_STOP]++;
+        s->gone_token = -1;
+    }
     s->stopping = 1;
     s->stop_began = sim_now();
     s->stop_late = 0;
-    if (s->running && s->proof_token == s->token && s->proof_at > 0 &&
-        sim_now() > s->proof_at + ls->rd)
-        s->stop_late = sim_now() - (s->proof_at + ls->rd);
+    at = s->running ? proof_of(s, s->token) : -1;
+    if (at > 0 && sim_now() > at + s->t.rd)
+        s->stop_late = sim_now() - (at + s->t.rd);
     if (g_calm) {
         d = (int64_t)sim_below(100);
     } else if (r < 2) {
@@ -395,11 +934,11 @@ static void on_stopped(void *ud, int reason)
          * little before this call: the user's work overruns from here. */
         d = margin + (int64_t)sim_below(2000);
         s->overran = 1;
-    }
-    else if (r < 15)
+    } else if (r < 15) {
         d = (int64_t)sim_below((uint64_t)margin * 9 / 10); /* slow, within it */
-    else
+    } else {
         d = (int64_t)sim_below(100);
+    }
     t0 = sim_now();
     sqle_sleep_ms(d);
     if (sim_now() - t0 >= margin)
@@ -408,6 +947,16 @@ static void on_stopped(void *ud, int reason)
     s->running = 0;
     trace("p%d lease-%d stopped", s->proc, s->lease);
     cb_leave(s);
+}
+
+static void on_started(void *ud, int64_t token)
+{
+    slot_started(ud, token);
+}
+
+static void on_stopped(void *ud, int reason)
+{
+    slot_stopped(ud, reason);
 }
 
 /* A follower's view of the holder: now and then slow (it connects to
@@ -422,6 +971,36 @@ static void on_holder(void *ud, const char *owner, int64_t token, const char *da
     sqle_sleep_ms(sim_below(100) < g_slow_holder_pct && !g_calm ? (int64_t)sim_below(8000)
                                                                  : (int64_t)sim_below(20));
     cb_leave(s);
+}
+
+/* A group's callbacks name the lease; the process is the userdata. */
+static slot *group_slot(void *ud, const char *name)
+{
+    proc *p = ud;
+    int l = lease_of(name);
+
+    if (l < 0) {
+        violation("p%d: a group callback for '%s', not one of the group's leases", p->id,
+                  name != NULL ? name : "(null)");
+        return NULL;
+    }
+    return &p->slots[l];
+}
+
+static void group_started(void *ud, const char *name, int64_t token)
+{
+    slot *s = group_slot(ud, name);
+
+    if (s != NULL)
+        slot_started(s, token);
+}
+
+static void group_stopped(void *ud, const char *name, int reason)
+{
+    slot *s = group_slot(ud, name);
+
+    if (s != NULL)
+        slot_stopped(s, reason);
 }
 
 /* Whenever a call of a handle enters the database: a handle keeps at
@@ -459,48 +1038,6 @@ static void prober(void *arg)
     sqle_mutex_unlock(&p->m);
 }
 
-/* Every statement, before it runs: a release of a hold whose on_stopped
- * still runs is a violation (the row must stay that hold until the work
- * stopped). */
-static void on_statement(const char *sql, const db_bind *binds, size_t n)
-{
-    size_t i, j, k;
-
-    if (g_trace) {
-        char b[200];
-        size_t m = 0;
-        b[0] = '\0';
-        for (i = 0; i < n && m < sizeof b - 40; i++) {
-            if (binds[i].type == DB_INT64)
-                m += (size_t)snprintf(b + m, sizeof b - m, " %" PRId64, binds[i].i);
-            else
-                m += (size_t)snprintf(b + m, sizeof b - m, " %.20s",
-                                      binds[i].s != NULL ? binds[i].s : "NULL");
-        }
-        trace("[p%d] sql %.40s |%s", sim_process() - 1, sql, b);
-    }
-    if (strstr(sql, "min_hold") == NULL && strstr(sql, "acquired_at_ms + ?") == NULL)
-        return;
-    for (i = 0; i < n; i++) {
-        int p, l;
-        if (binds[i].type != DB_TEXT || binds[i].s == NULL || sscanf(binds[i].s, "p%d", &p) != 1)
-            continue;
-        for (j = 0; j < n; j++) {
-            if (binds[j].type != DB_TEXT || binds[j].s == NULL ||
-                sscanf(binds[j].s, "lease-%d", &l) != 1 || p < 0 || p >= g_np || l < 0 ||
-                l >= g_leases)
-                continue;
-            for (k = 0; k < n; k++)
-                if (binds[k].type == DB_INT64 && g_p[p].slots[l].running &&
-                    binds[k].i == g_p[p].slots[l].token)
-                    violation("p%d lease-%d: release of token %" PRId64 " sent while its "
-                              "%s", p, l, binds[k].i,
-                              g_p[p].slots[l].stopping ? "on_stopped runs"
-                                                       : "work runs (before on_stopped)");
-        }
-    }
-}
-
 static void quiet_log(void *ud, int level, const char *line)
 {
     (void)ud;
@@ -508,14 +1045,88 @@ static void quiet_log(void *ud, int level, const char *line)
         trace("log %d %s", level, line);
 }
 
-/* Start process i: its handle, then a supervisor per lease. */
-static void proc_start(int i)
+/* ------------------------------------------------------------------ */
+/* Processes                                                            */
+/* ------------------------------------------------------------------ */
+
+/* A mixed fleet's timings: a process runs each lease with one of them,
+ * so that holders and followers of one lease differ in ttl, heartbeat
+ * and renew deadline (a long heartbeat beside a short ttl: a follower's
+ * watch of its own ttl is shorter than the holder's renews are apart; a
+ * renew deadline shorter than a call's bound: a take answered after it
+ * must not start the work). */
+static const timing g_mixed[] = {
+    {2000, 500, 1000},
+    {3000, 750, 1500},
+    {5000, 1000, 3000},
+    {12000, 4000, 8000},
+};
+
+static timing timing_for(int l)
+{
+    timing t;
+
+    switch (g_scenario) {
+    case SC_PLAIN:
+        t.ttl = 3000 + 1000 * l;
+        break;
+    case SC_MIXED:
+        return g_mixed[sim_below(sizeof g_mixed / sizeof g_mixed[0])];
+    default:
+        t.ttl = 3000;
+        break;
+    }
+    t.hb = t.ttl / 4;
+    t.rd = t.ttl / 2;
+    return t;
+}
+
+static void options_for(proc *p, int l, sqlease_options *o)
+{
+    sqlease_options_init(o);
+    o->table = TABLE;
+    o->name = g_names[l];
+    o->owner = p->owner;
+    o->ttl_ms = p->slots[l].t.ttl;
+    o->heartbeat_ms = p->slots[l].t.hb;
+    o->renew_deadline_ms = p->slots[l].t.rd;
+    o->retry_ms = RETRY_MS;
+    o->on_started = on_started;
+    o->on_stopped = on_stopped;
+    o->on_holder = on_holder;
+    o->take_by_expiry = g_by_expiry;
+    /* The holder history (never asked by a lease decision) is not among
+     * the statements kinds.c tells apart yet. */
+    o->history = SQLEASE_HISTORY_OFF;
+    o->userdata = &p->slots[l];
+}
+
+static sqlease_db *open_db(int i)
+{
+    sqlease_db_options dbo;
+    sqlease_error err;
+    sqlease_db *db = NULL;
+
+    sqlease_db_options_init(&dbo);
+    dbo.query_timeout_ms = QT_MS;
+    dbo.login_timeout_ms = LOGIN_MS;
+    dbo.log = quiet_log;
+    dbo.log_level = g_trace ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_WARN;
+    /* As `supervise` does, an open that fails is tried again. */
+    while (sqle_db_wrap(&db, &simdb_ops, simdb_proto(), "sim", &dbo, &err) != SQLEASE_OK) {
+        trace("p%d could not open: %s", i, err.message);
+        sqle_sleep_ms(300);
+    }
+    return db;
+}
+
+/* Start process i, under `owner` (NULL: its own, p<i>): its handle, then
+ * a supervisor per lease, or its group. */
+static void proc_start(int i, const char *owner)
 {
     proc *p = &g_p[i];
-    sqlease_db_options dbo;
     sqlease_options opts[MAX_L];
     const sqlease_options *opt_ptrs[MAX_L];
-    char names[MAX_L][16];
     int rcs[MAX_L];
     sqlease_error err;
     int l, rc;
@@ -523,56 +1134,67 @@ static void proc_start(int i)
     sim_set_process(i + 1);
     memset(p, 0, sizeof *p);
     p->id = i;
-    snprintf(p->owner, sizeof p->owner, "p%d", i);
-    sqlease_db_options_init(&dbo);
-    dbo.query_timeout_ms = 1000;
-    dbo.login_timeout_ms = 1000;
-    dbo.log = quiet_log;
-    dbo.log_level = g_trace ? SQLEASE_LOG_DEBUG : SQLEASE_LOG_WARN;
-    /* As `supervise` does, an open that fails is tried again. */
-    while ((rc = sqle_db_wrap(&p->db, &simdb_ops, simdb_proto(), "sim", &dbo, &err)) !=
-           SQLEASE_OK) {
-        trace("p%d could not open: %s", i, err.message);
-        sqle_sleep_ms(300);
+    if (owner != NULL)
+        snprintf(p->owner, sizeof p->owner, "%s", owner);
+    else
+        snprintf(p->owner, sizeof p->owner, "p%d", i);
+    for (l = 0; l < g_nl; l++) {
+        slot *s = &p->slots[l];
+        s->proc = i;
+        s->lease = l;
+        s->t = timing_for(l);
+        s->cb_began = -1;
+        s->revoked = -1;
+        s->gone_token = -1;
+        s->last_sent = sim_now();
     }
+    p->last_list = sim_now();
+    p->db = open_db(i);
     p->live = 1;
-    for (l = 0; l < g_leases; l++)
-        p->slots[l].cb_began = -1;
-    for (l = 0; l < g_leases; l++) {
+    if (g_scenario == SC_GROUP) {
         sqlease_options o;
-        char *name = names[l];
+        sqlease_group_callbacks cbs;
+        const char *names[MAX_L];
 
-        snprintf(name, sizeof names[l], "lease-%d", l);
         sqlease_options_init(&o);
         o.table = TABLE;
-        o.name = name;
         o.owner = p->owner;
-        o.ttl_ms = g_l[l].ttl;
-        o.heartbeat_ms = g_l[l].hb;
-        o.renew_deadline_ms = g_l[l].rd;
+        o.ttl_ms = p->slots[0].t.ttl;
+        o.heartbeat_ms = p->slots[0].t.hb;
+        o.renew_deadline_ms = p->slots[0].t.rd;
         o.retry_ms = RETRY_MS;
-        o.on_started = on_started;
-        o.on_stopped = on_stopped;
-        o.on_holder = on_holder;
-        o.take_by_expiry = g_by_expiry;
-        p->slots[l].proc = i;
-        p->slots[l].lease = l;
-        o.userdata = &p->slots[l];
-        if (g_batched) {
-            opts[l] = o;
-            opt_ptrs[l] = &opts[l];
-            continue;
+        o.history = SQLEASE_HISTORY_OFF;
+        memset(&cbs, 0, sizeof cbs);
+        cbs.on_started = group_started;
+        cbs.on_stopped = group_stopped;
+        cbs.userdata = p;
+        for (l = 0; l < g_nl; l++)
+            names[l] = g_names[l];
+        /* A start whose presence cannot be taken under the faults is
+         * tried again, as a worker's supervisor would. */
+        while ((rc = sqlease_group_start(&p->grp, p->db, &o, "g", names, (size_t)g_nl,
+                                         g_slack, &cbs, &err)) != SQLEASE_OK) {
+            trace("p%d group start: %s", i, err.message);
+            sqle_sleep_ms(RETRY_MS);
         }
-        rc = sqlease_supervisor_start(&p->sup[l], p->db, &o, &err);
-        trace("p%d lease-%d supervisor start: %d %s", i, l, rc, rc ? err.message : "");
-        if (rc != SQLEASE_OK)
-            p->sup[l] = NULL;
-    }
-    if (g_batched) {
-        rc = sqlease_supervisor_start_each(p->sup, (size_t)g_leases, p->db, opt_ptrs, rcs,
-                                           &err);
-        for (l = 0; l < g_leases; l++)
-            trace("p%d lease-%d supervisor start_each: %d", i, l, rcs[l]);
+        g_events[EV_GROUP_START]++;
+    } else {
+        for (l = 0; l < g_nl; l++) {
+            options_for(p, l, &opts[l]);
+            opt_ptrs[l] = &opts[l];
+            if (g_batched)
+                continue;
+            rc = sqlease_supervisor_start(&p->sup[l], p->db, &opts[l], &err);
+            trace("p%d lease-%d supervisor start: %d %s", i, l, rc, rc ? err.message : "");
+            if (rc != SQLEASE_OK)
+                p->sup[l] = NULL;
+        }
+        if (g_batched) {
+            (void)sqlease_supervisor_start_each(p->sup, (size_t)g_nl, p->db, opt_ptrs, rcs,
+                                                &err);
+            for (l = 0; l < g_nl; l++)
+                trace("p%d lease-%d supervisor start_each: %d", i, l, rcs[l]);
+        }
     }
     sqle_mutex_init(&p->m);
     sqle_cond_init(&p->cv);
@@ -588,11 +1210,12 @@ static void proc_crash(int i)
     sim_crash(i + 1);
     g_p[i].live = 0;
     g_p[i].crashed = 1;
-    for (l = 0; l < g_leases; l++) {
+    for (l = 0; l < g_nl; l++) {
         g_p[i].slots[l].running = 0;
         g_p[i].slots[l].stopping = 0;
     }
     g_faults++;
+    g_events[EV_CRASH]++;
     trace("p%d crashed", i);
 }
 
@@ -610,6 +1233,23 @@ static void proc_stop(int i)
         return;
     sim_set_process(i + 1);
     trace("p%d stops", i);
+    if (p->grp != NULL) {
+        /* Each of the group's supervisors and its presence, one after
+         * the other at worst. */
+        int64_t t0 = sim_now(), c0[MAX_L], b0[MAX_L], excuse = 0;
+
+        for (l = 0; l < g_nl; l++) {
+            c0[l] = p->slots[l].cb_ms;
+            b0[l] = p->slots[l].cb_began;
+        }
+        (void)sqlease_group_stop(p->grp, &err);
+        for (l = 0; l < g_nl; l++)
+            excuse += cb_overlap(&p->slots[l], t0, c0[l], b0[l]);
+        check_bound(p, "sqlease_group_stop", t0, (g_nl + 1) * (QT_MS + DB_SLACK_MS) + LOGIN_MS,
+                    excuse);
+        sqlease_group_free(p->grp);
+        p->grp = NULL;
+    }
     if (g_batched) {
         /* One call stops them all: each stop's bound, one after the
          * other at worst (each waits for its own statement in flight),
@@ -617,16 +1257,16 @@ static void proc_stop(int i)
         int64_t t0 = sim_now(), c0[MAX_L], b0[MAX_L], excuse = 0;
         int rcs[MAX_L];
 
-        for (l = 0; l < g_leases; l++) {
+        for (l = 0; l < g_nl; l++) {
             c0[l] = p->slots[l].cb_ms;
             b0[l] = p->slots[l].cb_began;
         }
-        sqlease_supervisor_stop_each(p->sup, (size_t)g_leases, rcs, &err);
-        for (l = 0; l < g_leases; l++)
+        sqlease_supervisor_stop_each(p->sup, (size_t)g_nl, rcs, &err);
+        for (l = 0; l < g_nl; l++)
             excuse += cb_overlap(&p->slots[l], t0, c0[l], b0[l]);
-        check_bound(p, "sqlease_supervisor_stop_each", t0,
-                    (g_leases + 1) * (QT_MS + DB_SLACK_MS), excuse);
-        for (l = 0; l < g_leases; l++) {
+        check_bound(p, "sqlease_supervisor_stop_each", t0, (g_nl + 1) * (QT_MS + DB_SLACK_MS),
+                    excuse);
+        for (l = 0; l < g_nl; l++) {
             slot *s = &p->slots[l];
             int64_t c1, b1;
             if (p->sup[l] == NULL)
@@ -642,7 +1282,7 @@ static void proc_stop(int i)
             p->sup[l] = NULL;
         }
     }
-    for (l = 0; l < g_leases; l++)
+    for (l = 0; l < g_nl; l++)
         if (p->sup[l] != NULL) {
             slot *s = &p->slots[l];
             int64_t t0 = sim_now(), c0 = s->cb_ms, b0 = s->cb_began;
@@ -668,11 +1308,118 @@ static void proc_stop(int i)
         sqle_thread_join(&p->prober);
         p->has_prober = 0;
     }
-    sqlease_db_close(g_p[i].db);
-    g_p[i].db = NULL;
-    g_p[i].live = 0;
+    sqlease_db_close(p->db);
+    p->db = NULL;
+    p->live = 0;
     sim_set_process(0);
 }
+
+/* ------------------------------------------------------------------ */
+/* The operator                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Migrate the table (idempotent: it changes a row only to fill in its
+ * NULLs), as an operator may while the fleet runs.  Tried `tries` times
+ * under the faults. */
+static int admin_migrate(int tries)
+{
+    if (g_np > 0)
+        g_events[EV_MIGRATE]++; /* not the set-up's */
+    const char *names[MAX_L];
+    sqlease_error err;
+    int l, rc = SQLEASE_OK;
+
+    for (l = 0; l < g_nl; l++)
+        names[l] = g_names[l];
+    while (tries-- > 0) {
+        rc = sqlease_migrate(g_admin, TABLE, names, (size_t)g_nl, &err);
+        trace("operator: migrate: %d %s", rc, rc ? err.message : "");
+        if (rc == SQLEASE_OK)
+            break;
+        sqle_sleep_ms(RETRY_MS);
+    }
+    return rc;
+}
+
+static void admin_sql(const char *fmt, ...) SQLEASE_PRINTF(1, 2);
+
+/* A change by hand (an operator's SQL, a table made without sqlease):
+ * not a statement of the library's, so not checked, only learnt. */
+static void admin_sql(const char *fmt, ...)
+{
+    char sql[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    trace("operator: %s", sql);
+    if (simdb_sql(sql) != 0)
+        violation("the operator's SQL failed: %s", sql);
+    (void)rows_sync(TABLE);
+}
+
+static void admin_force_release(int l)
+{
+    sqlease_options o;
+    sqlease_lease *le = NULL;
+    sqlease_error err;
+    int released = 0, rc;
+
+    sqlease_options_init(&o);
+    o.table = TABLE;
+    o.name = g_names[l];
+    o.owner = "operator";
+    o.history = SQLEASE_HISTORY_OFF;
+    if (sqlease_lease_new(&le, g_admin, &o, &err) != SQLEASE_OK)
+        return;
+    rc = sqlease_lease_release_force(le, &released, &err);
+    trace("operator: release --force lease-%d: %d %s", l, rc, rc ? err.message : "");
+    sqlease_lease_free(le);
+    g_events[EV_FORCE]++;
+}
+
+/* The row deleted and seeded again: a new token from the database's
+ * clock, above every one the old row gave out. */
+static void admin_reseed(int l)
+{
+    revoke_row(l);
+    admin_sql("DELETE FROM " TABLE " WHERE name = '%s'", g_names[l]);
+    g_l[l].written_at = sim_now();
+    g_l[l].writer_ttl = 0;
+    if (admin_migrate(100) != SQLEASE_OK)
+        violation("lease-%d: could not seed its row again", l);
+    g_events[EV_RESEED]++;
+}
+
+/* A NULL where sqlease writes values, as a table made by hand may hold:
+ * a NULL owner frees the row under its holder, and a NULL token takes
+ * the row from its holder too (no renew of that token matches it again;
+ * its repair gives the row a token of the clock's, which a forced
+ * release may then free while the holder's work still runs).  Not a
+ * NULL token with clock steps: its repair takes a new token from the
+ * database's clock, which goes back after a step back (as a row seeded
+ * again does). */
+static void admin_null(int l)
+{
+    static const char *const cols[] = {"owner", "version", "expires_at_ms", "token"};
+    const char *col = cols[sim_below(g_clock_steps ? 3 : 4)];
+
+    if (strcmp(col, "owner") == 0 || strcmp(col, "token") == 0)
+        revoke_row(l);
+    admin_sql("UPDATE " TABLE " SET %s = NULL WHERE name = '%s'", col, g_names[l]);
+    g_l[l].written_at = sim_now();
+    if (strcmp(col, "owner") == 0)
+        g_l[l].writer_ttl = 0;
+    else if (g_l[l].writer_ttl == 0 && rows_get(g_names[l]) != NULL &&
+             !row_free(rows_get(g_names[l])))
+        g_l[l].writer_ttl = max_ttl(l);
+    g_events[EV_NULL_SET]++;
+}
+
+/* ------------------------------------------------------------------ */
+/* The history                                                          */
+/* ------------------------------------------------------------------ */
 
 /* Whether every fault drawn has run its course: no process cut off or
  * frozen, no slow callback still running. */
@@ -687,7 +1434,7 @@ static int faults_over(void)
             return 0;
         if (g_p[i].nfreeze > 0 && sim_now() < g_p[i].freeze_until[g_p[i].nfreeze - 1])
             return 0;
-        for (l = 0; l < g_leases; l++)
+        for (l = 0; l < g_nl; l++)
             if (g_p[i].slots[l].cb_began >= 0)
                 return 0;
     }
@@ -698,47 +1445,265 @@ static int all_held(void)
 {
     int l;
 
-    for (l = 0; l < g_leases; l++)
+    for (l = 0; l < g_nl; l++)
         if (other_running(l, -1) < 0)
             return 0;
     return 1;
 }
 
+/* Whether every lease not held now was found not held past its bound:
+ * nothing more to wait for. */
+static int all_reported(void)
+{
+    int l;
+
+    for (l = 0; l < g_nl; l++)
+        if (other_running(l, -1) < 0 && !g_l[l].not_held_reported)
+            return 0;
+    return 1;
+}
+
+/* A live supervisor that holds nothing keeps trying: once the faults
+ * have ended, a lease is held again within the ttl its last holder ran
+ * it with (a watching follower's wait; none for a row left free) + 2 x
+ * retry (the read that starts the watch, the poll after it) + a call's
+ * bound, from the later of the row's last change and the faults' end; a
+ * group's, once a dead worker's presence is watched out too. */
+static void check_liveness(int64_t t0)
+{
+    int l;
+
+    for (l = 0; l < g_nl; l++) {
+        lease_state *ls = &g_l[l];
+        int64_t from = ls->written_at > t0 ? ls->written_at : t0;
+        /* A follower that first read a dead holder's row after the
+         * database's clock stepped back cannot tell: it waits for the
+         * row's expiry, which the steps pushed out. */
+        int64_t due = from + ls->writer_ttl + g_stepped_back + 2 * RETRY_MS + CALL_BOUND;
+        if (g_scenario == SC_GROUP)
+            due += 3000 + 2 * RETRY_MS;
+        if (ls->not_held_reported || other_running(l, -1) >= 0 || sim_now() <= due)
+            continue;
+        violation("lease-%d not held %" PRId64 " ms after the faults ended and %" PRId64
+                  " ms after its row last changed (that hold's ttl %" PRId64 " ms)", l,
+                  sim_now() - t0, sim_now() - ls->written_at, ls->writer_ttl);
+        ls->not_held_reported = 1;
+    }
+}
+
+/* How long a supervisor (or a group's reads) may go without a statement
+ * once the faults have ended: a heartbeat or a retry, and a call's bound
+ * (a statement stuck since the faults returns by then). */
+static int64_t silence_bound(const slot *s)
+{
+    int64_t every = s != NULL && s->t.hb > RETRY_MS ? s->t.hb : RETRY_MS;
+
+    return every + CALL_BOUND + 100;
+}
+
+/* A supervisor that stops sending statements for good, whatever state
+ * it is in, is never noticed by the other checks while another process
+ * holds the lease. */
+static void check_silence(int64_t t0)
+{
+    int i, l;
+
+    for (i = 0; i < g_np; i++) {
+        proc *p = &g_p[i];
+        if (!p->live)
+            continue;
+        if (p->grp != NULL) {
+            int64_t last = p->last_list > t0 ? p->last_list : t0;
+            if (sim_now() - last > silence_bound(NULL)) {
+                violation("p%d: the group has not read the table for %" PRId64 " ms", i,
+                          sim_now() - last);
+                p->last_list = sim_now();
+            }
+            continue;
+        }
+        for (l = 0; l < g_nl; l++) {
+            slot *s = &p->slots[l];
+            int64_t last = s->last_sent > t0 ? s->last_sent : t0;
+            if (p->sup[l] == NULL || sim_now() - last <= silence_bound(s))
+                continue;
+            violation("p%d lease-%d: its supervisor has sent nothing for %" PRId64 " ms", i, l,
+                      sim_now() - last);
+            s->last_sent = sim_now();
+        }
+    }
+}
+
+/* After the shares settled: each live worker within one of its fair
+ * share, floor(N / W) - 1 .. ceil(N / W) + 1 (a worker that fills up
+ * last may be short by one, and slack keeps one above). */
+static void check_shares(void)
+{
+    int i, w = 0;
+
+    for (i = 0; i < g_np; i++)
+        if (g_p[i].live && g_p[i].grp != NULL)
+            w++;
+    if (w == 0)
+        return;
+    for (i = 0; i < g_np; i++) {
+        size_t held = 0;
+        int lo = g_nl / w - 1, hi = (g_nl + w - 1) / w + 1;
+        sqlease_error err;
+        if (!g_p[i].live || g_p[i].grp == NULL)
+            continue;
+        (void)sqlease_group_held(g_p[i].grp, NULL, 0, &held, &err);
+        trace("p%d holds %zu of the group's %d leases (%d workers)", i, held, g_nl, w);
+        if ((int)held < lo || (int)held > hi)
+            violation("p%d holds %zu of the group's %d leases with %d live workers, not "
+                      "within %d..%d", i, held, g_nl, w, lo, hi);
+    }
+}
+
+static void crash_and_replace(void)
+{
+    int v = (int)sim_below((uint64_t)g_np);
+    char owner[16];
+
+    if (!g_p[v].live || g_np >= MAX_P)
+        return;
+    snprintf(owner, sizeof owner, "%s", g_p[v].owner);
+    proc_crash(v);
+    sqle_sleep_ms((int64_t)sim_below(3000));
+    /* Half the time the replacement is the same host restarted, with the
+     * same owner id: the dead holder's row names it. */
+    if (sim_below(2) == 0) {
+        g_events[EV_OWNER_REUSE]++;
+        proc_start(g_np++, owner);
+    } else {
+        proc_start(g_np++, NULL);
+    }
+}
+
+static void fault(void)
+{
+    uint64_t r = sim_below(100);
+    int v = (int)sim_below((uint64_t)g_np), l = (int)sim_below((uint64_t)g_nl);
+
+    if (r < 6) {
+        crash_and_replace();
+    } else if (r < 12) {
+        /* The whole pause (with a freeze still in progress, from its
+         * start) less than the smallest ttl - renew_deadline of the
+         * process's leases (a mixed fleet's 2 s ttl leaves 1 s): a pause
+         * past that margin is one the contract leaves to fencing
+         * tokens. */
+        int64_t margin = 900, now = sim_now(), d;
+        int k, f = g_p[v].nfreeze - 1;
+        for (k = 0; k < g_nl; k++)
+            if (g_p[v].slots[k].t.ttl - g_p[v].slots[k].t.rd < margin)
+                margin = g_p[v].slots[k].t.ttl - g_p[v].slots[k].t.rd;
+        if (f >= 0 && g_p[v].freeze_until[f] > now)
+            margin -= now - g_p[v].freeze_from[f];
+        d = (int64_t)sim_below(900);
+        if (margin <= 1)
+            d = 0;
+        else if (d >= margin)
+            d = d % margin;
+        if (g_p[v].live && d > 0) {
+            /* A freeze during a freeze lengthens it: one pause, counted
+             * once. */
+            int64_t added = d;
+            if (f >= 0 && g_p[v].freeze_until[f] > now) {
+                added = now + d > g_p[v].freeze_until[f] ? now + d - g_p[v].freeze_until[f] : 0;
+                if (added > 0)
+                    g_p[v].freeze_until[f] = now + d;
+            } else if (g_p[v].nfreeze < 64) {
+                g_p[v].freeze_from[g_p[v].nfreeze] = now;
+                g_p[v].freeze_until[g_p[v].nfreeze++] = now + d;
+            }
+            for (l = 0; l < g_nl; l++)
+                if (g_p[v].slots[l].running)
+                    g_p[v].slots[l].frozen_ms += added;
+            sim_freeze(v + 1, g_p[v].freeze_until[g_p[v].nfreeze - 1] > now + d
+                                  ? g_p[v].freeze_until[g_p[v].nfreeze - 1] : now + d);
+            g_faults++;
+            g_events[EV_FREEZE]++;
+            trace("p%d frozen for %" PRId64 " ms", v, d);
+        }
+    } else if (r < 18) {
+        /* A process cut off from the database for a while. */
+        int64_t d = 500 + (int64_t)sim_below(7000);
+        if (g_p[v].live) {
+            simdb_cut_until[v + 1] = sim_now() + d;
+            g_faults++;
+            g_events[EV_CUT]++;
+            trace("p%d cut off from the database for %" PRId64 " ms", v, d);
+        }
+    } else if (r < 20) {
+        /* A graceful stop, and a replacement a little later. */
+        if (g_p[v].live && g_np < MAX_P) {
+            proc_stop(v);
+            g_events[EV_STOP]++;
+            sqle_sleep_ms((int64_t)sim_below(3000));
+            proc_start(g_np++, NULL);
+        }
+    } else if (r < 22) {
+        /* A second process given a live one's owner id (two overlapping
+         * cron runs of one host): two holds, never one.  Not a group's
+         * worker: a group tells its workers apart by their owner ids
+         * (sqlease.h), so two live ones must not share one. */
+        if (g_p[v].live && g_np < MAX_P && g_scenario != SC_GROUP) {
+            char owner[16];
+            snprintf(owner, sizeof owner, "%s", g_p[v].owner);
+            g_events[EV_TWIN]++;
+            trace("p%d starts with p%d's owner id %s", g_np, v, owner);
+            proc_start(g_np++, owner);
+        }
+    } else if (r < 24) {
+        admin_force_release(l);
+    } else if (r < 25) {
+        /* Tokens from the database's clock go back after a step back:
+         * not with clock steps (an assumption of the guarantees). */
+        if (!g_clock_steps)
+            admin_reseed(l);
+    } else if (r < 26) {
+        (void)admin_migrate(1);
+    } else if (r < 29) {
+        if (g_hand_table)
+            admin_null(l);
+    }
+    if (g_clock_steps && sim_below(100) < 15) {
+        int64_t s = 1000 * (int64_t)(1 + sim_below(30));
+        if (sim_below(2) == 0)
+            s = -s;
+        simdb_clock_step_ms += s;
+        if (s < 0)
+            g_stepped_back -= s;
+        g_faults++;
+        g_events[EV_CLOCK_STEP]++;
+        trace("the database clock steps %" PRId64 " ms", s);
+    }
+}
+
 /* One seed's history, as the first coroutine. */
 static void history(void *arg)
 {
-    int64_t end, calm_bound, t0;
+    int64_t end, t0, window = 0, held_at = -1;
     int i, l;
 
     (void)arg;
-    for (l = 0; l < g_leases; l++) {
-        g_l[l].ttl = g_same_ttl ? 3000 : 3000 + 1000 * l;
-        g_l[l].hb = g_l[l].ttl / 4;
-        g_l[l].rd = g_l[l].ttl / 2;
+    for (l = 0; l < g_nl; l++) {
+        snprintf(g_names[l], sizeof g_names[l], "lease-%d", l);
         g_l[l].last_token = 0;
-        g_l[l].row_version = -1;
+        g_l[l].last_starter = -1;
+        g_l[l].written_at = sim_now();
     }
-    /* The table and its rows, before any fault. */
-    {
-        sqlease_db *db = NULL;
-        sqlease_db_options dbo;
-        sqlease_error err;
-        const char *names[MAX_L];
-        char nb[MAX_L][16];
-
-        sqlease_db_options_init(&dbo);
-        dbo.log = quiet_log;
-        for (l = 0; l < g_leases; l++) {
-            snprintf(nb[l], sizeof nb[l], "lease-%d", l);
-            names[l] = nb[l];
-        }
-        if (sqle_db_wrap(&db, &simdb_ops, simdb_proto(), "sim", &dbo, &err) != SQLEASE_OK ||
-            sqlease_migrate(db, TABLE, names, (size_t)g_leases, &err) != SQLEASE_OK) {
-            violation("set-up failed: %s", err.message);
-            sqlease_db_close(db);
-            return;
-        }
-        sqlease_db_close(db);
+    /* The operator's handle, the table and its rows, before any fault;
+     * a third of the seeds on a table made by hand without NOT NULL, as
+     * an older installation may have (NULLs appear in it). */
+    g_admin = open_db(-1);
+    if (g_hand_table)
+        admin_sql("CREATE TABLE " TABLE " (name VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), "
+                  "acquired_at_ms BIGINT, expires_at_ms BIGINT, token BIGINT, version BIGINT, "
+                  "data VARCHAR(1024))");
+    if (admin_migrate(1) != SQLEASE_OK) {
+        violation("set-up failed");
+        return;
     }
     g_slow_holder_pct = sim_below(16);
     simdb_cfg.latency_max_ms = 5;
@@ -751,85 +1716,59 @@ static void history(void *arg)
     g_np = g_procs;
     for (i = 0; i < g_procs; i++) {
         sqle_sleep_ms((int64_t)sim_below(2000));
-        proc_start(i);
+        proc_start(i, NULL);
     }
+    if (g_scenario == SC_MIXED)
+        g_events[EV_MIXED_FLEET]++;
     end = sim_now() + 30000;
     while (sim_now() < end) {
-        uint64_t r;
         sqle_sleep_ms(500 + (int64_t)sim_below(3000));
-        r = sim_below(100);
-        if (r < 6 && g_np < MAX_P) {
-            /* A crash, and a replacement a little later. */
-            int v = (int)sim_below((uint64_t)g_np);
-            if (g_p[v].live) {
-                proc_crash(v);
-                sqle_sleep_ms((int64_t)sim_below(3000));
-                proc_start(g_np++);
-            }
-        } else if (r < 12) {
-            int v = (int)sim_below((uint64_t)g_np);
-            int64_t d = (int64_t)sim_below(900);
-            if (g_p[v].live) {
-                for (l = 0; l < g_leases; l++)
-                    if (g_p[v].slots[l].running)
-                        g_p[v].slots[l].frozen_ms += d;
-                if (g_p[v].nfreeze < 64) {
-                    g_p[v].freeze_from[g_p[v].nfreeze] = sim_now();
-                    g_p[v].freeze_until[g_p[v].nfreeze++] = sim_now() + d;
-                }
-                sim_freeze(v + 1, sim_now() + d);
-                g_faults++;
-                trace("p%d frozen for %" PRId64 " ms", v, d);
-            }
-        } else if (r < 18) {
-            /* A process cut off from the database for a while. */
-            int v = (int)sim_below((uint64_t)g_np);
-            int64_t d = 500 + (int64_t)sim_below(7000);
-            if (g_p[v].live) {
-                simdb_cut_until[v + 1] = sim_now() + d;
-                g_faults++;
-                trace("p%d cut off from the database for %" PRId64 " ms", v, d);
-            }
-        } else if (r < 20 && g_np < MAX_P) {
-            /* A graceful stop, and a replacement a little later. */
-            int v = (int)sim_below((uint64_t)g_np);
-            if (g_p[v].live) {
-                proc_stop(v);
-                sqle_sleep_ms((int64_t)sim_below(3000));
-                proc_start(g_np++);
-            }
-        } else if (r < 22 && g_clock_steps) {
-            int64_t s = 1000 * (int64_t)(1 + sim_below(30));
-            if (sim_below(2) == 0)
-                s = -s;
-            simdb_clock_step_ms += s;
-            g_faults++;
-            /* An overlap a forward step causes in who cannot watch is
-             * documented; the followers here all watch, so none is
-             * excused: this stays 0. */
-            trace("the database clock steps %" PRId64 " ms", s);
-        }
+        sweep();
+        fault();
     }
     /* Calm: no more faults.  They end as drawn (a cut, a freeze, a slow
      * callback already running); from then on every lease is held again
-     * within ttl + 2 x retry (a waiting follower watches the row for a
-     * ttl from its first read of it) + a call's bound. */
+     * (check_liveness), every supervisor keeps sending (check_silence),
+     * and a group's shares settle (check_shares). */
     memset(&simdb_cfg, 0, sizeof simdb_cfg);
     g_calm = 1;
-    while (!faults_over())
+    while (!faults_over()) {
+        sweep();
         sqle_sleep_ms(10);
-    calm_bound = g_l[g_leases - 1].ttl + 2 * RETRY_MS + CALL_BOUND;
+    }
     t0 = sim_now();
-    while (!all_held() && sim_now() - t0 < calm_bound)
+    for (i = 0; i < g_np; i++)
+        for (l = 0; l < g_nl; l++)
+            if (g_p[i].live && silence_bound(&g_p[i].slots[l]) + 1 > window)
+                window = silence_bound(&g_p[i].slots[l]) + 1;
+    if (g_scenario == SC_GROUP && window < GROUP_SETTLE_MS + g_stepped_back)
+        window = GROUP_SETTLE_MS + g_stepped_back; /* a dead worker's presence too */
+    for (;;) {
+        sweep();
+        check_silence(t0);
+        check_liveness(t0);
+        if (held_at < 0 && all_held())
+            held_at = sim_now();
+        if (sim_now() - t0 >= window && (all_held() || all_reported()))
+            break;
         sqle_sleep_ms(50);
-    if (!all_held())
-        violation("not every lease held %" PRId64 " ms after the faults ended", calm_bound);
-    else if (sim_now() - t0 > g_slowest_recovery)
-        g_slowest_recovery = sim_now() - t0;
-    trace("calm: held after %" PRId64 " ms", sim_now() - t0);
+    }
+    if (held_at >= 0 && held_at - t0 > g_slowest_recovery)
+        g_slowest_recovery = held_at - t0;
+    trace("calm: held after %" PRId64 " ms", held_at >= 0 ? held_at - t0 : -1);
+    if (g_scenario == SC_GROUP)
+        check_shares();
     for (i = 0; i < g_np; i++)
         proc_stop(i);
+    sqlease_db_close(g_admin);
+    g_admin = NULL;
 }
+
+/* A seed's budget: far above what any history takes (a history of 30 s
+ * of faults, its calm and its stops), so that only one that runs away
+ * (a loop that never waits, a stop that never returns) reaches it. */
+#define STEP_BUDGET 5000000
+#define TIME_BUDGET_MS 300000
 
 static int one_seed(uint64_t seed)
 {
@@ -837,21 +1776,43 @@ static int one_seed(uint64_t seed)
 
     g_seed = seed;
     g_batched = seed % 2 == 0;
+    /* The scenario is the seed's: --replay SEED runs the same one. */
+    if (g_force_scenario != SC_MIX) {
+        g_scenario = g_force_scenario;
+    } else {
+        static const int mix[10] = {SC_PLAIN, SC_PLAIN, SC_PLAIN, SC_PLAIN, SC_PLAIN,
+                                    SC_SAME_TTL, SC_SAME_TTL, SC_MIXED, SC_MIXED, SC_GROUP};
+        g_scenario = mix[seed % 10];
+    }
+    g_hand_table = g_force_table >= 0 ? g_force_table : seed % 3 == 0;
+    g_nl = g_scenario == SC_GROUP ? GROUP_N : g_leases;
+    g_slack = (int)(seed / 10 % 2);
     g_seed_violated = 0;
     g_np = 0;
-    g_excused_until = 0;
     g_calm = 0;
     memset(g_p, 0, sizeof g_p);
+    memset(g_l, 0, sizeof g_l);
     memset(&simdb_cfg, 0, sizeof simdb_cfg);
     simdb_clock_step_ms = 0;
+    g_stepped_back = 0;
     sim_reset();
     sim_seed(seed);
+    rows_reset();
     if (simdb_open() != 0) {
         fprintf(stderr, "sqlease-sim: cannot open SQLite\n");
         exit(2);
     }
+    trace("seed %" PRIu64 ": %s%s, %s", seed, g_scenario_names[g_scenario],
+          g_hand_table ? " on a table made by hand" : "",
+          g_batched ? "batched starts and stops" : "single starts and stops");
+    sim_budget(STEP_BUDGET, SIM_T0 + TIME_BUDGET_MS);
     rc = sim_run(history, NULL);
-    if (rc != 0 && !g_seed_violated)
+    if (rc == -2)
+        violation("the history ran away: %" PRIu64 " scheduling points, %.3f s of virtual "
+                  "time, past the budget of %d and %d s",
+                  sim_steps(), (sim_now() - SIM_T0) / 1000.0, STEP_BUDGET,
+                  TIME_BUDGET_MS / 1000);
+    else if (rc != 0 && !g_seed_violated)
         violation("every coroutine waits for ever (a deadlock)");
     simdb_close();
     return g_seed_violated;
@@ -860,45 +1821,91 @@ static int one_seed(uint64_t seed)
 static void usage(void)
 {
     fprintf(stderr, "usage: sqlease-sim --seeds N [--from S] [--processes P] [--leases L] "
-                    "[--clock-steps [--by-expiry]] [--same-ttl] [--first] | --replay SEED\n");
+                    "[--scenario mix|plain|same-ttl|mixed|group] [--table made|hand] "
+                    "[--clock-steps [--by-expiry]] [--plant NAME] [--first] | --replay SEED "
+                    "[options] | --list-plants\n");
     exit(64);
 }
 
 int main(int argc, char **argv)
 {
     uint64_t from = 1, n = 100, s;
-    int replay = 0, first = 0, i;
+    int replay = 0, first = 0, list_plants = 0, i, k;
     int64_t sim_ms = 0;
 
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
             n = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
             from = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--processes") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--processes") == 0 && i + 1 < argc) {
             g_procs = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--leases") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--leases") == 0 && i + 1 < argc) {
             g_leases = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--clock-steps") == 0)
+        } else if (strcmp(argv[i], "--clock-steps") == 0) {
             g_clock_steps = 1;
-        else if (strcmp(argv[i], "--first") == 0)
+        } else if (strcmp(argv[i], "--first") == 0) {
             first = 1;
-        else if (strcmp(argv[i], "--by-expiry") == 0)
+        } else if (strcmp(argv[i], "--by-expiry") == 0) {
             g_by_expiry = 1;
-        else if (strcmp(argv[i], "--same-ttl") == 0)
-            g_same_ttl = 1;
-        else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--same-ttl") == 0) {
+            g_force_scenario = SC_SAME_TTL;
+        } else if (strcmp(argv[i], "--scenario") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            g_force_scenario = -2;
+            if (strcmp(v, "mix") == 0)
+                g_force_scenario = SC_MIX;
+            for (k = 0; k < SC_COUNT; k++)
+                if (strcmp(v, g_scenario_names[k]) == 0)
+                    g_force_scenario = k;
+            if (g_force_scenario == -2)
+                usage();
+        } else if (strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            g_force_table = strcmp(v, "made") == 0 ? 0 : strcmp(v, "hand") == 0 ? 1 : -2;
+            if (g_force_table == -2)
+                usage();
+        } else if (strcmp(argv[i], "--plant") == 0 && i + 1 < argc) {
+            sqle_plant = argv[++i];
+        } else if (strcmp(argv[i], "--list-plants") == 0) {
+            list_plants = 1;
+        } else if (strcmp(argv[i], "--replay") == 0 && i + 1 < argc) {
             from = strtoull(argv[++i], NULL, 10);
             n = 1;
             replay = 1;
-        } else
+        } else {
             usage();
+        }
     }
     if (g_procs < 1 || g_procs > 16 || g_leases < 1 || g_leases > MAX_L || n == 0)
         usage();
-    simdb_statement_hook = on_statement;
-    simdb_driver_hook = on_driver;
+    {
+        const char *names[256];
+        size_t np = sim_plants(names, 256), j;
+        int known = sqle_plant == NULL;
+
+        for (j = 0; j < np && j < 256; j++) {
+            if (list_plants)
+                printf("%s\n", names[j]);
+            if (sqle_plant != NULL && strcmp(names[j], sqle_plant) == 0)
+                known = 1;
+        }
+        if (list_plants)
+            return 0;
+        if (!known) {
+            fprintf(stderr, "sqlease-sim: no plant '%s' (--list-plants lists them)\n",
+                    sqle_plant);
+            return 64;
+        }
+    }
+    if (kinds_init(TABLE) != 0) {
+        fprintf(stderr, "sqlease-sim: cannot read the sqlite row's statements\n");
+        return 2;
+    }
+    simdb_before_hook = before_statement;
     simdb_after_hook = after_statement;
+    simdb_answer_hook = on_answer;
+    simdb_driver_hook = on_driver;
     g_trace = replay;
     for (s = from; s < from + n; s++) {
         int bad = one_seed(s);
@@ -908,6 +1915,20 @@ int main(int argc, char **argv)
             break;
         }
     }
+    if (sqle_plant != NULL)
+        printf("plant %s reached %" PRIu64 " times\n", sqle_plant, sim_plant_reached());
+    /* What ran, by kind: a path that never ran shows 0. */
+    printf("kinds:");
+    for (k = 1; k < SK_COUNT; k++)
+        if (k == SK_SEED_EACH) /* the seed's count, below: migrate sends only it */
+            continue;
+        else if (k == SK_SEED)
+            printf(" seed=%" PRIu64, g_kinds[SK_SEED] + g_kinds[SK_SEED_EACH]);
+        else
+            printf(" %s=%" PRIu64, kinds_name((sim_kind)k), g_kinds[k]);
+    for (k = 0; k < EV_COUNT; k++)
+        printf(" %s=%" PRIu64, g_event_names[k], g_events[k]);
+    printf(" other=%" PRIu64 "\n", g_kinds[SK_OTHER]);
     printf("%" PRIu64 " seeds (from %" PRIu64 "), %.0f simulated s, %" PRIu64 " statements, %"
            PRIu64 " faults, %d violations, slowest recovery %.1f s\n",
            n, from, sim_ms / 1000.0, simdb_count.statements,

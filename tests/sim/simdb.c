@@ -31,9 +31,10 @@
 simdb_faults simdb_cfg;
 simdb_counts simdb_count;
 int64_t simdb_clock_step_ms;
-void (*simdb_statement_hook)(const char *sql, const db_bind *binds, size_t n);
+void (*simdb_before_hook)(simdb_call *c);
+void (*simdb_after_hook)(simdb_call *c);
+void (*simdb_answer_hook)(simdb_call *c, int lost, int64_t at);
 void (*simdb_driver_hook)(int family, int in_driver);
-void (*simdb_after_hook)(int64_t sent_at);
 int64_t simdb_cut_until[SIMDB_MAX_PROCS];
 
 static sqlite3 *g_db;
@@ -52,6 +53,7 @@ typedef struct conn {
     int connected;
     const sqle_dialect *d;
     family *f;
+    int64_t last_end;    /* virtual ms its last call ended; 0: none yet */
 } conn;
 
 static int g_families;
@@ -107,6 +109,11 @@ void simdb_close(void)
     if (g_db != NULL)
         sqlite3_close(g_db);
     g_db = NULL;
+}
+
+int64_t simdb_total_changes(void)
+{
+    return sqlite3_total_changes(g_db);
 }
 
 int simdb_sql(const char *sql)
@@ -202,6 +209,7 @@ static int run(const char *sql, const db_bind *binds, size_t nbinds, db_out *out
 }
 
 typedef struct call {
+    simdb_call c;
     const char *sql;
     const db_bind *binds;
     size_t nbinds;
@@ -260,11 +268,20 @@ static int connect_in(conn *c, sqlease_error *err)
 /* The faults around one statement; `body` is the statement itself. */
 static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
 {
-    int rc;
-    int64_t sent_at = sim_now();
+    call *k = arg;
+    int rc, was_lost;
+    int64_t total;
 
-    if (!c->connected && (rc = connect_in(c, err)) != SQLEASE_OK)
+    k->c.sql = k->c.run_sql = k->sql;
+    k->c.binds = k->binds;
+    k->c.nbinds = k->nbinds;
+    k->c.proc = sim_process();
+    k->c.began = sim_now();
+    k->c.idle_before = c->last_end > 0 && c->last_end < k->c.began;
+    if (!c->connected && (rc = connect_in(c, err)) != SQLEASE_OK) {
+        c->last_end = sim_now();
         return rc;
+    }
     enter(c);
     latency();
     if (cut_wait() && sim_below(2) == 0)
@@ -272,20 +289,31 @@ static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
     if (!c->connected || sim_below(1000) < (uint64_t)simdb_cfg.lost_before_permille) {
         rc = lost(err, c, "before the statement");
         leave(c);
+        c->last_end = sim_now();
         return rc;
     }
-    if (simdb_statement_hook != NULL) {
-        const call *k = arg;
-        simdb_statement_hook(k->sql, k->binds, k->nbinds);
-    }
+    if (simdb_before_hook != NULL)
+        simdb_before_hook(&k->c);
+    k->sql = k->c.run_sql;
+    total = sqlite3_total_changes(g_db);
     rc = body(arg);
+    k->c.changed = sqlite3_total_changes(g_db) - total;
+    k->c.rc = rc;
+    if (k->c.run_sql != k->c.sql) {
+        free((char *)k->c.run_sql);
+        k->sql = k->c.run_sql = k->c.sql;
+    }
     if (simdb_after_hook != NULL)
-        simdb_after_hook(sent_at);
+        simdb_after_hook(&k->c);
     latency();
-    if ((cut_wait() && sim_below(2) == 0) ||
-        sim_below(1000) < (uint64_t)simdb_cfg.lost_after_permille)
+    was_lost = (cut_wait() && sim_below(2) == 0) ||
+               sim_below(1000) < (uint64_t)simdb_cfg.lost_after_permille;
+    if (was_lost)
         rc = lost(err, c, "after the statement committed");
+    if (simdb_answer_hook != NULL)
+        simdb_answer_hook(&k->c, was_lost, sim_now());
     leave(c);
+    c->last_end = sim_now();
     return rc;
 }
 

@@ -16,6 +16,10 @@
 
 #include "simco.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #define STACK_BYTES (256 * 1024)
 #define MAX_PROCS 64
 
@@ -26,9 +30,20 @@ static sim_co *g_cur;
  * no system call (no signal mask is saved: the library's threads never
  * change theirs).  The scheduler's own place is g_sched_jb. */
 static jmp_buf g_sched_jb;
+/* AddressSanitizer is told of every switch between stacks, or it takes a
+ * coroutine's stack for an overflow of the scheduler's (and keeps fake
+ * stacks for the wrong one).  The scheduler's stack, learnt from the
+ * first switch away from it. */
+static const void *g_sched_bottom;
+static size_t g_sched_size;
+#if defined(__SANITIZE_ADDRESS__)
+static void *g_sched_fake;
+#endif
 static int64_t g_now = SIM_T0;   /* not 0: a zero time means "never" here and there */
 static uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t g_steps;
+static uint64_t g_max_steps;     /* 0: no limit (sim_budget) */
+static int64_t g_max_now;
 static int g_next_id = 1;
 static int g_main_done;
 static unsigned char g_crashed[MAX_PROCS];
@@ -100,6 +115,12 @@ uint64_t sim_steps(void)
     return g_steps;
 }
 
+void sim_budget(uint64_t steps, int64_t until)
+{
+    g_max_steps = steps;
+    g_max_now = until;
+}
+
 sim_co *sim_current(void)
 {
     return g_cur;
@@ -133,6 +154,32 @@ int sim_crashed(int p)
     return p >= 0 && p < MAX_PROCS && g_crashed[p];
 }
 
+/* A switch of stacks begins (to `bottom`, `size` bytes; `save` keeps
+ * what the stack left behind needs, NULL when it is never resumed) or
+ * has ended on the new stack (`save` is its own; the old one's bounds
+ * are learnt when asked).  Nothing without AddressSanitizer. */
+static void switch_begin(void **save, const void *bottom, size_t size)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_start_switch_fiber(save, bottom, size);
+#else
+    (void)save;
+    (void)bottom;
+    (void)size;
+#endif
+}
+
+static void switch_end(void *save, const void **old_bottom, size_t *old_size)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(save, old_bottom, old_size);
+#else
+    (void)save;
+    (void)old_bottom;
+    (void)old_size;
+#endif
+}
+
 static int can_run(const sim_co *c)
 {
     return !g_crashed[c->proc] && g_frozen_until[c->proc] <= g_now;
@@ -143,9 +190,11 @@ static void trampoline(void)
 {
     sim_co *c = g_cur;
 
+    switch_end(NULL, &g_sched_bottom, &g_sched_size);
     c->fn(c->arg);
     c->state = SIM_DONE;
     sim_wake_all(c);
+    switch_begin(NULL, g_sched_bottom, g_sched_size);
     _longjmp(g_sched_jb, 1);
 }
 
@@ -189,8 +238,13 @@ sim_co *sim_spawn(void (*fn)(void *), void *arg)
 /* Back to the scheduler; returns when this coroutine is chosen again. */
 static void to_scheduler(void)
 {
-    if (_setjmp(g_cur->jb) == 0)
+    sim_co *c = g_cur;
+
+    if (_setjmp(c->jb) == 0) {
+        switch_begin(&c->fake_stack, g_sched_bottom, g_sched_size);
         _longjmp(g_sched_jb, 1);
+    }
+    switch_end(c->fake_stack, NULL, NULL);
 }
 
 void sim_yield(void)
@@ -298,6 +352,9 @@ static void switch_to(sim_co *pick)
 {
     g_cur = pick;
     if (_setjmp(g_sched_jb) == 0) {
+#if defined(__SANITIZE_ADDRESS__)
+        switch_begin(&g_sched_fake, pick->stack, STACK_BYTES);
+#endif
         if (pick->started) {
             _longjmp(pick->jb, 1);
         } else {
@@ -305,6 +362,9 @@ static void switch_to(sim_co *pick)
             setcontext(&pick->ctx);
         }
     }
+#if defined(__SANITIZE_ADDRESS__)
+    switch_end(g_sched_fake, NULL, NULL);
+#endif
     g_cur = NULL;
 }
 
@@ -333,6 +393,11 @@ int sim_run(void (*fn)(void *), void *arg)
     while (!g_main_done) {
         sim_co *c, *pick = NULL;
         int n = 0, k;
+
+        if ((g_max_steps > 0 && g_steps >= g_max_steps) || (g_max_now > 0 && g_now > g_max_now)) {
+            rc = -2; /* ran away: what is left is abandoned (sim_reset) */
+            break;
+        }
 
         for (c = g_all; c != NULL; c = c->all_next) {
             if (c->state == SIM_BLOCKED && c->wake_at >= 0 && c->wake_at <= g_now) {

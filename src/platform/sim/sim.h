@@ -15,6 +15,7 @@
 #ifndef SQLEASE_SIM_H
 #define SQLEASE_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Seed the scheduler's choices (and sim_rand). */
@@ -22,7 +23,8 @@ void sim_seed(uint64_t seed);
 
 /* Run fn(arg) as the first coroutine, in process 0, and schedule until it
  * returns or nothing can run any more.  Returns 0 when fn returned, -1
- * when every coroutine left waits for ever (a deadlock). */
+ * when every coroutine left waits for ever (a deadlock), -2 when the
+ * budget ran out (sim_budget). */
 int sim_run(void (*fn)(void *), void *arg);
 
 /* Forget every coroutine (of a history that ended, or was abandoned with
@@ -52,5 +54,16 @@ int sim_crashed(int p);
 
 /* Scheduling points taken so far. */
 uint64_t sim_steps(void);
+
+/* Make sim_run give up (returning -2) once it has taken `steps`
+ * scheduling points or virtual time reaches `until` (0: no limit): a
+ * history that runs away is reported, not waited for. */
+void sim_budget(uint64_t steps, int64_t until);
+
+/* The planted bugs compiled in (SQLE_PLANTED, src/internal.h): up to cap
+ * names, sorted, each once, into out; returns how many there are.  How
+ * often this run's plant (sqle_plant) was reached. */
+size_t sim_plants(const char **out, size_t cap);
+uint64_t sim_plant_reached(void);
 
 #endif

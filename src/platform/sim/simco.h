@@ -28,6 +28,7 @@ typedef struct sim_co {
     int timed_out;
     const void *waiting_on;   /* NULL: a sleep */
     int64_t wake_at;          /* virtual ms; -1: none */
+    void *fake_stack;         /* AddressSanitizer's, while it is switched away */
     struct sim_co *all_next;
 } sim_co;
 
