@@ -1578,9 +1578,12 @@ int sqle_lease_request(sqlease_lease *l, const char *holder, int64_t token, cons
  * the hold as a release is, whatever its expiry: a row some take has
  * changed since matches nothing.  The handle forgets its hold either way.
  *
- * This is where a hold ends by a hand-over: whatever records how holds
- * end (a history of holds) records "handed over" here, with the hold
- * (l->name, l->owner, the proven token) and `resolved`.
+ * The holder history records the hold's end here, after the statement
+ * (it decides nothing, and the target's take does not wait for it):
+ * 'handed_over' when the row was reserved for a target, 'released' when
+ * no ready follower was found and the row was freed.  The target's take
+ * starts its own hold's row, and closes none: its read showed the row
+ * free.
  */
 int sqle_lease_handoff(sqlease_lease *l, const char *target, int64_t reserve_ms,
                        int64_t deadline, char *resolved, size_t cap, int *handed,
@@ -1607,6 +1610,8 @@ int sqle_lease_handoff(sqlease_lease *l, const char *target, int64_t reserve_ms,
                           &rows, err);
             if (rc == SQLEASE_OK)
                 *handed = rows > 0;
+            if (rc == SQLEASE_OK && rows > 0)
+                sqle_hist_ended(&l->hist, l->proven_token, SQLE_END_RELEASED, l->deadline);
             return rc;
         }
         target = best;
@@ -1625,6 +1630,8 @@ int sqle_lease_handoff(sqlease_lease *l, const char *target, int64_t reserve_ms,
                          "rows affected; expected 0 or 1", l->name, (long long)rows);
     *handed = rows == 1;
     snprintf(resolved, cap, "%s", target);
+    if (*handed)
+        sqle_hist_ended(&l->hist, l->proven_token, SQLE_END_HANDED_OVER, l->deadline);
     return SQLEASE_OK;
 }
 
