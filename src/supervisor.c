@@ -212,6 +212,9 @@ static int ready_create(sqlease_supervisor **out, sqlease_supervisor *s, const c
     o.retry_ms = s->r.retry_ms;
     o.data = data;
     o.priority = s->priority;
+    /* A ready row's holds are no holds of the job: the holder history
+     * (and `sqlease history`) lists the lease's alone. */
+    o.history = SQLEASE_HISTORY_OFF;
     o.log = s->log;
     o.log_userdata = s->log_userdata;
     o.log_level = s->log_level;

@@ -720,7 +720,9 @@ static void test_supervisors_hand_over(void)
     CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->owner, "sup-b");
     CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "");
     CU_ASSERT(row_of(&rs, tb)->gap_ms >= 0 && row_of(&rs, tb)->gap_ms < 1000);
-    /* The ready rows are not leases of "job": no history of their own. */
+    /* The ready rows' holds are not the job's: no history of their own. */
+    CU_ASSERT_EQUAL(rs.n, 2);
+    read_rows(&t, NULL, &rs);
     CU_ASSERT_EQUAL(rs.n, 2);
     sqlease_supervisor_free(a);
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(b, &err), SQLEASE_OK);
