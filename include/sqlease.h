@@ -1130,7 +1130,10 @@ SQLEASE_API int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n
  * SQLEASE_ETIMEOUT it waits for the runner to finish the supervisor's
  * statement (bounded as every statement is: with the login timeout on
  * top when it had to reconnect) and tries the release once more, so it
- * may take up to twice the stop's bound plus the login timeout. */
+ * may take up to twice the stop's bound plus the login timeout.  With
+ * hand-over on (sqlease_options.handoff) the same holds of the ready
+ * row: a stop that found no time left to release it leaves that to the
+ * free, which may then take as long whatever the stop returned. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
 /* A snapshot of the supervisor's state.  Returns SQLEASE_OK, or
