@@ -315,8 +315,12 @@ static void follower_saw(sqlease_supervisor *s, const sqlease_lease_info *row, i
             s->next_due = proof + fast_poll(s);
         return;
     }
-    if (s->ready_up && s->priority > row->priority && s->requested_token != row->token &&
-        row->db_now_ms - row->acquired_at_ms >= s->r.preempt_after_ms) {
+    if (s->ready_up &&
+        (s->priority > row->priority ||
+         (SQLE_PLANTED(handoff_equal_priority_preempts) && s->priority == row->priority)) &&
+        s->requested_token != row->token &&
+        (row->db_now_ms - row->acquired_at_ms >= s->r.preempt_after_ms ||
+         SQLE_PLANTED(handoff_preempt_ignores_min_hold))) {
         s->want_request = 1;
         snprintf(s->req_owner, sizeof s->req_owner, "%s", row->owner);
         s->req_token = row->token;
@@ -541,7 +545,7 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
     case SUP_HANDOFF:
         /* As a stale hold's release: the row stays this hold until
          * on_stopped has returned. */
-        if (!sqle_engine_cbs_pending(n)) {
+        if (!sqle_engine_cbs_pending(n) || SQLE_PLANTED(handoff_during_on_stopped)) {
             out->what = SQLE_SEND_HANDOFF;
             snprintf(out->arg, sizeof out->arg, "%s", s->handoff_to);
             out->arg_ms = s->r.handoff_reserve_ms;

@@ -27,7 +27,7 @@ typedef struct each {
     size_t hl, tl, il, sl;
 } each;
 
-static one g_one[32];
+static one g_one[48];
 static size_t g_none;
 static each g_each[8];
 static size_t g_neach;
@@ -35,8 +35,9 @@ static sim_key *g_keys;
 static size_t g_cap;
 
 static const char *const g_names[SK_COUNT] = {
-    "other", "now", "status", "status_each", "list", "probe",
+    "other", "now", "status", "status_each", "list", "probe", "ready_list",
     "renew", "renew_each", "release", "release_each",
+    "handoff_request", "handoff_cancel", "handoff",
     "acquire", "take_watched", "take_each",
     "repair",
     "release_force", "seed", "seed_each", "fill_nulls", "ddl",
@@ -50,7 +51,7 @@ const char *kinds_name(sim_kind k)
 int kinds_reads(sim_kind k)
 {
     return k == SK_NOW || k == SK_STATUS || k == SK_STATUS_EACH || k == SK_LIST ||
-           k == SK_PROBE;
+           k == SK_PROBE || k == SK_READY_LIST;
 }
 
 int kinds_proves(sim_kind k)
@@ -123,6 +124,12 @@ int kinds_init(const char *table)
     rc |= add_one(SK_PROBE, &d->probe_ttl, table);
     rc |= add_one(SK_PROBE, &d->probe_last_owner, table);
     rc |= add_one(SK_PROBE, &d->probe_exact, table);
+    rc |= add_one(SK_PROBE, &d->probe_handoff_to, table);
+    rc |= add_one(SK_PROBE, &d->probe_priority, table);
+    rc |= add_one(SK_READY_LIST, &d->ready_list, table);
+    rc |= add_one(SK_HANDOFF_REQUEST, &d->handoff_request, table);
+    rc |= add_one(SK_HANDOFF_CANCEL, &d->handoff_cancel, table);
+    rc |= add_one(SK_HANDOFF, &d->handoff, table);
     rc |= add_one(SK_DDL, &d->make_exact, table);
     rc |= add_one(SK_DDL, &d->create_table, table);
     rc |= add_one(SK_DDL, &d->add_token, table);
@@ -130,6 +137,8 @@ int kinds_init(const char *table)
     rc |= add_one(SK_DDL, &d->add_data, table);
     rc |= add_one(SK_DDL, &d->add_ttl, table);
     rc |= add_one(SK_DDL, &d->add_last_owner, table);
+    rc |= add_one(SK_DDL, &d->add_handoff_to, table);
+    rc |= add_one(SK_DDL, &d->add_priority, table);
     rc |= add_each(SK_RENEW_EACH, &d->renew_each, table);
     rc |= add_each(SK_STATUS_EACH, &d->status_each, table);
     rc |= add_each(SK_TAKE_EACH, &d->take_each, table);
@@ -203,6 +212,9 @@ static void read_part(sim_stmt *out, sim_key *key, const unsigned char *params, 
             break;
         case SQLEASE_P_TTL_MS:
             out->ttl_ms = b->i;
+            break;
+        case SQLEASE_P_TARGET:
+            out->target = b->s;
             break;
         default:
             break;

@@ -15,6 +15,10 @@ typedef struct sim_row {
     char *name, *owner;
     int64_t token, version, expires_at_ms;
     int token_null, version_null, expires_null, acquired_null;
+    /* The hand-over's: a request or reservation ("" or NULL: none), the
+     * holder's priority, and when the hold began (0 when NULL). */
+    char *handoff_to;
+    int64_t priority, acquired_at_ms;
     char *all;
 } sim_row;
 
