@@ -37,10 +37,11 @@ the defaults), or fast (ttl 3 s, heartbeat 500 ms, renew deadline
 
 The database: --dsn, else $SQLEASE_TEST_DSN (ci/postgres.sh,
 ci/mariadb.sh set it), else an SQLite file in the run's directory.
-Checks (exit 1 when one fails): no overlap line, tokens strictly
-increase, every restart had a successor within its bound (a retry, the
-reservation and a second on a loaded machine), no error line in any
-instance's log.  Everything started is stopped by pid on every exit path.
+Checks (exit 1 when one fails): no overlap line and every CMD's start
+after the previous one's stop (printed as "never two CMDs at once" when
+it holds), tokens strictly increase, every restart had a successor
+within its bound (a retry, the reservation and a second on a loaded
+machine), no error line in any instance's log.  Everything started is stopped by pid on every exit path.
 """
 
 import argparse
@@ -302,10 +303,27 @@ def run_mode(a, mode, dsn, tmp):
     finally:
         r.stop_all()
     lines = r.lines()
-    r.check(not [x for x in lines if x[0] == 'overlap'], 'no CMD started while another ran')
+    overlaps = [x for x in lines if x[0] == 'overlap']
+    r.check(not overlaps, 'no CMD started while another ran')
     toks = [x[1] for x in lines if x[0] == 'start']
     r.check(all(b > a for a, b in zip(toks, toks[1:])),
             'tokens strictly increase over %d holds' % len(toks))
+    # The same from the CMDs' own clocks: each hold's start comes after
+    # the stop of the hold before it (the lock says so too; this would
+    # catch a CMD that ran without it).
+    stops = {x[1]: x[3] for x in lines if x[0] == 'stop'}
+    starts = [(x[1], x[3]) for x in lines if x[0] == 'start']
+    early = [(b[0], (stops[a[0]] - b[1]) / 1e6) for a, b in zip(starts, starts[1:])
+             if a[0] in stops and b[1] < stops[a[0]]]
+    for tok, ms in early[:5]:
+        print('  token %d started %.1f ms before the previous hold stopped' % (tok, ms))
+    unstopped = [a[0] for a in starts[:-1] if a[0] not in stops]
+    if r.check(not early and not unstopped and not overlaps,
+               'never two CMDs at once (%d overlap lines, %d starts before the previous '
+               'stop, %d holds without a stop line)' % (len(overlaps), len(early),
+                                                        len(unstopped))):
+        print('rolling %s: never two CMDs at once: %d holds, each started after the previous '
+              'one stopped, no overlap line' % (r.mode, len(starts)), flush=True)
     errs = r.error_lines()
     for e in errs[:10]:
         print('  ' + e)
