@@ -672,6 +672,25 @@ static int hold_ended(void *arg)
     return r != NULL && r->ended[0] != '\0';
 }
 
+/* For tu_await: the lease's ready followers, read with `arg` (a lease
+ * handle), include sup-b. */
+static int on_ready(void *ud, const char *owner, int64_t priority, int64_t seen_ago_ms)
+{
+    (void)priority;
+    (void)seen_ago_ms;
+    if (strcmp(owner, "sup-b") == 0)
+        *(int *)ud = 1;
+    return 0;
+}
+
+static int b_is_ready(void *arg)
+{
+    sqlease_error err;
+    int seen = 0;
+
+    return sqlease_lease_ready(arg, on_ready, &seen, &err) == SQLEASE_OK && seen;
+}
+
 /* Supervisors with hand-over on: a's stop hands the lease to the ready
  * b, whose hold starts as a's ends 'handed_over'; b's own stop, with
  * nobody ready, releases ('released'). */
@@ -683,6 +702,7 @@ static void test_supervisors_hand_over(void)
     sqlease_error err;
     sqlease_state st;
     hold_at ended_ht;
+    sqlease_lease *ready_lease;
     rows rs;
     int64_t ta, tb;
 
@@ -702,7 +722,12 @@ static void test_supervisors_hand_over(void)
     o.retry_ms = 100;
     o.handoff = 1;
     CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&b, db, &o, &err), SQLEASE_OK);
-    sqle_sleep_ms(400); /* b's ready row, written and read by a */
+    /* a's stop hands over to the best ready follower it reads: b, once
+     * b's ready row is there (b's start makes it, or its runner after a
+     * failed first try). */
+    ready_lease = make_lease(db, &t, "job", "reader", 1600);
+    CU_ASSERT(tu_await(b_is_ready, ready_lease, 3000));
+    sqlease_lease_free(ready_lease);
     CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
     CU_ASSERT_FATAL(tu_await(is_holding, b, 3000));
     sqlease_supervisor_state(b, &st);
