@@ -1,7 +1,8 @@
 /*
  * fuzz_ini.c -- libFuzzer target for the Sqlease* settings of a DSN's
  * odbc.ini section (SqleaseTable, SqleaseName, SqleaseTTL,
- * SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry): sqle_ini_read,
+ * SqleaseHeartbeat, SqleaseRenewDeadline, SqleaseRetry, SqleaseFireTable,
+ * SqleaseHistoryTable): sqle_ini_read,
  * then sqle_options_resolve over what it read, as sqlease_db_open and
  * the tool do.
  *
@@ -12,7 +13,7 @@
  * here does the same.
  *
  * Properties, beyond not crashing:
- *  - a value read is the value written, whole: the table and the name
+ *  - a value read is the value written, whole: the tables and the name
  *    as they are, a duration as the documented grammar reads the full
  *    text (never a prefix of it), more than 0;
  *  - a refusal is SQLEASE_EINVAL with a one-line message naming the key
@@ -35,9 +36,11 @@
 
 static const char *const keys[] = {
     "SqleaseTable", "SqleaseName", "SqleaseTTL", "SqleaseHeartbeat", "SqleaseRenewDeadline",
-    "SqleaseRetry",
+    "SqleaseRetry", "SqleaseFireTable", "SqleaseHistoryTable",
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
+/* keys[2..5] are the durations; keys[6] and keys[7] the two other tables. */
+#define FIRST_TABLE 6
 
 typedef struct section {
     const char *value[NKEYS]; /* NULL or "": unset */
@@ -119,7 +122,18 @@ static void check_read(const section *s, const sqle_ini *ini)
     } else {
         FZ_CHECK(ini->name == NULL, "unset SqleaseName read as '%s'", ini->name);
     }
-    for (k = 2; k < NKEYS; k++) {
+    for (k = FIRST_TABLE; k < NKEYS; k++) {
+        const char *got = k == FIRST_TABLE ? ini->fire_table : ini->history_table;
+        if (set(s, k)) {
+            FZ_CHECK(got != NULL && strcmp(got, s->value[k]) == 0, "%s '%s' read as '%s'",
+                     keys[k], s->value[k], got);
+            FZ_CHECK(table_shape(got) && sqle_valid_table(got),
+                     "%s '%s' read though it is not a table's name", keys[k], got);
+        } else {
+            FZ_CHECK(got == NULL, "unset %s read as '%s'", keys[k], got);
+        }
+    }
+    for (k = 2; k < FIRST_TABLE; k++) {
         int64_t want = -1;
         if (!set(s, k)) {
             FZ_CHECK(*dur[k - 2] == 0, "unset %s read as %" PRId64, keys[k], *dur[k - 2]);
