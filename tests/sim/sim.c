@@ -304,7 +304,7 @@ static int g_calm;                  /* the faults have ended: callbacks are quic
 static int64_t g_stepped_back;      /* the database's clock's steps back, summed */
 static sqlease_db *g_admin;         /* the operator's handle, in process 0 */
 static uint64_t g_kinds[SK_COUNT], g_events[EV_COUNT];
-static char g_names[MAX_L][16];
+static char g_names[MAX_L][24]; /* "lease-%d" of any int */
 
 static void trace(const char *fmt, ...) SQLEASE_PRINTF(1, 2);
 static void violation(const char *fmt, ...) SQLEASE_PRINTF(1, 2);
