@@ -90,7 +90,7 @@ static int on_row(void *ud, int ncol, char **v, char **names)
         else if (strcmp(c, "expires_at_ms") == 0)
             r->expires_at_ms = num(v[i], &r->expires_null);
         else if (strcmp(c, "acquired_at_ms") == 0)
-            r->acquired_null = v[i] == NULL;
+            r->acquired_at_ms = num(v[i], &r->acquired_null);
         len += strlen(c) + (v[i] != NULL ? strlen(v[i]) : 4) + 3;
     }
     /* Every column as name=value (NULL as \1), so that one comparison

@@ -13,7 +13,7 @@
  * anything changed whatever columns the table has. */
 typedef struct sim_row {
     char *name, *owner;
-    int64_t token, version, expires_at_ms;
+    int64_t token, version, expires_at_ms, acquired_at_ms;
     int token_null, version_null, expires_null, acquired_null;
     char *all;
 } sim_row;
