@@ -950,8 +950,12 @@ int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64
     return take_fire_after_read(l, seen, fire_at_ms, info, taken, err);
 }
 
-int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
-                       sqlease_error *err_in)
+/* sqle_lease_acquire; with end_first, a loss's end in the history is
+ * written before the take rather than left for the caller's flush (a
+ * public call has no work to stop first, and the take's own history
+ * would otherwise end that hold 'expired' before the holder said 'lost'). */
+static int acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                   int end_first, sqlease_error *err_in)
 {
     sqlease_error local;
     sqlease_error *err = err_in != NULL ? err_in : &local;
@@ -992,8 +996,16 @@ int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, i
             l->hist_lost = l->held_token;
         l->held_token = -1;
         *lost = 1;
+        if (end_first)
+            sqle_lease_history_flush(l);
     }
     return take(l, info, taken, err);
+}
+
+int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                       sqlease_error *err)
+{
+    return acquire(l, info, taken, lost, 0, err);
 }
 
 /* As sqlease_lease_status, the answer goes through a full info of the
@@ -1011,8 +1023,7 @@ int sqlease_lease_acquire_(sqlease_lease *l, sqlease_lease_info *info, size_t in
     }
     if (info_size_ok(info, info_size, "sqlease_lease_acquire", err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
-    rc = sqle_lease_acquire(l, info != NULL ? &full : NULL, &taken, &lost, err);
-    sqle_lease_history_flush(l);
+    rc = acquire(l, info != NULL ? &full : NULL, &taken, &lost, 1, err);
     if (info != NULL)
         sqle_struct_out(info, info_size, &full, sizeof full);
     if (lost && rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD && err != NULL) {
