@@ -380,8 +380,8 @@ static int start_run(sqle_sched *s, const char *job, int64_t fire_at_ms, int att
     srun *r;
     int64_t late;
 
-    if (!s->holding || s->gen != gen || s->stopping || j == NULL ||
-        (r = calloc(1, sizeof *r)) == NULL) {
+    if (((!s->holding || s->gen != gen) && !SQLE_PLANTED(start_run_trusts_claim_gen)) ||
+        s->stopping || j == NULL || (r = calloc(1, sizeof *r)) == NULL) {
         sqlease_error err;
         int held = s->holding && s->gen == gen && !s->stopping;
         char name[SQLEASE_MAX_JOB + 1];
@@ -720,7 +720,8 @@ static void catch_up_job(sqle_sched *s, const char *name, int64_t last, int64_t 
         n = SQLE_SCHED_MISSED_ROWS;
     }
     for (i = 0; i < n && s->holding && s->gen == gen; i++) {
-        int run = missed == SQLE_MISSED_ALL || (missed == SQLE_MISSED_ONCE && i == n - 1);
+        int run = missed == SQLE_MISSED_ALL ||
+                  (missed == SQLE_MISSED_ONCE && (i == n - 1 || SQLE_PLANTED(once_catches_up_all)));
 
         j = job_find(s, job);
         if (j == NULL)
