@@ -4,7 +4,7 @@
  * (src/platform/sim/) and the simulated database (simdb.c), under a seed.
  *
  *   sqlease-sim --seeds N [--from S] [--processes P] [--leases L]
- *               [--scenario mix|plain|same-ttl|mixed|group] [--table made|hand]
+ *               [--scenario mix|plain|same-ttl|mixed|group|sched] [--table made|hand]
  *               [--clock-steps [--by-expiry]] [--plant NAME] [--first]
  *   sqlease-sim --replay SEED [the same options]
  *   sqlease-sim --list-plants
@@ -14,7 +14,12 @@
  * virtual time while the seed injects faults, then the faults stop and
  * run their course (the calm), then every process stops.  The scenario
  * is the seed's (--scenario forces one), by its last digit:
- *   0-4  plain: a supervisor per lease, the leases' ttls differ;
+ *   0-3  plain: a supervisor per lease, the leases' ttls differ;
+ *   4    sched: every process runs a scheduler (sqle_sched) of four
+ *        jobs over one lease, each job's missed, abandoned and overlap
+ *        policy drawn, its fires' work ending, failing, overrunning its
+ *        next fires and stopped with the hold; the operator prunes the
+ *        ledger now and then;
  *   5-6  same-ttl: every lease one ttl, so that renews, takes and
  *        releases go batched (renew_each, take_each, release_each);
  *   7-8  mixed: each process runs each lease with a timing of its own
@@ -23,6 +28,8 @@
  *        one lease differing;
  *   9    group: every process joins one group over 8 leases
  *        (sqlease_group_start, slack 0 or 1 by the seed's tens).
+ * The holder history is on but in a seventh of the seeds (its table
+ * missing in a few of the others), the operator reading and pruning it.
  * Even seeds start and stop a process's supervisors with start_each and
  * stop_each; a seed divisible by 3 runs on a table made by hand without
  * NOT NULL, as an older installation may have (--table made|hand forces
@@ -63,7 +70,18 @@
  *   - no release of a hold is sent while that hold's work runs (before
  *     or during its on_stopped);
  *   - no handle has more calls in the database at once than the 4 stuck
- *     connections it may keep (DB_MAX_ABANDONED).
+ *     connections it may keep (DB_MAX_ABANDONED);
+ *   - a statement of the fire ledger or the holder history changes only
+ *     rows it is entitled to (ledger.c: the rows it names, before and
+ *     after; the database's count of rows changed says it touched no
+ *     other): a claim or a record inserts a fire's first row only under a
+ *     live hold it names, once the fire is due; a rerun takes back an
+ *     abandoned attempt it names; an end ends the running attempt it
+ *     names; an abandon marks older tokens' running rows; a prune deletes
+ *     ended rows of its window but each job's latest; a hold's row is
+ *     written by its take, its end once and saying what happened to it
+ *     (released, deadline, lost, expired by its taker, forced), never
+ *     after the next hold's start.
  * Checked at every callback:
  *   - one lease's work never runs in two processes at once (work runs
  *     from on_started to the return of on_stopped, or to a crash); an
@@ -86,7 +104,11 @@
  *     timeout + 500 ms, with the login timeout when it connects; stop,
  *     free, stop_each and group_stop as sqlease.h says), plus what the
  *     lease's callbacks took meanwhile and the time the process was
- *     frozen.
+ *     frozen;
+ *   - a scheduler's fire starts at most once (at least once: once more
+ *     per abandoned attempt, up to max_attempts), never while another
+ *     hold's work still runs (as for a lease), with its ledger row running
+ *     under its own claim; a 'once' catch-up runs one fire, a 'skip' none.
  * Checked in the calm:
  *   - every lease is held again within the ttl of its last holder as
  *     that holder ran it (a watching follower's wait; none for a row left
@@ -101,7 +123,14 @@
  *     bound;
  *   - a group's shares settle: after GROUP_SETTLE_MS each live worker
  *     holds within one of its fair share, floor(N / W) - 1 to
- *     ceil(N / W) + 1.
+ *     ceil(N / W) + 1;
+ *   - every fire due while a scheduler held (from each job's first row
+ *     to a takeover's time before the end) has a row in the ledger, but
+ *     those the scheduler logged it left (a failed read at takeover, a
+ *     failed record).
+ * At the end: no ledger row is left running but one whose holder died
+ * with it or whose end failed, and no two holds' intervals in the
+ * history overlap (by the database's clock, less its steps back).
  * And every seed has a budget of scheduling points and virtual time: one
  * that runs away is a violation, not a hang.  Prints one line per
  * violation (with its seed), then what ran by kind (statements by what
@@ -974,6 +1003,12 @@ static char *plant_text(const char *sql, sim_kind k)
                        "(name, owner) IN (SELECT name, owner FROM h)");
     if ((k == SK_RENEW || k == SK_RENEW_EACH) && SQLE_PLANTED(renew_keeps_version))
         s = kinds_swap(sql, "version = COALESCE(version, ", "version = COALESCE(version - 1, ");
+    /* A claim of a fire fenced by the owner alone: an older hold of the
+     * same owner (a process that lost its hold and took the row again)
+     * claims under the newer one's token. */
+    if (k == SK_FIRE_CLAIM && SQLE_PLANTED(fire_claim_unfenced))
+        s = kinds_swap(sql, "AND token = ? AND expires_at_ms >",
+                       "AND ? IS NOT NULL AND expires_at_ms >");
     if (k == SK_SEED_EACH && SQLE_PLANTED(seed_replaces_row) &&
         (t = kinds_swap(sql, "INSERT INTO", "INSERT OR REPLACE INTO")) != NULL) {
         s = kinds_swap(t, " ON CONFLICT (name) DO NOTHING", "");
