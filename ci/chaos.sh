@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ci/chaos.sh -- prove "one holder at a time" under faults, per dialect.
 #
-#   bash ci/chaos.sh                    # CI: 120 s of random faults per dialect,
+#   bash ci/chaos.sh                    # 120 s of random faults per dialect (CI: 60),
 #                                       # then the kernel-fault list (~2 min per server)
 #   bash ci/chaos.sh --seconds 60 --seed 42
 #   bash ci/chaos.sh --long             # soak: 600 s per dialect drawing every

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # ci/metrics-check.sh -- Prometheus' own linter on sqlease's metrics: what
 # `supervise --http` answers on /metrics (a holder and a follower), what
-# `status --watch --http` answers there, and the file `--metrics-file`
-# writes, each through `promtool check metrics` (HELP and TYPE lines,
-# metric names, units, counters ending in _total).  Also checks that each
-# one's content type is the text format's and that /metrics and the file
-# say the same metrics.
+# `status --watch --http` answers there, what `cron --http` answers there
+# (a holder whose job has fired, and a standby), and the file
+# `--metrics-file` writes, each through `promtool check metrics` (HELP and
+# TYPE lines, metric names, units, counters ending in _total).  Also
+# checks that each one's content type is the text format's, that /metrics
+# and the file say the same metrics, and that cron's has the lease's
+# metrics as supervise's has them and the scheduler's besides.
 #
 #   bash ci/metrics-check.sh
 #
@@ -130,10 +132,22 @@ start follower --owner follower supervise --http 127.0.0.1:0 -- sleep 60
 fp=$(port follower) || { fail "the follower names its port"; cat follower.err; finish; }
 start watch -v status --watch --http 127.0.0.1:0
 wp=$(port watch) || { fail "the watch names its port"; cat watch.err; finish; }
+# cron on a lease of its own: a job every second, so that its counters
+# have counted something when they are read.
+printf 'SQLEASE_JOB=tick\n@every 1s true\n' >jobs.cron
+"$BIN" "${common[@]}" --name crontab migrate >/dev/null || { fail "migrate crontab"; finish; }
+start cron --name crontab --owner cron cron --http 127.0.0.1:0 jobs.cron
+cp=$(port cron) || { fail "cron names its port"; cat cron.err; finish; }
+start cronstandby --name crontab --owner cronstandby cron --http 127.0.0.1:0 jobs.cron
+sp=$(port cronstandby) || { fail "the standby cron names its port"; cat cronstandby.err; finish; }
+for _ in $(seq 300); do
+    grep -q 'job tick: fire .* ended' cron.err && break
+    sleep 0.05
+done
 sleep 1
 
 want='200 text/plain; version=0.0.4; charset=utf-8'
-for who in holder:$hp follower:$fp watch:$wp; do
+for who in holder:$hp follower:$fp watch:$wp cron:$cp cronstandby:$sp; do
     name=${who%%:*}
     got=$(get "${who##*:}" /metrics "$name.metrics")
     if [ "$got" = "$want" ]; then
@@ -156,6 +170,24 @@ has holder.metrics 'sqlease_lease_held{name="job",owner="holder"} 1' "the holder
 has follower.metrics 'sqlease_lease_held{name="job",owner="follower"} 0' \
     "the follower's /metrics: not held"
 has watch.metrics 'sqlease_row_held{name="job"} 1' "the watch's /metrics: the row held"
+has cron.metrics 'sqlease_lease_held{name="crontab",owner="cron"} 1' "cron's /metrics: held"
+has cronstandby.metrics 'sqlease_lease_held{name="crontab",owner="cronstandby"} 0' \
+    "the standby cron's /metrics: not held"
+has cronstandby.metrics 'sqlease_fires_claimed_total{name="crontab",owner="cronstandby"} 0' \
+    "the standby cron's /metrics: no fire claimed"
+claimed=$(sed -n 's/^sqlease_fires_claimed_total{name="crontab",owner="cron"} \([0-9]*\)$/\1/p' \
+    cron.metrics)
+if [ "${claimed:-0}" -ge 1 ]; then
+    pass "cron's /metrics: $claimed fire(s) claimed"
+else
+    fail "cron's /metrics: no fire claimed ('${claimed}')"
+fi
+if diff <(grep '^# ' holder.metrics) <(grep '^# ' cron.metrics | head -n "$(grep -c '^# ' holder.metrics)") \
+    >/dev/null; then
+    pass "cron's /metrics begins with the lease's metrics, as supervise's"
+else
+    fail "cron's /metrics does not begin with supervise's metrics"
+fi
 if diff <(grep '^# ' holder.metrics) <(grep '^# ' holder.prom) >/dev/null; then
     pass "/metrics and --metrics-file have the same metrics (HELP and TYPE lines)"
 else

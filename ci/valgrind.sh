@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ci/valgrind.sh -- `sqlease run` and `sqlease supervise` under Valgrind's
-# memcheck: no error, no definite or indirect leak.
+# ci/valgrind.sh -- `sqlease run`, `sqlease supervise` and `sqlease cron`
+# under Valgrind's memcheck: no error, no definite or indirect leak.
 #
 #   bash ci/valgrind.sh
 #
@@ -20,6 +20,10 @@
 #                                  with every endpoint asked (the server's
 #                                  threads answer under memcheck), then
 #                                  SIGTERM: must exit 0 and remove the file
+#   cron FILE                      a job every second, with --http when the
+#                                  build serves it (every endpoint asked
+#                                  at once), SIGTERM after a few fires:
+#                                  must exit 0
 #
 # with --leak-check=full --errors-for-leak-kinds=definite,indirect
 # --error-exitcode=99.  Every process Valgrind follows (sqlease, and the
@@ -93,23 +97,10 @@ HTTP=()
 if ! "$BIN" supervise --http x:1 -- true 2>&1 | grep -q 'no HTTP support'; then
     HTTP=(--http 127.0.0.1:0)
 fi
-echo "==== valgrind: sqlease supervise ${HTTP[*]} -- sleep 60 (SIGTERM after a few heartbeats)"
-NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \
-    --metrics-file "$WORK/vg.prom" "${HTTP[@]}" -- sleep 60 >"$WORK/supervise.out" 2>&1 &
-SUP_PID=$!
-held=0
-for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
-    if grep -q 'started CMD' "$WORK/supervise.out" 2>/dev/null; then
-        held=1
-        break
-    fi
-    sleep 0.1
-done
-[ "$held" = 1 ] || fail "supervise did not start CMD within 30 s"
-if [ "${#HTTP[@]}" -gt 0 ] && [ "$held" = 1 ]; then
-    port=$(grep -o 'and /holder on http://127.0.0.1:[0-9]*' "$WORK/supervise.out" | grep -o '[0-9]*$')
-    # Each endpoint, a 404 and a 405, several at once (a thread each).
-    answers=$(python3 - "${port:-0}" <<'EOF'
+# ask PORT: each endpoint, a 404 and a 405, several at once (a thread
+# each); prints "METHOD PATH STATUS" of each kind, sorted.
+ask() {
+    python3 - "${1:-0}" <<'EOF'
 import http.client, sys, threading
 port, got, lock = int(sys.argv[1]), [], threading.Lock()
 def ask(method, path):
@@ -130,7 +121,23 @@ for t in threads:
     t.join()
 print(' '.join(sorted(set(got))))
 EOF
-)
+}
+echo "==== valgrind: sqlease supervise ${HTTP[*]} -- sleep 60 (SIGTERM after a few heartbeats)"
+NOTIFY_SOCKET="$WORK/notify.sock" "${VG[@]}" "$BIN" "${COMMON[@]}" supervise \
+    --metrics-file "$WORK/vg.prom" "${HTTP[@]}" -- sleep 60 >"$WORK/supervise.out" 2>&1 &
+SUP_PID=$!
+held=0
+for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
+    if grep -q 'started CMD' "$WORK/supervise.out" 2>/dev/null; then
+        held=1
+        break
+    fi
+    sleep 0.1
+done
+[ "$held" = 1 ] || fail "supervise did not start CMD within 30 s"
+if [ "${#HTTP[@]}" -gt 0 ] && [ "$held" = 1 ]; then
+    port=$(grep -o 'and /holder on http://127.0.0.1:[0-9]*' "$WORK/supervise.out" | grep -o '[0-9]*$')
+    answers=$(ask "$port")
     want='GET /health 200 GET /holder 200 GET /leader 200 GET /metrics 200 GET /nope 404 HEAD /health 200 POST /leader 405'
     [ "$answers" = "$want" ] || fail "--http answered '$answers', want '$want'"
 fi
@@ -142,6 +149,36 @@ rc=$?
 SUP_PID=""
 [ "$rc" = 0 ] || { cat "$WORK/supervise.out"; fail "supervise exited $rc, expected 0 (99: memcheck errors)"; }
 [ ! -e "$WORK/vg.prom" ] || fail "the metrics file is still there after supervise exited"
+
+# cron: the scheduler's thread forks each fire's command, the main
+# thread reaps it and records its end; the server's threads ask the
+# scheduler and read the row.
+echo "==== valgrind: sqlease cron ${HTTP[*]} FILE (SIGTERM after a few fires)"
+printf 'SQLEASE_JOB=tick\n@every 1s echo fired\n' >"$WORK/jobs.cron"
+"$BIN" "${COMMON[@]}" --name crontab migrate >>"$WORK/migrate.out" 2>&1 || { cat "$WORK/migrate.out"; exit 2; }
+"${VG[@]}" "$BIN" "${COMMON[@]}" --name crontab cron "${HTTP[@]}" "$WORK/jobs.cron" \
+    >"$WORK/cron.out" 2>&1 &
+SUP_PID=$!
+fired=0
+for _ in $(seq 1 300); do           # up to 30 s: Valgrind is slow to start
+    if [ "$(grep -c 'job tick: fire .* ended (done' "$WORK/cron.out" 2>/dev/null)" -ge 2 ]; then
+        fired=1
+        break
+    fi
+    sleep 0.1
+done
+[ "$fired" = 1 ] || fail "cron did not run two fires within 30 s"
+if [ "${#HTTP[@]}" -gt 0 ] && [ "$fired" = 1 ]; then
+    port=$(grep -o 'and /holder on http://127.0.0.1:[0-9]*' "$WORK/cron.out" | grep -o '[0-9]*$')
+    answers=$(ask "$port")
+    want='GET /health 200 GET /holder 200 GET /leader 200 GET /metrics 200 GET /nope 404 HEAD /health 200 POST /leader 405'
+    [ "$answers" = "$want" ] || fail "cron --http answered '$answers', want '$want'"
+fi
+kill -TERM "$SUP_PID"
+wait "$SUP_PID"
+rc=$?
+SUP_PID=""
+[ "$rc" = 0 ] || { cat "$WORK/cron.out"; fail "cron exited $rc, expected 0 (99: memcheck errors)"; }
 
 # Every log, including the forked guard's.  A process Valgrind started
 # must show no error and no lost byte.  A child forked without exec (the
@@ -173,7 +210,7 @@ for log in "$WORK"/vg.*.log; do
 done
 n=$(find "$WORK" -name 'vg.*.log' | wc -l)
 if [ "$failed" = 0 ]; then
-    echo "valgrind: run and supervise clean ($n process logs checked, $forked of them forked children)"
+    echo "valgrind: run, supervise and cron clean ($n process logs checked, $forked of them forked children)"
 else
     echo "valgrind: FAILED"
 fi

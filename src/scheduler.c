@@ -484,6 +484,15 @@ static void sched_stopped(void *ud, int reason)
          sqlease_stop_reason_str(reason));
 }
 
+static void sched_holder(void *ud, const char *owner, int64_t token, const char *data)
+{
+    sqle_sched *s = ud;
+
+    (void)data;
+    if (s->cb.on_holder != NULL)
+        s->cb.on_holder(s->cb.userdata, owner, token);
+}
+
 /* ---- claiming -------------------------------------------------------- */
 
 enum { CLAIM_DONE, CLAIM_RETRY, CLAIM_EARLY };
@@ -1180,7 +1189,7 @@ int sqle_sched_start(sqle_sched **out, sqlease_db *db, const sqlease_options *op
     eff.owner = s->owner;
     eff.on_started = sched_started;
     eff.on_stopped = sched_stopped;
-    eff.on_holder = NULL;
+    eff.on_holder = s->cb.on_holder != NULL ? sched_holder : NULL;
     eff.userdata = s;
     rc = sqlease_supervisor_start(&s->sup, db, &eff, err);
     if (rc != SQLEASE_OK) {

@@ -113,6 +113,12 @@ typedef struct sqle_sched_callbacks {
     /* A line for the log (may be NULL): what was claimed, skipped,
      * missed, abandoned, and why a statement failed. */
     void (*on_log)(void *ud, int level, const char *line);
+    /* The holder as this process sees it while it does not hold (may be
+     * NULL): the supervisor's on_holder (sqlease.h), once per change of
+     * holder or token, owner "" when free.  Called on the supervisor's
+     * callback thread (or on the caller's, inside sqle_sched_start),
+     * without the lock. */
+    void (*on_holder)(void *ud, const char *owner, int64_t token);
 } sqle_sched_callbacks;
 
 typedef struct sqle_sched_stats {

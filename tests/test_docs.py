@@ -289,8 +289,10 @@ class DocTest(unittest.TestCase):
     @runs('operating-cron-systemd')
     def test_operating_cron_systemd(self, b):
         """The unit's ExecStart, as systemd runs it, on a file of one job
-        every second: the job runs; ExecReload's SIGHUP with a new file
-        adds a job; SIGTERM stops it, exit 0."""
+        every second: the job runs; its --http (on a free port of the
+        loopback here) answers /leader 200 and counts the fires in
+        /metrics; ExecReload's SIGHUP with a new file adds a job; SIGTERM
+        stops it, exit 0."""
         unit = configparser.ConfigParser(interpolation=None)
         unit.read_string(b.text)
         exec_start = unit['Service']['ExecStart']
@@ -301,11 +303,30 @@ class DocTest(unittest.TestCase):
         with open(jobs, 'w', encoding='utf-8') as f:
             f.write('SQLEASE_JOB=tick\n* * * * * * echo "$SQLEASE_JOB" >> %s\n' % ran)
         self.assertEqual(self.sh(SQLEASE + ' --dsn prod --name jobs migrate')[0], 0)
+        self.assertIn('--http 0.0.0.0:8080 ', exec_start)
         argv = (exec_start.replace('/usr/local/bin/sqlease', SQLEASE)
-                .replace('/etc/sqlease/jobs.cron', jobs).split())
+                .replace('/etc/sqlease/jobs.cron', jobs)
+                .replace('--http 0.0.0.0:8080', '--http 127.0.0.1:0').split())
+        err = open(os.path.join(self.dir, 'cron.err'), 'w+b')
+        self.addCleanup(err.close)
         p = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+                             stderr=err)
         try:
+            port = self.await_http_port(p, err)
+            if port is None:
+                with open(err.name, encoding='utf-8', errors='replace') as f:
+                    said = f.read()
+                self.assertIn('has no HTTP support', said)
+                self.assertNotEqual(os.environ.get('CI'), 'true', said)
+                # The rest of the unit without it.
+                self.assertEqual(p.wait(timeout=15), 64)
+                k = argv.index('--http')
+                del argv[k:k + 2]
+                p = subprocess.Popen(argv, cwd=self.dir, env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            else:
+                self.check_cron_http(port)
+
             def count(word):
                 try:
                     with open(ran, encoding='utf-8') as f:
@@ -632,6 +653,37 @@ class DocTest(unittest.TestCase):
                     proc.wait()
             for err in errs:
                 err.close()
+
+    def check_cron_http(self, port):
+        """`cron --http` on PORT: /leader 200 with the scheduler's hold,
+        and the fires it claims counted up in /metrics."""
+        def get(path):
+            conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+            try:
+                conn.request('GET', path)
+                r = conn.getresponse()
+                return r.status, r.read().decode()
+            finally:
+                conn.close()
+
+        def claimed():
+            status, text = get('/metrics')
+            self.assertEqual(status, 200, text)
+            m = re.search(r'^sqlease_fires_claimed_total\{name="jobs",owner="[^"]*"\} (\d+)$',
+                          text, re.M)
+            self.assertIsNotNone(m, text)
+            return int(m.group(1))
+
+        end = time.monotonic() + 15
+        while get('/leader')[0] != 200 and time.monotonic() < end:
+            time.sleep(0.05)
+        status, text = get('/leader')
+        self.assertEqual(status, 200, text)
+        self.assertRegex(text, r"^holding lease 'jobs', token \d+, \d+ fire\(s\) running\n$")
+        first, end = claimed(), time.monotonic() + 10
+        while claimed() <= first and time.monotonic() < end:
+            time.sleep(0.1)
+        self.assertGreater(claimed(), first)
 
     def await_http_port(self, proc, err, seconds=30):
         """The port a `--http 127.0.0.1:0` process says it got, or None

@@ -1,12 +1,17 @@
 /*
  * test_http.c -- `--http`, black-box: the real binary ($SQLEASE_BIN) runs
- * `supervise --http 127.0.0.1:0` (a free port, which its log names) or
- * `status --watch --http`, and a plain socket client here asks its
+ * `supervise --http 127.0.0.1:0` (a free port, which its log names),
+ * `status --watch --http` or `cron --http`, and a plain socket client
+ * here asks its
  * endpoints with HTTP/1.0 requests and reads the status line, the headers
  * and the body: /metrics, /health, /leader, /holder, 404 and 405;
  * /leader 200 on exactly one of two instances across a SIGKILL and a
  * SIGTERM of the holder; /health 503 while the database does not answer
- * and 200 again once it does; the flag's usage errors and a port in use.
+ * and 200 again once it does; the flag's usage errors and a port in use;
+ * `cron --http`: /leader 200 on the daemon that holds, with the row's
+ * token, 503 on a second one that stands by, /holder naming the first,
+ * the fires claimed counted up in /metrics as an @every 1s job fires, and
+ * the hand-over after a SIGTERM.
  *
  * The database is the one under test ($SQLEASE_TEST_DSN, else an SQLite
  * file in the scratch directory), each test on a table of its own.  Every
@@ -973,6 +978,304 @@ static void test_watch(void)
     tu_drop(db, g_table);
 }
 
+/* ---- cron --http ------------------------------------------------------- */
+
+/* The fire table of this test (beside g_table), and the crontab file. */
+static char g_fire[80];
+
+/* g_table and its fire table, migrated by the binary (which makes both),
+ * and a crontab whose one job fires every second, appending a line to
+ * ticks_path. */
+static void new_cron(char *cron_path, size_t cap, const char *ticks_path)
+{
+    result res;
+    FILE *f;
+
+    snprintf(g_table, sizeof g_table, "%s", tu_table());
+    snprintf(g_fire, sizeof g_fire, "%s_fire", g_table);
+    run(&res, "--fire-table", g_fire, "--name", "job", "migrate", NULL);
+    ASSERT_CODE(res, 0);
+    result_free(&res);
+    path_in(cron_path, cap, "jobs.cron");
+    f = fopen(cron_path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f, "SQLEASE_JOB=tick\n@every 1s echo \"$SQLEASE_TOKEN\" >> '%s'\n", ticks_path);
+    fclose(f);
+}
+
+static void drop_cron(void)
+{
+    tu_drop(db, g_fire);
+    tu_drop(db, g_table);
+}
+
+/* The number after `prefix` at the start of a line of text; -1 none. */
+static long long line_value(const char *text, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        if (strncmp(p, prefix, n) == 0)
+            return atoll(p + n);
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    return -1;
+}
+
+/* The value of a sample of `name` with this test's labels in GET
+ * /metrics; -1 when it is not there. */
+static long long metric_of(int port, const char *name, const char *owner)
+{
+    char prefix[256];
+    long long v;
+    reply r;
+
+    http(&r, port, "GET", "/metrics");
+    snprintf(prefix, sizeof prefix, "%s{name=\"job\",owner=\"%s\"} ", name, owner);
+    v = r.status == 200 ? line_value(r.body, prefix) : -1;
+    reply_free(&r);
+    return v;
+}
+
+/* Poll GET path every 50 ms until its body contains needle. */
+static int await_body(int port, const char *path, const char *needle, int64_t timeout_ms)
+{
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
+
+    for (;;) {
+        reply r;
+        int found;
+
+        http(&r, port, "GET", path);
+        found = r.body != NULL && strstr(r.body, needle) != NULL;
+        reply_free(&r);
+        if (found)
+            return 1;
+        if (sqle_mono_ms() >= deadline)
+            return 0;
+        sqle_sleep_ms(50);
+    }
+}
+
+/* The token after "token" in a /leader line or `"token":` in JSON. */
+static long long token_in(const char *text, const char *mark)
+{
+    const char *p = text != NULL ? strstr(text, mark) : NULL;
+
+    return p != NULL ? atoll(p + strlen(mark)) : -1;
+}
+
+/* The row's token as `status --json` reads it. */
+static long long row_token(void)
+{
+    result res;
+    long long t;
+
+    run(&res, "--name", "job", "status", "--json", NULL);
+    t = res.code == 0 ? token_in(res.out, "\"token\":") : -1;
+    result_free(&res);
+    return t;
+}
+
+/* cron's --http value is checked as supervise's is: a usage error before
+ * the file or the database is read; a port in use exits 71, the row
+ * untouched. */
+static void test_cron_flag(void)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    char cron_path[1024], ticks[1024], addr[64], want[160];
+    result res;
+    int fd;
+
+    path_in(ticks, sizeof ticks, "flag.ticks");
+    new_cron(cron_path, sizeof cron_path, ticks);
+    if (!g_http) {
+        run(&res, "--fire-table", g_fire, "--name", "job", TIMING, "cron", "--http",
+            "127.0.0.1:0", cron_path, NULL);
+        ASSERT_CODE(res, 64);
+        ASSERT_CONTAINS(res.err, "has no HTTP support");
+        result_free(&res);
+        drop_cron();
+        return;
+    }
+    run(&res, "--fire-table", g_fire, "--name", "job", TIMING, "cron", "--http",
+        "localhost:8080", cron_path, NULL);
+    ASSERT_CODE(res, 64);
+    ASSERT_CONTAINS(res.err, "sqlease: --http 'localhost:8080': 'localhost' is not a numeric"
+                             " IPv4 address");
+    result_free(&res);
+    run(&res, "--fire-table", g_fire, "--name", "job", TIMING, "cron", "--http", "9090x",
+        "no-such-file.cron", NULL);
+    ASSERT_CODE(res, 64);
+    ASSERT_CONTAINS(res.err, "sqlease: --http '9090x': want PORT, ADDR:PORT or [IPV6]:PORT");
+    /* The flag before the file: the file was not read. */
+    CU_ASSERT_PTR_NULL(strstr(res.err, "no-such-file"));
+    result_free(&res);
+    run(&res, "--fire-table", g_fire, "--name", "job", TIMING, "cron", cron_path, "--http",
+        NULL);
+    ASSERT_CODE(res, 64);
+    ASSERT_CONTAINS(res.err, "--http");
+    result_free(&res);
+
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    CU_ASSERT_FATAL(fd >= 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 4) == 0 &&
+                    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+    run(&res, "--fire-table", g_fire, "--name", "job", TIMING, "cron", "--http", addr,
+        cron_path, NULL);
+    ASSERT_CODE(res, 71);
+    snprintf(want, sizeof want, "sqlease: --http %s: cannot listen: ", addr);
+    ASSERT_CONTAINS(res.err, want);
+    ASSERT_CONTAINS(res.err, "in use");
+    result_free(&res);
+    close(fd);
+    run(&res, "--name", "job", "status", "--json", NULL);
+    ASSERT_CONTAINS(res.out, "\"held\":false");
+    result_free(&res);
+    drop_cron();
+}
+
+/*
+ * Two `cron --http` daemons on one table: the one that holds answers
+ * /leader 200 with the row's token and claims the fires (its
+ * sqlease_fires_claimed_total counting up as the @every 1s job fires);
+ * the other answers /leader 503 naming the holder, /health 200, and its
+ * /holder names the first.  After a SIGTERM of the first, the second
+ * holds and says so.
+ */
+static void test_cron_endpoints(void)
+{
+    char cron_path[1024], ticks[1024], err_a[1024], err_b[1024], want[512];
+    long long token, claimed, later;
+    int port_a, port_b;
+    pid_t a, b;
+    reply r;
+
+    if (!g_http)
+        return;
+    path_in(ticks, sizeof ticks, "cron.ticks");
+    new_cron(cron_path, sizeof cron_path, ticks);
+    path_in(err_a, sizeof err_a, "cron-a.err");
+    path_in(err_b, sizeof err_b, "cron-b.err");
+    a = start_bg(err_a, "--fire-table", g_fire, "--name", "job", "--owner", "cron-a", TIMING,
+                 "cron", "--http", "127.0.0.1:0", cron_path, NULL);
+    port_a = await_port(err_a);
+    CU_ASSERT_FATAL(port_a > 0);
+    CU_ASSERT_FATAL(await_status(port_a, "/leader", 200, 15000));
+
+    /* /leader: the scheduler's hold, whose token is the row's. */
+    http(&r, port_a, "GET", "/leader");
+    ASSERT_STATUS(r, 200, "the holder's /leader");
+    ASSERT_CONTAINS(r.body, "holding lease 'job', token ");
+    ASSERT_CONTAINS(r.body, " fire(s) running\n");
+    token = token_in(r.body, ", token ");
+    reply_free(&r);
+    CU_ASSERT_FATAL(token > 0);
+    CU_ASSERT_EQUAL(row_token(), token);
+
+    http(&r, port_a, "GET", "/health");
+    ASSERT_STATUS(r, 200, "the holder's /health");
+    snprintf(want, sizeof want, "ok: holding lease 'job', token %lld; the database answered ",
+             token);
+    ASSERT_CONTAINS(r.body, want);
+    reply_free(&r);
+
+    http(&r, port_a, "GET", "/holder");
+    ASSERT_STATUS(r, 200, "the holder's /holder");
+    ASSERT_CONTAINS(r.head, "Content-Type: application/json");
+    ASSERT_CONTAINS(r.body, "{\"name\":\"job\",\"held\":true,\"owner\":\"cron-a\","
+                            "\"this_instance\":true,");
+    CU_ASSERT_EQUAL(token_in(r.body, "\"token\":"), token);
+    reply_free(&r);
+
+    /* /metrics: the lease's figures and the scheduler's, each fire of
+     * the job claimed here counted. */
+    http(&r, port_a, "GET", "/metrics");
+    ASSERT_STATUS(r, 200, "the holder's /metrics");
+    ASSERT_CONTAINS(r.head, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
+    ASSERT_CONTAINS(r.body, "# TYPE sqlease_lease_held gauge\n"
+                            "sqlease_lease_held{name=\"job\",owner=\"cron-a\"} 1\n");
+    snprintf(want, sizeof want, "sqlease_lease_token{name=\"job\",owner=\"cron-a\"} %lld\n",
+             token);
+    ASSERT_CONTAINS(r.body, want);
+    ASSERT_CONTAINS(r.body, "# TYPE sqlease_fires_claimed_total counter\n");
+    ASSERT_CONTAINS(r.body, "# TYPE sqlease_fires_running gauge\n");
+    ASSERT_CONTAINS(r.body, "# TYPE sqlease_fire_late_max_seconds gauge\n");
+    reply_free(&r);
+    claimed = metric_of(port_a, "sqlease_fires_claimed_total", "cron-a");
+    CU_ASSERT_FATAL(claimed >= 0);
+    {
+        int64_t until = sqle_mono_ms() + 10000;
+        do {
+            sqle_sleep_ms(100);
+            later = metric_of(port_a, "sqlease_fires_claimed_total", "cron-a");
+        } while (later <= claimed && sqle_mono_ms() < until);
+        if (later <= claimed)
+            fprintf(stderr, "\n  sqlease_fires_claimed_total stayed at %lld\n", claimed);
+        CU_ASSERT(later > claimed);
+    }
+    /* A fire counted was run: its command wrote the token it ran under. */
+    snprintf(want, sizeof want, "%lld\n", token);
+    CU_ASSERT(await_text(ticks, want, 5000));
+
+    /* HEAD is GET without the body; nothing else is answered. */
+    http(&r, port_a, "HEAD", "/leader");
+    ASSERT_STATUS(r, 200, "HEAD /leader");
+    CU_ASSERT_STRING_EQUAL(r.body, "");
+    reply_free(&r);
+    http_body(&r, port_a, "POST", "/leader", "release");
+    ASSERT_STATUS(r, 405, "POST /leader");
+    ASSERT_CONTAINS(r.head, "Allow: GET, HEAD");
+    reply_free(&r);
+    CU_ASSERT_EQUAL(status_of(port_a, "/nope"), 404);
+
+    /* A second daemon stands by: healthy, not the leader. */
+    b = start_bg(err_b, "--fire-table", g_fire, "--name", "job", "--owner", "cron-b", TIMING,
+                 "cron", "--http", "127.0.0.1:0", cron_path, NULL);
+    port_b = await_port(err_b);
+    CU_ASSERT_FATAL(port_b > 0);
+    CU_ASSERT(await_status(port_b, "/health", 200, 15000));
+    http(&r, port_b, "GET", "/health");
+    ASSERT_CONTAINS(r.body, "ok: standby for lease 'job'; the database answered ");
+    reply_free(&r);
+    snprintf(want, sizeof want, "standby: lease 'job' is held by cron-a, token %lld\n", token);
+    CU_ASSERT(await_body(port_b, "/leader", want, 5000));
+    http(&r, port_b, "GET", "/leader");
+    ASSERT_STATUS(r, 503, "the standby's /leader");
+    CU_ASSERT_STRING_EQUAL(r.body, want);
+    reply_free(&r);
+    http(&r, port_b, "GET", "/holder");
+    ASSERT_STATUS(r, 200, "the standby's /holder");
+    ASSERT_CONTAINS(r.body, "\"held\":true,\"owner\":\"cron-a\",\"this_instance\":false,");
+    CU_ASSERT_EQUAL(token_in(r.body, "\"token\":"), token);
+    reply_free(&r);
+    CU_ASSERT_EQUAL(metric_of(port_b, "sqlease_lease_held", "cron-b"), 0);
+    CU_ASSERT_EQUAL(metric_of(port_b, "sqlease_fires_claimed_total", "cron-b"), 0);
+    CU_ASSERT_EQUAL(status_of(port_a, "/leader"), 200);
+
+    /* SIGTERM: the first releases and is gone with its port; the second
+     * takes the lease with a newer token. */
+    CU_ASSERT_EQUAL(stop_bg(a, SIGTERM), 0);
+    CU_ASSERT_EQUAL(status_of(port_a, "/health"), -1);
+    CU_ASSERT_FATAL(await_status(port_b, "/leader", 200, 15000));
+    http(&r, port_b, "GET", "/leader");
+    CU_ASSERT(token_in(r.body, ", token ") > token);
+    CU_ASSERT_EQUAL(token_in(r.body, ", token "), row_token());
+    reply_free(&r);
+    /* /holder answers from a read at most a retry old. */
+    CU_ASSERT(await_body(port_b, "/holder", "\"owner\":\"cron-b\",\"this_instance\":true,",
+                         5000));
+    CU_ASSERT_EQUAL(stop_bg(b, SIGTERM), 0);
+    drop_cron();
+}
+
 static void add(void)
 {
     CU_pSuite s = CU_add_suite("cli: --http", NULL, NULL);
@@ -988,6 +1291,9 @@ static void add(void)
     CU_add_test(s, "the endpoints answer before the database is there",
                 test_health_before_database);
     CU_add_test(s, "status --watch --http", test_watch);
+    CU_add_test(s, "cron --http: usage errors (64), a port in use (71)", test_cron_flag);
+    CU_add_test(s, "cron --http: /leader, /health, /holder and /metrics of a holder and a"
+                   " standby", test_cron_endpoints);
 }
 
 int main(void)
@@ -995,7 +1301,8 @@ int main(void)
     static const char *const vars[] = {"SQLEASE_DSN", "SQLEASE_TABLE", "SQLEASE_NAME",
                                        "SQLEASE_TTL", "SQLEASE_HEARTBEAT",
                                        "SQLEASE_RENEW_DEADLINE", "SQLEASE_RETRY",
-                                       "SQLEASE_OWNER", "SQLEASE_TOKEN", "SQLEASE_FENCE_SQL"};
+                                       "SQLEASE_OWNER", "SQLEASE_TOKEN", "SQLEASE_FENCE_SQL",
+                                       "SQLEASE_FIRE_TABLE"};
     char *argv[] = {NULL, "supervise", "--http", "x:1", "--", "true", NULL};
     char out[1100], err[1100];
     char *said;

@@ -1033,7 +1033,16 @@ static void test_param_binding(void)
     p.before_ms = INT64_MAX;
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_BEFORE_MS, &b), 0);
     CU_ASSERT_EQUAL(b.i, INT64_MAX);
-    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 17);
+    /* The holder history's: a process id and an end time, as numbers. */
+    p.pid = 4194304;
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_PID, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, 4194304);
+    p.ended_at_ms = INT64_C(1800000004321);
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_ENDED_AT_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, INT64_C(1800000004321));
+    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 19);
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
     CU_ASSERT_EQUAL(b.type, 0);
 }

@@ -14,6 +14,8 @@
  * CMD (SIGTERM to its group, SIGKILL after the kill grace) and returns
  * only when it is gone.  SIGHUP reads the file again: a file that does
  * not read keeps the old schedule and says why, with line and column.
+ * --http serves /health, /leader, /holder and /metrics (http.h) from the
+ * scheduler and its supervisor.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,6 +26,8 @@
 #include "cli.h"
 #include "cronexpr.h"
 #include "crontab.h"
+#include "http.h"
+#include "metrics.h"
 #include "os.h"
 #include "scheduler.h"
 
@@ -42,9 +46,36 @@ typedef struct cron_child {
     int code;
 } cron_child;
 
+/*
+ * --http: what the endpoints answer from.  The callbacks run on the
+ * server's threads; they ask the scheduler and its supervisor at the
+ * moment of the request, and read what the main thread set here under
+ * mu.  The scheduler is set once started and stays until the server has
+ * stopped (the main thread stops the server before it frees the
+ * scheduler), so a callback may use it after letting mu go.  mu is never
+ * held while the scheduler's lock is taken (sqle_sched_stats_get comes
+ * first, or after mu is let go): the scheduler's lock, then this one.
+ */
+typedef struct cron_http {
+    cli_http *server;               /* main thread only */
+    cli_http_row row;               /* /holder's read, shared (its own lock) */
+    sqle_mutex mu;                  /* guards what follows */
+    sqle_sched *sched;              /* once started */
+    sqlease_db *db;                 /* once connected */
+    char name[SQLEASE_MAX_NAME + 1]; /* "" until known */
+    char labels[sizeof(((cli_metrics *)0)->labels)]; /* "" until the name is known */
+    int64_t renew_deadline_ms, retry_ms; /* 0 until known */
+    int stopping;
+    int holder_known;               /* the supervisor has said who holds */
+    char holder[SQLEASE_MAX_OWNER + 1]; /* "" free */
+    int64_t holder_token;
+} cron_http;
+
 typedef struct cron_daemon {
     const cli_args *a;
     const char *path;
+    const char *http_addr;    /* --http (checked); NULL: none */
+    cron_http *http;          /* while serving */
     cli_crontab tab;
     sqle_sched *sched;
     sqlease_db *db;
@@ -52,6 +83,7 @@ typedef struct cron_daemon {
     const char *name, *owner;
     char owner_buf[SQLEASE_MAX_OWNER + 1];
     sqle_mutex m;             /* the children (after the scheduler's lock) */
+    int m_ready;
     cron_child *children;
     uint64_t started, failed_to_start;
 } cron_daemon;
@@ -185,6 +217,277 @@ static void reap(cron_daemon *d)
     }
 }
 
+/* ---- --http --------------------------------------------------------- */
+
+/* The supervisor's word on who holds while this process does not (on its
+ * callback thread, without the scheduler's lock). */
+static void on_holder(void *ud, const char *owner, int64_t token)
+{
+    cron_daemon *d = ud;
+    cron_http *h = d->http;
+
+    if (h == NULL)
+        return;
+    sqle_mutex_lock(&h->mu);
+    h->holder_known = 1;
+    snprintf(h->holder, sizeof h->holder, "%s", owner);
+    h->holder_token = token;
+    sqle_mutex_unlock(&h->mu);
+}
+
+static sqle_sched *http_sched(cron_http *h)
+{
+    sqle_sched *sched;
+
+    sqle_mutex_lock(&h->mu);
+    sched = h->sched;
+    sqle_mutex_unlock(&h->mu);
+    return sched;
+}
+
+/* The lease's figures (as supervise's --metrics-file has them), then the
+ * scheduler's. */
+static int http_metrics(void *ud, cli_text *out)
+{
+    cron_http *h = ud;
+    char labels[sizeof h->labels];
+    sqle_sched *sched;
+    sqle_sched_stats ss;
+    sqlease_state st;
+    cli_metrics_values v;
+    int have = 0;
+
+    sqle_mutex_lock(&h->mu);
+    sched = h->sched;
+    memcpy(labels, h->labels, sizeof labels);
+    sqle_mutex_unlock(&h->mu);
+    if (labels[0] == '\0') {
+        cli_text_puts(out, "# the lease's name is not known until the database has answered\n");
+        return 503;
+    }
+    memset(&ss, 0, sizeof ss);
+    memset(&st, 0, sizeof st);
+    if (sched != NULL) {
+        sqle_sched_stats_get(sched, &ss);
+        have = sqlease_supervisor_state(sqle_sched_supervisor(sched), &st) == SQLEASE_OK;
+    }
+    memset(&v, 0, sizeof v);
+    v.held = have && st.holding;
+    v.token = have ? st.token : 0;
+    v.deadline_in_ms = v.held ? st.deadline_in_ms : 0;
+    v.last_contact_ms = have ? st.last_contact_ago_ms : -1;
+    v.statements = st.statements;
+    v.takes = st.takes;
+    v.losses = st.losses;
+    v.renew_failures = st.renew_failures;
+    cli_metrics_format(labels, &v, out);
+    cli_metrics_format_sched(labels, &ss, out);
+    return 200;
+}
+
+/* supervise's rule (cli_http_health) once the scheduler runs. */
+static int http_health(void *ud, cli_text *out)
+{
+    cron_http *h = ud;
+    char name[SQLEASE_MAX_NAME + 1];
+    sqle_sched *sched;
+    int64_t deadline;
+    int stopping, connected;
+
+    sqle_mutex_lock(&h->mu);
+    sched = h->sched;
+    stopping = h->stopping;
+    connected = h->db != NULL;
+    deadline = h->renew_deadline_ms;
+    memcpy(name, h->name, sizeof name);
+    sqle_mutex_unlock(&h->mu);
+    if (stopping)
+        cli_text_puts(out, "stopping");
+    else if (sched == NULL)
+        cli_text_puts(out, connected ? "starting the scheduler" : "connecting to the database");
+    else
+        return cli_http_health(sqle_sched_supervisor(sched), name, deadline, "", out);
+    return 503;
+}
+
+/* 200 while the scheduler holds the lease: the fires due start here. */
+static int http_leader(void *ud, cli_text *out)
+{
+    cron_http *h = ud;
+    char name[SQLEASE_MAX_NAME + 1], who[SQLEASE_MAX_OWNER + 1];
+    sqle_sched *sched = http_sched(h);
+    sqle_sched_stats ss;
+    int stopping, known;
+    int64_t who_token;
+
+    memset(&ss, 0, sizeof ss);
+    if (sched != NULL)
+        sqle_sched_stats_get(sched, &ss);
+    sqle_mutex_lock(&h->mu);
+    stopping = h->stopping;
+    memcpy(name, h->name, sizeof name);
+    /* A word older than this process's last hold is not news. */
+    known = h->holder_known && h->holder_token >= ss.token;
+    memcpy(who, h->holder, sizeof who);
+    who_token = h->holder_token;
+    sqle_mutex_unlock(&h->mu);
+    if (stopping) {
+        cli_text_puts(out, "stopping: no fire starts here any more");
+        return 503;
+    }
+    if (ss.holding) {
+        cli_text_printf(out, "holding lease '%s', token %" PRId64 ", %" PRIu64 " fire(s) running",
+                        name, ss.token, ss.running);
+        return 200;
+    }
+    if (sched == NULL)
+        cli_text_puts(out, "standby: connecting to the database");
+    else if (known && who[0] != '\0')
+        cli_text_printf(out, "standby: lease '%s' is held by %s, token %" PRId64, name, who,
+                        who_token);
+    else if (known)
+        cli_text_printf(out, "standby: lease '%s' is free", name);
+    else
+        cli_text_printf(out, "standby: not holding lease '%s'", name);
+    return 503;
+}
+
+/* The row's hold is this daemon's: the scheduler holds with its token. */
+static int sched_is_mine(void *ud, int64_t token)
+{
+    sqle_sched *sched = http_sched(ud);
+    sqle_sched_stats ss;
+
+    if (sched == NULL)
+        return 0;
+    sqle_sched_stats_get(sched, &ss);
+    return ss.holding && ss.token == token;
+}
+
+static int http_holder(void *ud, cli_text *out)
+{
+    cron_http *h = ud;
+    char name[SQLEASE_MAX_NAME + 1];
+    sqlease_db *db;
+    int64_t retry;
+
+    sqle_mutex_lock(&h->mu);
+    db = h->db;
+    retry = h->retry_ms;
+    memcpy(name, h->name, sizeof name);
+    sqle_mutex_unlock(&h->mu);
+    return cli_http_row_holder(&h->row, db, retry, name, sched_is_mine, h, out);
+}
+
+/* Listen (before the database is reached, so that a port in use is said
+ * first and the endpoints answer while it connects). */
+static int http_start(cron_daemon *d)
+{
+    cron_http *h = calloc(1, sizeof *h);
+    cli_http_provider p;
+    char err[600];
+    int rc;
+
+    if (h == NULL || sqle_mutex_init(&h->mu) != 0) {
+        free(h);
+        cli_error("out of memory");
+        return CLI_EXIT_OSERR;
+    }
+    if (cli_http_row_init(&h->row, d->a, d->owner) != 0) {
+        sqle_mutex_destroy(&h->mu);
+        free(h);
+        cli_error("cannot create a mutex");
+        return CLI_EXIT_OSERR;
+    }
+    memset(&p, 0, sizeof p);
+    p.ud = h;
+    p.metrics = http_metrics;
+    p.health = http_health;
+    p.leader = http_leader;
+    p.holder = http_holder;
+    rc = cli_http_start(d->http_addr, &p, &h->server, err, sizeof err);
+    if (rc != CLI_CONTINUE) {
+        cli_error("%s", err);
+        cli_http_row_destroy(&h->row);
+        sqle_mutex_destroy(&h->mu);
+        free(h);
+        return rc;
+    }
+    d->http = h;
+    cli_log(SQLEASE_LOG_INFO, "serving /metrics, /health, /leader and /holder on %s",
+            cli_http_url(h->server));
+    return CLI_CONTINUE;
+}
+
+/* What the endpoints learn as the daemon starts and stops. */
+static void http_connected(cron_daemon *d, sqlease_db *db)
+{
+    if (d->http == NULL)
+        return;
+    sqle_mutex_lock(&d->http->mu);
+    d->http->db = db;
+    sqle_mutex_unlock(&d->http->mu);
+}
+
+static void http_lease(cron_daemon *d, const sqlease_options *eff)
+{
+    cli_metrics m;
+
+    if (d->http == NULL)
+        return;
+    memset(&m, 0, sizeof m);
+    cli_metrics_labels(&m, d->name, d->owner);
+    sqle_mutex_lock(&d->http->mu);
+    snprintf(d->http->name, sizeof d->http->name, "%s", d->name);
+    memcpy(d->http->labels, m.labels, sizeof d->http->labels);
+    d->http->renew_deadline_ms = eff->renew_deadline_ms;
+    d->http->retry_ms = eff->retry_ms;
+    sqle_mutex_unlock(&d->http->mu);
+}
+
+static void http_sched_set(cron_daemon *d, sqle_sched *sched)
+{
+    if (d->http == NULL)
+        return;
+    sqle_mutex_lock(&d->http->mu);
+    d->http->sched = sched;
+    sqle_mutex_unlock(&d->http->mu);
+}
+
+static void http_stopping(cron_daemon *d)
+{
+    if (d->http == NULL)
+        return;
+    sqle_mutex_lock(&d->http->mu);
+    d->http->stopping = 1;
+    sqle_mutex_unlock(&d->http->mu);
+}
+
+/* Stop serving: waits for the answers in flight, after which no callback
+ * runs.  Before the scheduler is freed. */
+static void http_stop_server(cron_daemon *d)
+{
+    if (d->http == NULL)
+        return;
+    cli_http_stop(d->http->server);
+    d->http->server = NULL;
+}
+
+/* Free what is left: after the scheduler, whose supervisor may call
+ * on_holder until it is freed. */
+static void http_free(cron_daemon *d)
+{
+    if (d->http == NULL)
+        return;
+    http_stop_server(d);
+    cli_http_row_destroy(&d->http->row);
+    sqle_mutex_destroy(&d->http->mu);
+    free(d->http);
+    d->http = NULL;
+}
+
+/* ---- the command ----------------------------------------------------- */
+
 static int read_tab(const char *path, cli_crontab *tab, char *err, size_t cap)
 {
     char *text = cli_sys_read_file(path);
@@ -251,6 +554,19 @@ static int check_only(const cli_crontab *tab)
     return CLI_EXIT_OK;
 }
 
+/* What cli_cmd_cron made, in the order it is undone (the scheduler, or
+ * its remains after a signal, is the caller's). */
+static int give_up(cron_daemon *d, int rc)
+{
+    http_free(d);
+    if (d->m_ready)
+        sqle_mutex_destroy(&d->m);
+    if (d->db != NULL)
+        sqlease_db_close(d->db);
+    cli_crontab_free(&d->tab);
+    return rc;
+}
+
 int cli_cmd_cron(const cli_args *a)
 {
     cron_daemon d;
@@ -288,6 +604,16 @@ int cli_cmd_cron(const cli_args *a)
                 return CLI_EXIT_USAGE;
             continue;
         }
+        /* --http: checked now, so that a typo is a usage error before
+         * the database is reached. */
+        if ((r = cli_flag_value(a->cmd_argc, a->cmd_argv, &i, "--http", &v)) != 0) {
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (cli_http_check(v, why, sizeof why) != CLI_CONTINUE)
+                return cli_usage("%s", why);
+            d.http_addr = v;
+            continue;
+        }
         if (a->cmd_argv[i][0] == '-' && a->cmd_argv[i][1] != '\0')
             return cli_unknown_flag("cron", a->cmd_argv[i]);
         if (d.path != NULL)
@@ -309,53 +635,45 @@ int cli_cmd_cron(const cli_args *a)
         cli_log(SQLEASE_LOG_WARN, "%s has no job line: holding the lease fires nothing",
                 d.path);
     rc = cli_check_options(a);
-    if (rc != CLI_CONTINUE) {
-        cli_crontab_free(&d.tab);
-        return rc;
-    }
+    if (rc != CLI_CONTINUE)
+        return give_up(&d, rc);
     if (sqle_signal_setup() != 0) {
         cli_error("cannot install the signal handlers");
-        cli_crontab_free(&d.tab);
-        return CLI_EXIT_OSERR;
-    }
-    rc = cli_open_db(a, &d.db);
-    if (rc != CLI_CONTINUE) {
-        cli_crontab_free(&d.tab);
-        return rc;
+        return give_up(&d, CLI_EXIT_OSERR);
     }
     cli_lease_options(a, &o);
     if (o.owner == NULL) {
         /* Generated here, so that the log and the commands name it. */
         if (sqlease_owner_id(d.owner_buf, sizeof d.owner_buf, &err) != SQLEASE_OK) {
             cli_error("%s", err.message);
-            sqlease_db_close(d.db);
-            cli_crontab_free(&d.tab);
-            return CLI_EXIT_OSERR;
+            return give_up(&d, CLI_EXIT_OSERR);
         }
         o.owner = d.owner_buf;
     }
     d.owner = o.owner;
     /* --keep is the holder history's keep too: the holder prunes both. */
     o.history_keep_ms = keep_ms;
+    if (sqle_mutex_init(&d.m) != 0)
+        return give_up(&d, CLI_EXIT_OSERR);
+    d.m_ready = 1;
+    if (d.http_addr != NULL && (rc = http_start(&d)) != CLI_CONTINUE)
+        return give_up(&d, rc);
+    rc = cli_open_db(a, &d.db);
+    if (rc != CLI_CONTINUE)
+        return give_up(&d, rc);
+    http_connected(&d, d.db);
     rc = cli_effective_options(d.db, &o, &eff);
-    if (rc != CLI_CONTINUE) {
-        sqlease_db_close(d.db);
-        cli_crontab_free(&d.tab);
-        return rc;
-    }
-    if (sqle_mutex_init(&d.m) != 0) {
-        sqlease_db_close(d.db);
-        cli_crontab_free(&d.tab);
-        return CLI_EXIT_OSERR;
-    }
+    if (rc != CLI_CONTINUE)
+        return give_up(&d, rc);
+    d.name = eff.name != NULL ? eff.name : SQLEASE_DEFAULT_NAME;
+    http_lease(&d, &eff);
     memset(&cb, 0, sizeof cb);
     cb.userdata = &d;
     cb.on_fire = on_fire;
     cb.on_stop = on_stop;
     cb.on_log = on_log;
-    /* Before the start: on_fire (SQLEASE_NAME) may run at once, on the
-     * scheduler's thread, for a fire the takeover catches up. */
-    d.name = eff.name != NULL ? eff.name : SQLEASE_DEFAULT_NAME;
+    if (d.http != NULL)
+        cb.on_holder = on_holder;
     jobs = cli_crontab_jobs(&d.tab, &n);
     rc = jobs == NULL ? SQLEASE_ENOMEM
                       : sqle_sched_start(&d.sched, d.db, &o, NULL, NULL, jobs, n,
@@ -363,11 +681,9 @@ int cli_cmd_cron(const cli_args *a)
     free(jobs);
     if (rc != SQLEASE_OK) {
         cli_error("cron: %s", jobs == NULL ? "out of memory" : err.message);
-        sqle_mutex_destroy(&d.m);
-        sqlease_db_close(d.db);
-        cli_crontab_free(&d.tab);
-        return cli_exit_for_status(rc);
+        return give_up(&d, cli_exit_for_status(rc));
     }
+    http_sched_set(&d, d.sched);
     cli_log(SQLEASE_LOG_INFO, "cron: %zu job(s) from %s under lease '%s' as owner %s", n,
             d.path, d.name, d.owner);
     for (;;) {
@@ -382,17 +698,18 @@ int cli_cmd_cron(const cli_args *a)
         sqle_sleep_ms(POLL_MS);
     }
     cli_log(SQLEASE_LOG_INFO, "signal %d: shutting down", sig);
+    /* The endpoints say "stopping" while the jobs stop and the lease is
+     * released, and are gone before the scheduler is freed. */
+    http_stopping(&d);
     rc = sqle_sched_stop(d.sched, &err);
     reap(&d);
+    http_stop_server(&d);
     sqle_sched_free(d.sched);
     /* A child reaped from here on is not reported: the scheduler is
      * gone (sqle_sched_done(NULL) answers EINVAL and sends nothing). */
     d.sched = NULL;
     reap(&d);
-    sqle_mutex_destroy(&d.m);
-    sqlease_db_close(d.db);
-    cli_crontab_free(&d.tab);
     if (rc != SQLEASE_OK)
         cli_log(SQLEASE_LOG_WARN, "stopping: %s", err.message);
-    return CLI_EXIT_OK;
+    return give_up(&d, CLI_EXIT_OK);
 }

@@ -1,10 +1,12 @@
 /*
  * http.c -- the HTTP server of `--http` (see http.h): the value's
- * parsing, /holder's JSON, and, in a build with libmicrohttpd
+ * parsing, /holder's JSON and shared read of the row, /health's rule,
+ * and, in a build with libmicrohttpd
  * (SQLEASE_WITH_MHD, which SConstruct defines when pkg-config finds it),
  * the server itself.  HTTP is libmicrohttpd's business: this file only
  * routes a request to the provider's callback and hands its answer back.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,127 @@ void cli_http_error_json(cli_text *out, const char *message)
     cli_json_begin_text(&j, out);
     cli_json_string(&j, "error", message);
     cli_json_end(&j);
+}
+
+/* ---- /health ------------------------------------------------------------ */
+
+int cli_http_health(sqlease_supervisor *sup, const char *name, int64_t renew_deadline_ms,
+                    const char *why, cli_text *out)
+{
+    sqlease_error err;
+    sqlease_state st;
+
+    memset(&err, 0, sizeof err);
+    memset(&st, 0, sizeof st);
+    if (sqlease_supervisor_health(sup, &err) != SQLEASE_OK) {
+        cli_text_printf(out, "lease '%s': %s", name, err.message);
+        return 503;
+    }
+    if (sqlease_supervisor_state(sup, &st) != SQLEASE_OK) {
+        cli_text_puts(out, "the supervisor's state cannot be read");
+        return 503;
+    }
+    if (st.last_contact_ago_ms < 0 || st.last_contact_ago_ms > renew_deadline_ms) {
+        if (st.last_contact_ago_ms < 0)
+            cli_text_puts(out, "the database has not answered yet");
+        else
+            cli_text_printf(out, "the database has not answered for %" PRId64 " ms (renew"
+                            " deadline %" PRId64 " ms)", st.last_contact_ago_ms,
+                            renew_deadline_ms);
+        if (why != NULL && why[0] != '\0')
+            cli_text_printf(out, ": %s", why);
+        return 503;
+    }
+    if (st.holding)
+        cli_text_printf(out, "ok: holding lease '%s', token %" PRId64, name, st.token);
+    else
+        cli_text_printf(out, "ok: standby for lease '%s'", name);
+    cli_text_printf(out, "; the database answered %" PRId64 " ms ago", st.last_contact_ago_ms);
+    return 200;
+}
+
+/* ---- /holder's read of the row ------------------------------------------ */
+
+int cli_http_row_init(cli_http_row *r, const cli_args *a, const char *owner)
+{
+    memset(r, 0, sizeof *r);
+    if (sqle_mutex_init(&r->mu) != 0)
+        return -1;
+    r->args = a;
+    snprintf(r->owner, sizeof r->owner, "%s", owner);
+    r->read_mono = -1;
+    return 0;
+}
+
+void cli_http_row_destroy(cli_http_row *r)
+{
+    sqle_mutex_destroy(&r->mu);
+}
+
+/* The read's own failures are in its answer; the log hears of them at
+ * debug level only, since each client that asks would log one more. */
+static void quiet_sink(void *userdata, int level, const char *line)
+{
+    (void)userdata;
+    (void)level;
+    cli_log(SQLEASE_LOG_DEBUG, "http /holder: %s", line);
+}
+
+/* Read the row, or keep the last read when it is younger than a retry.
+ * Under r->mu. */
+static void read_row(cli_http_row *r, sqlease_db *db, int64_t retry)
+{
+    sqlease_options o;
+    sqlease_lease *lease = NULL;
+    sqlease_error err;
+    int st;
+
+    if (r->read_mono >= 0 && sqle_mono_ms() - r->read_mono < retry)
+        return;
+    if (db == NULL) {
+        r->read_ok = 0;
+        snprintf(r->read_error, sizeof r->read_error, "not connected to the database yet");
+        return; /* not a read: the next request looks again */
+    }
+    memset(&err, 0, sizeof err);
+    memset(&r->info, 0, sizeof r->info);
+    cli_lease_options(r->args, &o);
+    o.owner = r->owner;
+    o.log = quiet_sink;
+    st = sqlease_lease_new(&lease, db, &o, &err);
+    if (st == SQLEASE_OK)
+        st = sqlease_lease_status(lease, &r->info, &err);
+    sqlease_lease_free(lease);
+    r->read_ok = st == SQLEASE_OK;
+    if (!r->read_ok)
+        snprintf(r->read_error, sizeof r->read_error, "%s",
+                 err.message[0] != '\0' ? err.message : sqlease_strerror(st));
+    r->read_mono = sqle_mono_ms();
+}
+
+int cli_http_row_holder(cli_http_row *r, sqlease_db *db, int64_t retry_ms, const char *name,
+                        int (*mine)(void *ud, int64_t token), void *ud, cli_text *out)
+{
+    sqlease_lease_info info;
+    char error[sizeof r->read_error];
+    int ok, this_instance = 0;
+    int64_t ago;
+
+    sqle_mutex_lock(&r->mu);
+    read_row(r, db, retry_ms > 0 ? retry_ms : SQLEASE_DEFAULT_RETRY_MS);
+    ok = r->read_ok;
+    info = r->info;
+    memcpy(error, r->read_error, sizeof error);
+    ago = sqle_mono_ms() - r->read_mono;
+    sqle_mutex_unlock(&r->mu);
+    if (!ok) {
+        cli_http_error_json(out, error);
+        return 503;
+    }
+    if (info.held && strcmp(info.owner, r->owner) == 0 && mine != NULL)
+        this_instance = mine(ud, info.token) != 0;
+    cli_http_holder_json(out, name, &info, this_instance, ago);
+    return 200;
 }
 
 #ifndef SQLEASE_WITH_MHD

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "os.h"
 #include "text.h"
 
 /* The address a bare PORT listens on. */
@@ -100,5 +101,56 @@ void cli_http_holder_json(cli_text *out, const char *name, const sqlease_lease_i
 
 /* {"error":"message"} on one line, for a 503 of /holder. */
 void cli_http_error_json(cli_text *out, const char *message);
+
+/*
+ * /health's rule for an instance whose supervisor `sup` (not NULL)
+ * contends for lease `name`: 200 while it runs, the library finds it
+ * healthy (a holder within its renew deadline, a follower that reached
+ * the database within a ttl: sqlease_supervisor_health), and the
+ * database answered it within renew_deadline_ms, which a follower's
+ * polls must do too: a follower whose database has been gone that long
+ * could not take over if it had to.  Else 503.  Writes the one line
+ * saying which ("ok: holding lease 'x', token 7; the database answered
+ * 412 ms ago"); `why` ("" none) is added to a 503 for a database that has
+ * not answered.  What to say when there is no supervisor (connecting,
+ * stopping) is the caller's.  Thread-safe as the supervisor's calls are.
+ */
+int cli_http_health(sqlease_supervisor *sup, const char *name, int64_t renew_deadline_ms,
+                    const char *why, cli_text *out);
+
+/*
+ * /holder's read of the lease row, shared by all the clients of one
+ * server: a client polling /holder costs the database a statement per
+ * retry at most, as a follower's own polls do, however many ask.  One
+ * read at a time; the others wait for it and answer from it.
+ */
+typedef struct cli_http_row {
+    const cli_args *args;            /* the lease's options; never changes */
+    char owner[SQLEASE_MAX_OWNER + 1]; /* this instance's; never changes */
+    sqle_mutex mu;                   /* guards what follows */
+    int64_t read_mono;               /* when the last read ended; -1 none */
+    int read_ok;
+    sqlease_lease_info info;         /* its answer, when read_ok */
+    char read_error[512];            /* else why it failed */
+} cli_http_row;
+
+/* For the lease `a` names, as `owner` sees it.  Returns 0, or -1 (no
+ * mutex). */
+int cli_http_row_init(cli_http_row *r, const cli_args *a, const char *owner);
+
+void cli_http_row_destroy(cli_http_row *r);
+
+/*
+ * /holder's answer (200, or 503 with cli_http_error_json's object): the
+ * row of lease `name` on db (NULL: not connected yet, which is not a
+ * read), read unless the last read is younger than retry_ms (<= 0: the
+ * library's default retry).  this_instance is true when the row is held
+ * by this instance's owner id and mine(ud, token) says the hold with
+ * that token is this instance's (another process started with the same
+ * owner id is not this one); mine is called without the row's lock, and
+ * NULL means never.
+ */
+int cli_http_row_holder(cli_http_row *r, sqlease_db *db, int64_t retry_ms, const char *name,
+                        int (*mine)(void *ud, int64_t token), void *ud, cli_text *out);
 
 #endif

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "metrics.h"
 #include "os.h"
+#include "scheduler.h"
 
 static char *dup_str(const char *s)
 {
@@ -160,6 +161,51 @@ void cli_metrics_format(const char *labels, const cli_metrics_values *v, cli_tex
             v->losses);
     counter(out, labels, "sqlease_renew_failures_total",
             "Renews by the holder that failed with an error.", v->renew_failures);
+}
+
+/* Milliseconds as seconds with three decimals, either sign. */
+static void signed_seconds(char *buf, size_t cap, int64_t ms)
+{
+    uint64_t abs_ms = ms < 0 ? (uint64_t)0 - (uint64_t)ms : (uint64_t)ms;
+
+    snprintf(buf, cap, "%s%" PRIu64 ".%03u", ms < 0 ? "-" : "", abs_ms / 1000,
+             (unsigned)(abs_ms % 1000));
+}
+
+void cli_metrics_format_sched(const char *labels, const struct sqle_sched_stats *v,
+                              cli_text *out)
+{
+    char buf[64];
+
+    counter(out, labels, "sqlease_fires_claimed_total",
+            "Fires this process claimed in the fire table and started (each fire is claimed"
+            " once by the whole fleet).", v->claimed);
+    counter(out, labels, "sqlease_fire_reruns_total",
+            "Abandoned fires this process claimed again and started (at-least-once jobs).",
+            v->reruns);
+    counter(out, labels, "sqlease_fires_skipped_total",
+            "Fires this process recorded skipped (the job's previous run still ran).",
+            v->skipped);
+    counter(out, labels, "sqlease_fires_missed_total",
+            "Fires nobody ran at their time that this process recorded missed.", v->missed);
+    counter(out, labels, "sqlease_fires_abandoned_total",
+            "Fires an older hold left running that this process recorded abandoned.",
+            v->abandoned);
+    counter(out, labels, "sqlease_fire_claims_lost_total",
+            "Claims that found the fire already claimed by another hold.", v->lost_claims);
+    counter(out, labels, "sqlease_fire_claim_failures_total",
+            "Claims that failed with an error (sent again).", v->failures);
+    snprintf(buf, sizeof buf, "%" PRIu64, v->running);
+    metric(out, labels, "sqlease_fires_running", "gauge",
+           "Fires whose command runs on this process now.", buf);
+    signed_seconds(buf, sizeof buf, v->last_fire_late_ms);
+    metric(out, labels, "sqlease_fire_late_seconds", "gauge",
+           "Seconds the last fire started after its time, by the database's clock (0: none"
+           " yet).", buf);
+    signed_seconds(buf, sizeof buf, v->max_fire_late_ms);
+    metric(out, labels, "sqlease_fire_late_max_seconds", "gauge",
+           "The most seconds a fire started after its time since this process last took the"
+           " lease.", buf);
 }
 
 /* A watcher holds nothing: its metrics say what the row says, so that

@@ -5,8 +5,9 @@
  * file.  The file is replaced as a whole on every write (a temporary file
  * beside it, then a rename), so a reader never sees half of one, and it
  * is removed when sqlease exits.  The same text is what GET /metrics
- * answers (--http), and `status --watch --http` answers what its reads
- * of the row say in the same format.
+ * answers (--http; `cron --http` adds its scheduler's counters), and
+ * `status --watch --http` answers what its reads of the row say in the
+ * same format.
  */
 #ifndef SQLEASE_CLI_METRICS_H
 #define SQLEASE_CLI_METRICS_H
@@ -51,6 +52,15 @@ void cli_metrics_write(cli_metrics *m, const cli_metrics_values *v);
 /* The text the file holds for v, with labels (cli_metrics_labels'
  * form) on every sample, appended to out. */
 void cli_metrics_format(const char *labels, const cli_metrics_values *v, cli_text *out);
+
+/* What `cron --http` adds after cli_metrics_format's text: its
+ * scheduler's counters (scheduler.h), with the same labels: the fires it
+ * claimed, ran again, recorded skipped, missed or abandoned, the claims
+ * it lost and the ones that failed, the fires running, and how late the
+ * last fire and the latest since the take started after their time. */
+struct sqle_sched_stats;
+void cli_metrics_format_sched(const char *labels, const struct sqle_sched_stats *v,
+                              cli_text *out);
 
 /* What `status --watch` has read of the row. */
 typedef struct cli_metrics_row {

@@ -23,8 +23,7 @@
 
 struct cli_session_http {
     cli_http *server;               /* main thread only */
-    const cli_args *args;           /* for the read's options; never changes */
-    char owner[SQLEASE_MAX_OWNER + 1]; /* never changes once started */
+    cli_http_row row;               /* /holder's read, shared (its own lock) */
 
     sqle_mutex mu;                  /* guards what follows */
     sqlease_supervisor *sup;        /* in force; NULL while there is none */
@@ -36,24 +35,9 @@ struct cli_session_http {
     cli_metrics_values values;      /* as of the main loop's last round */
     char why[400];                  /* why there is no supervisor, or the last failure */
     int stopping;
-
-    sqle_mutex read_mu;             /* one read of the row at a time, shared */
-    int64_t read_mono;              /* when the last read ended; -1 none */
-    int read_ok;
-    sqlease_lease_info info;        /* its answer, when read_ok */
-    char read_error[512];           /* else why it failed */
 };
 
 /* ---- the callbacks (server threads) ----------------------------------- */
-
-/* The read's own failures are in its answer; the log hears of them at
- * debug level only, since each client that asks would log one more. */
-static void quiet_sink(void *userdata, int level, const char *line)
-{
-    (void)userdata;
-    (void)level;
-    cli_log(SQLEASE_LOG_DEBUG, "http /holder: %s", line);
-}
 
 static int http_metrics(void *ud, cli_text *out)
 {
@@ -71,55 +55,24 @@ static int http_metrics(void *ud, cli_text *out)
     return status;
 }
 
-/*
- * 200 while the supervisor runs, the library finds it healthy (a holder
- * within its renew deadline, a follower that reached the database within
- * a ttl: sqlease_supervisor_health), and the database answered it within
- * the renew deadline, which a follower's polls must do too: a follower
- * whose database has been gone that long could not take over if it had
- * to.  Else 503, saying why.
- */
+/* cli_http_health's rule while a supervisor runs (http.h); without one,
+ * why not. */
 static int http_health(void *ud, cli_text *out)
 {
     struct cli_session_http *h = ud;
-    sqlease_error err;
-    sqlease_state st;
     int status = 503;
 
-    memset(&err, 0, sizeof err);
-    memset(&st, 0, sizeof st);
     sqle_mutex_lock(&h->mu);
-    if (h->sup == NULL) {
-        if (h->stopping)
-            cli_text_puts(out, "stopping");
-        else if (h->why[0] != '\0')
-            cli_text_puts(out, h->why);
-        else if (h->db == NULL)
-            cli_text_puts(out, "connecting to the database");
-        else
-            cli_text_puts(out, "not contending for the lease");
-    } else if (sqlease_supervisor_health(h->sup, &err) != SQLEASE_OK) {
-        cli_text_printf(out, "lease '%s': %s", h->name, err.message);
-    } else if (sqlease_supervisor_state(h->sup, &st) != SQLEASE_OK) {
-        cli_text_puts(out, "the supervisor's state cannot be read");
-    } else if (st.last_contact_ago_ms < 0 || st.last_contact_ago_ms > h->renew_deadline_ms) {
-        if (st.last_contact_ago_ms < 0)
-            cli_text_puts(out, "the database has not answered yet");
-        else
-            cli_text_printf(out, "the database has not answered for %" PRId64 " ms (renew"
-                            " deadline %" PRId64 " ms)", st.last_contact_ago_ms,
-                            h->renew_deadline_ms);
-        if (h->why[0] != '\0')
-            cli_text_printf(out, ": %s", h->why);
-    } else {
-        status = 200;
-        if (st.holding)
-            cli_text_printf(out, "ok: holding lease '%s', token %" PRId64, h->name, st.token);
-        else
-            cli_text_printf(out, "ok: standby for lease '%s'", h->name);
-        cli_text_printf(out, "; the database answered %" PRId64 " ms ago",
-                        st.last_contact_ago_ms);
-    }
+    if (h->sup != NULL)
+        status = cli_http_health(h->sup, h->name, h->renew_deadline_ms, h->why, out);
+    else if (h->stopping)
+        cli_text_puts(out, "stopping");
+    else if (h->why[0] != '\0')
+        cli_text_puts(out, h->why);
+    else if (h->db == NULL)
+        cli_text_puts(out, "connecting to the database");
+    else
+        cli_text_puts(out, "not contending for the lease");
     sqle_mutex_unlock(&h->mu);
     return status;
 }
@@ -179,78 +132,34 @@ static int http_leader(void *ud, cli_text *out)
     return 503;
 }
 
-/* Read the row, or keep the last read when it is younger than a retry:
- * a client polling /holder costs the database a statement per retry at
- * most, as a follower's own polls do.  Under read_mu. */
-static void read_row(struct cli_session_http *h)
+/* This instance's hold is its owner id and the token it was given. */
+static int hold_is_mine(void *ud, int64_t token)
 {
-    sqlease_options o;
-    sqlease_lease *lease = NULL;
-    sqlease_error err;
-    sqlease_db *db;
-    int64_t retry;
-    int st;
+    cli_hold *hold = ud;
+    int mine;
 
-    sqle_mutex_lock(&h->mu);
-    db = h->db;
-    retry = h->retry_ms > 0 ? h->retry_ms : SQLEASE_DEFAULT_RETRY_MS;
-    sqle_mutex_unlock(&h->mu);
-    if (h->read_mono >= 0 && sqle_mono_ms() - h->read_mono < retry)
-        return;
-    if (db == NULL) {
-        h->read_ok = 0;
-        snprintf(h->read_error, sizeof h->read_error, "not connected to the database yet");
-        return; /* not a read: the next request looks again */
-    }
-    memset(&err, 0, sizeof err);
-    memset(&h->info, 0, sizeof h->info);
-    cli_lease_options(h->args, &o);
-    o.owner = h->owner;
-    o.log = quiet_sink;
-    st = sqlease_lease_new(&lease, db, &o, &err);
-    if (st == SQLEASE_OK)
-        st = sqlease_lease_status(lease, &h->info, &err);
-    sqlease_lease_free(lease);
-    h->read_ok = st == SQLEASE_OK;
-    if (!h->read_ok)
-        snprintf(h->read_error, sizeof h->read_error, "%s",
-                 err.message[0] != '\0' ? err.message : sqlease_strerror(st));
-    h->read_mono = sqle_mono_ms();
+    sqle_mutex_lock(&hold->mu);
+    mine = hold->held && hold->token == token;
+    sqle_mutex_unlock(&hold->mu);
+    return mine;
 }
 
 static int http_holder(void *ud, cli_text *out)
 {
     struct cli_session_http *h = ud;
-    sqlease_lease_info info;
-    char name[SQLEASE_MAX_NAME + 1], error[sizeof h->read_error];
+    char name[SQLEASE_MAX_NAME + 1];
+    sqlease_db *db;
     cli_hold *hold;
-    int ok, mine = 0;
-    int64_t ago;
+    int64_t retry;
 
-    sqle_mutex_lock(&h->read_mu);
-    read_row(h);
-    ok = h->read_ok;
-    info = h->info;
-    memcpy(error, h->read_error, sizeof error);
-    ago = sqle_mono_ms() - h->read_mono;
-    sqle_mutex_unlock(&h->read_mu);
-    if (!ok) {
-        cli_http_error_json(out, error);
-        return 503;
-    }
     sqle_mutex_lock(&h->mu);
+    db = h->db;
+    retry = h->retry_ms;
     hold = h->hold;
     memcpy(name, h->name, sizeof name);
     sqle_mutex_unlock(&h->mu);
-    /* This instance's hold is its owner id and the token it was given:
-     * another process started with the same --owner is not this one. */
-    if (hold != NULL && info.held && strcmp(info.owner, h->owner) == 0) {
-        sqle_mutex_lock(&hold->mu);
-        mine = hold->held && hold->token == info.token;
-        sqle_mutex_unlock(&hold->mu);
-    }
-    cli_http_holder_json(out, name, &info, mine, ago);
-    return 200;
+    return cli_http_row_holder(&h->row, db, retry, name, hold != NULL ? hold_is_mine : NULL,
+                               hold, out);
 }
 
 /* ---- the main thread's side ------------------------------------------- */
@@ -268,15 +177,12 @@ int cli_session_http_start(cli_session *s, const char *addr_port)
         cli_error("out of memory");
         return CLI_EXIT_OSERR;
     }
-    if (sqle_mutex_init(&h->read_mu) != 0) {
+    if (cli_http_row_init(&h->row, s->args, s->owner) != 0) {
         sqle_mutex_destroy(&h->mu);
         free(h);
         cli_error("cannot create a mutex");
         return CLI_EXIT_OSERR;
     }
-    h->args = s->args;
-    snprintf(h->owner, sizeof h->owner, "%s", s->owner);
-    h->read_mono = -1;
     h->values.last_contact_ms = -1;
     s->http = h;
     cli_session_http_update(s, NULL);
@@ -305,7 +211,7 @@ void cli_session_http_stop(cli_session *s)
         return;
     /* Waits for the answers in flight: nothing reads the session after. */
     cli_http_stop(h->server);
-    sqle_mutex_destroy(&h->read_mu);
+    cli_http_row_destroy(&h->row);
     sqle_mutex_destroy(&h->mu);
     free(h);
     s->http = NULL;

@@ -102,7 +102,7 @@ static const char help_mid[] =
 "      --crash-window D         a failure this soon after the start counts\n"
 "                               (default 60s)\n"
 "      --crash-pause D          how long to stay out (default 2 x ttl)\n"
-"  cron [--check] [--keep D] [--kill-grace D] FILE\n"
+"  cron [--check] [--keep D] [--kill-grace D] [--http ADDR:PORT] FILE\n"
 "                               run the crontab-format FILE on whichever host\n"
 "                               holds the lease: each fire on the database's\n"
 "                               clock, claimed once in the fire table, its\n"
@@ -119,6 +119,14 @@ static const char help_mid[] =
 "                               (default 30d)\n"
 "      --kill-grace D           SIGTERM to SIGKILL delay when a job must stop\n"
 "                               (default 10s)\n"
+"      --http ADDR:PORT         serve as supervise does: /health (its rule),\n"
+"                               /leader (200 while this host holds the lease\n"
+"                               and fires the jobs), /holder, and /metrics\n"
+"                               with the scheduler's counters (fires claimed,\n"
+"                               skipped, missed, abandoned, running, late)\n";
+
+/* After cron's --http, the same line as after supervise's. */
+static const char help_cron_tail[] =
 "  fires [--job J] [--since D] [--json] [--all-names]\n"
 "                               the fire table, newest first: each fire's job,\n"
 "                               state (running, done, failed, abandoned,\n"
@@ -260,13 +268,21 @@ static void print_dialect_flag(void)
     putchar('\n');
 }
 
-void cli_print_help(void)
+/* Under each --http, in a build without HTTP support. */
+static void http_note(void)
 {
-    fputs(help_head, stdout);
     if (!cli_http_available())
         fputs("                               (not in this build: it has no libmicrohttpd)\n",
               stdout);
+}
+
+void cli_print_help(void)
+{
+    fputs(help_head, stdout);
+    http_note();
     fputs(help_mid, stdout);
+    http_note();
+    fputs(help_cron_tail, stdout);
     print_dialect_flag();
     fputs(help_tail, stdout);
 }

@@ -2570,15 +2570,19 @@ static void admin_reseed(int l)
 }
 
 /* A NULL where sqlease writes values, as a table made by hand may hold:
- * a NULL owner frees the row under its holder.  Not a NULL token with
- * clock steps: its repair takes a new token from the database's clock,
- * which goes back after a step back (as a row seeded again does). */
+ * a NULL owner frees the row under its holder, and a NULL token takes
+ * the row from its holder too (no renew of that token matches it again;
+ * its repair gives the row a token of the clock's, which a forced
+ * release may then free while the holder's work still runs).  Not a
+ * NULL token with clock steps: its repair takes a new token from the
+ * database's clock, which goes back after a step back (as a row seeded
+ * again does). */
 static void admin_null(int l)
 {
     static const char *const cols[] = {"owner", "version", "expires_at_ms", "token"};
     const char *col = cols[sim_below(g_clock_steps ? 3 : 4)];
 
-    if (strcmp(col, "owner") == 0)
+    if (strcmp(col, "owner") == 0 || strcmp(col, "token") == 0)
         revoke_row(l);
     admin_sql("UPDATE " TABLE " SET %s = NULL WHERE name = '%s'", col, g_names[l]);
     g_l[l].written_at = sim_now();
@@ -2834,16 +2838,40 @@ static void fault(void)
     if (r < 6) {
         crash_and_replace();
     } else if (r < 12) {
-        int64_t d = (int64_t)sim_below(900);
-        if (g_p[v].live) {
+        /* The whole pause (with a freeze still in progress, from its
+         * start) less than the smallest ttl - renew_deadline of the
+         * process's leases (a mixed fleet's 2 s ttl leaves 1 s): a pause
+         * past that margin is one the contract leaves to fencing
+         * tokens. */
+        int64_t margin = 900, now = sim_now(), d;
+        int k, f = g_p[v].nfreeze - 1;
+        for (k = 0; k < g_nl; k++)
+            if (g_p[v].slots[k].t.ttl - g_p[v].slots[k].t.rd < margin)
+                margin = g_p[v].slots[k].t.ttl - g_p[v].slots[k].t.rd;
+        if (f >= 0 && g_p[v].freeze_until[f] > now)
+            margin -= now - g_p[v].freeze_from[f];
+        d = (int64_t)sim_below(900);
+        if (margin <= 1)
+            d = 0;
+        else if (d >= margin)
+            d = d % margin;
+        if (g_p[v].live && d > 0) {
+            /* A freeze during a freeze lengthens it: one pause, counted
+             * once. */
+            int64_t added = d;
+            if (f >= 0 && g_p[v].freeze_until[f] > now) {
+                added = now + d > g_p[v].freeze_until[f] ? now + d - g_p[v].freeze_until[f] : 0;
+                if (added > 0)
+                    g_p[v].freeze_until[f] = now + d;
+            } else if (g_p[v].nfreeze < 64) {
+                g_p[v].freeze_from[g_p[v].nfreeze] = now;
+                g_p[v].freeze_until[g_p[v].nfreeze++] = now + d;
+            }
             for (l = 0; l < g_nl; l++)
                 if (g_p[v].slots[l].running)
-                    g_p[v].slots[l].frozen_ms += d;
-            if (g_p[v].nfreeze < 64) {
-                g_p[v].freeze_from[g_p[v].nfreeze] = sim_now();
-                g_p[v].freeze_until[g_p[v].nfreeze++] = sim_now() + d;
-            }
-            sim_freeze(v + 1, sim_now() + d);
+                    g_p[v].slots[l].frozen_ms += added;
+            sim_freeze(v + 1, g_p[v].freeze_until[g_p[v].nfreeze - 1] > now + d
+                                  ? g_p[v].freeze_until[g_p[v].nfreeze - 1] : now + d);
             g_faults++;
             g_events[EV_FREEZE]++;
             trace("p%d frozen for %" PRId64 " ms", v, d);
