@@ -361,6 +361,7 @@ typedef struct hold_seen {
     int released;           /* its holder's release freed the row (single or batched) */
     int released_single;    /* ... by a single release (the supervisor's give-up) */
     int released_stopping;  /* ... while its process stopped gracefully */
+    int released_calm;      /* ... in the calm, the faults over */
     int forced;             /* the operator forced a release of the row from it */
     int lost;               /* its holder's renew found it gone */
     int stop_reason;        /* its work's on_stopped reason; 0 none, -1 unknown
@@ -384,6 +385,12 @@ typedef struct job_cfg {
     sqle_cron *cron;
     int64_t *seen;          /* every fire_at_ms the ledger ever had a row of */
     size_t nseen, cap;
+    /* The job's latest row when the database's clock last stepped back:
+     * the fires up to it that come due again are behind the ledger's
+     * latest, where a takeover's catch-up starts, and a holder that dies
+     * before it reaches them leaves them without a row (the catch-up
+     * runs forward from the latest row, never back). */
+    int64_t back_hw;
 } job_cfg;
 static job_cfg g_jobs[MAX_JOBS];
 static int g_njobs;
@@ -421,6 +428,9 @@ static int g_nunended;
 /* The database's clock when the calm began (the fires due from then on
  * are claimed on time). */
 static int64_t g_calm_db;
+/* And when the processes began to stop (fires due after it may wait for
+ * a holder that is not stopping). */
+static int64_t g_stop_db;
 
 static void trace(const char *fmt, ...) SQLEASE_PRINTF(1, 2);
 static void unended(const sim_stmt *st);
@@ -890,6 +900,7 @@ static void note_hold(int p, sim_kind k, const sim_row *o, const sim_row *n)
         h->released = 1;
         h->released_single |= k == SK_RELEASE;
         h->released_stopping |= g_p[p].stopping_gracefully;
+        h->released_calm |= g_calm;
     } else if (k == SK_RELEASE_FORCE && !o->token_null && (h = hold_find(x, o->token)) != NULL) {
         h->forced = 1;
     }
@@ -2020,6 +2031,7 @@ static void draw_jobs(void)
         jc->overlap = (int)sim_below(3);
         jc->max_attempts = 2 + (int)sim_below(2);
         jc->nseen = 0;
+        jc->back_hw = -1;
         if (sqle_cron_parse(jc->schedule, NULL, &jc->cron, &ce) != SQLEASE_OK)
             violation("job %s: '%s' does not parse: %s", jc->name, jc->schedule, ce.message);
         trace("job %s: '%s', missed %d, abandoned %d, overlap %d, max attempts %d", jc->name,
@@ -2068,7 +2080,8 @@ static void check_fires_due(void)
         for (f = jc->seen[0]; sqle_cron_next(jc->cron, f, &f) == 1 && f <= horizon;) {
             char when[40], said[96];
             int k, left = f <= g_left_before;
-            if (bsearch(&f, jc->seen, jc->nseen, sizeof *jc->seen, cmp_i64) != NULL)
+            if (f <= jc->back_hw ||
+                bsearch(&f, jc->seen, jc->nseen, sizeof *jc->seen, cmp_i64) != NULL)
                 continue;
             sqle_cron_format_utc(f, when, sizeof when);
             snprintf(said, sizeof said, "%.15s %.39s", jc->name, when);
@@ -2093,6 +2106,24 @@ static int check_final_fire(void *ud, const side_row *r)
     size_t i;
 
     (void)ud;
+    /* A fire due in the calm (no clock steps) is dealt with (claimed,
+     * or recorded skipped or missed) within the holder's ttl and a
+     * retry: a takeover's wait, then one try, beside a statement's bound.
+     * Not a catch-up queue's (missed: all), which waits for the job's
+     * run before it. */
+    if (j >= 0 && g_nsteps == 0 && g_stepped_fwd == 0 && r->fire_at_ms >= g_calm_db &&
+        r->fire_at_ms < g_stop_db && r->attempt == 1 &&
+        r->started_at_ms - r->fire_at_ms > max_ttl(0) + RETRY_MS + CALL_BOUND) {
+        int queued = 0;
+        for (i = 0; i < g_nruns && !queued; i++)
+            queued = g_runs[i].job == j && g_runs[i].fire_at == r->fire_at_ms &&
+                     g_runs[i].catch_up && g_jobs[j].missed == SQLE_MISSED_ALL;
+        if (!queued)
+            violation("fire %s at %" PRId64 ", due in the calm, was %s %" PRId64 " ms after its "
+                      "time, past the holder's ttl %" PRId64 " + a retry + a call's bound",
+                      r->job, r->fire_at_ms, r->state, r->started_at_ms - r->fire_at_ms,
+                      max_ttl(0));
+    }
     if (strcmp(r->state, "running") != 0 || j < 0)
         return 0;
     for (i = 0; i < g_nruns; i++)
@@ -2920,7 +2951,9 @@ static void fault(void)
     } else if (r < 31) {
         admin_history(l);
     } else if (r < 33) {
-        if (g_scenario == SC_SCHED)
+        /* Not with clock steps: a step back would make fires due again
+         * whose rows a keep of seconds had pruned (the library keeps days). */
+        if (g_scenario == SC_SCHED && !g_clock_steps)
             admin_prune_ledger();
     }
     if (g_clock_steps && sim_below(100) < 15) {
@@ -2929,6 +2962,10 @@ static void fault(void)
             s = -s;
         simdb_clock_step_ms += s;
         if (s < 0) {
+            int j;
+            for (j = 0; j < g_njobs; j++)
+                if (seen_max(j) > g_jobs[j].back_hw)
+                    g_jobs[j].back_hw = seen_max(j);
             g_stepped_back -= s;
             if (g_nsteps < MAX_STEPS) {
                 g_step_at[g_nsteps] = sim_now();
@@ -2980,6 +3017,15 @@ static void check_history(void)
     for (i = 0; i < all.n; i++) {
         const side_row *a = &all.v[i];
         const hold_seen *ha = hold_find(name_index(a->name), a->token);
+        /* Every hold gets its end: one its holder released as it stopped
+         * in the calm (no statement fails then) says so, unless two holds
+         * after it began before its end was written (that end is left
+         * unknown rather than wrong). */
+        if (a->ended_at_ms == 0 && ha != NULL && ha->released_stopping && ha->released_calm &&
+            hold_find(name_index(a->name), a->token + 2) == NULL)
+            violation("lease %s's history: the hold with token %" PRId64 " (%s) has no end, "
+                      "though its holder released it as it stopped, in the calm", a->name,
+                      a->token, a->owner);
         if (a->ended_at_ms == 0)
             continue;
         for (j = i + 1; j < all.n && strcmp(all.v[j].name, a->name) == 0; j++) {
@@ -3090,6 +3136,7 @@ static void history(void *arg)
         check_shares();
     if (g_scenario == SC_SCHED)
         check_fires_due();
+    g_stop_db = simdb_now_ms();
     for (i = 0; i < g_np; i++)
         proc_stop(i);
     if (g_scenario == SC_SCHED)
@@ -3144,6 +3191,7 @@ static int one_seed(uint64_t seed)
     g_left_before = 0;
     g_nleft = 0;
     g_nunended = 0;
+    g_calm_db = g_stop_db = 0;
     sim_reset();
     sim_seed(seed);
     rows_reset();
