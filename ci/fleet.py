@@ -340,7 +340,9 @@ def cmd_upgrade(a):
         if not checks.check(first is not None and first[0] == 'start',
                             'an old instance holds'):
             return checks
-        before = status_json(fleet, a.new_bin, a.dsn)
+        # Read with the old binary: before the new migrate the table is the
+        # old release's, which lacks columns the new status reads (ttl_ms).
+        before = status_json(fleet, a.old_bin, a.dsn)
         rc, _, err = fleet.sqlease(a.new_bin, a.dsn, 'migrate')
         checks.check(rc == 0, 'the new migrate under the live hold exits 0 (%s)' % err.strip())
         # Two heartbeats after the migrate: the hold went on unchanged.

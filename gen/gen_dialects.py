@@ -53,6 +53,12 @@ PARAM_LIST = (
     ("pid", "int64", "pid", "the holder's process id"),
     ("ended_at_ms", "int64", "ended_at_ms",
      "when a hold ended, epoch ms; in hold_start 0: no hold to close"),
+    # The hand-over: the taker's priority, whom a hand-over is for, how
+    # long it reserves the row, and the start of the ready rows' names.
+    ("priority", "int64", "priority", "the taker's priority, written by every take"),
+    ("target", "text", "target", "the owner id a hand-over is for ('*' in a request: the best)"),
+    ("reserve_ms", "int64", "reserve_ms", "how long a hand-over reserves the row, in ms"),
+    ("prefix", "text", "prefix", "the start of the names ready_list reads"),
 )
 PARAM_TYPES = {"text": "SQLEASE_PARAM_TEXT", "int64": "SQLEASE_PARAM_INT64"}
 
@@ -92,6 +98,11 @@ STATEMENTS = {
     # The last fire a take of the lease claimed (take_fire).
     "probe_fire_at": (set(), set(), LEASE),
     "add_fire_at": (set(), set(), LEASE),
+    # Whom a hand-over is for, and the holder's priority (the hand-over).
+    "probe_handoff_to": (set(), set(), LEASE),
+    "add_handoff_to": (set(), set(), LEASE),
+    "probe_priority": (set(), set(), LEASE),
+    "add_priority": (set(), set(), LEASE),
     # NULLs of an older table made by hand, filled in before make_exact.
     "fill_nulls": (set(), set(), LEASE),
     # The same for one row whose read showed a NULL, before it is taken.
@@ -99,17 +110,20 @@ STATEMENTS = {
     "probe_exact": (set(), set(), LEASE),
     "make_exact": (set(), set(), LEASE),
     "seed": ({"name"}, {"name"}, LEASE),
-    # The take is bound to the token the follower's read saw.
-    "acquire": ({"name", "owner", "ttl_ms", "token", "data"},
-                {"name", "owner", "ttl_ms", "token", "data"}, LEASE),
+    # The take is bound to the token the follower's read saw; every take
+    # writes the taker's priority.
+    "acquire": ({"name", "owner", "ttl_ms", "token", "data", "priority"},
+                {"name", "owner", "ttl_ms", "token", "data", "priority"}, LEASE),
     # A watching follower's take of a row it saw unchanged for a ttl:
     # bound to the token and version its reads saw, not to the expiry.
-    "take_watched": ({"name", "owner", "ttl_ms", "token", "data", "version"},
-                     {"name", "owner", "ttl_ms", "token", "data", "version"}, LEASE),
+    "take_watched": ({"name", "owner", "ttl_ms", "token", "data", "version", "priority"},
+                     {"name", "owner", "ttl_ms", "token", "data", "version", "priority"},
+                     LEASE),
     # acquire's take that also claims the fire :fire_at_ms for the hold:
     # only while the row's last claimed fire is before it.
-    "take_fire": ({"name", "owner", "ttl_ms", "token", "data", "fire_at_ms"},
-                  {"name", "owner", "ttl_ms", "token", "data", "fire_at_ms"}, LEASE),
+    "take_fire": ({"name", "owner", "ttl_ms", "token", "data", "fire_at_ms", "priority"},
+                  {"name", "owner", "ttl_ms", "token", "data", "fire_at_ms", "priority"},
+                  LEASE),
     "renew": ({"name", "owner", "ttl_ms", "token"}, {"name", "owner", "ttl_ms", "token"}, LEASE),
     "release": ({"name", "owner", "token", "min_hold_ms"},
                 {"name", "owner", "token", "min_hold_ms"}, LEASE),
@@ -117,6 +131,18 @@ STATEMENTS = {
     "status": ({"name"}, {"name"}, LEASE),
     # Every row after :name, in name order (one page per call).
     "list": ({"name"}, {"name"}, LEASE),
+    # ---- the hand-over (see the template's header) ----
+    # Ask the live hold (owner, token) as read to hand over to :target.
+    "handoff_request": ({"name", "owner", "token", "target"},
+                        {"name", "owner", "token", "target"}, LEASE),
+    # Withdraw that request (the hold and the target it named).
+    "handoff_cancel": ({"name", "owner", "token", "target"},
+                       {"name", "owner", "token", "target"}, LEASE),
+    # The holder's hand-over of its hold: free, reserved for :target.
+    "handoff": ({"name", "owner", "token", "target", "reserve_ms"},
+                {"name", "owner", "token", "target", "reserve_ms"}, LEASE),
+    # The rows whose name starts with :prefix (the ready followers').
+    "ready_list": ({"prefix"}, {"prefix"}, LEASE),
     # ---- the fire ledger: one row per fire of a job of a lease name ----
     "fire_create_table": (set(), set(), FIRE),
     # A holder's claim of a fire that has no row, fenced by its hold and
@@ -246,6 +272,13 @@ SNIPPETS = {
     # The same for an insert of a hold's row (key: name, token).
     "hold_insert": (set(), set(), False),
     "hold_if_absent": (set(), set(), True),
+    # The hand-over's column: it carries none (''; NULL in a table made
+    # by hand counts as none), it is :owner, it is :target, each as
+    # exact bytes; and a name that starts with :prefix.
+    "no_handoff": (set(), set(), False),
+    "handoff_owner": ({"owner"}, {"owner"}, False),
+    "handoff_target": ({"target"}, {"target"}, False),
+    "name_prefix": ({"prefix"}, {"prefix"}, False),
 }
 
 # Comparisons that a statement of [common] must spell with a snippet, so
@@ -256,6 +289,11 @@ COMMON_SPELLED_BY_SNIPPET = (
     (re.compile(r"(?<![\w.])owner\s*=\s*:owner\b"), "owner = :owner", "owner_equals"),
     (re.compile(r"(?<![\w.])owner\s*=\s*''"), "owner = ''", "owner_free"),
     (re.compile(r"(?<![\w.])job\s*=\s*:job\b"), "job = :job", "job_equals"),
+    (re.compile(r"(?<![\w.])handoff_to\s*=\s*''"), "handoff_to = ''", "no_handoff"),
+    (re.compile(r"(?<![\w.])handoff_to\s*=\s*:owner\b"), "handoff_to = :owner",
+     "handoff_owner"),
+    (re.compile(r"(?<![\w.])handoff_to\s*=\s*:target\b"), "handoff_to = :target",
+     "handoff_target"),
 )
 WHERE_RE = re.compile(r"\bWHERE\b", re.I)
 
@@ -286,7 +324,8 @@ EACH_STATEMENTS = {
     # The take of many rows as a read saw them: each item one row (name,
     # and the token and version its read saw); one owner, ttl and data
     # for them all.
-    "take_each": ({"owner", "ttl_ms", "data"}, {"owner", "ttl_ms", "data"},
+    "take_each": ({"owner", "ttl_ms", "data", "priority"},
+                  {"owner", "ttl_ms", "data", "priority"},
                   {"name", "token", "version"}, {"name", "token", "version"}),
     # The release of many holds (name, owner, token each); one minimum
     # hold for them all.
@@ -1038,6 +1077,15 @@ def check_row(key, row, common, common_fields, errors, where):
                           "not compare jobs as exact bytes"
                           % (where(key, "job_equals"), " and ".join(exact)))
             ok = False
+        # The hand-over compares handoff_to as the owner is compared, and
+        # ready_list a name's start as names are: a row whose `=` is not
+        # exact spells those too.
+        for snippet in ("no_handoff", "handoff_owner", "handoff_target", "name_prefix"):
+            if exact and snippet not in row:
+                errors.append("%s: the row sets %s but not %s, so its hand-over statements "
+                              "would not compare as exact bytes"
+                              % (where(key, snippet), " and ".join(exact), snippet))
+                ok = False
         # renew_each_returns says how renew_each, take_each and
         # release_each answer (their rows, or their count): a row that
         # answers otherwise than [common] writes all three itself.

@@ -164,7 +164,17 @@ typedef enum sqlease_status {
      * (its fire_at_ms is ahead of it), so it was not claimed; the hold
      * was live.  Not an error: claim it again once it is due.  (Since
      * 0.2.1.) */
-    SQLEASE_NOT_DUE = 15
+    SQLEASE_NOT_DUE = 15,
+    /* A hand-over to the best ready follower found none: no other
+     * supervisor of the lease keeps a live ready row (see "Handing the
+     * lease over").  Nothing was changed: the hold goes on.  (Since
+     * 0.2.1.) */
+    SQLEASE_NO_FOLLOWER = 16,
+    /* The lease row carries a hand-over already: a request that its
+     * holder has not answered yet, or a reservation that its target has
+     * not taken yet (the info says for whom).  Not an error: ask again
+     * once it is over.  (Since 0.2.1.) */
+    SQLEASE_PENDING = 17
 } sqlease_status;
 
 /* The sqlease_error a call fills when it is given one.  Caller-owned;
@@ -352,7 +362,16 @@ typedef enum sqlease_stop_reason {
     SQLEASE_STOP_DEADLINE = 2,  /* not proven for renew_deadline (the hold is
                                    then given up, and the next start has a
                                    new token) */
-    SQLEASE_STOP_SHUTDOWN = 3   /* sqlease_supervisor_stop */
+    SQLEASE_STOP_SHUTDOWN = 3,  /* sqlease_supervisor_stop */
+    SQLEASE_STOP_HANDOFF = 4    /* the hold is being handed over to another
+                                   instance: asked for by
+                                   sqlease_lease_request_handoff (an
+                                   operator's `sqlease transfer`, or a ready
+                                   follower of higher priority), by
+                                   sqlease_supervisor_handoff, or by a stop
+                                   with hand-over on; the hand-over is sent
+                                   once on_stopped has returned (since
+                                   0.2.1) */
 } sqlease_stop_reason;
 
 /* A static English description of a stop reason ("the lease was not
@@ -361,7 +380,8 @@ typedef enum sqlease_stop_reason {
 SQLEASE_API const char *sqlease_stop_reason_str(int reason);
 
 /* A short stable name for a stop reason, for logs and machine-readable
- * output: "lost", "deadline" or "shutdown"; "unknown" for another number.
+ * output: "lost", "deadline", "shutdown" or "handoff"; "unknown" for
+ * another number.
  * These never change.  Static, never NULL.  Thread-safe. */
 SQLEASE_API const char *sqlease_stop_reason_name(int reason);
 
@@ -565,10 +585,57 @@ typedef struct sqlease_options {
      * than this (ms, at most SQLEASE_MAX_DURATION_MS), one small window
      * per hour of holding.  0: SQLEASE_DEFAULT_HISTORY_KEEP_MS. */
     int64_t history_keep_ms;
+
+    /* ---- handing the lease over (0.2.1) ------------------------------ */
+
+    /* Supervisor only.  1: this supervisor is a ready follower and hands
+     * its holds over (see "Handing the lease over", below): while it runs
+     * it keeps a ready row of its own in the lease table (named
+     * SQLEASE_READY_PREFIX + the lease's key + "/" + 16 hex digits, its
+     * data "priority=N"; renewed in the same batch as the lease, so it
+     * costs no statement per heartbeat while this supervisor holds, and
+     * released by the stop), which is what a hand-over to "the best
+     * ready follower" picks from; sqlease_supervisor_stop hands a hold
+     * over to the best ready follower instead of releasing it (the
+     * release as before when there is none); and it asks a holder of
+     * lower priority to hand over to it (preempt_after_ms).  The ready
+     * row needs INSERT on the lease table the first time (it is seeded
+     * like a group's presence row; a stopped follower's free row is
+     * taken before a new one is made).  0 (the default): none of this;
+     * the supervisor still honours a request to hand over and takes a
+     * row reserved for it. */
+    int handoff;
+    /* The priority every take of this lease writes into the row (a bare
+     * lease's too) and, with handoff, the ready row's: a hand-over to
+     * "the best" picks the highest (then the one seen most recently),
+     * and a ready follower asks a holder of strictly lower priority to
+     * hand over to it.  SQLEASE_PRIORITY_MIN..SQLEASE_PRIORITY_MAX;
+     * default 0.  Equal priorities never preempt each other. */
+    int64_t priority;
+    /* With handoff: how long a holder of lower priority holds, at least,
+     * counted on the database's clock from its take, before this ready
+     * follower asks it to hand over, in ms (the damping that keeps two
+     * hosts from passing the lease back and forth).  0: 30000.  At most
+     * SQLEASE_MAX_DURATION_MS. */
+    int64_t preempt_after_ms;
+    /* How long this supervisor's hand-overs reserve the row for their
+     * target, in ms, on the database's clock: the target takes it at its
+     * next read, and nobody else may before then; a target that does not
+     * (gone, not polling) leaves the row free to anyone after it.  0: 3 x
+     * retry, at most ttl / 2.  Must be less than the ttl. */
+    int64_t handoff_reserve_ms;
 } sqlease_options;
 
 /* sqlease_options.history: record no hold. */
 #define SQLEASE_HISTORY_OFF (-1)
+
+/* The range of sqlease_options.priority. */
+#define SQLEASE_PRIORITY_MIN (-1000000000LL)
+#define SQLEASE_PRIORITY_MAX 1000000000LL
+/* The names of the ready followers' rows start with this (see
+ * sqlease_options.handoff); like SQLEASE_GROUP_PRESENCE_PREFIX it is
+ * reserved: no other lease may be named so. */
+#define SQLEASE_READY_PREFIX "~ready/"
 
 /* The longest duration any option or parsed duration may be: 30 days.
  * Deadlines are computed as now + duration in 64-bit milliseconds, on this
@@ -582,6 +649,8 @@ typedef struct sqlease_options {
 #define SQLEASE_DEFAULT_HEARTBEAT_MS 10000
 #define SQLEASE_DEFAULT_RENEW_DEADLINE_MS 20000
 #define SQLEASE_DEFAULT_RETRY_MS 2000
+/* sqlease_options.preempt_after_ms when it is 0. */
+#define SQLEASE_DEFAULT_PREEMPT_AFTER_MS 30000
 
 /* Zero `opt` (so every field takes its default) and record its size.
  * Mandatory before setting fields (see "Structs that grow").  Use the
@@ -632,7 +701,8 @@ SQLEASE_API int sqlease_owner_id(char *buf, size_t cap, sqlease_error *err);
 /* ------------------------------------------------------------------ */
 
 /* Create `table` if it is missing, add the columns an older table lacks
- * (token, version, data, ttl_ms, last_owner, fire_at_ms; it creates no
+ * (token, version, data, ttl_ms, last_owner, fire_at_ms, handoff_to,
+ * priority; it creates no
  * fire table: sqlease_fire_migrate does), fill in the NULLs an older
  * table made by hand without NOT NULL may hold (owner '', times and
  * version 0, a NULL token the database clock), then give the name and
@@ -700,6 +770,20 @@ typedef struct sqlease_lease_info {
                                 the database clock, epoch ms), kept by
                                 every renew and release; 0 if none (since
                                 0.2.1) */
+    char handoff_to[SQLEASE_MAX_OWNER + 1]; /* the hand-over the row
+                                carries, "" none: while held (held), a
+                                request that the holder hand over to this
+                                owner id ("*": its best ready follower);
+                                while free, a reservation for this owner
+                                id until expires_at_ms (reserved) (since
+                                0.2.1) */
+    int64_t priority;        /* the holder's priority, as its take wrote it
+                                (sqlease_options.priority); 0 when free
+                                (since 0.2.1) */
+    int reserved;            /* 1: the row is free but reserved for
+                                handoff_to until expires_at_ms by the
+                                database's clock: only that owner may take
+                                it before then (since 0.2.1) */
 } sqlease_lease_info;
 
 /* Make a lease handle on `db` (which must outlive it).  Only ttl_ms,
@@ -939,6 +1023,13 @@ struct sqlease_state {
     int64_t fire_at_ms;       /* with sqlease_options.schedule: the fire the
                                  current or last hold's take claimed (epoch
                                  ms, database clock); 0 none (since 0.2.1) */
+    uint64_t handoffs;        /* holds this supervisor handed over (since
+                                 0.2.1) */
+    int64_t priority;         /* its priority now (sqlease_options.priority,
+                                 sqlease_supervisor_set_priority) (since
+                                 0.2.1) */
+    int ready;                /* 1 while its ready row is held (with
+                                 sqlease_options.handoff) (since 0.2.1) */
 };
 
 /* Validate `opt`, make a lease on `db` (which must outlive the
@@ -1039,7 +1130,10 @@ SQLEASE_API int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n
  * SQLEASE_ETIMEOUT it waits for the runner to finish the supervisor's
  * statement (bounded as every statement is: with the login timeout on
  * top when it had to reconnect) and tries the release once more, so it
- * may take up to twice the stop's bound plus the login timeout. */
+ * may take up to twice the stop's bound plus the login timeout.  With
+ * hand-over on (sqlease_options.handoff) the same holds of the ready
+ * row: a stop that found no time left to release it leaves that to the
+ * free, which may then take as long whatever the stop returned. */
 SQLEASE_API void sqlease_supervisor_free(sqlease_supervisor *sup);
 
 /* A snapshot of the supervisor's state.  Returns SQLEASE_OK, or
@@ -1076,6 +1170,125 @@ SQLEASE_API int sqlease_supervisor_fence(sqlease_supervisor *sup, sqlease_fence 
  * past its deadline or a follower has not reached the database for ttl.
  * Thread-safe. */
 SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Handing the lease over                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A hand-over moves a hold to a chosen follower without waiting for a
+ * retry, let alone a ttl, and never runs the work in two places:
+ *
+ *  - Asked for: sqlease_lease_request_handoff (any process: an
+ *    operator's `sqlease transfer`) writes a request into the row of the
+ *    live hold it reads, for one owner id or "*" (the holder's best ready
+ *    follower); a ready follower of higher priority asks for itself.
+ *    The holder's renews match only a hold with no request, so its next
+ *    renew (within a heartbeat) is refused: the supervisor lets the work
+ *    run on for a lead of retry_ms + 50 ms (within its renew deadline;
+ *    the target, reading the row every retry, then reads it every
+ *    50 ms), stops it (on_stopped with SQLEASE_STOP_HANDOFF) and, once
+ *    on_stopped has returned, hands the hold over.
+ *    sqlease_supervisor_handoff asks a supervisor's own hold to do the
+ *    same.
+ *  - The hand-over is one statement scoped to the hold (name, owner id,
+ *    token), as a release is: the row becomes free and reserved for the
+ *    target until handoff_reserve_ms later on the database's clock.
+ *    Every take refuses a reserved row to any owner but its target until
+ *    then; the target's next read (its supervisor polls every retry, and
+ *    every 50 ms or retry, whichever is less, while it sees a request for
+ *    it) shows the row reserved for it and takes it, with token + 1.  A
+ *    target that is gone leaves the row free to anyone once the
+ *    reservation has passed.  A "*" that finds no ready follower when the
+ *    hold is handed over releases the row instead.
+ *  - The row stays the old hold's until that statement, so nobody can
+ *    take it while the old work stops; a holder that dies with a request
+ *    pending leaves the row to expire as any dead holder's does.
+ *
+ * Holders of an earlier release ignore requests (their renew does not
+ * look), and their followers take a reserved row as a free one.
+ */
+
+/* Hand the hold whose work runs over now: to the owner id `to`, or (NULL
+ * or "*") to the best ready follower (the live ready row of another
+ * owner with the highest priority, then the one seen most recently),
+ * read with one statement first.  Writes a request into its own row, so
+ * that the target polls fast, and returns; the work runs on for a lead
+ * of retry_ms + 50 ms (no renew is sent meanwhile; none when the renew
+ * deadline is nearer than that), by which time the target, which reads
+ * the row every retry, reads it every 50 ms; then the work is stopped
+ * (on_stopped with SQLEASE_STOP_HANDOFF, on a pool thread), and once
+ * on_stopped has returned the handle's runner sends the hand-over (and
+ * sqlease_supervisor_stop, called meanwhile, sends it itself instead of
+ * the release), and the supervisor goes on as a follower that does not
+ * contend before the reservation has passed.  Returns SQLEASE_OK (the
+ * work is being stopped), SQLEASE_NOT_HELD (the work is not running),
+ * SQLEASE_NO_FOLLOWER (no ready follower: nothing changed, the work goes
+ * on), SQLEASE_ESTATE (called from one of its own callbacks), or a
+ * statement's status (nothing changed).  Bounded as a statement is (two
+ * of them).  Thread-safe. */
+SQLEASE_API int sqlease_supervisor_handoff(sqlease_supervisor *sup, const char *to,
+                                           sqlease_error *err);
+
+/* Change the supervisor's priority (SQLEASE_PRIORITY_MIN..MAX): its next
+ * takes write it, and its ready row (with handoff) is given up and taken
+ * again with it (two or three statements), so that hand-overs pick from
+ * it at once.  A hold already taken keeps the priority its take wrote.
+ * To drain a host before maintenance: the lowest priority, then
+ * sqlease_supervisor_handoff(sup, NULL, ...) if it holds.  Returns
+ * SQLEASE_OK, SQLEASE_EINVAL, SQLEASE_ESTATE (stopped, or from its own
+ * callback), or a statement's status (the ready row could not be taken
+ * again: the supervisor is not listed as ready until this is called
+ * again).  Thread-safe. */
+SQLEASE_API int sqlease_supervisor_set_priority(sqlease_supervisor *sup, int64_t priority,
+                                                sqlease_error *err);
+
+/* Ask whoever holds the lease now to hand it over to the owner id `to`
+ * (NULL or "*": to its best ready follower): one read of the row, then
+ * one UPDATE that writes the request only while that hold is live and
+ * carries no request.  `info` (may be NULL) gets the row as read, with
+ * handoff_to set on success: pass it to sqlease_lease_cancel_handoff to
+ * withdraw the request, and compare its owner and token with later reads
+ * to see the lease move.  The holder answers at its next renew.  Returns
+ * SQLEASE_OK (requested), SQLEASE_NOT_HELD (nobody holds the lease: it
+ * is free, expired or reserved), SQLEASE_PENDING (a request or a
+ * reservation is there already; info says for whom), SQLEASE_EINVAL (a
+ * bad `to`), SQLEASE_ENOROW, SQLEASE_ENOTABLE, or a statement's status.
+ * Not thread-safe for one handle.  A macro (see "Structs that grow"):
+ * the function takes info's size. */
+SQLEASE_API int sqlease_lease_request_handoff_(sqlease_lease *lease, const char *to,
+                                               sqlease_lease_info *info, size_t info_size,
+                                               sqlease_error *err);
+#define sqlease_lease_request_handoff(lease, to, info, err) \
+    sqlease_lease_request_handoff_((lease), (to), (info), sizeof(sqlease_lease_info), (err))
+
+/* Withdraw the request `requested` describes (the info a successful
+ * sqlease_lease_request_handoff filled: its holder, token and
+ * handoff_to), if the row still carries exactly that request on that
+ * hold: one statement.  *cancelled (may be NULL) is 1 if it did; 0 when
+ * the holder has answered it already (or the hold is gone).  Returns
+ * SQLEASE_OK, SQLEASE_EINVAL, or a statement's status.  Not thread-safe
+ * for one handle. */
+SQLEASE_API int sqlease_lease_cancel_handoff(sqlease_lease *lease,
+                                             const sqlease_lease_info *requested,
+                                             int *cancelled, sqlease_error *err);
+
+/* Called once per live ready row of a lease (see sqlease_options.handoff)
+ * by sqlease_lease_ready, on the caller's thread, with no statement in
+ * flight: its owner id (valid only during the call), its priority, and
+ * how long ago its holder last renewed it (ms, the database's clock; -1
+ * if the row does not say).  Return 0 to go on, anything else to stop. */
+typedef int (*sqlease_ready_fn)(void *userdata, const char *owner, int64_t priority,
+                                int64_t seen_ago_ms);
+
+/* The ready followers of the lease: its live ready rows (expired ones
+ * are left out), in the order a hand-over to "the best" prefers them
+ * (highest priority, then seen most recently), the lease's holder
+ * included if it keeps one.  One statement.  Returns SQLEASE_OK,
+ * SQLEASE_EINVAL, SQLEASE_ENOTABLE, SQLEASE_ENOMEM, or a statement's
+ * status.  Not thread-safe for one handle. */
+SQLEASE_API int sqlease_lease_ready(sqlease_lease *lease, sqlease_ready_fn fn, void *userdata,
+                                    sqlease_error *err);
 
 
 /* ------------------------------------------------------------------ */

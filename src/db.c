@@ -591,6 +591,11 @@ static void table_sql_free(sqle_table_sql *t)
     free(t->status);
     free(t->fence);
     free(t->take_fire);
+    free(t->seed);
+    free(t->handoff_request);
+    free(t->handoff_cancel);
+    free(t->handoff);
+    free(t->ready_list);
     free(t);
 }
 
@@ -827,10 +832,16 @@ const sqle_table_sql *sqle_db_table_sql(sqlease_db *db, const sqle_dialect *d,
         t->status = sqle_sql_for_table(d->status.sql, table);
         t->fence = sqle_sql_for_table(d->fence.sql, table);
         t->take_fire = sqle_sql_for_table(d->take_fire.sql, table);
+        t->seed = sqle_sql_for_table(d->seed.sql, table);
+        t->handoff_request = sqle_sql_for_table(d->handoff_request.sql, table);
+        t->handoff_cancel = sqle_sql_for_table(d->handoff_cancel.sql, table);
+        t->handoff = sqle_sql_for_table(d->handoff.sql, table);
+        t->ready_list = sqle_sql_for_table(d->ready_list.sql, table);
         if (t->table == NULL || t->acquire == NULL || t->take_watched == NULL ||
             t->renew == NULL || t->release == NULL || t->release_force == NULL ||
             t->repair == NULL || t->status == NULL || t->fence == NULL ||
-            t->take_fire == NULL) {
+            t->take_fire == NULL || t->seed == NULL || t->handoff_request == NULL ||
+            t->handoff_cancel == NULL || t->handoff == NULL || t->ready_list == NULL) {
             table_sql_free(t);
             t = NULL;
         } else {

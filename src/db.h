@@ -32,6 +32,7 @@ typedef struct sqle_table_sql {
     char *table;
     char *acquire, *take_watched, *renew, *release, *release_force, *repair, *status, *fence;
     char *take_fire;
+    char *seed, *handoff_request, *handoff_cancel, *handoff, *ready_list;
 } sqle_table_sql;
 
 /* The fire ledger's statements (fire.c) with {table} and {fire_table}
@@ -190,6 +191,11 @@ typedef struct db_params {
     /* The holder history's (history.c). */
     int64_t pid;
     int64_t ended_at_ms;
+    /* The hand-over's (lease.c). */
+    int64_t priority;   /* the taker's priority, written by every take */
+    const char *target; /* whom a hand-over is for */
+    int64_t reserve_ms; /* how long a hand-over reserves the row */
+    const char *prefix; /* the start of the names ready_list reads */
 } db_params;
 
 /* The value parameter `param` (a sqle_param) takes from `p`, as a

@@ -297,9 +297,21 @@ static void watchdog_main(void *arg)
 
 int sqle_engine_send(sqle_engine *e, sqle_engine_node *n, int what, sqlease_error *err_out)
 {
+    sqle_due d;
+
+    memset(&d, 0, sizeof d);
+    d.what = what;
+    return sqle_engine_send_due(e, n, &d, err_out);
+}
+
+int sqle_engine_send_due(sqle_engine *e, sqle_engine_node *n, const sqle_due *d,
+                         sqlease_error *err_out)
+{
     sqlease_lease_info info;
     sqlease_error err;
     sqle_answer a;
+    char target[SQLEASE_MAX_OWNER + 1];
+    int what = d->what;
 
     (void)e;
     sqle_err_clear(&err);
@@ -308,6 +320,21 @@ int sqle_engine_send(sqle_engine *e, sqle_engine_node *n, int what, sqlease_erro
     a.err = &err;
     if (what == SQLE_SEND_NONE) {
         a.rc = SQLEASE_OK;
+    } else if (what == SQLE_SEND_HANDOFF) {
+        /* Never with the minimum hold either: the work moved. */
+        a.kind = SQLE_ANS_HANDOFF;
+        a.sent = sqle_mono_ms();
+        a.rc = sqle_lease_handoff(n->lease, d->arg, d->arg_ms, 0, target, sizeof target,
+                                  &a.released, &err);
+        a.target = target;
+        n->ops->answer(n, &a);
+    } else if (what == SQLE_SEND_REQUEST) {
+        a.kind = SQLE_ANS_REQUEST;
+        a.sent = sqle_mono_ms();
+        a.token = d->token;
+        a.rc = sqle_lease_request(n->lease, d->arg, d->token, sqlease_lease_owner(n->lease), 0,
+                                  &a.taken, &err);
+        n->ops->answer(n, &a);
     } else if (what == SQLE_SEND_RELEASE) {
         /* Never with the minimum hold: this hold's work did not finish.
          * The only hold a node gives up so is one whose work was stopped
@@ -346,7 +373,7 @@ static void send_due(sqle_engine *e, sqle_engine_node *n)
     sqle_engine_lock(e);
     n->ops->due(n, &d);
     sqle_engine_unlock(e);
-    (void)sqle_engine_send(e, n, d.what, NULL);
+    (void)sqle_engine_send_due(e, n, &d, NULL);
 }
 
 /* Renews sent together: same table, same ttl. */
@@ -369,6 +396,42 @@ static int by_table(const void *a, const void *b)
     return strcmp(sqle_lease_table(x->lease), sqle_lease_table(y->lease));
 }
 
+/*
+ * The holds a batched renew found gone: one read of their rows (per
+ * chunk), as the single renew's acquire reads the row after a 0-row
+ * answer, so that each one's client can tell a hold that is gone from one
+ * asked to hand over (which the renew refuses too): each[i].info gets
+ * the row and .hit 1 where the read answered.  A read that fails leaves
+ * them without (a loss, as before).
+ */
+static void lost_rows(sqle_each *each, size_t n)
+{
+    sqle_each *lost;
+    sqlease_error err;
+    size_t i, k = 0;
+
+    for (i = 0; i < n; i++)
+        each[i].hit = 0;
+    for (i = 0; i < n; i++)
+        k += each[i].rc == SQLEASE_NOT_HELD;
+    if (k == 0 || (lost = calloc(k, sizeof *lost)) == NULL)
+        return;
+    for (i = 0, k = 0; i < n; i++)
+        if (each[i].rc == SQLEASE_NOT_HELD)
+            lost[k++].lease = each[i].lease;
+    (void)sqle_lease_status_each(lost, k, 0, &err);
+    for (i = 0, k = 0; i < n; i++) {
+        if (each[i].rc != SQLEASE_NOT_HELD)
+            continue;
+        if (lost[k].rc == SQLEASE_OK) {
+            each[i].info = lost[k].info;
+            each[i].hit = 1;
+        }
+        k++;
+    }
+    free(lost);
+}
+
 /* One renew statement (per chunk) for n holders of one table and ttl. */
 static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
 {
@@ -387,11 +450,13 @@ static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
         each[i].lease = v[i]->lease;
     sent = sqle_mono_ms();
     sqle_lease_renew_each(each, n, 0, &err);
+    lost_rows(each, n);
     for (i = 0; i < n; i++) {
         memset(&a, 0, sizeof a);
         a.kind = SQLE_ANS_RENEW;
         a.sent = sent;
         a.rc = each[i].rc;
+        a.row = each[i].rc == SQLEASE_NOT_HELD && each[i].hit ? &each[i].info : NULL;
         a.err = &err;
         v[i]->ops->answer(v[i], &a);
     }
@@ -471,6 +536,21 @@ static void poll_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
                          "take", sqlease_lease_name(v[i]->lease));
                 a.err = &lost;
             }
+        } else if (each[i].rc == SQLEASE_ENOROW && sqle_lease_seeds(v[i]->lease)) {
+            /* A ready row not made yet: the lone acquire seeds it, reads
+             * it again and takes it. */
+            sqlease_lease_info got;
+
+            memset(&got, 0, sizeof got);
+            a.kind = SQLE_ANS_ACQUIRE;
+            a.sent = sqle_mono_ms();
+            sqle_err_clear(&terr);
+            a.rc = sqle_lease_acquire(v[i]->lease, &got, &a.taken, &a.lost, &terr);
+            a.token = got.token;
+            a.row = &got;
+            a.err = &terr;
+            v[i]->ops->answer(v[i], &a);
+            continue;
         } else if (want[i]) {
             sqlease_lease_info got;
 

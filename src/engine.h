@@ -76,14 +76,25 @@ enum sqle_send {
     SQLE_SEND_RENEW,    /* renew its hold: batched per table and ttl */
     SQLE_SEND_POLL,     /* a follower's read, and the take if the row is free:
                            batched per table */
-    SQLE_SEND_RELEASE   /* give up the hold its lease has, freeing the row at
+    SQLE_SEND_RELEASE,  /* give up the hold its lease has, freeing the row at
                            once (never with a minimum hold) */
+    SQLE_SEND_HANDOFF,  /* hand the hold its lease has over: to `arg` (an
+                           owner id, or "*": the best ready follower),
+                           reserving the row for it for `arg_ms` */
+    SQLE_SEND_REQUEST   /* ask the hold (`arg`: its owner id, `token`) of
+                           its lease's row to hand over to this lease's
+                           owner */
 };
 
 typedef struct sqle_due {
     int what;           /* SQLE_SEND_* */
     int64_t at;         /* mono ms it is due */
     int64_t early;      /* how much earlier it may go, to share a round */
+    /* SQLE_SEND_HANDOFF and SQLE_SEND_REQUEST: what they are about,
+     * copied out of the client while e->m is held. */
+    char arg[SQLEASE_MAX_OWNER + 1];
+    int64_t token;
+    int64_t arg_ms;
 } sqle_due;
 
 /* What the statements of one node answered. */
@@ -95,7 +106,12 @@ enum sqle_answer_kind {
                            (row), or failed (row NULL) */
     SQLE_ANS_TAKE,      /* the take after a batched read showed the row free
                            (row: that read; token: the new hold's) */
-    SQLE_ANS_RELEASE    /* the release of its hold; released */
+    SQLE_ANS_RELEASE,   /* the release of its hold; released */
+    SQLE_ANS_HANDOFF,   /* the hand-over of its hold; released (the row was
+                           changed), target (whom it went to; "": released,
+                           no ready follower) */
+    SQLE_ANS_REQUEST    /* its request to a holder; taken (it was written),
+                           token (the hold it was for) */
 };
 
 typedef struct sqle_answer {
@@ -104,7 +120,10 @@ typedef struct sqle_answer {
     int rc;                         /* its status */
     int taken, lost, released;
     int64_t token;
-    const sqlease_lease_info *row;  /* may be NULL */
+    const sqlease_lease_info *row;  /* may be NULL; SQLE_ANS_RENEW: the read
+                                       after a renew that found the hold
+                                       gone, when it answered */
+    const char *target;             /* SQLE_ANS_HANDOFF */
     const sqlease_error *err;       /* what failed, when rc says so */
 } sqle_answer;
 
@@ -226,5 +245,9 @@ int sqle_engine_busy(const sqle_engine_node *n);
  * Returns the statement's status; SQLE_SEND_NONE sends nothing and
  * returns SQLEASE_OK. */
 int sqle_engine_send(sqle_engine *e, sqle_engine_node *n, int what, sqlease_error *err);
+/* The same with the whole of what is due (its arguments: hand-overs and
+ * requests). */
+int sqle_engine_send_due(sqle_engine *e, sqle_engine_node *n, const sqle_due *d,
+                         sqlease_error *err);
 
 #endif

@@ -77,6 +77,7 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
     l->held_token = -1;
     l->proven_token = -1;
     l->hist_lost = -1;
+    sqle_atomic_add(&l->priority, (uint64_t)r->priority);
     l->name = sqle_strdup(r->name);
     l->owner = sqle_strdup(r->owner != NULL ? r->owner : owner);
     l->data = r->data != NULL ? sqle_strdup(r->data) : NULL;
@@ -92,6 +93,11 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
         l->sql_status = sql->status;
         l->sql_fence = sql->fence;
         l->sql_take_fire = sql->take_fire;
+        l->sql_seed = sql->seed;
+        l->sql_handoff_request = sql->handoff_request;
+        l->sql_handoff_cancel = sql->handoff_cancel;
+        l->sql_handoff = sql->handoff;
+        l->sql_ready_list = sql->ready_list;
     }
     if (sql == NULL || l->name == NULL || l->owner == NULL ||
         (r->data != NULL && l->data == NULL)) {
@@ -235,6 +241,7 @@ static int run_held(sqlease_lease *l, const sqle_stmt *st, const char *sql, int6
     p.data = l->data;
     p.version = l->take_version;
     p.fire_at_ms = l->take_fire_at;
+    p.priority = sqle_lease_priority(l);
     sqle_atomic_add(&l->statements, 1);
     rc = sqle_db_run_by(l->db, l->deadline, st, sql, &p, out, nout, has_row, rows, err);
     return explain_missing_table(l, rc, err);
@@ -276,6 +283,11 @@ static void row_out(db_out *out, sqlease_lease_info *info)
     out[8].cap = sizeof info->last_owner;
     out[9].type = DB_INT64;
     out[9].i = &info->fire_at_ms;
+    out[10].type = DB_TEXT;
+    out[10].s = info->handoff_to;
+    out[10].cap = sizeof info->handoff_to;
+    out[11].type = DB_INT64;
+    out[11].i = &info->priority;
 }
 
 /*
@@ -318,8 +330,16 @@ static int row_finish(const db_out *out, sqlease_lease_info *info, const char *n
      * of a fire reads it as 0 too (COALESCE). */
     if (out[9].is_null)
         info->fire_at_ms = 0;
+    /* A NULL handoff_to or priority (a table made by hand) is none: the
+     * statements read it so too (COALESCE), and it stops nothing. */
+    if (out[10].is_null)
+        info->handoff_to[0] = '\0';
+    if (out[11].is_null)
+        info->priority = 0;
     info->size = sizeof *info;
     info->held = info->owner[0] != '\0' && info->expires_at_ms > info->db_now_ms;
+    info->reserved = info->owner[0] == '\0' && info->handoff_to[0] != '\0' &&
+                     info->expires_at_ms > info->db_now_ms;
     return SQLEASE_OK;
 }
 
@@ -457,6 +477,8 @@ static int lost_take(sqlease_lease *l, sqlease_lease_info *info, int64_t seen_to
                      "lease '%s' was taken by another acquire between its read and its take",
                      l->name);
 }
+
+static int deferred(const sqlease_lease *l, const sqlease_lease_info *row);
 
 /* What a follower sends after a read (take_kind): nothing, the take by
  * the database's expiry, the watched take bound to the version, or the
@@ -613,6 +635,13 @@ static int take_kind(sqlease_lease *l, const sqlease_lease_info *row)
         l->seen_valid = 0;
         return TAKE_REPAIR;
     }
+    /* A row reserved for another owner by a hand-over: no take would
+     * match it before the reservation's deadline (the takes' WHERE says
+     * so too), so none is sent; once the database's clock has passed it,
+     * the row is as free as a released one.  A handle that has just
+     * handed over takes nothing but a row reserved for it for a while. */
+    if (sqle_lease_reserved_for_other(l, row) || deferred(l, row))
+        return TAKE_NONE;
     if (row->owner[0] == '\0')
         return TAKE_BY_EXPIRY;
     if (!l->watch || SQLE_PLANTED(take_by_expiry))
@@ -638,10 +667,29 @@ int sqle_lease_wants_take(sqlease_lease *l, const sqlease_lease_info *row)
     return take_kind(l, row) != TAKE_NONE;
 }
 
+int sqle_lease_reserved_for_other(const sqlease_lease *l, const sqlease_lease_info *row)
+{
+    return row->reserved && strcmp(row->handoff_to, l->owner) != 0;
+}
+
+/* Whether l leaves `row` to the others now (sqle_lease_defer_takes). */
+static int deferred(const sqlease_lease *l, const sqlease_lease_info *row)
+{
+    return l->defer_until != 0 && sqle_mono_ms() < l->defer_until &&
+           !(row->reserved && strcmp(row->handoff_to, l->owner) == 0);
+}
+
+void sqle_lease_defer_takes(sqlease_lease *l, int64_t until)
+{
+    l->defer_until = until;
+}
+
 int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row)
 {
     if (row->has_nulls || l->schedule != NULL)
         return 0; /* repaired first; a scheduled take claims its fire on its own */
+    if (sqle_lease_reserved_for_other(l, row) || deferred(l, row))
+        return 0;
     if (row->owner[0] == '\0')
         return 1;
     return l->watch && l->seen_valid && l->seen_token == row->token &&
@@ -690,6 +738,15 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
     }
     if (kind == TAKE_NONE) {
         char who[SQLE_QUOTED_ID_MAX];
+        if (row->reserved && strcmp(row->handoff_to, l->owner) != 0)
+            return sqle_fail(err, SQLEASE_NOT_HELD,
+                             "lease '%s' is reserved for %s by a hand-over for %lld ms more",
+                             l->name, sqle_quote_id(row->handoff_to, who, sizeof who),
+                             (long long)(row->expires_at_ms - row->db_now_ms));
+        if (deferred(l, row))
+            return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' was handed over by this "
+                             "handle: left to the others for %lld ms more", l->name,
+                             (long long)(l->defer_until - sqle_mono_ms()));
         if (!row->held)
             return sqle_fail(err, SQLEASE_NOT_HELD,
                              "lease '%s' is held by %s (token %lld), expired by the database's "
@@ -724,6 +781,9 @@ static int take_after_read(sqlease_lease *l, const sqlease_lease_info *row,
         info->expires_at_ms = row->db_now_ms + l->ttl_ms;
         info->ttl_ms = l->ttl_ms;
         info->version = row->version + 1;
+        info->handoff_to[0] = '\0';
+        info->priority = sqle_lease_priority(l);
+        info->reserved = 0;
         info->held = info->mine = 1;
     }
     *taken = 1;
@@ -741,6 +801,14 @@ static int take(sqlease_lease *l, sqlease_lease_info *info, int *taken, sqlease_
     int rc;
 
     rc = read_row(l, &row, err);
+    if (rc == SQLEASE_ENOROW && l->seed_missing) {
+        /* A ready row (supervisor.c) is this process's own to make: made
+         * as migrate makes a row (an insert that leaves one that exists
+         * alone), then read again. */
+        rc = run(l, &l->d->seed, l->sql_seed, -1, NULL, 0, NULL, NULL, err);
+        if (rc == SQLEASE_OK)
+            rc = read_row(l, &row, err);
+    }
     if (rc != SQLEASE_OK)
         return rc;
     if (l->schedule != NULL)
@@ -856,6 +924,9 @@ static int take_fire_after_read(sqlease_lease *l, const sqlease_lease_info *row,
         info->expires_at_ms = row->db_now_ms + l->ttl_ms;
         info->ttl_ms = l->ttl_ms;
         info->version = row->version + 1;
+        info->handoff_to[0] = '\0';
+        info->priority = sqle_lease_priority(l);
+        info->reserved = 0;
         info->fire_at_ms = fire_at_ms;
         info->held = info->mine = 1;
     }
@@ -1262,4 +1333,452 @@ int sqlease_lease_acquire_wait_(sqlease_lease *l, int64_t timeout_ms, sqlease_le
                         "lease '%s' not held after waiting %lld ms (%s)", l->name,
                         (long long)timeout_ms, why);
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Handing the lease over                                               */
+/* ------------------------------------------------------------------ */
+
+int64_t sqle_lease_priority(const sqlease_lease *l)
+{
+    return (int64_t)sqle_atomic_load(&l->priority);
+}
+
+/* The atomic has a load and an add: one writer at a time (the supervisor
+ * sets it under its stop lock) makes the difference a store. */
+void sqle_lease_set_priority(sqlease_lease *l, int64_t priority)
+{
+    sqle_atomic_add(&l->priority, (uint64_t)priority - sqle_atomic_load(&l->priority));
+}
+
+void sqle_lease_set_seed_missing(sqlease_lease *l, int on)
+{
+    l->seed_missing = on != 0;
+}
+
+int sqle_lease_seeds(const sqlease_lease *l)
+{
+    return l->seed_missing;
+}
+
+/*
+ * The ready rows of a lease are named SQLEASE_READY_PREFIX + key + "/" +
+ * 16 hex digits, where the key is the lease's name when it leaves room
+ * for the rest in a name's 64 bytes, and otherwise "#" and 16 hex digits
+ * of a hash of it (a name that long and one of 17 bytes that looks like
+ * that hash would share their ready rows: nothing else would go wrong,
+ * and nobody names leases so).
+ */
+void sqle_ready_prefix(const char *name, char *buf, size_t cap)
+{
+    if (strlen(name) <= SQLE_READY_KEY_MAX)
+        snprintf(buf, cap, "%s%s/", SQLEASE_READY_PREFIX, name);
+    else
+        snprintf(buf, cap, "%s#%016llx/", SQLEASE_READY_PREFIX,
+                 (unsigned long long)sqle_hash_text(name));
+}
+
+/* A statement of l's with the values given (not the handle's hold), by
+ * `deadline`: it touches nothing of l but its statement count, so a
+ * thread other than the one that makes l's calls may send it. */
+static int run_params(sqlease_lease *l, int64_t deadline, const sqle_stmt *st, const char *sql,
+                      db_params *p, int64_t *rows, sqlease_error *err)
+{
+    int rc;
+
+    sqle_atomic_add(&l->statements, 1);
+    rc = sqle_db_run_by(l->db, deadline, st, sql, p, NULL, 0, NULL, rows, err);
+    return explain_missing_table(l, rc, err);
+}
+
+/* The priority a ready row publishes ("priority=N", the data its
+ * supervisor writes); 0 if it says nothing we read. */
+static int64_t ready_priority(const char *data)
+{
+    long long v = 0;
+
+    if (strncmp(data, "priority=", 9) != 0 || sscanf(data + 9, "%lld", &v) != 1)
+        return 0;
+    return (int64_t)v;
+}
+
+/* Best first: the highest priority, then the one seen most recently
+ * (one whose last renew is unknown last), then by owner id, so that
+ * every reader picks the same one. */
+static int cmp_ready(const void *a, const void *b)
+{
+    const sqle_ready *x = a, *y = b;
+
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if ((x->seen_ago_ms < 0) != (y->seen_ago_ms < 0))
+        return x->seen_ago_ms < 0 ? 1 : -1;
+    if (x->seen_ago_ms != y->seen_ago_ms)
+        return x->seen_ago_ms < y->seen_ago_ms ? -1 : 1;
+    return strcmp(x->owner, y->owner);
+}
+
+/* The ready rows a read keeps, at most: rows of followers that died
+ * without stopping stay in the table (expired) until a start reuses
+ * them, and are read with the live ones. */
+#define READY_ROWS_MAX 128
+
+/* name, then the status statement's columns. */
+#define READY_COLUMNS (1 + SQLE_ROW_COLUMNS)
+
+/* Every row of l's lease's ready rows, live or not, as fn(ud, name,
+ * info): one statement by `deadline` (0: the handle's usual bound), and
+ * the prefix compared here again (a name that merely sorts near it is
+ * not one).  Touches nothing of l but its statement count (run_params). */
+static int ready_rows(sqlease_lease *l, int64_t deadline,
+                      void (*fn)(void *ud, const char *name, const sqlease_lease_info *info),
+                      void *ud, sqlease_error *err)
+{
+    char prefix[SQLEASE_MAX_NAME + 1];
+    struct ready_row {
+        char name[SQLEASE_MAX_NAME + 1];
+        sqlease_lease_info info;
+    } *rows;
+    db_out *cells;
+    db_params p;
+    size_t nrows = 0, i;
+    int rc;
+
+    rows = calloc(READY_ROWS_MAX, sizeof *rows);
+    cells = calloc(READY_ROWS_MAX * READY_COLUMNS, sizeof *cells);
+    if (rows == NULL || cells == NULL) {
+        free(rows);
+        free(cells);
+        return nomem(err);
+    }
+    for (i = 0; i < READY_ROWS_MAX; i++) {
+        db_out *o = cells + i * READY_COLUMNS;
+        o[0].type = DB_TEXT;
+        o[0].s = rows[i].name;
+        o[0].cap = sizeof rows[i].name;
+        row_out(o + 1, &rows[i].info);
+    }
+    sqle_ready_prefix(l->name, prefix, sizeof prefix);
+    memset(&p, 0, sizeof p);
+    p.prefix = prefix;
+    if (deadline <= 0)
+        deadline = sqle_db_deadline(l->db);
+    sqle_atomic_add(&l->statements, 1);
+    rc = sqle_db_run_rows_by(l->db, deadline, &l->d->ready_list, l->sql_ready_list, &p, cells,
+                             READY_COLUMNS, READY_ROWS_MAX, &nrows, err);
+    rc = explain_missing_table(l, rc, err);
+    for (i = 0; i < nrows && rc == SQLEASE_OK; i++) {
+        rc = row_finish(cells + i * READY_COLUMNS + 1, &rows[i].info, l->d->now_ms, err);
+        if (rc == SQLEASE_OK && strncmp(rows[i].name, prefix, strlen(prefix)) == 0)
+            fn(ud, rows[i].name, &rows[i].info);
+    }
+    free(rows);
+    free(cells);
+    return rc;
+}
+
+typedef struct ready_acc {
+    sqle_ready *out;
+    size_t cap, n;
+} ready_acc;
+
+/* A live ready row, kept (ready_rows' fn for sqle_lease_ready_read). */
+static void keep_live(void *ud, const char *name, const sqlease_lease_info *in)
+{
+    ready_acc *a = ud;
+    sqle_ready *r;
+
+    (void)name;
+    if (!in->held || a->n >= a->cap)
+        return;
+    r = &a->out[a->n++];
+    snprintf(r->owner, sizeof r->owner, "%s", in->owner);
+    r->priority = ready_priority(in->data);
+    r->seen_ago_ms = in->ttl_ms > 0 ? in->db_now_ms - (in->expires_at_ms - in->ttl_ms) : -1;
+    if (r->seen_ago_ms < -1)
+        r->seen_ago_ms = 0;
+}
+
+int sqle_lease_ready_read(sqlease_lease *l, int64_t deadline, sqle_ready *out, size_t cap,
+                          size_t *n, sqlease_error *err)
+{
+    ready_acc a;
+    int rc;
+
+    a.out = out;
+    a.cap = cap;
+    a.n = 0;
+    *n = 0;
+    rc = ready_rows(l, deadline, keep_live, &a, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    qsort(out, a.n, sizeof *out, cmp_ready);
+    *n = a.n;
+    return SQLEASE_OK;
+}
+
+typedef struct ready_pick {
+    char *name;
+    size_t cap;
+    size_t seen;
+    unsigned rng;
+} ready_pick;
+
+/* A free ready row, one of them at random (reservoir sampling), so that
+ * followers starting at once try different ones. */
+static void pick_free(void *ud, const char *name, const sqlease_lease_info *in)
+{
+    ready_pick *p = ud;
+
+    if (in->owner[0] != '\0' || in->has_nulls)
+        return;
+    p->seen++;
+    p->rng = p->rng * 1103515245u + 12345u;
+    if ((p->rng >> 8) % p->seen == 0)
+        snprintf(p->name, p->cap, "%s", name);
+}
+
+int sqle_lease_ready_free(sqlease_lease *l, int64_t deadline, unsigned seed, char *name,
+                          size_t cap, int *found, sqlease_error *err)
+{
+    ready_pick p;
+    int rc;
+
+    name[0] = '\0';
+    p.name = name;
+    p.cap = cap;
+    p.seen = 0;
+    p.rng = seed;
+    rc = ready_rows(l, deadline, pick_free, &p, err);
+    *found = rc == SQLEASE_OK && name[0] != '\0';
+    return rc;
+}
+
+int sqle_lease_ready_best(sqlease_lease *l, const char *exclude, int64_t deadline, char *owner,
+                          size_t cap, int *found, sqlease_error *err)
+{
+    sqle_ready *r = calloc(READY_ROWS_MAX, sizeof *r);
+    size_t n = 0, i;
+    int rc;
+
+    *found = 0;
+    owner[0] = '\0';
+    if (r == NULL)
+        return nomem(err);
+    rc = sqle_lease_ready_read(l, deadline, r, READY_ROWS_MAX, &n, err);
+    for (i = 0; i < n && rc == SQLEASE_OK; i++) {
+        if (exclude != NULL && strcmp(r[i].owner, exclude) == 0)
+            continue;
+        snprintf(owner, cap, "%s", r[i].owner);
+        *found = 1;
+        break;
+    }
+    free(r);
+    return rc;
+}
+
+int sqle_lease_request(sqlease_lease *l, const char *holder, int64_t token, const char *target,
+                       int64_t deadline, int *done, sqlease_error *err)
+{
+    db_params p;
+    int64_t rows = -1;
+    int rc;
+
+    *done = 0;
+    memset(&p, 0, sizeof p);
+    p.name = l->name;
+    p.owner = holder;
+    p.token = token;
+    p.target = target;
+    rc = run_params(l, deadline > 0 ? deadline : sqle_db_deadline(l->db), &l->d->handoff_request,
+                    l->sql_handoff_request, &p, &rows, err);
+    if (rc == SQLEASE_OK)
+        *done = rows > 0;
+    return rc;
+}
+
+/*
+ * The hand-over of the hold this handle last proved, sent once its work
+ * has stopped: to `target`, or ("*" or "") to the best ready follower
+ * but this handle's owner, read first; a "*" that finds none releases the
+ * row (no minimum hold: the work was moved, not finished).  Scoped to
+ * the hold as a release is, whatever its expiry: a row some take has
+ * changed since matches nothing.  The handle forgets its hold either way.
+ *
+ * The holder history records the hold's end here, after the statement
+ * (it decides nothing, and the target's take does not wait for it):
+ * 'handed_over' when the row was reserved for a target, 'released' when
+ * no ready follower was found and the row was freed.  The target's take
+ * starts its own hold's row, and closes none: its read showed the row
+ * free.
+ */
+int sqle_lease_handoff(sqlease_lease *l, const char *target, int64_t reserve_ms,
+                       int64_t deadline, char *resolved, size_t cap, int *handed,
+                       sqlease_error *err)
+{
+    char best[SQLEASE_MAX_OWNER + 1];
+    db_params p;
+    int64_t rows = -1;
+    int found = 0, rc;
+
+    sqle_err_clear(err);
+    *handed = 0;
+    resolved[0] = '\0';
+    l->held_token = -1;
+    if (l->proven_token < 0)
+        return SQLEASE_OK;
+    l->deadline = deadline > 0 ? deadline : sqle_db_deadline(l->db);
+    if (target == NULL || target[0] == '\0' || strcmp(target, "*") == 0) {
+        rc = sqle_lease_ready_best(l, l->owner, l->deadline, best, sizeof best, &found, err);
+        if (rc != SQLEASE_OK)
+            return rc;
+        if (!found) {
+            rc = run_held(l, &l->d->release, l->sql_release, l->proven_token, 0, NULL, 0, NULL,
+                          &rows, err);
+            if (rc == SQLEASE_OK)
+                *handed = rows > 0;
+            if (rc == SQLEASE_OK && rows > 0)
+                sqle_hist_ended(&l->hist, l->proven_token, SQLE_END_RELEASED, l->deadline);
+            return rc;
+        }
+        target = best;
+    }
+    memset(&p, 0, sizeof p);
+    p.name = l->name;
+    p.owner = l->owner;
+    p.token = l->proven_token;
+    p.target = target;
+    p.reserve_ms = reserve_ms;
+    rc = run_params(l, l->deadline, &l->d->handoff, l->sql_handoff, &p, &rows, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (rows != 0 && rows != 1)
+        return sqle_fail(err, SQLEASE_EROWCOUNT, "the hand-over of lease '%s' reported %lld "
+                         "rows affected; expected 0 or 1", l->name, (long long)rows);
+    *handed = rows == 1;
+    snprintf(resolved, cap, "%s", target);
+    if (*handed)
+        sqle_hist_ended(&l->hist, l->proven_token, SQLE_END_HANDED_OVER, l->deadline);
+    return SQLEASE_OK;
+}
+
+/* The owner id a request names: "*" for NULL or "*", else checked as an
+ * owner id is. */
+static int request_target(const char *to, const char **target, sqlease_error *err)
+{
+    if (to == NULL || strcmp(to, "*") == 0) {
+        *target = "*";
+        return SQLEASE_OK;
+    }
+    if (to[0] == '\0')
+        return sqle_fail(err, SQLEASE_EINVAL, "hand-over target is empty (an empty owner marks "
+                         "a free lease)");
+    if (sqle_check_text("hand-over target", to, SQLEASE_MAX_OWNER, 1, err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    *target = to;
+    return SQLEASE_OK;
+}
+
+/* What a read says of asking for a hand-over now: OK (a live hold with
+ * no request), or the status and message that tell why not. */
+static int requestable(sqlease_lease *l, const sqlease_lease_info *row, sqlease_error *err)
+{
+    char who[SQLE_QUOTED_ID_MAX];
+
+    if (row->reserved)
+        return sqle_fail(err, SQLEASE_PENDING, "lease '%s' is reserved for %s by a hand-over "
+                         "for %lld ms more", l->name,
+                         sqle_quote_id(row->handoff_to, who, sizeof who),
+                         (long long)(row->expires_at_ms - row->db_now_ms));
+    if (!row->held)
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' is not held", l->name);
+    if (row->handoff_to[0] != '\0')
+        return sqle_fail(err, SQLEASE_PENDING, "lease '%s': its holder has been asked to hand "
+                         "it over to %s already", l->name,
+                         sqle_quote_id(row->handoff_to, who, sizeof who));
+    return SQLEASE_OK;
+}
+
+int sqlease_lease_request_handoff_(sqlease_lease *l, const char *to, sqlease_lease_info *info,
+                                   size_t info_size, sqlease_error *err)
+{
+    sqlease_lease_info row;
+    const char *target = NULL;
+    int tries, done = 0, rc;
+
+    sqle_err_clear(err);
+    memset(&row, 0, sizeof row);
+    if (l == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_request_handoff: lease is NULL");
+    if (info_size_ok(info, info_size, "sqlease_lease_request_handoff", err) != SQLEASE_OK)
+        return SQLEASE_EINVAL;
+    rc = request_target(to, &target, err);
+    /* A request that another change beat (a renew does not: it changes
+     * neither owner nor token) is read and tried again, a few times. */
+    for (tries = 0; rc == SQLEASE_OK && tries < 3; tries++) {
+        l->deadline = sqle_db_deadline(l->db);
+        rc = read_row(l, &row, err);
+        if (rc == SQLEASE_OK)
+            rc = requestable(l, &row, err);
+        if (rc == SQLEASE_OK)
+            rc = sqle_lease_request(l, row.owner, row.token, target, l->deadline, &done, err);
+        if (rc == SQLEASE_OK && done) {
+            snprintf(row.handoff_to, sizeof row.handoff_to, "%s", target);
+            row.version++;
+            break;
+        }
+    }
+    if (rc == SQLEASE_OK && !done)
+        rc = sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s' changed under each of three requests",
+                       l->name);
+    if (info != NULL)
+        sqle_struct_out(info, info_size, &row, sizeof row);
+    return rc;
+}
+
+int sqlease_lease_cancel_handoff(sqlease_lease *l, const sqlease_lease_info *req,
+                                 int *cancelled, sqlease_error *err)
+{
+    db_params p;
+    int64_t rows = -1;
+    int rc;
+
+    sqle_err_clear(err);
+    if (cancelled != NULL)
+        *cancelled = 0;
+    if (l == NULL || req == NULL || req->owner[0] == '\0' || req->handoff_to[0] == '\0')
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_cancel_handoff: lease is NULL, or "
+                         "`requested` names no request");
+    memset(&p, 0, sizeof p);
+    p.name = l->name;
+    p.owner = req->owner;
+    p.token = req->token;
+    p.target = req->handoff_to;
+    rc = run_params(l, sqle_db_deadline(l->db), &l->d->handoff_cancel, l->sql_handoff_cancel, &p,
+                    &rows, err);
+    if (rc == SQLEASE_OK && cancelled != NULL)
+        *cancelled = rows > 0;
+    return rc;
+}
+
+int sqlease_lease_ready(sqlease_lease *l, sqlease_ready_fn fn, void *userdata,
+                        sqlease_error *err)
+{
+    sqle_ready *r;
+    size_t n = 0, i;
+    int rc;
+
+    sqle_err_clear(err);
+    if (l == NULL || fn == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_lease_ready: lease and fn must not be "
+                         "NULL");
+    r = calloc(READY_ROWS_MAX, sizeof *r);
+    if (r == NULL)
+        return nomem(err);
+    rc = sqle_lease_ready_read(l, 0, r, READY_ROWS_MAX, &n, err);
+    for (i = 0; i < n && rc == SQLEASE_OK; i++)
+        if (fn(userdata, r[i].owner, r[i].priority, r[i].seen_ago_ms) != 0)
+            break;
+    free(r);
+    return rc;
 }

@@ -70,9 +70,10 @@ int sqle_lease_release_for(sqlease_lease *l, int64_t deadline, int64_t min_hold_
 int64_t sqle_lease_min_hold(const sqlease_lease *l);
 
 /* The status statement's columns: owner, token, acquired_at_ms,
- * expires_at_ms, the clock, data, version, ttl_ms, last_owner, fire_at_ms
+ * expires_at_ms, the clock, data, version, ttl_ms, last_owner, fire_at_ms,
+ * handoff_to, priority
  * (status_each and list read the name before them). */
-#define SQLE_ROW_COLUMNS 10
+#define SQLE_ROW_COLUMNS 12
 
 /* Point out[0..SQLE_ROW_COLUMNS-1] at the fields of `info`. */
 void sqle_lease_row_out(db_out *out, sqlease_lease_info *info);
@@ -108,6 +109,82 @@ int64_t sqle_lease_held_fire(const sqlease_lease *l);
 
 int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64_t fire_at_ms,
                          sqlease_lease_info *info, int *taken, sqlease_error *err);
+
+/* ---- the hand-over (lease.c; see "Handing the lease over" in sqlease.h
+ * and templates/dialects.toml) ---------------------------------------- */
+
+/* The priority the lease's takes write, and a change of it: thread-safe
+ * to read; one thread at a time may set it. */
+int64_t sqle_lease_priority(const sqlease_lease *l);
+void sqle_lease_set_priority(sqlease_lease *l, int64_t priority);
+
+/* Make a take that finds no row seed it first (a ready row of the
+ * lease's supervisor).  Before the lease's first call. */
+void sqle_lease_set_seed_missing(sqlease_lease *l, int on);
+int sqle_lease_seeds(const sqlease_lease *l);
+
+/* 1 if `row` (a read of l's row) is reserved by a hand-over for an owner
+ * other than l's, and the database's clock has not passed it: no take of
+ * l's can match it yet. */
+int sqle_lease_reserved_for_other(const sqlease_lease *l, const sqlease_lease_info *row);
+
+/* Take no row but one reserved for l until sqle_mono_ms `until` (a
+ * holder that has just handed over leaves the row to the other
+ * followers, should its target not take it).  The thread that makes l's
+ * calls only. */
+void sqle_lease_defer_takes(sqlease_lease *l, int64_t until);
+
+/* A lease name's key in its ready rows' names is the name itself up to
+ * this many bytes (else a hash): "~ready/" + key + "/" + 16 hex digits
+ * fits SQLEASE_MAX_NAME. */
+#define SQLE_READY_KEY_MAX 40
+
+/* "~ready/<key>/" of lease `name` into buf (cap >= SQLEASE_MAX_NAME + 1). */
+void sqle_ready_prefix(const char *name, char *buf, size_t cap);
+
+/* One live ready row: its owner id, the priority it publishes and how
+ * long ago (database clock) it was last renewed, -1 unknown. */
+typedef struct sqle_ready {
+    char owner[SQLEASE_MAX_OWNER + 1];
+    int64_t priority;
+    int64_t seen_ago_ms;
+} sqle_ready;
+
+/* Read l's lease's ready rows (one statement by `deadline`, sqle_mono_ms;
+ * 0: the handle's usual bound): the live ones, best first (the highest
+ * priority, then the one seen most recently), at most cap into out, *n
+ * how many.  Uses only what is fixed in l and the deadline it sets: the
+ * thread that makes l's calls, or one that owns it while they are not
+ * made. */
+int sqle_lease_ready_read(sqlease_lease *l, int64_t deadline, sqle_ready *out, size_t cap,
+                          size_t *n, sqlease_error *err);
+
+/* A free ready row of l's lease (one its follower left when it stopped),
+ * chosen at random from `seed`: *found 1 with its name in name, or 0.
+ * Thread rules as sqle_lease_ready_read. */
+int sqle_lease_ready_free(sqlease_lease *l, int64_t deadline, unsigned seed, char *name,
+                          size_t cap, int *found, sqlease_error *err);
+
+/* The best ready follower but `exclude` (may be NULL): *found 1 with its
+ * owner id in owner, or 0. */
+int sqle_lease_ready_best(sqlease_lease *l, const char *exclude, int64_t deadline, char *owner,
+                          size_t cap, int *found, sqlease_error *err);
+
+/* Ask the live hold (holder, token) of l's row, with no request yet, to
+ * hand over to `target` ("*": its best ready follower): one statement;
+ * *done 1 if it was written.  Thread rules as sqle_lease_ready_read. */
+int sqle_lease_request(sqlease_lease *l, const char *holder, int64_t token, const char *target,
+                       int64_t deadline, int *done, sqlease_error *err);
+
+/* The hand-over of the hold l last proved, once its work has stopped, to
+ * `target`, or ("*" or "") to the best ready follower but l's owner (a
+ * release when there is none).  `resolved` (cap bytes) gets the owner id
+ * it was handed to, "" for a release; *handed 1 if the row was changed
+ * (0: the hold was gone already).  Forgets the hold either way.  The end
+ * of a hold by a hand-over. */
+int sqle_lease_handoff(sqlease_lease *l, const char *target, int64_t reserve_ms,
+                       int64_t deadline, char *resolved, size_t cap, int *handed,
+                       sqlease_error *err);
 
 /* Lease statements this handle has sent. */
 uint64_t sqle_lease_statements(const sqlease_lease *l);
@@ -251,7 +328,8 @@ int sqle_lease_take_bound(const sqlease_lease *l, const sqlease_lease_info *row)
 int sqle_lease_take_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err);
 
 /* Order of leases whose takes can share one statement: table, ttl,
- * owner, data (what sqle_lease_take_each binds once); 0 when they can. */
+ * owner, data, priority (what sqle_lease_take_each binds once); 0 when
+ * they can. */
 int sqle_lease_cmp_take(const sqlease_lease *x, const sqlease_lease *y);
 
 /* sqle_lease_take_each over leases of one handle and table whose ttl,

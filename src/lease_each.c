@@ -148,6 +148,7 @@ static void lease_params(const sqle_each *e, int tok, int64_t min_hold_ms, db_pa
     p->version = e->info.version; /* a take's: the version its read saw */
     p->min_hold_ms = min_hold_ms;
     p->data = l->data;
+    p->priority = sqle_lease_priority(l); /* a take's, bound once */
 }
 
 /* Bind one part's markers from `p`, appending to binds[*nb]. */
@@ -815,8 +816,8 @@ static int same_str(const char *a, const char *b)
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* A take binds the owner, the ttl and the data once: every lease of the
- * batch must have the first one's. */
+/* A take binds the owner, the ttl, the data and the priority once: every
+ * lease of the batch must have the first one's. */
 static int check_take_batch(sqle_each *each, size_t n, sqlease_error *err)
 {
     const sqlease_lease *first = each[0].lease;
@@ -824,11 +825,12 @@ static int check_take_batch(sqle_each *each, size_t n, sqlease_error *err)
 
     for (i = 0; i < n; i++) {
         const sqlease_lease *l = each[i].lease;
-        if (strcmp(l->owner, first->owner) != 0 || !same_str(l->data, first->data)) {
+        if (strcmp(l->owner, first->owner) != 0 || !same_str(l->data, first->data) ||
+            sqle_lease_priority(l) != sqle_lease_priority(first)) {
             for (j = 0; j < n; j++)
                 each[j].rc = SQLEASE_EINVAL;
             return sqle_fail(err, SQLEASE_EINVAL, "take_each: lease %zu has not the first "
-                             "one's owner and data", i);
+                             "one's owner, data and priority", i);
         }
     }
     return SQLEASE_OK;
@@ -874,6 +876,9 @@ static void took(sqle_each *e)
     info->expires_at_ms = db_now + l->ttl_ms;
     info->ttl_ms = l->ttl_ms;
     info->version++;
+    info->handoff_to[0] = '\0';
+    info->priority = sqle_lease_priority(l);
+    info->reserved = 0;
     info->held = info->mine = 1;
     e->hit = 1;
     e->rc = SQLEASE_OK;
@@ -1184,6 +1189,10 @@ int sqle_lease_cmp_take(const sqlease_lease *x, const sqlease_lease *y)
     if (c == 0)
         c = x->data == NULL ? (y->data == NULL ? 0 : -1)
                             : y->data == NULL ? 1 : strcmp(x->data, y->data);
+    if (c == 0) {
+        int64_t px = sqle_lease_priority(x), py = sqle_lease_priority(y);
+        c = px < py ? -1 : px > py;
+    }
     return c;
 }
 
@@ -1205,7 +1214,7 @@ static int cmp_each_name_place(const void *a, const void *b)
 }
 
 /*
- * The runner's followers of one table may differ in ttl, owner or data,
+ * The runner's followers of one table may differ in ttl, owner, data or priority,
  * which a take binds once: one sqle_lease_take_each per run of equal
  * ones, each run copied out and back so that each[] keeps its order.
  * Two leases of one name in different runs would send two takes of one

@@ -33,6 +33,11 @@ struct sqlease_lease {
     const char *sql_status;
     const char *sql_fence;
     const char *sql_take_fire;
+    const char *sql_seed;
+    const char *sql_handoff_request;
+    const char *sql_handoff_cancel;
+    const char *sql_handoff;
+    const char *sql_ready_list;
     /* Token of the hold this handle believes it has (what it renews), or
      * -1. */
     int64_t held_token;
@@ -86,6 +91,21 @@ struct sqlease_lease {
     /* The holder history of this lease's holds (history.c): hist.sql
      * NULL when it is off.  Its strings point into the lease. */
     sqle_hist hist;
+    /* The priority every take writes (sqlease_options.priority), an
+     * int64_t in the atomic's bits: a supervisor may change it on another
+     * thread than the one that makes the lease's calls
+     * (sqle_lease_set_priority, which is never called by two threads at
+     * once for one lease). */
+    sqle_atomic_u64 priority;
+    /* 1 (a supervisor's ready row, supervisor.c): a take that finds no
+     * row seeds it first, as migrate would, instead of answering ENOROW;
+     * set before the lease's first call. */
+    int seed_missing;
+    /* sqle_mono_ms until which this handle takes no row but one reserved
+     * for it (0: none): a holder that has just handed over leaves the row
+     * to the others first (sqle_lease_defer_takes).  The thread that makes
+     * the lease's calls only. */
+    int64_t defer_until;
 };
 
 /* A missing table said as a broken installation: which table, and what to

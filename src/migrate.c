@@ -247,6 +247,12 @@ int sqlease_migrate(sqlease_db *db, const char *table, const char *const *names,
     rc = ensure_column(db, &d->probe_fire_at, &d->add_fire_at, table, "fire_at_ms", err);
     if (rc != SQLEASE_OK)
         return rc;
+    rc = ensure_column(db, &d->probe_handoff_to, &d->add_handoff_to, table, "handoff_to", err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    rc = ensure_column(db, &d->probe_priority, &d->add_priority, table, "priority", err);
+    if (rc != SQLEASE_OK)
+        return rc;
     rc = fill_nulls(db, d, table, err);
     if (rc != SQLEASE_OK)
         return rc;

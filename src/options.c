@@ -183,6 +183,21 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
         opt->retry_ms > SQLEASE_MAX_DURATION_MS || opt->min_hold_ms > SQLEASE_MAX_DURATION_MS)
         return sqle_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
 
+    /* The hand-over's: a priority in its range, durations as the
+     * others; the reservation's default and its rule below. */
+    if (opt->priority < SQLEASE_PRIORITY_MIN || opt->priority > SQLEASE_PRIORITY_MAX)
+        return sqle_fail(err, SQLEASE_EINVAL, "priority %lld is not within %lld..%lld",
+                         (long long)opt->priority, (long long)SQLEASE_PRIORITY_MIN,
+                         (long long)SQLEASE_PRIORITY_MAX);
+    if (opt->preempt_after_ms < 0 || opt->handoff_reserve_ms < 0)
+        return sqle_fail(err, SQLEASE_EINVAL, "durations must not be negative");
+    if (opt->preempt_after_ms > SQLEASE_MAX_DURATION_MS ||
+        opt->handoff_reserve_ms > SQLEASE_MAX_DURATION_MS)
+        return sqle_fail(err, SQLEASE_EINVAL, "durations must be at most 30 days");
+    r->handoff = opt->handoff != 0;
+    r->priority = opt->priority;
+    r->preempt_after_ms = or_default(opt->preempt_after_ms, SQLEASE_DEFAULT_PREEMPT_AFTER_MS);
+
     r->ttl_ms = or_default(opt->ttl_ms, or_default(ini->ttl_ms, SQLEASE_DEFAULT_TTL_MS));
     r->min_hold_ms = opt->min_hold_ms;
     r->take_by_expiry = opt->take_by_expiry != 0;
@@ -200,9 +215,25 @@ int sqle_options_resolve(const sqlease_options *opt, const sqle_ini *ini, int le
                                                        ? r->ttl_ms / 10
                                                        : SQLEASE_DEFAULT_RETRY_MS)));
 
+    /* A reservation long enough for its target's next read or two (it
+     * polls every retry, faster while it sees a request for it), and
+     * short next to the ttl: a target that is gone leaves the lease held
+     * by nobody for that long. */
+    r->handoff_reserve_ms = opt->handoff_reserve_ms;
+    if (r->handoff_reserve_ms <= 0) {
+        r->handoff_reserve_ms = 3 * r->retry_ms;
+        if (r->handoff_reserve_ms > r->ttl_ms / 2)
+            r->handoff_reserve_ms = derived_ms(r->ttl_ms / 2);
+    }
+
     /* A bare lease only writes ttl; the rules below are the supervisor's. */
     if (lease_only)
         return SQLEASE_OK;
+    if (!(r->handoff_reserve_ms < r->ttl_ms))
+        return sqle_fail(err, SQLEASE_EINVAL,
+                         "hand-over reservation (%lld ms) must be less than ttl (%lld ms): a "
+                         "target that is gone leaves the lease held by nobody that long",
+                         (long long)r->handoff_reserve_ms, (long long)r->ttl_ms);
     if (!(r->renew_deadline_ms < r->ttl_ms))
         return sqle_fail(err, SQLEASE_EINVAL,
                          "renew deadline (%lld ms%s) must be less than ttl (%lld ms): the "

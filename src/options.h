@@ -26,6 +26,10 @@ typedef struct sqle_resolved {
     const char *history_table; /* borrowed, as table */
     int history;             /* 1: record every hold; 0: off */
     int64_t history_keep_ms; /* what a holder prunes: rows older than this */
+    int handoff;             /* sqlease_options.handoff */
+    int64_t priority;        /* written by every take */
+    int64_t preempt_after_ms;   /* resolved: never 0 */
+    int64_t handoff_reserve_ms; /* resolved: never 0 */
 } sqle_resolved;
 
 /* Lease settings read from a DSN's odbc.ini section; zero/NULL: unset. */

@@ -38,6 +38,17 @@
  * again, and keeps trying every retry until the release answers; the take
  * that follows gets a new token, and a token that was started once is
  * never started again.
+ *
+ * A hand-over (sqlease.h, "Handing the lease over") follows the same
+ * rule: a renew refused because the row carries a request for this hold
+ * (told apart from a loss by the read after it), or a hand-over asked of
+ * this supervisor, stops the work (SQLEASE_STOP_HANDOFF) and goes
+ * SUP_HANDOFF, and only once on_stopped has returned does the runner send
+ * the hand-over, scoped to the hold's token: until then the row is still
+ * that hold, and nobody may take it.  A ready follower that reads a
+ * request for itself polls fast until the row is reserved for it; one
+ * that reads a holder of lower priority that has held long enough asks it
+ * to hand over to it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +69,7 @@ static const char *state_name(enum sup_state st)
     case SUP_FOLLOWER: return "follower";
     case SUP_HOLDER: return "holder";
     case SUP_STALE: return "stale";
+    case SUP_HANDOFF: return "handoff";
     case SUP_STOPPED: return "stopped";
     }
     return "?";
@@ -137,7 +149,8 @@ static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
         sqle_sleep_ms(1);
     s->running = 0;
     s->work_up = 0;
-    if (reason != SQLEASE_STOP_SHUTDOWN)
+    /* A hand-over is asked for, not lost: counted as one once it is sent. */
+    if (reason != SQLEASE_STOP_SHUTDOWN && reason != SQLEASE_STOP_HANDOFF)
         s->losses++;
     cb->reason = reason;
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
@@ -185,6 +198,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
     s->running = 1;
     s->work_up = 0;
     s->started_any = 1;
+    s->handed = 0;
     s->token = token;
     s->holder_reported = 0; /* after this hold, report the first read */
     s->deadline = (SQLE_PLANTED(proof_dated_at_answer) ? now : proof) + s->r.renew_deadline_ms;
@@ -221,6 +235,105 @@ static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
     cb->token = row->token;
     snprintf(cb->owner, sizeof cb->owner, "%s", owner);
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
+}
+
+/* A follower's read while it sees a request for itself (supervisor.h). */
+static int64_t fast_poll(const sqlease_supervisor *s)
+{
+    return s->r.retry_ms < SQLE_HANDOFF_POLL_MS ? s->r.retry_ms : SQLE_HANDOFF_POLL_MS;
+}
+
+/* Stop the work for a hand-over to `target` ("*": the best ready
+ * follower), to be sent once on_stopped has returned. */
+static void begin_handoff(sqlease_supervisor *s, const char *target, int64_t now,
+                          sup_note *note)
+{
+    char to[SQLEASE_MAX_OWNER + 1];
+
+    /* `target` may be s->handoff_to itself (the end of a lead): copied
+     * first, since snprintf must not read what it writes. */
+    snprintf(to, sizeof to, "%s", target[0] != '\0' ? target : "*");
+    s->handoff_at = 0;
+    if (s->running)
+        stop_work(s, SQLEASE_STOP_HANDOFF, note);
+    memcpy(s->handoff_to, to, sizeof to);
+    s->state = SUP_HANDOFF;
+    s->handoff_pending = 1;
+    s->handed = 0;
+    s->next_due = now;
+    note_set(note, SQLEASE_LOG_INFO, "handing the lease over to %s: stopping the work first",
+             strcmp(s->handoff_to, "*") == 0 ? "the best ready follower" : s->handoff_to);
+}
+
+int sqle_sup_lead(sqlease_supervisor *s, const char *target, int64_t now)
+{
+    int64_t lead = s->r.retry_ms + SQLE_HANDOFF_POLL_MS;
+
+    ENGINE_HELD(s->e);
+    if (s->handoff_at != 0)
+        return 1;
+    if (now + lead >= s->deadline - SQLE_HANDOFF_LEAD_MARGIN_MS)
+        return 0;
+    snprintf(s->handoff_to, sizeof s->handoff_to, "%s", target[0] != '\0' ? target : "*");
+    s->handoff_at = now + lead;
+    sqle_engine_watch_kick(s->e);
+    return 1;
+}
+
+/*
+ * What a follower does with a read of a row another hold has, beyond
+ * reporting it.  A request for it (or for "*", while it is a ready
+ * follower) means the row will be reserved for it once the holder's work
+ * has stopped: it reads again soon, for as long as the holder's ttl (a
+ * holder of an earlier release ignores requests, and its row never
+ * moves).  A holder of strictly lower priority, with no request yet, that
+ * has held for preempt_after_ms by the database's clock, is asked to hand
+ * over to this ready follower, once per hold.
+ */
+static void follower_saw(sqlease_supervisor *s, const sqlease_lease_info *row, int64_t proof,
+                         int64_t now, sup_note *note)
+{
+    const char *me = s->r.owner;
+    int64_t wait;
+
+    if (!row->held || strcmp(row->owner, me) == 0)
+        return;
+    if (row->handoff_to[0] != '\0') {
+        if (strcmp(row->handoff_to, me) != 0 &&
+            !(strcmp(row->handoff_to, "*") == 0 && s->ready_up))
+            return;
+        if (s->fast_token != row->token) {
+            s->fast_token = row->token;
+            s->fast_since = now;
+            note_set(note, SQLEASE_LOG_DEBUG, "the holder (token %lld) is asked to hand the "
+                     "lease over to %s: reading the row every %lld ms", (long long)row->token,
+                     strcmp(row->handoff_to, "*") == 0 ? "a ready follower" : "this instance",
+                     (long long)fast_poll(s));
+        }
+        wait = row->ttl_ms > 0 ? row->ttl_ms : s->r.ttl_ms;
+        if (now - s->fast_since < wait && proof + fast_poll(s) < s->next_due)
+            s->next_due = proof + fast_poll(s);
+        return;
+    }
+    if (s->ready_up &&
+        (s->priority > row->priority ||
+         (SQLE_PLANTED(handoff_equal_priority_preempts) && s->priority == row->priority)) &&
+        s->requested_token != row->token &&
+        (row->db_now_ms - row->acquired_at_ms >= s->r.preempt_after_ms ||
+         SQLE_PLANTED(handoff_preempt_ignores_min_hold))) {
+        s->want_request = 1;
+        snprintf(s->req_owner, sizeof s->req_owner, "%s", row->owner);
+        s->req_token = row->token;
+        s->next_due = now;
+    }
+}
+
+/* Whether `row`, read after a renew of the hold with `token` found it
+ * gone, shows that very hold asked to hand over rather than lost. */
+static int is_request(const sqlease_supervisor *s, const sqlease_lease_info *row, int64_t token)
+{
+    return row != NULL && row->db_now_ms > 0 && row->held && row->token == token &&
+           row->handoff_to[0] != '\0' && strcmp(row->owner, s->r.owner) == 0;
 }
 
 /*
@@ -268,20 +381,74 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
         s->last_contact = now;
         if (s->state == SUP_HOLDER && s->running)
             stop_work(s, SQLEASE_STOP_LOST, note);
-        if (s->state != SUP_STOPPED) {
+        /* A hand-over under way stays owed: a renew in flight when it
+         * began answers 0 rows to its own request. */
+        if (s->state != SUP_STOPPED && s->state != SUP_HANDOFF) {
             s->state = SUP_FOLLOWER; /* the row is no longer that hold */
             s->next_due = proof + s->r.retry_ms;
         }
+        break;
+    case EV_HANDOFF:
+        /* At once (row: its handoff_to is the target), or at the end of
+         * its lead (row NULL: the target was kept in handoff_to). */
+        if (s->state == SUP_HOLDER && s->running)
+            begin_handoff(s, row != NULL ? row->handoff_to : s->handoff_to, now, note);
+        break;
+    case EV_REQUESTED:
+        /* Asked by another process (an operator, a follower of higher
+         * priority): the work runs on for its lead, as after a request
+         * of its own, since the target may not have read the request
+         * yet (a follower that asked for itself has, and loses a retry
+         * to it). */
+        s->last_contact = now;
+        if (s->state == SUP_HOLDER && s->running && row != NULL) {
+            if (sqle_sup_lead(s, row->handoff_to, now))
+                note_set(note, SQLEASE_LOG_INFO, "asked to hand the lease over to %s: the "
+                         "work stops in %lld ms, once the target reads the row fast",
+                         strcmp(row->handoff_to, "*") == 0 ? "the best ready follower"
+                                                           : row->handoff_to,
+                         (long long)(s->handoff_at - now));
+            else
+                begin_handoff(s, row->handoff_to, now, note);
+        } else if (s->state != SUP_STOPPED && s->state != SUP_HANDOFF) {
+            /* Not a hold whose work runs: nothing to hand over. */
+            s->state = SUP_FOLLOWER;
+            s->next_due = proof + s->r.retry_ms;
+        }
+        break;
+    case EV_HANDED:
+        /* Said in every state: a stop waits for it, and must not send a
+         * release (or a second hand-over) after it. */
+        s->last_contact = now;
+        s->handoff_pending = 0;
+        s->handed = 1;
+        if (arg == HANDED_TO_TARGET)
+            s->handoffs++;
+        if (s->state == SUP_HANDOFF) {
+            /* A follower again, polling as any (its lease takes nothing
+             * but a row reserved for it for a while: answer_handoff). */
+            s->state = SUP_FOLLOWER;
+            s->next_due = proof + s->r.retry_ms;
+        }
+        break;
+    case EV_ASKED:
+        s->last_contact = now;
+        s->want_request = 0;
+        s->requested_token = s->req_token;
+        if (s->state == SUP_FOLLOWER)
+            s->next_due = now + fast_poll(s);
         break;
     case EV_NOT_HELD:
         s->last_contact = now;
         if (s->state == SUP_HOLDER && s->running) /* guard: a holder's loss comes as EV_LOST */
             stop_work(s, SQLEASE_STOP_LOST, note);
-        if (s->state != SUP_STOPPED) {
+        if (s->state != SUP_STOPPED && s->state != SUP_HANDOFF) {
             s->state = SUP_FOLLOWER;
             s->next_due = proof + s->r.retry_ms;
-            if (row != NULL && row->db_now_ms > 0)
+            if (row != NULL && row->db_now_ms > 0) {
                 report_holder(s, row);
+                follower_saw(s, row, proof, now, note);
+            }
         }
         break;
     case EV_FAILED:
@@ -356,12 +523,33 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
     out->early = 0;
     switch (s->state) {
     case SUP_HOLDER:
+        /* During a hand-over's lead no renew goes: its row carries the
+         * request, which refuses it, and the work runs on the last proof
+         * until the lead's end (set before the deadline). */
+        if (s->handoff_at != 0)
+            break;
         out->what = SQLE_SEND_RENEW;
         out->early = s->r.heartbeat_ms / 2;
         break;
     case SUP_FOLLOWER:
+        if (s->want_request) {
+            /* Asked once, at once: the holder answers at its renew. */
+            out->what = SQLE_SEND_REQUEST;
+            snprintf(out->arg, sizeof out->arg, "%s", s->req_owner);
+            out->token = s->req_token;
+            break;
+        }
         out->what = SQLE_SEND_POLL;
         out->early = s->r.retry_ms / 2;
+        break;
+    case SUP_HANDOFF:
+        /* As a stale hold's release: the row stays this hold until
+         * on_stopped has returned. */
+        if (!sqle_engine_cbs_pending(n) || SQLE_PLANTED(handoff_during_on_stopped)) {
+            out->what = SQLE_SEND_HANDOFF;
+            snprintf(out->arg, sizeof out->arg, "%s", s->handoff_to);
+            out->arg_ms = s->r.handoff_reserve_ms;
+        }
         break;
     case SUP_STALE:
         if (!sqle_engine_cbs_pending(n) || SQLE_PLANTED(release_during_on_stopped))
@@ -386,7 +574,13 @@ static int64_t sup_watch(sqle_engine_node *n, int64_t now)
         sqle_sup_step(s, EV_DEADLINE, 0, 0, NULL, NULL);
         return -1;
     }
-    return due;
+    /* A hand-over's lead has run: stop the work now (on_stopped's line
+     * says so). */
+    if (s->handoff_at != 0 && now >= s->handoff_at) {
+        sqle_sup_step(s, EV_HANDOFF, 0, 0, NULL, NULL);
+        return -1;
+    }
+    return s->handoff_at != 0 && s->handoff_at < due ? s->handoff_at : due;
 }
 
 /* The release of a stale hold answered. */
@@ -410,6 +604,66 @@ static void answer_release(sqlease_supervisor *s, const sqle_answer *a)
                            "row's");
 }
 
+/* The hand-over answered: the hold went to its target (or, for a "*"
+ * that found no ready follower, was released), was gone already, or the
+ * statement failed (tried again every retry, as a stale hold's release
+ * is: the row stays the hold's until then, and expires at the latest). */
+static void answer_handoff(sqlease_supervisor *s, const sqle_answer *a)
+{
+    sup_note n1 = {0};
+    char who[SQLE_QUOTED_ID_MAX];
+
+    /* The row was handed over or released: the other followers get the
+     * first go at it, should its target not take it (on the thread that
+     * makes the lease's calls: this one). */
+    if (a->rc == SQLEASE_OK && a->released)
+        sqle_lease_defer_takes(s->lease, sqle_mono_ms() + s->r.handoff_reserve_ms +
+                                             s->r.retry_ms);
+    sqle_engine_lock(s->e);
+    sqle_sup_step(s, a->rc == SQLEASE_OK ? EV_HANDED : EV_FAILED, a->sent,
+                  a->rc != SQLEASE_OK ? a->rc
+                  : !a->released ? HANDED_GONE
+                  : a->target != NULL && a->target[0] != '\0' ? HANDED_TO_TARGET
+                                                               : HANDED_RELEASED,
+                  NULL, &n1);
+    sqle_engine_unlock(s->e);
+    sqle_sup_note(s, &n1);
+    if (a->rc != SQLEASE_OK)
+        sqle_sup_log(s, SQLEASE_LOG_WARN, "could not hand the lease over (%s: %s); trying again "
+                     "in %lld ms", sqlease_strerror(a->rc), a->err->message,
+                     (long long)s->r.retry_ms);
+    else if (a->released && a->target != NULL && a->target[0] != '\0')
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "handed the lease over to %s (reserved for %lld ms)",
+                     sqle_quote_id(a->target, who, sizeof who),
+                     (long long)s->r.handoff_reserve_ms);
+    else if (a->released)
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "released the lease: no ready follower to hand it "
+                     "over to");
+    else
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "the hold to hand over is no longer the row's");
+}
+
+/* A ready follower's request to a holder of lower priority answered. */
+static void answer_request(sqlease_supervisor *s, const sqle_answer *a)
+{
+    sup_note n1 = {0};
+    char who[SQLE_QUOTED_ID_MAX], holder[SQLEASE_MAX_OWNER + 1];
+
+    sqle_engine_lock(s->e);
+    snprintf(holder, sizeof holder, "%s", s->req_owner);
+    sqle_sup_step(s, EV_ASKED, a->sent, a->rc == SQLEASE_OK && a->taken, NULL, &n1);
+    sqle_engine_unlock(s->e);
+    sqle_sup_note(s, &n1);
+    if (a->rc != SQLEASE_OK)
+        sqle_sup_log(s, SQLEASE_LOG_WARN, "could not ask the holder %s to hand the lease over "
+                     "(%s: %s)", sqle_quote_id(holder, who, sizeof who),
+                     sqlease_strerror(a->rc), a->err->message);
+    else if (a->taken)
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "asked the holder %s (token %lld), whose priority is "
+                     "lower, to hand the lease over to this instance",
+                     sqle_quote_id(holder, who, sizeof who), (long long)a->token);
+}
+
 /* sqle_lease_acquire answered: a renew (or its loss, and the take tried
  * after it), or a follower's read and take. */
 static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
@@ -419,6 +673,14 @@ static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
     int64_t fire = a->rc == SQLEASE_OK && a->taken ? sqle_lease_held_fire(s->lease) : 0;
 
     sqle_engine_lock(s->e);
+    if (a->lost && !a->taken && a->rc == SQLEASE_NOT_HELD && is_request(s, a->row, s->token)) {
+        /* The renew was refused because this hold is asked to hand over;
+         * the read after it (the take's, which took nothing) says so. */
+        sqle_sup_step(s, EV_REQUESTED, a->sent, 0, a->row, &n1);
+        sqle_engine_unlock(s->e);
+        sqle_sup_note(s, &n1);
+        return;
+    }
     if (a->lost)
         sqle_sup_step(s, EV_LOST, a->sent, 0, NULL, &n1);
     if (a->rc == SQLEASE_OK && a->taken)
@@ -525,11 +787,19 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
         sqle_engine_lock(s->e);
         if (a->rc == SQLEASE_OK)
             sqle_sup_step(s, EV_RENEWED, a->sent, s->token, NULL, &note);
+        else if (a->rc == SQLEASE_NOT_HELD && is_request(s, a->row, s->token))
+            sqle_sup_step(s, EV_REQUESTED, a->sent, 0, a->row, &note);
         else if (a->rc == SQLEASE_NOT_HELD)
             sqle_sup_step(s, EV_LOST, a->sent, 0, NULL, &note);
         else
             sqle_sup_step(s, EV_FAILED, a->sent, a->rc, NULL, &note);
         break;
+    case SQLE_ANS_HANDOFF:
+        answer_handoff(s, a);
+        return;
+    case SQLE_ANS_REQUEST:
+        answer_request(s, a);
+        return;
     case SQLE_ANS_READ:
         sqle_engine_lock(s->e);
         if (a->rc == SQLEASE_OK)

@@ -113,6 +113,9 @@ static int sup_create(sqlease_supervisor **out, sqlease_db *db, const sqlease_op
         s->log_level = db->log_level;
     }
     s->state = SUP_NEW;
+    s->priority = s->r.priority;
+    s->requested_token = -1;
+    s->fast_token = -1;
     s->last_contact = -1;
     s->started_at = sqle_mono_ms();
     if (sqle_mutex_init(&s->stop_lock) != 0) {
@@ -177,6 +180,140 @@ static int sup_first_done(sqlease_supervisor *s, int rc)
     return SQLEASE_OK;
 }
 
+/* ---- the ready row (sqlease_options.handoff) --------------------------- */
+
+/*
+ * A ready follower says so in the table: a lease of its own in the same
+ * table (sqle_ready_prefix + 16 hex digits, data "priority=N"), held by a
+ * supervisor of its own with the same owner id, table and timing, so
+ * that its renews go in the same batch as the lease's.  It lives as long
+ * as the supervisor, holder or follower (a holder that hands over is a
+ * ready follower again at once, with no statement), and its stop releases
+ * it, free for the next start to take.  Its first take seeds the row when
+ * there is none (sqle_lease_set_seed_missing): made like a group's
+ * presence row, and again by the runner if the database was away.  Its
+ * lines go to the supervisor's log at warn level and below: the ready
+ * row's holding is no news.
+ */
+static int ready_create(sqlease_supervisor **out, sqlease_supervisor *s, const char *name,
+                        const char *data, sqlease_error *err)
+{
+    sqlease_options o;
+    sqlease_supervisor *r;
+    int rc;
+
+    sqlease_options_init(&o);
+    o.table = sqle_lease_table(s->lease);
+    o.name = name;
+    o.owner = s->r.owner;
+    o.ttl_ms = s->r.ttl_ms;
+    o.heartbeat_ms = s->r.heartbeat_ms;
+    o.renew_deadline_ms = s->r.renew_deadline_ms;
+    o.retry_ms = s->r.retry_ms;
+    o.data = data;
+    o.priority = s->priority;
+    /* A ready row's holds are no holds of the job: the holder history
+     * (and `sqlease history`) lists the lease's alone. */
+    o.history = SQLEASE_HISTORY_OFF;
+    o.log = s->log;
+    o.log_userdata = s->log_userdata;
+    o.log_level = s->log_level;
+    *out = NULL;
+    rc = sup_create(&r, s->db, &o, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    if (r->log_level > SQLEASE_LOG_WARN)
+        r->log_level = SQLEASE_LOG_WARN;
+    sqle_lease_set_seed_missing(r->lease, 1);
+    rc = sqle_engine_send(r->e, &r->node, SQLE_SEND_POLL, err);
+    rc = sup_first_done(r, rc);
+    if (rc != SQLEASE_OK)
+        return rc;
+    *out = r;
+    return SQLEASE_OK;
+}
+
+/* Start s's ready row (stop_lock held, or s not yet returned to its
+ * caller): a free one a stopped follower left, else a new name; a free
+ * one that another start took first is left for a new one.  A failure is
+ * logged: the supervisor runs on, not listed as ready. */
+static int ready_start(sqlease_supervisor *s, sqlease_error *err)
+{
+    /* A prefix leaves room for the 16 hex digits (sqle_ready_prefix);
+     * the name's own check is the options'. */
+    char prefix[SQLEASE_MAX_NAME + 1], name[SQLEASE_MAX_NAME + 24], data[48];
+    unsigned char u[16];
+    sqlease_supervisor *r = NULL;
+    sqlease_error e1;
+    int found = 0, attempt, rc = SQLEASE_OK;
+    int64_t priority;
+
+    sqle_engine_lock(s->e);
+    priority = s->priority;
+    sqle_engine_unlock(s->e);
+    snprintf(data, sizeof data, "priority=%lld", (long long)priority);
+    sqle_ready_prefix(s->r.name, prefix, sizeof prefix);
+    if (sqle_uuid_random(u) != 0)
+        return sqle_fail(err, SQLEASE_EPLATFORM, "no random bytes for a ready row's name");
+    (void)sqle_lease_ready_free(s->lease, 0, (unsigned)u[8] << 8 | u[9], name, sizeof name, &found,
+                                &e1);
+    for (attempt = 0; attempt < 2; attempt++) {
+        if (!found)
+            snprintf(name, sizeof name, "%s%02x%02x%02x%02x%02x%02x%02x%02x", prefix, u[0], u[1],
+                     u[2], u[3], u[4], u[5], u[6], u[7]);
+        rc = ready_create(&r, s, name, data, err);
+        if (rc != SQLEASE_OK || !found)
+            break;
+        {
+            sqlease_state st;
+            if (sqlease_supervisor_state(r, &st) == SQLEASE_OK && st.holding)
+                break;
+        }
+        sqlease_supervisor_free(r);
+        r = NULL;
+        found = 0;
+    }
+    if (rc != SQLEASE_OK) {
+        sqle_sup_log(s, SQLEASE_LOG_WARN, "could not start this instance's ready row %s (%s): "
+                     "it is not listed as a ready follower", name, err != NULL ? err->message
+                     : sqlease_strerror(rc));
+        return rc;
+    }
+    sqle_engine_lock(s->e);
+    s->ready = r;
+    s->ready_up = 1;
+    sqle_engine_unlock(s->e);
+    return SQLEASE_OK;
+}
+
+static int stop_locked_by(sqlease_supervisor *s, int64_t budget_end, sqlease_error *err);
+
+/* Stop s's ready row (s's stop_lock held) within what is left of s's
+ * stop, `budget_end`: released, free for the next start, and freed; one
+ * whose release found no time is left for sqlease_supervisor_free (it
+ * expires by itself meanwhile). */
+static void ready_stop(sqlease_supervisor *s, int64_t budget_end)
+{
+    sqlease_supervisor *r;
+    int rc;
+
+    sqle_engine_lock(s->e);
+    r = s->ready;
+    s->ready_up = 0;
+    sqle_engine_unlock(s->e);
+    if (r == NULL)
+        return;
+    sqle_mutex_lock(&r->stop_lock);
+    rc = stop_locked_by(r, budget_end, NULL);
+    sqle_mutex_unlock(&r->stop_lock);
+    if (rc == SQLEASE_ETIMEOUT)
+        return;
+    sqle_engine_lock(s->e);
+    s->ready = NULL;
+    sqle_engine_unlock(s->e);
+    sqlease_supervisor_free(r);
+}
+
 int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
                              const sqlease_options *opt_in, sqlease_error *err)
 {
@@ -195,6 +332,10 @@ int sqlease_supervisor_start(sqlease_supervisor **out, sqlease_db *db,
     rc = sup_first_done(s, rc);
     if (rc != SQLEASE_OK)
         return rc;
+    if (s->r.handoff) {
+        sqlease_error e1;
+        (void)ready_start(s, &e1);
+    }
     sqle_err_clear(err);
     *out = s;
     return SQLEASE_OK;
@@ -339,18 +480,102 @@ static void stop_finish(sqlease_supervisor *s, int rc, int released, int64_t min
  * what is left of it.  A database that does not answer in that time costs
  * the successor the rest of the ttl, never the caller more time.
  */
+static int handoff_now(sqlease_supervisor *s, const char *to, int lead, int64_t deadline,
+                       sqlease_error *err);
+
+/*
+ * A stop whose hold is to be handed over (stop_lock held, the work
+ * stopped, nothing in flight): a hand-over owed (asked for, and not sent
+ * by the runner before the stop) is sent instead of the release; one the
+ * runner sent already leaves nothing to release.  Returns 1 when it
+ * answered (*rc), 0 when the release is to be sent as usual.
+ */
+static int stop_handoff(sqlease_supervisor *s, int64_t budget_end, int *rc, sqlease_error *err)
+{
+    char target[SQLEASE_MAX_OWNER + 1], resolved[SQLEASE_MAX_OWNER + 1], who[SQLE_QUOTED_ID_MAX];
+    int pending, handed, changed = 0;
+
+    sqle_engine_lock(s->e);
+    pending = s->handoff_pending;
+    handed = s->handed;
+    snprintf(target, sizeof target, "%s", s->handoff_to);
+    sqle_engine_unlock(s->e);
+    if (!pending && !handed)
+        return 0;
+    if (handed) {
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "stopped (the lease was handed over)");
+        *rc = SQLEASE_OK;
+    } else {
+        *rc = sqle_lease_handoff(s->lease, target, s->r.handoff_reserve_ms, budget_end, resolved,
+                                 sizeof resolved, &changed, err);
+        sqle_engine_lock(s->e);
+        if (*rc == SQLEASE_OK)
+            sqle_sup_step(s, EV_HANDED, sqle_mono_ms(),
+                          !changed ? HANDED_GONE
+                          : resolved[0] != '\0' ? HANDED_TO_TARGET : HANDED_RELEASED,
+                          NULL, NULL);
+        sqle_engine_unlock(s->e);
+        if (*rc != SQLEASE_OK)
+            sqle_sup_log(s, SQLEASE_LOG_WARN, "hand-over failed (%s); the lease expires by itself",
+                         sqlease_strerror(*rc));
+        else if (changed && resolved[0] != '\0')
+            sqle_sup_log(s, SQLEASE_LOG_INFO, "handed the lease over to %s (reserved for %lld ms)",
+                         sqle_quote_id(resolved, who, sizeof who),
+                         (long long)s->r.handoff_reserve_ms);
+        else if (changed)
+            sqle_sup_log(s, SQLEASE_LOG_INFO, "released the lease: no ready follower to hand it "
+                         "over to");
+        else
+            sqle_sup_log(s, SQLEASE_LOG_INFO, "stopped (lease not held)");
+    }
+    sqle_engine_lock(s->e);
+    if (*rc != SQLEASE_ETIMEOUT) {
+        s->stopped = 1;
+        s->stop_rc = *rc;
+    }
+    sqle_engine_unlock(s->e);
+    return 1;
+}
+
 static int stop_locked(sqlease_supervisor *s, sqlease_error *err)
 {
-    int64_t budget_end = sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
+    return stop_locked_by(s, sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS, err);
+}
+
+static int stop_locked_by(sqlease_supervisor *s, int64_t budget_end, sqlease_error *err)
+{
+    char to[SQLEASE_MAX_OWNER + 1] = "";
     int64_t min_hold;
-    int released = 0, at_once;
+    int released = 0, at_once, holding;
     int rc;
 
-    if (!stop_work(s, budget_end, &rc, err))
+    /* With hand-over on, a hold whose work runs goes to the best ready
+     * follower: asked for first (so that it polls fast while the work
+     * stops), then handed over below in place of the release; and so does
+     * one asked for (sqlease_supervisor_handoff) whose lead still runs,
+     * to its target, at once.  With none ready, or a database that does
+     * not answer, the stop goes on as usual. */
+    sqle_engine_lock(s->e);
+    holding = (s->r.handoff || s->handoff_at != 0) && !s->stopped && s->state == SUP_HOLDER &&
+              s->running && !s->handoff_pending;
+    if (s->handoff_at != 0)
+        snprintf(to, sizeof to, "%s", s->handoff_to);
+    sqle_engine_unlock(s->e);
+    if (holding) {
+        sqlease_error e1;
+        (void)handoff_now(s, to[0] != '\0' ? to : NULL, 0, budget_end, &e1);
+    }
+    if (!stop_work(s, budget_end, &rc, err)) {
+        ready_stop(s, budget_end);
         return rc;
-    min_hold = stop_min_hold(s, &at_once);
-    rc = sqle_lease_release_for(s->lease, budget_end, min_hold, &released, err);
-    stop_finish(s, rc, released, min_hold, at_once);
+    }
+    if (!stop_handoff(s, budget_end, &rc, err)) {
+        min_hold = stop_min_hold(s, &at_once);
+        rc = sqle_lease_release_for(s->lease, budget_end, min_hold, &released, err);
+        stop_finish(s, rc, released, min_hold, at_once);
+    }
+    /* Its ready row last: a hand-over to "the best" reads the others'. */
+    ready_stop(s, budget_end);
     return rc;
 }
 
@@ -377,6 +602,10 @@ void sqlease_supervisor_free(sqlease_supervisor *s)
         sqle_engine_unlock(s->e);
         sqlease_supervisor_stop(s, NULL);
     }
+    /* A ready row whose stop found no time: freed now (its free waits for
+     * its statement and tries the release once more). */
+    sqlease_supervisor_free(s->ready);
+    s->ready = NULL;
     retire(s);
 }
 
@@ -401,6 +630,9 @@ int sqlease_supervisor_state_(sqlease_supervisor *s, sqlease_state *out, size_t 
     st->takes = s->takes;
     st->renew_failures = s->renew_failures;
     st->losses = s->losses;
+    st->handoffs = s->handoffs;
+    st->priority = s->priority;
+    st->ready = s->ready_up;
     sqle_engine_unlock(s->e);
     st->statements = sqle_lease_statements(s->lease);
     snprintf(st->owner, sizeof st->owner, "%s", sqlease_lease_owner(s->lease));
@@ -489,6 +721,150 @@ int sqlease_supervisor_fence(sqlease_supervisor *s, sqlease_fence *f, sqlease_er
     /* The lease's strings and statements do not change after start, so
      * they are read without the lock. */
     return sqle_lease_fence(s->lease, token, f, err);
+}
+
+/* ---- handing the lease over ------------------------------------------ */
+
+/*
+ * Hand the hold whose work runs over to `to` (NULL or "*": the best ready
+ * follower but this one, read first), by `deadline` (stop_lock held).
+ * The request goes into its own row first: the target, which reads the
+ * row every retry, then reads it every SQLE_HANDOFF_POLL_MS until the row
+ * is reserved for it, and no renew of this hold succeeds after it.  With
+ * `lead` the work goes on for a retry and a fast read first
+ * (sqle_sup_lead: sending no renew, within its deadline), so that the
+ * target has seen the request by the time the work stops and takes the
+ * row within a fast read of its reservation: the time nothing runs is
+ * then that read, not a retry.  A stop passes no lead.  Then the
+ * machine stops the work and owes the hand-over (SUP_HANDOFF), which the
+ * runner sends once on_stopped has returned (or a stop, in place of its
+ * release).  The statements use only what is fixed in the lease
+ * (sqle_lease_ready_read), so the runner may be sending its own
+ * meanwhile.
+ */
+static int handoff_now(sqlease_supervisor *s, const char *to, int lead, int64_t deadline,
+                       sqlease_error *err)
+{
+    char target[SQLEASE_MAX_OWNER + 1];
+    sqlease_lease_info req;
+    sup_note note = {0};
+    int64_t token;
+    int holding, found = 0, done = 0, rc;
+
+    sqle_engine_lock(s->e);
+    holding = s->state == SUP_HOLDER && s->running;
+    token = s->token;
+    sqle_engine_unlock(s->e);
+    if (!holding)
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s': the work is not running (not "
+                         "holding the lease)", s->r.name);
+    if (to == NULL || strcmp(to, "*") == 0) {
+        rc = sqle_lease_ready_best(s->lease, s->r.owner, deadline, target, sizeof target, &found,
+                                   err);
+        if (rc != SQLEASE_OK)
+            return rc;
+        if (!found)
+            return sqle_fail(err, SQLEASE_NO_FOLLOWER, "lease '%s': no ready follower to hand "
+                             "it over to", s->r.name);
+    } else {
+        if (to[0] == '\0' ||
+            sqle_check_text("hand-over target", to, SQLEASE_MAX_OWNER, 1, err) != SQLEASE_OK)
+            return sqle_fail(err, SQLEASE_EINVAL, "lease '%s': hand-over target '%.255s' is "
+                             "not an owner id", s->r.name, to);
+        snprintf(target, sizeof target, "%s", to);
+    }
+    /* A request that finds one there already (an operator's, a
+     * follower's) changes nothing: the hand-over below names its own
+     * target, and a hold that is gone shows at the next renew. */
+    rc = sqle_lease_request(s->lease, s->r.owner, token, target, deadline, &done, err);
+    if (rc != SQLEASE_OK)
+        return rc;
+    memset(&req, 0, sizeof req);
+    snprintf(req.handoff_to, sizeof req.handoff_to, "%s", target);
+    sqle_engine_lock(s->e);
+    if (s->state == SUP_HOLDER && s->running && s->token == token) {
+        int64_t now = sqle_mono_ms();
+        /* The watchdog stops the work at the lead's end. */
+        if (lead && sqle_sup_lead(s, target, now))
+            sqle_engine_changed(s->e);
+        else
+            sqle_sup_step(s, EV_HANDOFF, now, 0, &req, &note);
+    }
+    holding = (s->state == SUP_HANDOFF || (s->state == SUP_HOLDER && s->handoff_at != 0)) &&
+              s->token == token;
+    sqle_engine_unlock(s->e);
+    sqle_sup_note(s, &note);
+    if (!holding)
+        return sqle_fail(err, SQLEASE_NOT_HELD, "lease '%s': the hold ended before it could be "
+                         "handed over", s->r.name);
+    sqle_err_clear(err);
+    return SQLEASE_OK;
+}
+
+int sqlease_supervisor_handoff(sqlease_supervisor *s, const char *to, sqlease_error *err)
+{
+    int rc, inside;
+
+    sqle_err_clear(err);
+    if (s == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_handoff: NULL supervisor");
+    sqle_engine_lock(s->e);
+    inside = in_own_callback(s);
+    sqle_engine_unlock(s->e);
+    if (inside)
+        return sqle_fail(err, SQLEASE_ESTATE, "sqlease_supervisor_handoff called from the "
+                         "supervisor's own callback");
+    sqle_mutex_lock(&s->stop_lock);
+    /* With a lead: the target has read the request by the time the work
+     * stops. */
+    rc = handoff_now(s, to, 1, 0, err);
+    sqle_mutex_unlock(&s->stop_lock);
+    return rc;
+}
+
+int sqlease_supervisor_set_priority(sqlease_supervisor *s, int64_t priority,
+                                    sqlease_error *err)
+{
+    int rc = SQLEASE_OK, inside, stopped, had_ready;
+
+    sqle_err_clear(err);
+    if (s == NULL)
+        return sqle_fail(err, SQLEASE_EINVAL, "sqlease_supervisor_set_priority: NULL "
+                         "supervisor");
+    if (priority < SQLEASE_PRIORITY_MIN || priority > SQLEASE_PRIORITY_MAX)
+        return sqle_fail(err, SQLEASE_EINVAL, "priority %lld is not within %lld..%lld",
+                         (long long)priority, (long long)SQLEASE_PRIORITY_MIN,
+                         (long long)SQLEASE_PRIORITY_MAX);
+    sqle_engine_lock(s->e);
+    inside = in_own_callback(s);
+    sqle_engine_unlock(s->e);
+    if (inside)
+        return sqle_fail(err, SQLEASE_ESTATE, "sqlease_supervisor_set_priority called from the "
+                         "supervisor's own callback");
+    sqle_mutex_lock(&s->stop_lock);
+    sqle_engine_lock(s->e);
+    stopped = s->stopped || s->state == SUP_STOPPED;
+    if (!stopped)
+        s->priority = priority;
+    had_ready = s->ready != NULL;
+    sqle_engine_unlock(s->e);
+    if (stopped) {
+        sqle_mutex_unlock(&s->stop_lock);
+        return sqle_fail(err, SQLEASE_ESTATE, "lease '%s': the supervisor is stopped",
+                         s->r.name);
+    }
+    sqle_lease_set_priority(s->lease, priority);
+    /* The ready row publishes it: given up and taken again with it. */
+    if (had_ready || s->r.handoff) {
+        ready_stop(s, sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS);
+        rc = ready_start(s, err);
+    }
+    sqle_mutex_unlock(&s->stop_lock);
+    if (rc == SQLEASE_OK) {
+        sqle_err_clear(err);
+        sqle_sup_log(s, SQLEASE_LOG_INFO, "priority now %lld", (long long)priority);
+    }
+    return rc;
 }
 
 /* ---- many supervisors at once ---------------------------------------- */
@@ -678,8 +1054,13 @@ int sqle_supervisor_start_seeded(sqlease_supervisor **out, size_t n, sqlease_db 
      * thread; a broken installation retires the supervisor. */
     for (g = 0; g < m; g++) {
         int r = sup_first_done(v[g], first[g]);
-        if (r == SQLEASE_OK)
+        if (r == SQLEASE_OK) {
+            if (v[g]->r.handoff) {
+                sqlease_error e1;
+                (void)ready_start(v[g], &e1);
+            }
             continue;
+        }
         for (i = 0; i < n; i++) {
             if (out[i] == v[g]) {
                 out[i] = NULL;
@@ -788,7 +1169,8 @@ int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs_o
     for (i = 0; i < n; i++) {
         sqlease_supervisor *s = sups[i], **at;
         sqlease_error e1;
-        int r;
+        int64_t end;
+        int r, holding;
         if (s == NULL)
             continue;
         at = bsearch(&s, locked, nl, sizeof *locked, by_address);
@@ -798,7 +1180,15 @@ int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs_o
         }
         seen[at - locked] = 1;
         sqle_err_clear(&e1);
-        if (stop_work(s, sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS, &r, &e1)) {
+        end = sqle_mono_ms() + s->db->query_timeout_ms + DB_SLACK_MS;
+        /* As a lone stop: a hold to hand over is asked for first. */
+        sqle_engine_lock(s->e);
+        holding = s->r.handoff && !s->stopped && s->state == SUP_HOLDER && s->running &&
+                  !s->handoff_pending;
+        sqle_engine_unlock(s->e);
+        if (holding)
+            (void)handoff_now(s, NULL, 0, end, NULL);
+        if (stop_work(s, end, &r, &e1) && !stop_handoff(s, end, &r, &e1)) {
             ready[nr].s = s;
             ready[nr].index = i;
             ready[nr].min_hold = stop_min_hold(s, &ready[nr].at_once);
@@ -841,6 +1231,10 @@ int sqlease_supervisor_stop_each(sqlease_supervisor **sups, size_t n, int *rcs_o
             }
         }
     }
+    /* Their ready rows last, each within a stop's bound from here. */
+    deadline = sqle_mono_ms();
+    for (j = 0; j < nl; j++)
+        ready_stop(locked[j], deadline + locked[j]->db->query_timeout_ms + DB_SLACK_MS);
     for (j = 0; j < nl; j++)
         sqle_mutex_unlock(&locked[j]->stop_lock);
     /* A supervisor listed twice gets its first listing's answer. */

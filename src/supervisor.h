@@ -32,6 +32,10 @@ enum sup_state {
     SUP_STALE,     /* the work was stopped at its deadline while the row may
                       still be that hold: release it (scoped to its token)
                       once on_stopped has returned, before any take */
+    SUP_HANDOFF,   /* the hold is being handed over (a request on its row,
+                      or sqlease_supervisor_handoff): the work was stopped,
+                      and once on_stopped has returned the hand-over
+                      (scoped to its token) is sent, before any take */
     SUP_STOPPED    /* sqlease_supervisor_stop began: nothing more is sent
                       by the runner and nothing more starts */
 };
@@ -45,8 +49,31 @@ enum sup_event {
     EV_FAILED,     /* a statement failed: not known either way */
     EV_DEADLINE,   /* the watchdog: proof + renew_deadline has passed */
     EV_RELEASED,   /* the stale hold was released (or was no longer the row's) */
-    EV_SHUTDOWN    /* sqlease_supervisor_stop */
+    EV_SHUTDOWN,   /* sqlease_supervisor_stop */
+    EV_REQUESTED,  /* the renew answered 0 rows and the read after it shows
+                      this hold asked to hand over (row) */
+    EV_HANDED,     /* the hand-over answered (arg: HANDED_*) */
+    EV_ASKED,      /* a follower's request to a holder answered (arg: 1 if
+                      written; row NULL) */
+    EV_HANDOFF     /* sqlease_supervisor_handoff, or a stop with hand-over
+                      on, asked this hold to hand over (row: its
+                      handoff_to is the target) */
 };
+
+/* How often a follower reads a row that carries a request for it (the
+ * reservation comes once the holder's work has stopped): this, or its
+ * retry when that is shorter. */
+#define SQLE_HANDOFF_POLL_MS 50
+
+/* Before its deadline, a hand-over's lead leaves this much for the work
+ * to stop at its end rather than at the deadline (a stale hold, released
+ * instead of handed over). */
+#define SQLE_HANDOFF_LEAD_MARGIN_MS 100
+
+/* What a hand-over did (EV_HANDED's arg). */
+enum { HANDED_GONE = 0,       /* nothing: the hold was gone already */
+       HANDED_TO_TARGET = 1,  /* reserved for its target */
+       HANDED_RELEASED = 2 }; /* released: no ready follower for "*" */
 
 /* A queued callback. */
 enum cb_kind { CB_STARTED, CB_STOPPED, CB_HOLDER };
@@ -114,6 +141,34 @@ struct sqlease_supervisor {
     int holder_reported;
     char holder_owner[SQLEASE_MAX_OWNER + 1];
     int64_t holder_token;
+
+    /* The hand-over (guarded by e->m; see "Handing the lease over" in
+     * sqlease.h). */
+    int64_t priority;        /* what its takes write (the lease's too) */
+    char handoff_to[SQLEASE_MAX_OWNER + 1]; /* SUP_HANDOFF: the target,
+                                "*" the best ready follower */
+    int64_t handoff_at;      /* SUP_HOLDER: mono ms at which the work stops
+                                for a hand-over asked of it with a lead
+                                (sqlease_supervisor_handoff), 0 none */
+    int handoff_pending;     /* a hand-over of the last hold is owed: sent
+                                by the runner, or by the stop instead of
+                                the release */
+    int handed;              /* the last hold was handed over (or found
+                                gone by its hand-over): nothing to release */
+    uint64_t handoffs;
+    int want_request;        /* a follower's request to the holder is due */
+    char req_owner[SQLEASE_MAX_OWNER + 1]; /* ... to the hold of this owner */
+    int64_t req_token;       /*     and token */
+    int64_t requested_token; /* the last hold it asked (not again) */
+    int64_t fast_token;      /* the hold whose request for this supervisor */
+    int64_t fast_since;      /*   it first saw at this mono ms: it polls
+                                  fast while that request stands, for at
+                                  most the holder's ttl */
+    /* Its ready row (sqlease_options.handoff): a supervisor of its own,
+     * started and stopped under stop_lock. */
+    sqlease_supervisor *ready;
+    int ready_up;            /* it exists (guarded by e->m: what the machine
+                                reads to know it is a ready follower) */
 };
 
 /* A line step() wants logged, written once e->m is let go (the caller's
@@ -123,6 +178,16 @@ typedef struct sup_note {
     int level;               /* SQLEASE_LOG_* */
     char msg[320];
 } sup_note;
+
+/* Let the work of a holder asked to hand over to `target` run on for a
+ * lead of a retry and a fast read (SQLE_HANDOFF_POLL_MS) before it stops,
+ * so that the target, which reads the row every retry, has seen the
+ * request and reads it fast by the time the row is reserved for it: the
+ * watchdog stops the work at handoff_at, and no renew goes meanwhile.
+ * Returns 1 if the lead was set (or one runs already), 0 if it does not
+ * fit before the deadline (SQLE_HANDOFF_LEAD_MARGIN_MS before it): stop
+ * at once then (e->m held). */
+int sqle_sup_lead(sqlease_supervisor *s, const char *target, int64_t now);
 
 /* The state machine (sup_machine.c): apply ev to s, e->m held.  `proof`
  * is the mono ms the answering statement was sent; `arg` is the hold's

@@ -50,6 +50,8 @@ const char *sqlease_strerror(int status)
     case SQLEASE_EROWCOUNT: return "unexpected row count: whether the lease is held is unknown";
     case SQLEASE_CLAIMED: return "the fire was claimed already";
     case SQLEASE_NOT_DUE: return "the fire is not due yet by the database clock";
+    case SQLEASE_NO_FOLLOWER: return "no ready follower to hand the lease over to";
+    case SQLEASE_PENDING: return "a hand-over of the lease is pending already";
     }
     return "unknown status";
 }
@@ -73,6 +75,8 @@ const char *sqlease_status_name(int status)
     case SQLEASE_EROWCOUNT: return "SQLEASE_EROWCOUNT";
     case SQLEASE_CLAIMED: return "SQLEASE_CLAIMED";
     case SQLEASE_NOT_DUE: return "SQLEASE_NOT_DUE";
+    case SQLEASE_NO_FOLLOWER: return "SQLEASE_NO_FOLLOWER";
+    case SQLEASE_PENDING: return "SQLEASE_PENDING";
     }
     return "unknown";
 }
@@ -86,6 +90,8 @@ const char *sqlease_stop_reason_str(int reason)
         return "the lease was not proven for the renew deadline";
     case SQLEASE_STOP_SHUTDOWN:
         return "shutting down";
+    case SQLEASE_STOP_HANDOFF:
+        return "the lease is being handed over to another instance";
     }
     return "unknown stop reason";
 }
@@ -96,6 +102,7 @@ const char *sqlease_stop_reason_name(int reason)
     case SQLEASE_STOP_LOST: return "lost";
     case SQLEASE_STOP_DEADLINE: return "deadline";
     case SQLEASE_STOP_SHUTDOWN: return "shutdown";
+    case SQLEASE_STOP_HANDOFF: return "handoff";
     }
     return "unknown";
 }

@@ -3525,6 +3525,271 @@ static void clear_environment(void)
         unsetenv(vars[i]);
 }
 
+/* ---- the hand-over ---------------------------------------------------- */
+
+/* Timing short enough for hand-overs within a second. */
+#define HO_TIMING "--ttl", "3s", "--heartbeat", "500ms", "--renew-deadline", "1500ms", \
+                  "--retry", "250ms"
+
+/* A CMD that writes "start <who> <token>" into `events` when it starts
+ * and "stop <who>" when SIGTERM ends it. */
+static void ho_script(char *buf, size_t cap, const char *events, const char *who)
+{
+    snprintf(buf, cap, "trap 'echo stop %s >> %s; exit 0' TERM; echo start %s $SQLEASE_TOKEN"
+             " >> %s; while :; do sleep 0.05; done", who, events, who, events);
+}
+
+/* Start `owner`'s supervise --handoff with extra flags (NULL-terminated
+ * list of up to 4), its CMD logging into `events`. */
+static pid_t ho_start(const char *owner, const char *events, const char *extra1,
+                      const char *extra2, const char *extra3, const char *extra4)
+{
+    char log[1100], script[1400];
+
+    snprintf(log, sizeof log, "%s/ho-%s.%d.log", g_dir, owner, ++g_seq);
+    ho_script(script, sizeof script, events, owner);
+    if (extra1 == NULL)
+        return start_bg(log, "--owner", owner, HO_TIMING, "supervise", "--handoff", "--", "sh",
+                        "-c", script, NULL);
+    if (extra3 == NULL)
+        return start_bg(log, "--owner", owner, HO_TIMING, "supervise", "--handoff", extra1,
+                        extra2, "--", "sh", "-c", script, NULL);
+    return start_bg(log, "--owner", owner, HO_TIMING, "supervise", "--handoff", extra1, extra2,
+                    extra3, extra4, "--", "sh", "-c", script, NULL);
+}
+
+/* Wait until status lists `owner` among the ready followers. */
+static int await_ready(const char *owner, int64_t timeout_ms)
+{
+    int64_t deadline = sqle_mono_ms() + timeout_ms;
+    char want[300];
+
+    snprintf(want, sizeof want, "{\"owner\":\"%s\",", owner);
+    while (sqle_mono_ms() < deadline) {
+        result r;
+        int yes;
+        run_db(&r, "status", "--json", NULL);
+        yes = r.code == 0 && strstr(r.out, want) != NULL;
+        result_free(&r);
+        if (yes)
+            return 1;
+        sqle_sleep_ms(50);
+    }
+    return 0;
+}
+
+/* Usage: the hand-over's flags and transfer's. */
+static void test_handoff_usage(void)
+{
+    result r;
+
+    new_table();
+    run_db(&r, "supervise", "--priority", "3", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--handoff");
+    result_free(&r);
+    run_db(&r, "supervise", "--handoff", "--priority", "x", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "supervise", "--handoff", "--priority", "2000000000", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "supervise", "--handoff", "--preempt-after", "5", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "transfer", "--to", "", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "transfer", "--timeout", "0s", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "transfer", "extra", NULL);
+    ASSERT_CODE(r, 64);
+    result_free(&r);
+    run_db(&r, "--to", "x", "transfer", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "transfer");
+    result_free(&r);
+}
+
+/*
+ * transfer --to a ready follower: the lease moves from one supervise to
+ * the other within a second (the holder answers at its next renew), the
+ * old CMD stopped before the new one started, with the next token; to
+ * the holder itself: nothing to do; without --to: to the best ready
+ * follower; on a free lease: 75.
+ */
+static void test_transfer_to(void)
+{
+    char events[1100], *ev;
+    pid_t a, b;
+    result r;
+    long long token;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(events, sizeof events, "%s/ho-events.%d", g_dir, ++g_seq);
+    a = ho_start("host-a", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(a > 0);
+    CU_ASSERT_FATAL(await_held_by("host-a", 15000));
+    b = ho_start("host-b", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(b > 0);
+    CU_ASSERT_FATAL(await_ready("host-b", 15000));
+    token = token_now();
+    run_db(&r, "status", NULL);
+    ASSERT_CONTAINS(r.out, "ready:      host-b (priority 0, seen ");
+    result_free(&r);
+
+    run_db(&r, "transfer", "--to", "host-b", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "moved from host-a (token ");
+    ASSERT_CONTAINS(r.out, ") to host-b (token ");
+    CU_ASSERT(r.ms < 3000);
+    result_free(&r);
+    CU_ASSERT(held_by("host-b"));
+    CU_ASSERT_EQUAL(token_now(), token + 1);
+    CU_ASSERT(await_file_has(events, "start host-b", 5000));
+    ev = slurp(events);
+    /* One CMD at a time: host-a's stopped before host-b's started. */
+    CU_ASSERT(ev != NULL && strstr(ev, "stop host-a") != NULL &&
+              strstr(ev, "stop host-a") < strstr(ev, "start host-b"));
+    free(ev);
+
+    run_db(&r, "transfer", "--to", "host-b", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "held by host-b already");
+    result_free(&r);
+    /* Without --to: the best ready follower, host-a. */
+    run_db(&r, "transfer", NULL);
+    ASSERT_CODE(r, 0);
+    ASSERT_CONTAINS(r.out, "to host-a (token ");
+    result_free(&r);
+    CU_ASSERT(held_by("host-a"));
+
+    CU_ASSERT_EQUAL(stop_bg(b, SIGTERM, 15000), 0);
+    CU_ASSERT_EQUAL(stop_bg(a, SIGTERM, 15000), 0);
+    run_db(&r, "transfer", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "not held");
+    result_free(&r);
+    kill_all_bg();
+}
+
+/* transfer --to a host that does not take it: the reservation passes and
+ * a ready follower takes the lease; transfer says so and exits 75. */
+static void test_transfer_to_dead_host(void)
+{
+    char events[1100];
+    pid_t a, b;
+    result r;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(events, sizeof events, "%s/ho-events.%d", g_dir, ++g_seq);
+    a = ho_start("host-a", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(a > 0 && await_held_by("host-a", 15000));
+    b = ho_start("host-b", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(b > 0 && await_ready("host-b", 15000));
+    run_db(&r, "transfer", "--to", "host-gone", "--timeout", "5s", NULL);
+    ASSERT_CODE(r, 75);
+    ASSERT_CONTAINS(r.err, "is not a ready follower");
+    ASSERT_CONTAINS(r.err, "not to host-gone");
+    /* Held again within a second and a half: a heartbeat, the
+     * reservation (3 x retry), a read. */
+    CU_ASSERT(r.ms < 2500);
+    result_free(&r);
+    CU_ASSERT(held_by("host-b") || held_by("host-a"));
+    CU_ASSERT_EQUAL(stop_bg(b, SIGTERM, 15000), 0);
+    CU_ASSERT_EQUAL(stop_bg(a, SIGTERM, 15000), 0);
+    kill_all_bg();
+}
+
+/*
+ * supervise --handoff on SIGTERM: the lease goes to the ready follower
+ * at once (not at its next retry: it was told before CMD stopped), one
+ * CMD at a time, and supervise exits 0.  SIGUSR1 drains a host: its
+ * priority drops to the lowest and the lease goes to another ready host.
+ */
+static void test_supervise_handoff_sigterm(void)
+{
+    char events[1100], *ev;
+    pid_t a, b, c;
+    result r;
+    int64_t t0;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(events, sizeof events, "%s/ho-events.%d", g_dir, ++g_seq);
+    a = ho_start("host-a", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(a > 0 && await_held_by("host-a", 15000));
+    b = ho_start("host-b", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(b > 0 && await_ready("host-b", 15000));
+    t0 = sqle_mono_ms();
+    CU_ASSERT_EQUAL(stop_bg(a, SIGTERM, 15000), 0);
+    CU_ASSERT(await_file_has(events, "start host-b", 5000));
+    CU_ASSERT(sqle_mono_ms() - t0 < 1500);
+    ev = slurp(events);
+    CU_ASSERT(ev != NULL && strstr(ev, "stop host-a") != NULL &&
+              strstr(ev, "stop host-a") < strstr(ev, "start host-b"));
+    free(ev);
+    CU_ASSERT(held_by("host-b"));
+
+    /* SIGUSR1: host-b drains to host-c. */
+    c = ho_start("host-c", events, NULL, NULL, NULL, NULL);
+    CU_ASSERT_FATAL(c > 0 && await_ready("host-c", 15000));
+    kill(b, SIGUSR1);
+    CU_ASSERT(await_held_by("host-c", 5000));
+    CU_ASSERT(await_ready("host-b", 5000));
+    run_db(&r, "status", NULL);
+    ASSERT_CONTAINS(r.out, "host-b (priority -1000000000, seen ");
+    result_free(&r);
+    /* SIGUSR2: back to its priority. */
+    kill(b, SIGUSR2);
+    sqle_sleep_ms(500);
+    run_db(&r, "status", NULL);
+    ASSERT_CONTAINS(r.out, "host-b (priority 0, seen ");
+    result_free(&r);
+    CU_ASSERT_EQUAL(stop_bg(c, SIGTERM, 15000), 0);
+    CU_ASSERT(await_held_by("host-b", 5000));
+    CU_ASSERT_EQUAL(stop_bg(b, SIGTERM, 15000), 0);
+    kill_all_bg();
+}
+
+/* A ready follower of higher priority takes the lease once the holder
+ * has held for --preempt-after; one of equal priority never does. */
+static void test_supervise_priority(void)
+{
+    char events[1100];
+    pid_t a, b, c;
+    int64_t t0;
+
+    new_table();
+    if (!migrate_ok())
+        return;
+    snprintf(events, sizeof events, "%s/ho-events.%d", g_dir, ++g_seq);
+    a = ho_start("host-a", events, "--priority", "1", NULL, NULL);
+    CU_ASSERT_FATAL(a > 0 && await_held_by("host-a", 15000));
+    t0 = sqle_mono_ms();
+    c = ho_start("host-c", events, "--priority", "1", "--preempt-after", "500ms");
+    b = ho_start("host-b", events, "--priority", "5", "--preempt-after", "2s");
+    CU_ASSERT_FATAL(b > 0 && c > 0);
+    CU_ASSERT(await_held_by("host-b", 6000));
+    CU_ASSERT(sqle_mono_ms() - t0 >= 1500);
+    CU_ASSERT(await_file_has(events, "start host-b", 3000));
+    {
+        char *ev = slurp(events);
+        CU_ASSERT(ev != NULL && strstr(ev, "start host-c") == NULL);
+        free(ev);
+    }
+    CU_ASSERT_EQUAL(stop_bg(c, SIGTERM, 15000), 0);
+    CU_ASSERT_EQUAL(stop_bg(b, SIGTERM, 15000), 0);
+    CU_ASSERT_EQUAL(stop_bg(a, SIGTERM, 15000), 0);
+    kill_all_bg();
+}
+
 int main(void)
 {
     static const struct {
@@ -3593,6 +3858,14 @@ int main(void)
         T("--dsn-file: a private file, refused when another user owns it or others may"
           " read or write it", test_dsn_file),
         T("CMD does not inherit the connection string", test_cmd_gets_no_dsn),
+        T("the hand-over's flags and transfer's: usage errors", test_handoff_usage),
+        T("transfer --to a ready follower; to the holder; without --to; not held",
+          test_transfer_to),
+        T("transfer --to a host that does not take it", test_transfer_to_dead_host),
+        T("supervise --handoff: SIGTERM hands over at once; SIGUSR1 drains",
+          test_supervise_handoff_sigterm),
+        T("supervise --priority: preempted after --preempt-after, never by an equal",
+          test_supervise_priority),
 #undef T
     };
     CU_pSuite suite;

@@ -37,9 +37,11 @@ REL = "templates/dialects.toml"
 STATEMENTS = ["now", "create_table", "probe_token", "add_token", "probe_version",
               "add_version", "probe_data", "add_data", "probe_ttl", "add_ttl",
               "probe_last_owner", "add_last_owner", "probe_fire_at", "add_fire_at",
+              "probe_handoff_to", "add_handoff_to", "probe_priority", "add_priority",
               "fill_nulls", "repair", "probe_exact", "make_exact", "seed", "acquire",
               "take_watched", "take_fire", "renew", "release", "release_force", "status",
-              "list", "fire_create_table", "fire_claim", "fire_reclaim", "fire_end",
+              "list", "handoff_request", "handoff_cancel", "handoff", "ready_list",
+              "fire_create_table", "fire_claim", "fire_reclaim", "fire_end",
               "fire_record", "fire_abandon", "fire_last", "fire_read", "fire_list",
               "fire_prune", "fire_done", "hold_create_table", "hold_start", "hold_expire",
               "hold_end", "hold_force", "hold_list", "hold_prune"]
@@ -60,7 +62,9 @@ HOLD_FROM_LEASE = ["hold_start", "hold_force", "hold_end"]
 P = {name: i for i, name in enumerate(
     ("name", "owner", "ttl_ms", "token", "min_hold_ms", "data", "version", "job", "fire_at_ms",
      "state", "attempt", "host", "has_exit", "exit_status", "note", "since_ms", "before_ms",
-     "pid", "ended_at_ms"))}
+     "pid", "ended_at_ms", "priority", "target", "reserve_ms", "prefix"))}
+# The statements of the hand-over (see check_row_handoff).
+HANDOFF_STATEMENTS = ["handoff_request", "handoff_cancel", "handoff", "ready_list"]
 EACH_STATEMENTS = ["renew_each", "renewed_each", "status_each", "seed_each", "take_each",
                    "release_each", "hold_start_each", "hold_expire_each", "hold_end_each"]
 
@@ -353,7 +357,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "bd078a12e3f104000e89bdc230e10b01e0160fa1bc3b449665e85e884e6563a0"
+SHIPPED_SQL_SHA256 = "69c7bfc71b5ec4d5647b23f01050e151915efc7a6a27baf79818d987ab80a7a5"
 
 
 def shipped_sql(probe_out):
@@ -534,8 +538,11 @@ class RealTemplate(GenCase):
             "IF OBJECT_ID(N'{fire_table}', N'U') IS NULL CREATE TABLE {fire_table} ("))
         self.assertTrue(stmts[("mysql", "fire_claim")][2].startswith("INSERT IGNORE INTO"))
         # The status reads end with the row's last claimed fire.
-        self.assertIn("l.last_owner, l.fire_at_ms FROM",
+        self.assertIn("l.last_owner, l.fire_at_ms, l.handoff_to, l.priority FROM",
                       self.batched(out)[("sqlserver", "status_each")][2])
+        # PostgreSQL reads its clock once in the hand-over's statements.
+        for st in HANDOFF_STATEMENTS:
+            self.assertLessEqual(stmts[("postgres", st)][2].count("clock_timestamp()"), 1, st)
 
     def check_row_statements(self, key, row, stmts, now, widths):
         """What every row's statements must get right, whatever the DBMS.
@@ -565,13 +572,13 @@ class RealTemplate(GenCase):
         # keeps the row until acquired_at + min_hold: the minimum hold
         # is bound in the CASEs (owner, expiry, data) and in the expiry
         # it writes.
-        self.assertEqual(set(stmts[(key, "acquire")][1]), {name, owner, ttl, token, data},
-                         key)
+        self.assertEqual(set(stmts[(key, "acquire")][1]),
+                         {name, owner, ttl, token, data, P["priority"]}, key)
         self.assertEqual(set(stmts[(key, "renew")][1]), {name, owner, ttl, token}, key)
         # The followers' reads carry the version they watch, then the
         # holder's ttl (what a watch waits) and who held the row last.
         self.assertTrue(stmts[(key, "status")][2].split(" FROM {table}")[0].endswith(
-            "version, ttl_ms, last_owner, fire_at_ms"), key)
+            "version, ttl_ms, last_owner, fire_at_ms, handoff_to, priority"), key)
         self.assertEqual(set(stmts[(key, "release")][1]),
                          {name, owner, token, min_hold}, key)
         # min_hold > 0 AND acquired_at + min_hold > now, in three CASEs, and
@@ -600,16 +607,18 @@ class RealTemplate(GenCase):
         self.assertIn("ELSE NULL END", stmts[(key, "release")][2], key)
         self.assertIn("data = NULL", stmts[(key, "release_force")][2], key)
         self.assertNotIn("data", stmts[(key, "renew")][2], key)
-        self.assertIn(", data, version, ttl_ms, last_owner, fire_at_ms FROM",
-                      stmts[(key, "status")][2], key)
-        self.assertIn(", data, version, ttl_ms, last_owner, fire_at_ms FROM",
-                      stmts[(key, "list")][2], key)
+        for st in ("status", "list"):
+            self.assertIn(", data, version, ttl_ms, last_owner, fire_at_ms, handoff_to, "
+                          "priority FROM", stmts[(key, st)][2], "%s.%s" % (key, st))
         # The columns as wide as sqlease.h says (SQLEASE_MAX_NAME, ...).
         for width in widths:
             self.assertIn("(%d)" % width, stmts[(key, "create_table")][2], key)
         self.assertIn("data " + as_sql(row["data_type"]), stmts[(key, "create_table")][2], key)
         self.assertIn("data " + as_sql(row["data_type"]), stmts[(key, "add_data")][2], key)
-        self.assertEqual(stmts[(key, "acquire")][1].count(owner), 1, key)
+        # The owner it writes, and the one the reservation's guard
+        # compares handoff_to with (check_row_handoff).
+        self.assertEqual(stmts[(key, "acquire")][1].count(owner),
+                         1 + as_sql(row["handoff_owner"]).count("?"), key)
         self.assertEqual(stmts[(key, "probe_exact")][1], [], key)
         # An older table's NULLs become a new row's values, a NULL
         # token the clock (as the seed's), and only rows with a NULL
@@ -667,7 +676,87 @@ class RealTemplate(GenCase):
         self.assertEqual(stmts[(key, "create_table")][1], [], key)
         self.check_row_take_fire(key, row, stmts, now)
         self.check_row_fire(key, row, stmts, now)
+        self.check_row_handoff(key, row, stmts, now)
         self.check_row_history(key, row, stmts, now)
+
+    def check_row_handoff(self, key, row, stmts, now):
+        """The hand-over (see the template's header): its columns, the
+        renew that a request refuses, the takes that refuse a reserved
+        row to any owner but its target and clear the request, and the
+        request, its withdrawal, the hand-over and the ready rows' read,
+        with the exact comparisons through the row's snippets."""
+        name_eq, owner_eq = as_sql(row["name_equals"]), as_sql(row["owner_equals"])
+        free, none = as_sql(row["owner_free"]), as_sql(row["no_handoff"])
+        mine, target = as_sql(row["handoff_owner"]), as_sql(row["handoff_target"])
+        clock = r"(c\.now_ms|%s)" % re.escape(now)
+        # A row whose clock is volatile reads it once, in FROM (PostgreSQL).
+        once = r"(FROM \(SELECT %s AS now_ms\) AS c )?" % re.escape(now)
+        # The columns: handoff_to compares as the owner does.
+        coll = as_sql(row["exact_collation"])
+        column = " ".join(("handoff_to", as_sql(row["owner_type"])) + ((coll,) if coll else ())
+                          + ("NOT NULL DEFAULT ''",))
+        for st in ("create_table", "add_handoff_to"):
+            self.assertIn(column, stmts[(key, st)][2], "%s.%s" % (key, st))
+        for st in ("create_table", "add_priority"):
+            self.assertIn("priority BIGINT NOT NULL DEFAULT 0", stmts[(key, st)][2],
+                          "%s.%s" % (key, st))
+        for st in ("probe_handoff_to", "probe_priority", "add_handoff_to", "add_priority"):
+            self.assertEqual(stmts[(key, st)][1], [], "%s.%s" % (key, st))
+        # The renew matches only a hold with no request.
+        self.assertTrue(stmts[(key, "renew")][2].endswith(" AND " + none), key)
+        # Every take refuses a row reserved for another owner until its
+        # deadline, clears handoff_to and writes its priority.
+        guard = re.compile(r"AND \(NOT \(%s\) OR %s OR %s OR expires_at_ms <= %s\)"
+                           % (re.escape(free), re.escape(none), re.escape(mine), clock))
+        for st in ("acquire", "take_watched", "take_fire"):
+            sql, params = stmts[(key, st)][2], stmts[(key, st)][1]
+            self.assertRegex(sql, guard, "%s.%s" % (key, st))
+            self.assertIn("handoff_to = '', priority = ?", sql.split(" WHERE ")[0],
+                          "%s.%s" % (key, st))
+            self.assertEqual(params.count(P["priority"]), 1, "%s.%s" % (key, st))
+        # The releases clear a request: the hold it was about is over.
+        for st in ("release", "release_force"):
+            self.assertIn("handoff_to = '',", stmts[(key, st)][2].split(" WHERE ")[0],
+                          "%s.%s" % (key, st))
+        ps = {st: {n for n, v in P.items() if v in stmts[(key, st)][1]}
+              for st in HANDOFF_STATEMENTS}
+        sql = {st: stmts[(key, st)][2] for st in HANDOFF_STATEMENTS}
+        # A request: the hold as read, live, with no request yet.
+        self.assertEqual(ps["handoff_request"], {"name", "owner", "token", "target"}, key)
+        self.assertRegex(sql["handoff_request"],
+                         r"^UPDATE \{table\} SET handoff_to = \?, version = COALESCE\(version, "
+                         r"%s\) \+ 1 %sWHERE %s AND %s AND token = \? AND %s AND "
+                         r"expires_at_ms > %s$" % (clock, once, re.escape(name_eq),
+                                                   re.escape(owner_eq), re.escape(none), clock),
+                         key)
+        # Its withdrawal: that request on that hold.
+        self.assertEqual(ps["handoff_cancel"], {"name", "owner", "token", "target"}, key)
+        self.assertRegex(sql["handoff_cancel"],
+                         r"^UPDATE \{table\} SET handoff_to = '', version = COALESCE\(version, "
+                         r"%s\) \+ 1 WHERE " % clock, key)
+        self.assertTrue(sql["handoff_cancel"].endswith(
+            "%s AND %s AND token = ? AND %s" % (name_eq, owner_eq, target)), key)
+        # The hand-over: scoped to the hold as a release is, whatever its
+        # expiry; the row free, reserved for the target until the clock
+        # plus the reservation, the token kept, last_owner read first
+        # (MySQL assigns left to right), the version changed.
+        self.assertEqual(ps["handoff"], {"name", "owner", "token", "target", "reserve_ms"}, key)
+        self.assertRegex(sql["handoff"],
+                         r"^UPDATE \{table\} SET last_owner = owner, owner = '', handoff_to = "
+                         r"\?, expires_at_ms = %s \+ \?, ttl_ms = 0, data = NULL, priority = 0, "
+                         r"version = COALESCE\(version, %s\) \+ 1 %sWHERE %s AND %s AND "
+                         r"token = \?$" % (clock, clock, once, re.escape(name_eq),
+                                            re.escape(owner_eq)), key)
+        self.assertNotIn("token = token", sql["handoff"], key)
+        # The ready rows: every row whose name starts with the prefix,
+        # with the status read's columns after the name.
+        self.assertEqual(ps["ready_list"], {"prefix"}, key)
+        self.assertIn(as_sql(row["name_prefix"]), sql["ready_list"], key)
+        self.assertRegex(sql["ready_list"],
+                         r"^SELECT name, owner, token, acquired_at_ms, expires_at_ms, %s, data, "
+                         r"version, ttl_ms, last_owner, fire_at_ms, handoff_to, priority FROM "
+                         r"\{table\}" % clock, key)
+        self.assertTrue(sql["ready_list"].endswith(" ORDER BY name"), key)
 
     def check_row_take_fire(self, key, row, stmts, now):
         """The lease row's last claimed fire: its column, and the take that
@@ -963,7 +1052,8 @@ class RealTemplate(GenCase):
         self.assertIn("WHERE name IN (?, ?, ?)", each[("sqlite", "status_each")][2])
         # PostgreSQL reads its clock once, in FROM.
         self.assertEqual(each[("postgres", "renew_each")][2].count("clock_timestamp()"), 1)
-        self.assertIn("expires_at_ms > c.now_ms RETURNING", each[("postgres", "renew_each")][2])
+        self.assertIn("expires_at_ms > c.now_ms AND COALESCE(handoff_to, '') = '' RETURNING",
+                      each[("postgres", "renew_each")][2])
         self.assertEqual(each[("postgres", "status_each")][2].count("clock_timestamp()"), 1)
         # MySQL/MariaDB: exact bytes (each value and its length), and the
         # follow-up read of the holds that a short count leaves unknown.
@@ -1006,15 +1096,20 @@ class RealTemplate(GenCase):
         self.assertIn("{table}", sql, key)
         self.assertIn("version = ", sql, key)
         self.assertNotIn("data", sql, key)
+        # Only holds with no hand-over are renewed (a request refuses the
+        # renew, as the single one's), and a count-only dialect's read of
+        # which holds are live calls a requested one not live: its loss.
+        none = as_sql(own_or_common(real_rows(), key)["no_handoff"])
+        self.assertIn(" AND " + none, re.sub(r"\bl\.", "", sql), key)
+        if not returns:
+            self.assertIn(" AND " + none, each[(key, "renewed_each")][2], key)
         q, params, sql = each[(key, "status_each")]
         self.assertEqual(q, len(params), key)
         self.assertEqual(set(params), {name}, key)
         self.assertEqual(len(params) % 3, 0, key)
         self.assertRegex(sql, r"^SELECT (l\.)?name, (l\.)?owner, (l\.)?token, ", key)
-        self.assertIn("data, version, ttl_ms, last_owner, fire_at_ms FROM {table}",
-                      sql.replace("l.data", "data").replace("l.version", "version")
-                      .replace("l.ttl_ms", "ttl_ms").replace("l.last_owner", "last_owner")
-                      .replace("l.fire_at_ms", "fire_at_ms"), key)
+        self.assertIn("data, version, ttl_ms, last_owner, fire_at_ms, handoff_to, priority FROM "
+                      "{table}", re.sub(r"\bl\.", "", sql), key)
         # The seed of many names: one name per item, a new row's values
         # (token from the database clock, as `seed`), an INSERT.
         q, params, sql = each[(key, "seed_each")]
@@ -1030,19 +1125,34 @@ class RealTemplate(GenCase):
         # expired hold past the watch, and no owner test: the version
         # says the row is as read (free, or watched out).
         data, version = 5, 6
+        row = own_or_common(real_rows(), key)
         q, params, sql = each[(key, "take_each")]
         self.assertEqual(q, len(params), key)
         # The ttl twice: the expiry, and the holder's ttl written for a
-        # follower's watch.
+        # follower's watch; the owner it writes and the one the
+        # reservation's guard compares handoff_to with; its priority.
         self.assertEqual(sorted(p for p in params if p in (owner, ttl, data)),
-                         [owner, ttl, ttl, data], key)
+                         [owner] * (1 + as_sql(row["handoff_owner"]).count("?"))
+                         + [ttl, ttl, data], key)
+        self.assertEqual(params.count(P["priority"]), 1, key)
+        plain = re.sub(r"\bl\.", "", sql)
+        self.assertIn("handoff_to = '', priority = ?", plain, key)
         self.assertIn("ttl_ms = ?", sql, key)
         self.assertEqual(params.count(token), 3, key)
         self.assertEqual(params.count(version), 3, key)
-        self.assertNotIn(real_rows()[key].get("owner_free", real_rows()["common"]["owner_free"])
-                         .replace("owner", "l.owner" if key == "sqlserver" else "owner"),
-                         sql, key)
-        self.assertNotIn("expires_at_ms <=", sql, key)
+        # Outside the guard that refuses a reserved row (below), which asks
+        # the owner and the clock only of a free row that carries a
+        # hand-over.
+        plain = " ".join(re.sub(r"\bl\.", "", sql).split())
+        guards = [" AND (NOT (%s) OR %s OR %s OR expires_at_ms <= %s)"
+                  % (as_sql(row["owner_free"]), as_sql(row["no_handoff"]),
+                     as_sql(row["handoff_owner"]), clock)
+                  for clock in ("c.now_ms", " ".join(real_rows()[key]["now_ms"].split()))]
+        guard = [g for g in guards if g in plain]
+        self.assertEqual(len(guard), 1, "%s: %s" % (key, plain))
+        rest = plain.replace(guard[0], "")
+        self.assertNotIn(as_sql(row["owner_free"]), rest, key)
+        self.assertNotIn("expires_at_ms <=", rest, key)
         self.assertIn("token = %stoken + 1" % ("l." if key == "sqlserver" else ""), sql, key)
         self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
         # The release of many holds: name, owner, token each, the
@@ -1052,6 +1162,7 @@ class RealTemplate(GenCase):
         per = [p for p in params if p != 4]
         self.assertEqual(params.count(4), 9, key)
         self.assertRegex(sql, r"SET last_owner = (l\.)?owner, ", key)
+        self.assertIn("handoff_to = '',", sql, key)
         self.assertEqual(set(per), {name, owner, token}, key)
         self.assertEqual(per.count(token), 3, key)
         self.assertEqual(("RETURNING" in sql or "OUTPUT" in sql), bool(returns), key)
@@ -1455,7 +1566,11 @@ class Snippets(GenCase):
                 ("status", "{name_equals}", "name = :name", "name = :name"),
                 ("renew", "{owner_equals}", "owner = :owner", "owner = :owner"),
                 ("acquire", "{owner_free}", "owner = ''", "owner = ''"),
-                ("fence", "{name_equals}", "name=:name", "name = :name")):
+                ("fence", "{name_equals}", "name=:name", "name = :name"),
+                ("renew", "{no_handoff}", "handoff_to = ''", "handoff_to = ''"),
+                ("acquire", "{handoff_owner}", "handoff_to = :owner", "handoff_to = :owner"),
+                ("handoff_cancel", "{handoff_target}", "handoff_to = :target",
+                 "handoff_to = :target")):
             with self.subTest(field=field):
                 rows = real_rows()
                 rows["common"][field] = rows["common"][field].replace(old, new)

@@ -3,8 +3,8 @@
  * the real ODBC driver: a take writes the new hold's row, each end is
  * written by whoever knows it first (the holder's release, its renew that
  * found the hold gone, the taker of a hold whose holder died, an
- * operator's forced release, a supervisor past its deadline) and never
- * written over; what each costs in statements; the batched forms; a
+ * operator's forced release, a supervisor past its deadline, a hand-over)
+ * and never written over; what each costs in statements; the batched forms; a
  * missing history table that leaves the lease working and says so once;
  * the listing with its gaps, and the pruning.  Runs on whatever
  * $SQLEASE_TEST_DSN names (SQLite by default).
@@ -397,6 +397,61 @@ static void test_end_after_a_take(void)
     drop_tables(&t);
 }
 
+/* A hand-over (lease.c's sqle_lease_handoff) ends the hold 'handed_over'
+ * once the row is reserved for its target; the target's take starts its
+ * own hold and closes none (its read showed the row free), so the gap is
+ * the time between.  A "*" that finds no ready follower releases the row:
+ * 'released'.  A hand-over of a hold that is no longer the row's writes
+ * nothing. */
+static void test_handed_over(void)
+{
+    tables t;
+    sqlease_lease *a, *b;
+    sqlease_error err;
+    char to[SQLEASE_MAX_OWNER + 1];
+    rows rs;
+    int64_t ta, tb;
+    int handed = 0;
+
+    make_tables(&t, "job");
+    a = make_lease(db, &t, "job", "owner-a", 5000);
+    b = make_lease(db, &t, "job", "owner-b", 5000);
+    ta = hold(a);
+    CU_ASSERT_EQUAL(sqle_lease_handoff(a, "owner-b", 3000, 0, to, sizeof to, &handed, &err),
+                    SQLEASE_OK);
+    CU_ASSERT(handed);
+    CU_ASSERT_STRING_EQUAL(to, "owner-b");
+    tb = hold(b);
+    CU_ASSERT_EQUAL(tb, ta + 1);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_EQUAL_FATAL(rs.n, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row_of(&rs, ta));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row_of(&rs, tb));
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta)->owner, "owner-a");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta)->ended, "handed_over");
+    CU_ASSERT(row_of(&rs, ta)->ended_at_ms > 0);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->owner, "owner-b");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "");
+    CU_ASSERT_EQUAL(row_of(&rs, tb)->prev_ended_at_ms, row_of(&rs, ta)->ended_at_ms);
+    CU_ASSERT(row_of(&rs, tb)->gap_ms >= 0 && row_of(&rs, tb)->gap_ms < 2000);
+    /* Again, by a now stale handle: the row is b's, nothing is written. */
+    CU_ASSERT_EQUAL(sqle_lease_handoff(a, "owner-c", 3000, 0, to, sizeof to, &handed, &err),
+                    SQLEASE_OK);
+    CU_ASSERT_EQUAL(handed, 0);
+    /* No ready follower: the "*" hand-over releases. */
+    CU_ASSERT_EQUAL(sqle_lease_handoff(b, "*", 3000, 0, to, sizeof to, &handed, &err),
+                    SQLEASE_OK);
+    CU_ASSERT(handed);
+    CU_ASSERT_STRING_EQUAL(to, "");
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_EQUAL_FATAL(rs.n, 2);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta)->ended, "handed_over");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "released");
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    drop_tables(&t);
+}
+
 /* An older deployment that did not migrate the history: the lease works,
  * the log says so once, and the handle leaves the table alone (no
  * statement) afterwards. */
@@ -656,6 +711,108 @@ static void test_supervisors(void)
     drop_tables(&t);
 }
 
+/* For tu_await: hold `token` of tables `t` has an end written. */
+typedef struct hold_at {
+    const tables *t;
+    int64_t token;
+} hold_at;
+
+static int hold_ended(void *arg)
+{
+    const hold_at *h = arg;
+    const sqlease_hold_info *r;
+    rows rs;
+
+    read_rows(h->t, "job", &rs);
+    r = row_of(&rs, h->token);
+    return r != NULL && r->ended[0] != '\0';
+}
+
+/* For tu_await: the lease's ready followers, read with `arg` (a lease
+ * handle), include sup-b. */
+static int on_ready(void *ud, const char *owner, int64_t priority, int64_t seen_ago_ms)
+{
+    (void)priority;
+    (void)seen_ago_ms;
+    if (strcmp(owner, "sup-b") == 0)
+        *(int *)ud = 1;
+    return 0;
+}
+
+static int b_is_ready(void *arg)
+{
+    sqlease_error err;
+    int seen = 0;
+
+    return sqlease_lease_ready(arg, on_ready, &seen, &err) == SQLEASE_OK && seen;
+}
+
+/* Supervisors with hand-over on: a's stop hands the lease to the ready
+ * b, whose hold starts as a's ends 'handed_over'; b's own stop, with
+ * nobody ready, releases ('released'). */
+static void test_supervisors_hand_over(void)
+{
+    tables t;
+    sqlease_options o;
+    sqlease_supervisor *a, *b;
+    sqlease_error err;
+    sqlease_state st;
+    hold_at ended_ht;
+    sqlease_lease *ready_lease;
+    rows rs;
+    int64_t ta, tb;
+
+    make_tables(&t, "job");
+    hist_options(&o, &t, "job", "sup-a", 1600);
+    o.heartbeat_ms = 200;
+    o.renew_deadline_ms = 600;
+    o.retry_ms = 100;
+    o.handoff = 1;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&a, db, &o, &err), SQLEASE_OK);
+    CU_ASSERT_FATAL(tu_await(is_holding, a, 3000));
+    sqlease_supervisor_state(a, &st);
+    ta = st.token;
+    hist_options(&o, &t, "job", "sup-b", 1600);
+    o.heartbeat_ms = 200;
+    o.renew_deadline_ms = 600;
+    o.retry_ms = 100;
+    o.handoff = 1;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&b, db, &o, &err), SQLEASE_OK);
+    /* a's stop hands over to the best ready follower it reads: b, once
+     * b's ready row is there (b's start makes it, or its runner after a
+     * failed first try). */
+    ready_lease = make_lease(db, &t, "job", "reader", 1600);
+    CU_ASSERT(tu_await(b_is_ready, ready_lease, 3000));
+    sqlease_lease_free(ready_lease);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(a, &err), SQLEASE_OK);
+    CU_ASSERT_FATAL(tu_await(is_holding, b, 3000));
+    sqlease_supervisor_state(b, &st);
+    tb = st.token;
+    CU_ASSERT_EQUAL(tb, ta + 1);
+    /* a's end is written right after its hand-over statement, which the
+     * runner may have sent: b's take may come first. */
+    ended_ht.t = &t;
+    ended_ht.token = ta;
+    CU_ASSERT(tu_await(hold_ended, &ended_ht, 2000));
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row_of(&rs, ta));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row_of(&rs, tb));
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta)->ended, "handed_over");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->owner, "sup-b");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "");
+    CU_ASSERT(row_of(&rs, tb)->gap_ms >= 0 && row_of(&rs, tb)->gap_ms < 1000);
+    /* The ready rows' holds are not the job's: no history of their own. */
+    CU_ASSERT_EQUAL(rs.n, 2);
+    read_rows(&t, NULL, &rs);
+    CU_ASSERT_EQUAL(rs.n, 2);
+    sqlease_supervisor_free(a);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(b, &err), SQLEASE_OK);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "released");
+    sqlease_supervisor_free(b);
+    drop_tables(&t);
+}
+
 /* ------------------------------------------------------------------ */
 /* The listing and the pruning                                          */
 /* ------------------------------------------------------------------ */
@@ -748,11 +905,15 @@ static void add(void)
     CU_add_test(s, "an end another file writes (a hand-over), once", test_release_as);
     CU_add_test(s, "a holder's end after a take: the next hold's start at the latest",
                 test_end_after_a_take);
+    CU_add_test(s, "a hand-over ends the hold 'handed_over', the target's starts",
+                test_handed_over);
     CU_add_test(s, "a missing history table: the lease works, said once", test_missing_table);
     CU_add_test(s, "batched takes, releases and losses: one statement per chunk",
                 test_batched);
     CU_add_test(s, "supervisors: deadline, expired by the taker, released at stop",
                 test_supervisors);
+    CU_add_test(s, "supervisors: a stop hands over ('handed_over'), the last releases",
+                test_supervisors_hand_over);
     CU_add_test(s, "the listing: newest first, by name, in pages; the pruning",
                 test_list_and_prune);
 }

@@ -53,7 +53,7 @@ static void test_names(void)
 {
     int s;
 
-    for (s = SQLEASE_OK; s <= SQLEASE_NOT_DUE; s++) {
+    for (s = SQLEASE_OK; s <= SQLEASE_PENDING; s++) {
         CU_ASSERT_STRING_NOT_EQUAL(sqlease_strerror(s), "unknown status");
         CU_ASSERT_STRING_NOT_EQUAL(sqlease_status_name(s), "unknown");
         CU_ASSERT_EQUAL(strncmp(sqlease_status_name(s), "SQLEASE_", 8), 0);
@@ -64,14 +64,15 @@ static void test_names(void)
     CU_ASSERT_STRING_EQUAL(sqlease_strerror(SQLEASE_ETIMEOUT),
                            "the database did not answer in time (timeout)");
     CU_ASSERT_STRING_EQUAL(sqlease_strerror(-1), "unknown status");
-    CU_ASSERT_STRING_EQUAL(sqlease_strerror(SQLEASE_NOT_DUE + 1), "unknown status");
+    CU_ASSERT_STRING_EQUAL(sqlease_strerror(SQLEASE_PENDING + 1), "unknown status");
     CU_ASSERT_STRING_EQUAL(sqlease_status_name(999), "unknown");
 
     CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(SQLEASE_STOP_LOST), "lost");
     CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(SQLEASE_STOP_DEADLINE), "deadline");
     CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(SQLEASE_STOP_SHUTDOWN), "shutdown");
+    CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(SQLEASE_STOP_HANDOFF), "handoff");
     CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(0), "unknown");
-    CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(4), "unknown");
+    CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_name(5), "unknown");
     CU_ASSERT_STRING_EQUAL(sqlease_stop_reason_str(SQLEASE_STOP_DEADLINE),
                            "the lease was not proven for the renew deadline");
     CU_ASSERT_PTR_NOT_NULL(strstr(sqlease_stop_reason_str(SQLEASE_STOP_LOST), "hold is gone"));

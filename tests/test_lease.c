@@ -753,7 +753,8 @@ static void test_null_owner_or_expiry_is_free(void)
     snprintf(sql, sizeof sql,
              "CREATE TABLE %s (name VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), "
              "acquired_at_ms BIGINT, expires_at_ms BIGINT, token BIGINT, version BIGINT, "
-             "data VARCHAR(1024), ttl_ms BIGINT, last_owner VARCHAR(255), fire_at_ms BIGINT)", t);
+             "data VARCHAR(1024), ttl_ms BIGINT, last_owner VARCHAR(255), fire_at_ms BIGINT, "
+             "handoff_to VARCHAR(255), priority BIGINT)", t);
     CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
     CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
     snprintf(sql, sizeof sql,
@@ -2188,7 +2189,8 @@ static void test_null_token_or_version_repaired(void)
     snprintf(sql, sizeof sql,
              "CREATE TABLE %s (name VARCHAR(64) PRIMARY KEY, owner VARCHAR(255), "
              "acquired_at_ms BIGINT, expires_at_ms BIGINT, token BIGINT, version BIGINT, "
-             "data VARCHAR(1024), ttl_ms BIGINT, last_owner VARCHAR(255), fire_at_ms BIGINT)", t);
+             "data VARCHAR(1024), ttl_ms BIGINT, last_owner VARCHAR(255), fire_at_ms BIGINT, "
+             "handoff_to VARCHAR(255), priority BIGINT)", t);
     CU_ASSERT_EQUAL_FATAL(tu_sql(db, sql, NULL), SQLEASE_OK);
     CU_ASSERT_EQUAL_FATAL(sqlease_db_now_ms(db, &now, &err), SQLEASE_OK);
     snprintf(sql, sizeof sql,

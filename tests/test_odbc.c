@@ -1042,7 +1042,25 @@ static void test_param_binding(void)
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_ENDED_AT_MS, &b), 0);
     CU_ASSERT_EQUAL(b.type, DB_INT64);
     CU_ASSERT_EQUAL(b.i, INT64_C(1800000004321));
-    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 19);
+    /* The hand-over's: a priority and a reservation as numbers, a target
+     * and a name prefix as text. */
+    p.priority = -1000000000;
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_PRIORITY, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, -1000000000);
+    p.reserve_ms = 6000;
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_RESERVE_MS, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_INT64);
+    CU_ASSERT_EQUAL(b.i, 6000);
+    p.target = "*";
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_TARGET, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.target);
+    p.prefix = "~ready/scheduler/";
+    CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_P_PREFIX, &b), 0);
+    CU_ASSERT_EQUAL(b.type, DB_TEXT);
+    CU_ASSERT_PTR_EQUAL(b.s, p.prefix);
+    CU_ASSERT_EQUAL(SQLEASE_PARAM_COUNT, 23);
     CU_ASSERT_EQUAL(sqle_db_param_bind(&p, SQLEASE_PARAM_COUNT, &b), -1);
     CU_ASSERT_EQUAL(b.type, 0);
 }

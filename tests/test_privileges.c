@@ -504,6 +504,9 @@ static void test_fire_ledger_with_its_grants(void)
     CU_ASSERT_EQUAL(s.jobs, 3);
     ASSERT_OK(sqlease_fire_list(d, g_fire, "lp_fire", NULL, 0, on_fire, &s, &err));
     CU_ASSERT_EQUAL(s.rows, 3);
+    /* Pruning keeps each job's latest row: two older ones to delete. */
+    ASSERT_OK(sqle_fire_record(&c, t2, "j1", now - 60, "skipped", "overlap", 0, NULL, &err));
+    ASSERT_OK(sqle_fire_record(&c, t2, "j2", now - 45, "skipped", "overlap", 0, NULL, &err));
     ASSERT_OK(sqle_fire_prune(&c, 0, now - 35, &rows, 0, &err));
     CU_ASSERT_EQUAL(rows, 2);
     /* run --schedule: the take of a fire, and its outcome row. */

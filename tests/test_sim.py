@@ -23,6 +23,11 @@ BUILD = os.environ.get("SQLEASE_BUILDDIR", os.path.join(ROOT, "build"))
 BIN = os.path.join(BUILD, "sim", "bin")
 
 
+# What only the hand-over scenario (--scenario handoff) runs.
+HANDOFF_KINDS = ("ready_list", "handoff_request", "handoff_cancel", "handoff", "handoff_ask",
+                 "handed", "dead_target", "preempt", "end_handed_over")
+
+
 def sim(name, *args, timeout=600):
     """Run one simulator binary: (exit status, stdout)."""
     p = subprocess.run([os.path.join(BIN, name)] + [str(a) for a in args],
@@ -56,13 +61,41 @@ class Simulator(unittest.TestCase):
         # --clock-steps; "other" counts texts the simulator does not know).
         kinds = [l for l in out.splitlines() if l.startswith("kinds: ")][0]
         counts = dict(kv.split("=") for kv in kinds.split()[1:])
-        never = [k for k, v in counts.items() if v == "0" and k not in ("clock_step", "other")]
+        never = [k for k, v in counts.items() if v == "0" and k not in ("clock_step", "other")
+                 and k not in HANDOFF_KINDS]
         self.assertEqual(never, [], kinds)
         for kind in ("renew_each", "take_each", "release_each", "release_force", "repair",
                      "reseed", "null_repair", "twin", "owner_reuse", "group_move", "gone_stop",
                      "fire_claim", "fire_end", "fire_prune", "hold_start", "hold_end",
                      "fire_run", "end_lost"):
             self.assertIn(kind, counts, kinds)
+
+    def test_handoff_scenario(self):
+        # Ready followers, hand-overs to live and dead targets, requests
+        # withdrawn and priorities that preempt: no violation, and every
+        # one of them ran.
+        rc, out = sim("sqlease-sim", "--seeds", 60, "--scenario", "handoff")
+        self.assertEqual(rc, 0, out[-3000:])
+        self.assertRegex(out.strip().splitlines()[-1], r"^60 seeds \(from 1\), .* 0 violations")
+        kinds = [l for l in out.splitlines() if l.startswith("kinds: ")][0]
+        counts = dict(kv.split("=") for kv in kinds.split()[1:])
+        for kind in HANDOFF_KINDS:
+            self.assertGreater(int(counts[kind]), 0, kinds)
+        # Its plants, each found at once: a hand-over sent while the old
+        # work stops, a preemption at an equal priority, one before
+        # preempt_after, and a reservation that never ends.
+        for plant, pattern in (
+                ("handoff_during_on_stopped", r"lease-\d+: p\d+ starts \(token \d+\) while p\d+'s "
+                                              r"work runs"),
+                ("handoff_equal_priority_preempts", r"p\d+ \(priority (\d+)\) asked lease-\d+'s "
+                                                    r"holder p\d+ \(priority \1\)"),
+                ("handoff_preempt_ignores_min_hold", r"under preempt_after"),
+                ("handoff_reservation_never_ends", r"a hand-over to gone, which no live process "
+                                                   r"is")):
+            rc, out = sim("sqlease-sim", "--plant", plant, "--seeds", 50, "--first",
+                          "--scenario", "handoff")
+            self.assertEqual(rc, 1, plant + ": " + out[-2000:])
+            self.assertRegex(out, pattern, plant)
 
     def test_more_processes_and_leases(self):
         # Five processes with six leases each (six renew groups) on one

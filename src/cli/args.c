@@ -74,7 +74,7 @@ static const struct {
     const char *commands[2];
 } command_flags[] = {
     {"--no-wait", {"run", NULL}},
-    {"--timeout", {"run", NULL}},
+    {"--timeout", {"run", "transfer"}},
     {"--conflict-exit-code", {"run", NULL}},
     {"--min-hold", {"run", NULL}},
     {"--kill-grace", {"run", "supervise"}},
@@ -83,6 +83,10 @@ static const struct {
     {"--crash-limit", {"supervise", NULL}},
     {"--crash-window", {"supervise", NULL}},
     {"--crash-pause", {"supervise", NULL}},
+    {"--handoff", {"supervise", NULL}},
+    {"--priority", {"supervise", NULL}},
+    {"--preempt-after", {"supervise", NULL}},
+    {"--to", {"transfer", NULL}},
     {"--json", {"status", "list"}},
     {"--by-owner", {"list", NULL}},
     {"--watch", {"status", NULL}},
@@ -93,7 +97,7 @@ static const struct {
 static const char *later_command(int argc, char **argv, int from)
 {
     static const char *const commands[] = {"migrate", "status", "list", "run",
-                                           "supervise", "release", "demo"};
+                                           "supervise", "release", "transfer", "demo"};
 
     for (int i = from; i < argc && strcmp(argv[i], "--") != 0; i++)
         for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
@@ -298,7 +302,7 @@ int cli_args_parse(int argc, char **argv, cli_args *a)
     }
     if (a->command == NULL)
         return cli_usage("missing COMMAND (migrate, status, list, run, supervise, cron, fires, "
-                         "history, release, demo)");
+                         "history, release, transfer, demo)");
 
     if (resolve_sources(flags) != CLI_CONTINUE)
         return CLI_EXIT_USAGE;

@@ -168,6 +168,7 @@ int cli_cmd_migrate(const cli_args *a);
 int cli_cmd_status(const cli_args *a);
 int cli_cmd_list(const cli_args *a);
 int cli_cmd_release(const cli_args *a);
+int cli_cmd_transfer(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
 int cli_cmd_supervise(const cli_args *a);
 int cli_cmd_cron(const cli_args *a);

@@ -1,9 +1,11 @@
 /*
  * cmd_admin.c -- the commands that read or administer the table rather
  * than hold a lease: `migrate` (create or upgrade the table and seed the
- * row), `status` (what the row says, human or JSON; with --watch, every
- * change of holder after it), `list` (every lease of the table) and
- * `release --force` (admin: clear the row whoever holds it).
+ * row), `status` (what the row says, human or JSON, with the ready
+ * followers and a hand-over under way; with --watch, every change of
+ * holder after it), `list` (every lease of the table), `release --force`
+ * (admin: clear the row whoever holds it) and `transfer` (ask the holder
+ * to hand the lease over, and wait until it has moved).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -248,6 +250,79 @@ static void format_utc(int64_t ms, char *buf, size_t cap)
              (int)(ms % 1000));
 }
 
+/* The ready followers of the lease (sqlease_lease_ready), best first. */
+#define READY_SHOWN 16
+typedef struct ready_list {
+    int n;
+    int more;          /* beyond READY_SHOWN */
+    int failed;        /* the read failed: not shown */
+    const char *holder; /* left out: the holder's own (NULL: none) */
+    char owner[READY_SHOWN][SQLEASE_MAX_OWNER + 1];
+    int64_t priority[READY_SHOWN];
+    int64_t seen_ago[READY_SHOWN];
+} ready_list;
+
+static int collect_ready(void *ud, const char *owner, int64_t priority, int64_t seen_ago_ms)
+{
+    ready_list *r = ud;
+
+    /* The holder keeps its ready row while it holds: it is not one of
+     * those ready to take over. */
+    if (r->holder != NULL && strcmp(owner, r->holder) == 0)
+        return 0;
+    if (r->n >= READY_SHOWN) {
+        r->more++;
+        return 0;
+    }
+    snprintf(r->owner[r->n], sizeof r->owner[0], "%s", owner);
+    r->priority[r->n] = priority;
+    r->seen_ago[r->n] = seen_ago_ms;
+    r->n++;
+    return 0;
+}
+
+/* "120 ms" or "1.2 s". */
+static void format_ago(int64_t ms, char *buf, size_t cap)
+{
+    if (ms < 0)
+        snprintf(buf, cap, "?");
+    else if (ms < 1000)
+        snprintf(buf, cap, "%" PRId64 " ms", ms);
+    else
+        snprintf(buf, cap, "%" PRId64 ".%" PRId64 " s", ms / 1000, ms % 1000 / 100);
+}
+
+/* The lines of a hand-over under way, the holder's priority and the
+ * ready followers: only when there is something to say, so that a fleet
+ * that uses none of it sees the status it always saw. */
+static void print_handoff_human(const sqlease_lease_info *in, const ready_list *r)
+{
+    char who[SQLE_QUOTED_ID_MAX], ago[32];
+    int i;
+
+    if (in->held && in->handoff_to[0] != '\0')
+        printf("hand-over:  asked for, to %s (the holder hands over at its next renew)\n",
+               strcmp(in->handoff_to, "*") == 0
+                   ? "the best ready follower"
+                   : sqle_quote_id(in->handoff_to, who, sizeof who));
+    else if (in->reserved)
+        printf("hand-over:  reserved for %s for %" PRId64 " ms more\n",
+               sqle_quote_id(in->handoff_to, who, sizeof who), in->expires_at_ms - in->db_now_ms);
+    if (in->held && (in->priority != 0 || r->n > 0))
+        printf("priority:   %" PRId64 "\n", in->priority);
+    if (r->n == 0)
+        return;
+    printf("ready:      ");
+    for (i = 0; i < r->n; i++) {
+        format_ago(r->seen_ago[i], ago, sizeof ago);
+        printf("%s%s (priority %" PRId64 ", seen %s ago)", i > 0 ? ", " : "",
+               sqle_quote_id(r->owner[i], who, sizeof who), r->priority[i], ago);
+    }
+    if (r->more > 0)
+        printf(", and %d more", r->more);
+    printf("\n");
+}
+
 static void print_status_human(const cli_args *a, const char *dialect,
                                const sqlease_lease_info *in, int64_t local_ms)
 {
@@ -292,15 +367,31 @@ static void status_json_fields(cli_json *j, const cli_args *a, const char *diale
     cli_json_int(j, "local_now_ms", local_ms);
     cli_json_int(j, "skew_ms", in->db_now_ms - local_ms);
     cli_json_string(j, "dialect", dialect);
+    cli_json_string_or_null(j, "handoff_to", in->handoff_to[0] != '\0' ? in->handoff_to : NULL);
+    cli_json_bool(j, "reserved", in->reserved);
+    cli_json_int(j, "priority", in->priority);
 }
 
 static void print_status_json(const cli_args *a, const char *dialect,
-                              const sqlease_lease_info *in, int64_t local_ms)
+                              const sqlease_lease_info *in, int64_t local_ms,
+                              const ready_list *r)
 {
-    cli_json j;
+    cli_json j, e;
+    int i;
 
     cli_json_begin(&j, stdout);
     status_json_fields(&j, a, dialect, name_of(a), in, local_ms);
+    if (!r->failed) {
+        cli_json_array_begin(&j, "ready");
+        for (i = 0; i < r->n; i++) {
+            cli_json_element(&j, &e);
+            cli_json_string(&e, "owner", r->owner[i]);
+            cli_json_int(&e, "priority", r->priority[i]);
+            cli_json_int(&e, "seen_ms_ago", r->seen_ago[i]);
+            cli_json_close(&e);
+        }
+        cli_json_array_end(&j);
+    }
     cli_json_end(&j);
 }
 
@@ -367,10 +458,25 @@ int cli_cmd_status(const cli_args *a)
     } else {
         const char *dialect = sqlease_db_dialect(db);
         int64_t local = before + (after - before) / 2;
-        if (seen & 1u)
-            print_status_json(a, dialect ? dialect : "", &info, local);
-        else
+        ready_list ready;
+        sqlease_error rerr;
+
+        /* One more read: the ready followers (supervise --handoff). */
+        memset(&ready, 0, sizeof ready);
+        memset(&rerr, 0, sizeof rerr);
+        ready.holder = info.held ? info.owner : NULL;
+        if (sqlease_lease_ready(lease, collect_ready, &ready, &rerr) != SQLEASE_OK) {
+            ready.failed = 1;
+            ready.n = 0;
+            cli_log(SQLEASE_LOG_WARN, "lease '%s': ready followers not read: %s", name_of(a),
+                    rerr.message);
+        }
+        if (seen & 1u) {
+            print_status_json(a, dialect ? dialect : "", &info, local, &ready);
+        } else {
             print_status_human(a, dialect ? dialect : "", &info, local);
+            print_handoff_human(&info, &ready);
+        }
         rc = CLI_EXIT_OK;
         if (seen & 2u)
             rc = watch(a, db, lease, dialect ? dialect : "", (seen & 1u) != 0, &info, wh);
@@ -705,8 +811,12 @@ static int watch(const cli_args *a, const sqlease_db *db, sqlease_lease *lease,
             continue;
         token = in.token;
         snprintf(owner, sizeof owner, "%s", in.held ? in.owner : "");
-        if (json)
-            print_status_json(a, dialect, &in, before + (after - before) / 2);
+        if (json) {
+            /* A change's line: the row alone (the ready followers cost a
+             * read of their own, which a watch does not make). */
+            static const ready_list none = {0, 0, 1, NULL, {{0}}, {0}, {0}};
+            print_status_json(a, dialect, &in, before + (after - before) / 2, &none);
+        }
         else
             print_change_human(&in);
         if (fflush(stdout) != 0)
@@ -941,6 +1051,221 @@ int cli_cmd_list(const cli_args *a)
         rc = CLI_EXIT_OK;
     }
     free(rows.v);
+    sqlease_db_close(db);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* transfer                                                            */
+/* ------------------------------------------------------------------ */
+
+/* How often transfer reads the row while it waits for the lease to move. */
+#define TRANSFER_POLL_MS 50
+
+/* transfer's flags: --to OWNER, --timeout D (more than 0). */
+static int parse_transfer_flags(const cli_args *a, const char **to, int64_t *timeout_ms)
+{
+    *to = NULL;
+    *timeout_ms = 0;
+    for (int i = 0; i < a->cmd_argc; i++) {
+        const char *arg = a->cmd_argv[i];
+        const char *val = NULL;
+        int r;
+
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            cli_print_help();
+            return CLI_EXIT_OK;
+        }
+        r = cli_flag_value(a->cmd_argc, a->cmd_argv, &i, "--to", &val);
+        if (r < 0)
+            return CLI_EXIT_USAGE;
+        if (r > 0) {
+            if (val[0] == '\0')
+                return cli_usage("--to must not be empty");
+            *to = val;
+            continue;
+        }
+        r = cli_flag_value(a->cmd_argc, a->cmd_argv, &i, "--timeout", &val);
+        if (r < 0)
+            return CLI_EXIT_USAGE;
+        if (r > 0) {
+            if (cli_parse_duration("--timeout", val, timeout_ms) != 0)
+                return CLI_EXIT_USAGE;
+            if (*timeout_ms <= 0)
+                return cli_usage("--timeout: must be more than 0");
+            continue;
+        }
+        if (arg[0] == '-')
+            return cli_unknown_flag(a->command, arg);
+        return cli_usage("%s: unexpected argument '%s'", a->command, arg);
+    }
+    return CLI_CONTINUE;
+}
+
+/* Whether `owner` is among the ready followers read. */
+static int ready_has(const ready_list *r, const char *owner)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->owner[i], owner) == 0)
+            return 1;
+    return 0;
+}
+
+/* The best ready follower but the holder, or NULL. */
+static const char *ready_best_but(const ready_list *r, const char *holder)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->owner[i], holder) != 0)
+            return r->owner[i];
+    return NULL;
+}
+
+/*
+ * `sqlease transfer [--to OWNER] [--timeout D]`: ask whoever holds the
+ * lease to hand it over (to OWNER, or to its best ready follower), then
+ * read the row every 50 ms until another hold has it.  The holder answers
+ * at its next renew (within a heartbeat), stops its command after a lead
+ * of a retry, and hands the row over reserved for the target, which
+ * takes it at its next read.
+ * Exit 0 moved (to OWNER, when named); 75 not held, a hand-over pending
+ * already, no ready follower to pick, or not moved within the timeout
+ * (default: the holder's ttl), when a request the holder never answered
+ * is withdrawn; 64 usage; 69 the database.
+ */
+int cli_cmd_transfer(const cli_args *a)
+{
+    sqlease_db *db;
+    sqlease_lease *lease;
+    sqlease_lease_info req, now;
+    sqlease_error err;
+    ready_list ready;
+    const char *to = NULL;
+    char who[SQLE_QUOTED_ID_MAX], whom[SQLE_QUOTED_ID_MAX];
+    int64_t timeout_ms, started, until;
+    int rc, st;
+
+    cli_log_init(a, SQLEASE_LOG_WARN);
+    rc = parse_transfer_flags(a, &to, &timeout_ms);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    if (to != NULL) {
+        sqlease_options o;
+        sqlease_options_init(&o);
+        o.owner = to;
+        memset(&err, 0, sizeof err);
+        if (sqlease_options_check(&o, &err) != SQLEASE_OK)
+            return cli_usage("--to: %s", err.message);
+    }
+    rc = open_lease(a, &db, &lease);
+    if (rc != CLI_CONTINUE)
+        return rc;
+    memset(&err, 0, sizeof err);
+    memset(&ready, 0, sizeof ready);
+    memset(&now, 0, sizeof now);
+    /* Whom it can go to: without --to, a ready follower must be there
+     * (else nobody is preferred, and the holder would only release it). */
+    st = sqlease_lease_status(lease, &now, &err);
+    if (st == SQLEASE_OK)
+        st = sqlease_lease_ready(lease, collect_ready, &ready, &err);
+    if (st != SQLEASE_OK) {
+        rc = fail_lease(a, db, "transfer", &err, st);
+        goto done;
+    }
+    if (now.held && to != NULL && strcmp(now.owner, to) == 0) {
+        printf("lease '%s' is held by %s already (token %" PRId64 ")\n", name_of(a),
+               sqle_quote_id(to, who, sizeof who), now.token);
+        rc = CLI_EXIT_OK;
+        goto done;
+    }
+    if (now.held && to == NULL && ready_best_but(&ready, now.owner) == NULL) {
+        cli_error("lease '%s': no ready follower to hand it over to (run the others with "
+                  "`supervise --handoff`, or name one with --to)", name_of(a));
+        rc = CLI_EXIT_NOT_HELD;
+        goto done;
+    }
+    if (now.held && to != NULL && !ready_has(&ready, to))
+        cli_log(SQLEASE_LOG_WARN, "lease '%s': %s is not a ready follower (it keeps no ready "
+                "row); if it does not take the lease, the row is free again after the "
+                "reservation", name_of(a), sqle_quote_id(to, who, sizeof who));
+    started = sqle_mono_ms();
+    memset(&req, 0, sizeof req);
+    st = sqlease_lease_request_handoff(lease, to, &req, &err);
+    if (st != SQLEASE_OK) {
+        if (st == SQLEASE_NOT_HELD || st == SQLEASE_PENDING) {
+            cli_error("%s", err.message);
+            rc = CLI_EXIT_NOT_HELD;
+        } else {
+            rc = fail_lease(a, db, "transfer", &err, st);
+        }
+        goto done;
+    }
+    if (timeout_ms <= 0)
+        timeout_ms = req.ttl_ms > 0 ? req.ttl_ms : SQLEASE_DEFAULT_TTL_MS;
+    until = started + timeout_ms;
+    cli_log(SQLEASE_LOG_INFO, "asked %s (token %" PRId64 ") to hand lease '%s' over to %s",
+            sqle_quote_id(req.owner, who, sizeof who), req.token, name_of(a),
+            to != NULL ? sqle_quote_id(to, whom, sizeof whom) : "its best ready follower");
+    for (;;) {
+        sqle_sleep_ms(TRANSFER_POLL_MS);
+        memset(&err, 0, sizeof err);
+        st = sqlease_lease_status(lease, &now, &err);
+        if (st == SQLEASE_OK && now.token != req.token && now.held) {
+            /* Another hold has it: the target; or, its reservation passed
+             * (or "*" found nobody), whoever took it, the old holder
+             * included. */
+            int64_t took = sqle_mono_ms() - started;
+            int moved = to != NULL ? strcmp(now.owner, to) == 0
+                                   : strcmp(now.owner, req.owner) != 0;
+
+            sqle_quote_id(now.owner, whom, sizeof whom);
+            if (moved) {
+                printf("lease '%s' moved from %s (token %" PRId64 ") to %s (token %" PRId64
+                       ") in %" PRId64 " ms\n", name_of(a), who, req.token, whom, now.token,
+                       took);
+                rc = CLI_EXIT_OK;
+            } else {
+                char target[SQLE_QUOTED_ID_MAX];
+                cli_error("lease '%s' went to %s (token %" PRId64 "), not to %s: %s", name_of(a),
+                          whom, now.token,
+                          to != NULL ? sqle_quote_id(to, target, sizeof target)
+                                     : "another ready follower",
+                          "its reservation passed before it took it");
+                rc = CLI_EXIT_NOT_HELD;
+            }
+            break;
+        }
+        if (st != SQLEASE_OK)
+            cli_log(SQLEASE_LOG_WARN, "transfer: %s", err.message);
+        if (sqle_mono_ms() < until)
+            continue;
+        /* Not moved in time.  A request the holder has not answered is
+         * withdrawn (a holder before 0.2.1 never answers one); a hand-over
+         * under way is left to finish. */
+        rc = CLI_EXIT_NOT_HELD;
+        if (st == SQLEASE_OK && now.held && now.token == req.token &&
+            strcmp(now.handoff_to, req.handoff_to) == 0) {
+            int cancelled = 0;
+            sqlease_error cerr;
+            memset(&cerr, 0, sizeof cerr);
+            (void)sqlease_lease_cancel_handoff(lease, &req, &cancelled, &cerr);
+            cli_error("lease '%s' not moved within %" PRId64 " ms: %s did not answer%s",
+                      name_of(a), timeout_ms, who,
+                      cancelled ? "; the request is withdrawn" : "");
+        } else if (st == SQLEASE_OK && now.reserved) {
+            cli_error("lease '%s' not moved within %" PRId64 " ms: handed over to %s, which has "
+                      "not taken it (reserved for %" PRId64 " ms more)", name_of(a), timeout_ms,
+                      sqle_quote_id(now.handoff_to, whom, sizeof whom),
+                      now.expires_at_ms - now.db_now_ms);
+        } else if (st == SQLEASE_OK && !now.held) {
+            cli_error("lease '%s' not moved within %" PRId64 " ms: %s let it go and nobody has "
+                      "taken it yet", name_of(a), timeout_ms, who);
+        } else {
+            cli_error("lease '%s' not moved within %" PRId64 " ms", name_of(a), timeout_ms);
+        }
+        break;
+    }
+done:
+    sqlease_lease_free(lease);
     sqlease_db_close(db);
     return rc;
 }

@@ -5,7 +5,12 @@
  * at once (--crash-limit) makes this host give the lease up for a while
  * (--crash-pause) so that a healthy host gets it; on loss CMD is stopped
  * and the process waits to hold again; SIGTERM/SIGINT stop CMD, release
- * the lease and exit 0.  A database that is away at start is waited for;
+ * the lease and exit 0.  With --handoff this host is a ready follower:
+ * SIGTERM hands the lease over to the best ready follower instead of
+ * releasing it (asked for before CMD is stopped, so that the target is
+ * watching when the row is reserved for it), SIGUSR1 drains the host
+ * (lowest priority, and the lease handed over if it holds) and SIGUSR2
+ * gives it its priority back.  A database that is away at start is waited for;
  * under systemd (Type=notify) the service manager hears when supervise
  * is contending, what it is doing, and when it stops.
  */
@@ -15,6 +20,7 @@
 
 #include "child.h"
 #include "notify.h"
+#include "os.h"
 #include "session.h"
 
 #define POLL_MS 50
@@ -181,8 +187,11 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
             snprintf(say, sizeof say, "lease '%s' %s (token %" PRId64 "); stopping CMD",
                      L->s->name, cli_stop_reason(v->stop_reason), L->token);
             stop_child(L, "lease ended",
-                       v->stop_reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO
-                                                               : SQLEASE_LOG_WARN, say);
+                       v->stop_reason == SQLEASE_STOP_SHUTDOWN ||
+                               v->stop_reason == SQLEASE_STOP_HANDOFF
+                           ? SQLEASE_LOG_INFO
+                           : SQLEASE_LOG_WARN,
+                       say);
             log_waiting(L);
         }
         return;
@@ -195,6 +204,87 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
     }
     if (v->held && now >= L->next_start)
         try_start(L, now);
+}
+
+/*
+ * SIGUSR1 (drain) and SIGUSR2 (undrain), with --handoff: a host about to
+ * go down for maintenance takes the lowest priority, so that hand-overs
+ * and preemption pass it by, and hands the lease over now if it holds
+ * (it keeps it when no other host is ready, and says so); SIGUSR2 puts
+ * its own priority back.  The priority outlives a crash pause: the next
+ * supervisor gets it.
+ */
+static void drain(supervise_loop *L, const cli_job_flags *f, int sig)
+{
+    cli_session *s = L->s;
+    int64_t p = sig == 1 ? SQLEASE_PRIORITY_MIN : f->priority;
+    sqlease_error err;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    s->priority = p;
+    if (s->sup != NULL && sqlease_supervisor_set_priority(s->sup, p, &err) != SQLEASE_OK)
+        cli_log(SQLEASE_LOG_WARN, "lease '%s': could not publish priority %" PRId64 ": %s",
+                s->name, p, err.message);
+    if (sig != 1) {
+        cli_log(SQLEASE_LOG_INFO, "SIGUSR2: lease '%s': priority %" PRId64 " again", s->name, p);
+        return;
+    }
+    cli_log(SQLEASE_LOG_INFO, "SIGUSR1: lease '%s': draining (lowest priority)", s->name);
+    if (!L->running || s->sup == NULL)
+        return;
+    rc = sqlease_supervisor_handoff(s->sup, NULL, &err);
+    if (rc == SQLEASE_OK)
+        cli_log(SQLEASE_LOG_INFO, "lease '%s': handing it over (token %" PRId64 "); stopping "
+                "CMD", s->name, L->token);
+    else
+        cli_log(SQLEASE_LOG_WARN, "lease '%s': keeping it: %s", s->name, err.message);
+}
+
+/* SIGTERM with --handoff, while CMD runs under the hold: ask for the
+ * hand-over to the best ready follower before CMD is stopped.  The
+ * library lets the work run on for a retry (its lead), so that the
+ * target, which reads the row every retry, has seen the request and
+ * reads it fast by the time the row is reserved for it; then on_stopped
+ * comes, and CMD is stopped as on any stop of the work; the hand-over
+ * goes once on_stopped has returned, that is once CMD is gone.  Waits
+ * for that on_stopped, within the hold's renew deadline.  With no ready
+ * follower (or a database that does not answer) the stop releases as
+ * usual. */
+static void shutdown_handoff(supervise_loop *L)
+{
+    cli_session *s = L->s;
+    sqlease_error err;
+    cli_hold_view v;
+    int64_t until;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    rc = sqlease_supervisor_handoff(s->sup, NULL, &err);
+    if (rc != SQLEASE_OK) {
+        cli_log(rc == SQLEASE_NO_FOLLOWER ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
+                "%s; releasing it instead", err.message);
+        return;
+    }
+    until = sqle_mono_ms() + s->renew_deadline_ms;
+    for (;;) {
+        int64_t now = sqle_mono_ms();
+        int code = 0;
+
+        cli_hold_view_get(&s->hold, &v);
+        if (!v.held || now >= until)
+            break;
+        /* CMD may end on its own meanwhile: reaped here, as the loop
+         * would. */
+        if (cli_child_poll(&L->child, L->grace_ms, &code) == 1) {
+            cli_session_guard_done(s);
+            cli_hold_child_gone(&s->hold);
+            L->running = 0;
+            break;
+        }
+        cli_session_guard_tick(s);
+        cli_hold_wait(&s->hold, v.version, now + POLL_MS < until ? now + POLL_MS : until);
+    }
 }
 
 int cli_cmd_supervise(const cli_args *a)
@@ -229,6 +319,8 @@ int cli_cmd_supervise(const cli_args *a)
     cli_hold_view_get(&s.hold, &v);
     if (!v.held)
         log_waiting(&L);
+    if (f.handoff && cli_os_drain_setup() != 0)
+        cli_log(SQLEASE_LOG_WARN, "cannot route SIGUSR1 and SIGUSR2 (drain)");
     cli_session_ready(&s);
 
     while (sqle_signal_received() == 0 && !L.cannot_start) {
@@ -241,6 +333,11 @@ int cli_cmd_supervise(const cli_args *a)
             rc = cli_session_resume(&s);
             if (rc != CLI_CONTINUE)
                 break;
+        }
+        if (f.handoff) {
+            int d = cli_os_drain_take();
+            if (d != 0)
+                drain(&L, &f, d);
         }
         cli_session_observe(&s);
         cli_hold_view_get(&s.hold, &v);
@@ -261,6 +358,8 @@ int cli_cmd_supervise(const cli_args *a)
         char say[64];
 
         snprintf(say, sizeof say, "signal %d: shutting down", sqle_signal_received());
+        if (L.running && f.handoff && s.sup != NULL)
+            shutdown_handoff(&L);
         if (L.running)
             stop_child(&L, "shutting down", SQLEASE_LOG_INFO, say);
         else

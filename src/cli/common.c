@@ -204,6 +204,8 @@ int cli_exit_for_status(int status)
     case SQLEASE_NOT_HELD:
     case SQLEASE_CLAIMED:  /* the fire runs (or ran) elsewhere */
     case SQLEASE_NOT_DUE:  /* not this run's to run, yet */
+    case SQLEASE_NO_FOLLOWER: /* a hand-over with nobody to take it */
+    case SQLEASE_PENDING:  /* a hand-over under way already */
         return CLI_EXIT_NOT_HELD;
     case SQLEASE_EINVAL:
         return CLI_EXIT_USAGE;

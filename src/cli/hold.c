@@ -222,6 +222,7 @@ const char *cli_stop_reason(int reason)
     case SQLEASE_STOP_LOST: return "lost (held by another owner, expired or cleared)";
     case SQLEASE_STOP_DEADLINE: return "not renewed before the renew deadline";
     case SQLEASE_STOP_SHUTDOWN: return "released at shutdown";
+    case SQLEASE_STOP_HANDOFF: return "handed over to another instance";
     }
     return "stopped";
 }

@@ -166,3 +166,26 @@ void cli_json_close(cli_json *j)
 {
     puts_(j, "}");
 }
+
+void cli_json_array_begin(cli_json *j, const char *k)
+{
+    key(j, k);
+    puts_(j, "[");
+    j->elements = 0;
+}
+
+void cli_json_element(cli_json *j, cli_json *e)
+{
+    if (j->elements++ > 0)
+        puts_(j, ",");
+    e->out = j->out;
+    e->text = j->text;
+    e->fields = 0;
+    e->elements = 0;
+    puts_(e, "{");
+}
+
+void cli_json_array_end(cli_json *j)
+{
+    puts_(j, "]");
+}

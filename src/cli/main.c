@@ -24,6 +24,7 @@ static const command commands[] = {
     {"fires", cli_cmd_fires},
     {"history", cli_cmd_history},
     {"release", cli_cmd_release},
+    {"transfer", cli_cmd_transfer},
     {"demo", cli_cmd_demo},
     {"__demo-job", cli_cmd_demo_job}, /* the demo's CMD; not in --help */
 };

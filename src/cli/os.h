@@ -163,6 +163,14 @@ int cli_os_signal_take(void);
 /* The number of the signal that asks a daemon to read its configuration
  * again (SIGHUP), or -1 where there is none (Windows). */
 int cli_os_sighup(void);
+/* supervise --handoff's drain (POSIX): route SIGUSR1 (drain: this host
+ * goes to the lowest priority and hands the lease over) and SIGUSR2 (back
+ * to its own priority) to a flag of their own, apart from the signals
+ * that end the process.  Returns 0/-1.  Windows: nothing to route, 0. */
+int cli_os_drain_setup(void);
+/* Which of them came last since the previous call: 1 SIGUSR1, 2 SIGUSR2,
+ * 0 none; and forget it. */
+int cli_os_drain_take(void);
 /* Send a signal to a pid (used by the demo): 9 kill, 15 terminate. */
 int sqle_process_signal(long pid, int sig);
 

@@ -57,6 +57,30 @@ static int parse_count(const char *flag, const char *text, int *out)
     return CLI_CONTINUE;
 }
 
+/* A priority: an optional '-', then digits, within the library's range. */
+static int parse_priority(const char *flag, const char *text, int64_t *out)
+{
+    const char *p = text;
+    int neg = *p == '-';
+    int64_t v = 0;
+
+    if (neg)
+        p++;
+    if (*p == '\0')
+        return cli_usage("%s: missing number", flag);
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9' || v > SQLEASE_PRIORITY_MAX)
+            return cli_usage("%s '%s': want a whole number from %lld to %lld", flag, text,
+                             (long long)SQLEASE_PRIORITY_MIN, (long long)SQLEASE_PRIORITY_MAX);
+        v = v * 10 + (*p - '0');
+    }
+    if (v > SQLEASE_PRIORITY_MAX)
+        return cli_usage("%s '%s': want a whole number from %lld to %lld", flag, text,
+                         (long long)SQLEASE_PRIORITY_MIN, (long long)SQLEASE_PRIORITY_MAX);
+    *out = neg ? -v : v;
+    return CLI_CONTINUE;
+}
+
 /* A duration flag: 1 parsed (into *ms), 0 not this flag, -1 usage error
  * (printed).  allow_zero: 0s is a meaningful value of this flag. */
 static int duration_flag(const cli_args *a, int *i, const char *flag, int allow_zero,
@@ -78,7 +102,7 @@ static int duration_flag(const cli_args *a, int *i, const char *flag, int allow_
 
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
 {
-    int i, timeout_given = 0;
+    int i, timeout_given = 0, priority_given = 0;
 
     memset(f, 0, sizeof *f);
     f->kill_grace_ms = -1;
@@ -107,6 +131,9 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
             if (f->schedule == NULL && (f->schedule_tz != NULL || f->late_limit_ms > 0))
                 return cli_usage("run: %s is for --schedule or --every",
                                  f->schedule_tz != NULL ? "--tz" : "--late-limit");
+            if (!f->handoff && (priority_given || f->preempt_after_ms > 0))
+                return cli_usage("supervise: %s is for a ready follower: give --handoff too",
+                                 priority_given ? "--priority" : "--preempt-after");
             if (f->schedule != NULL)
                 f->no_wait = 1;
             if (f->no_wait)
@@ -190,6 +217,25 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
                 continue;
             }
             if ((r = duration_flag(a, &i, "--crash-pause", 0, &f->crash_pause_ms)) != 0) {
+                if (r < 0)
+                    return CLI_EXIT_USAGE;
+                continue;
+            }
+            /* The hand-over (sqlease.h, "Handing the lease over"). */
+            if (strcmp(arg, "--handoff") == 0) {
+                f->handoff = 1;
+                continue;
+            }
+            r = cli_flag_value(a->cmd_argc, argv, &i, "--priority", &val);
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            if (r > 0) {
+                if (parse_priority("--priority", val, &f->priority) != CLI_CONTINUE)
+                    return CLI_EXIT_USAGE;
+                priority_given = 1;
+                continue;
+            }
+            if ((r = duration_flag(a, &i, "--preempt-after", 0, &f->preempt_after_ms)) != 0) {
                 if (r < 0)
                     return CLI_EXIT_USAGE;
                 continue;
@@ -487,6 +533,9 @@ static void session_lease_options(cli_session *s, sqlease_options *o)
     o->schedule = s->schedule;
     o->schedule_tz = s->schedule_tz;
     o->late_limit_ms = s->late_limit_ms;
+    o->handoff = s->handoff;
+    o->priority = s->priority;
+    o->preempt_after_ms = s->preempt_after_ms;
     o->log = session_log_sink;
     o->log_userdata = s->log;
 }
@@ -657,6 +706,9 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     s->schedule = f->schedule;
     s->schedule_tz = f->schedule_tz;
     s->late_limit_ms = f->late_limit_ms;
+    s->handoff = f->handoff;
+    s->priority = f->priority;
+    s->preempt_after_ms = f->preempt_after_ms;
     s->persistent = persistent;
     s->contact_mono = -1;
     cli_guard_init(&s->guard);

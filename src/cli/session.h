@@ -34,6 +34,10 @@ typedef struct cli_job_flags {
     char every_buf[80];      /* "@every D" for --every */
     const char *schedule_tz; /* run --tz */
     int64_t late_limit_ms;   /* run --late-limit; 0: the schedule's period */
+    int handoff;             /* supervise --handoff: a ready follower; SIGTERM hands
+                                the lease over */
+    int64_t priority;        /* supervise --priority */
+    int64_t preempt_after_ms; /* supervise --preempt-after; 0: the library's default */
 } cli_job_flags;
 
 #define CLI_DEFAULT_CONFLICT_CODE CLI_EXIT_NOT_HELD
@@ -59,6 +63,9 @@ typedef struct cli_session {
     const char *schedule;   /* run --schedule: every take claims its fire */
     const char *schedule_tz;
     int64_t late_limit_ms;
+    int handoff;            /* supervise --handoff */
+    int64_t priority;       /* the priority in force (--priority, or drained) */
+    int64_t preempt_after_ms;
     int64_t kill_grace_ms;
     cli_guard guard;        /* CMD's guard process, while CMD runs */
     int64_t guard_slack_ms; /* the guard acts this long after the deadline */

@@ -27,7 +27,7 @@ typedef struct each {
     size_t hl, tl, il, sl;
 } each;
 
-static one g_one[64];
+static one g_one[80];
 static size_t g_none;
 static each g_each[16];
 static size_t g_neach;
@@ -35,8 +35,9 @@ static sim_key *g_keys;
 static size_t g_cap;
 
 static const char *const g_names[SK_COUNT] = {
-    "other", "now", "status", "status_each", "list", "probe",
+    "other", "now", "status", "status_each", "list", "probe", "ready_list",
     "renew", "renew_each", "release", "release_each",
+    "handoff_request", "handoff_cancel", "handoff",
     "acquire", "take_watched", "take_each",
     "repair",
     "release_force", "seed", "seed_each", "fill_nulls", "ddl",
@@ -57,8 +58,8 @@ const char *kinds_name(sim_kind k)
 int kinds_reads(sim_kind k)
 {
     return k == SK_NOW || k == SK_STATUS || k == SK_STATUS_EACH || k == SK_LIST ||
-           k == SK_PROBE || k == SK_FIRE_LAST || k == SK_FIRE_READ || k == SK_FIRE_LIST ||
-           k == SK_HOLD_LIST;
+           k == SK_PROBE || k == SK_READY_LIST || k == SK_FIRE_LAST || k == SK_FIRE_READ ||
+           k == SK_FIRE_LIST || k == SK_HOLD_LIST;
 }
 
 sim_table kinds_table(sim_kind k)
@@ -149,6 +150,12 @@ int kinds_init(const char *table, const char *fire_table, const char *history_ta
     rc |= add_one(SK_PROBE, &d->probe_ttl, table);
     rc |= add_one(SK_PROBE, &d->probe_last_owner, table);
     rc |= add_one(SK_PROBE, &d->probe_exact, table);
+    rc |= add_one(SK_PROBE, &d->probe_handoff_to, table);
+    rc |= add_one(SK_PROBE, &d->probe_priority, table);
+    rc |= add_one(SK_READY_LIST, &d->ready_list, table);
+    rc |= add_one(SK_HANDOFF_REQUEST, &d->handoff_request, table);
+    rc |= add_one(SK_HANDOFF_CANCEL, &d->handoff_cancel, table);
+    rc |= add_one(SK_HANDOFF, &d->handoff, table);
     rc |= add_one(SK_DDL, &d->make_exact, table);
     rc |= add_one(SK_DDL, &d->create_table, table);
     rc |= add_one(SK_DDL, &d->add_token, table);
@@ -176,6 +183,8 @@ int kinds_init(const char *table, const char *fire_table, const char *history_ta
     rc |= add_one(SK_HOLD_FORCE, &d->hold_force, table);
     rc |= add_one(SK_HOLD_LIST, &d->hold_list, table);
     rc |= add_one(SK_HOLD_PRUNE, &d->hold_prune, table);
+    rc |= add_one(SK_DDL, &d->add_handoff_to, table);
+    rc |= add_one(SK_DDL, &d->add_priority, table);
     rc |= add_each(SK_RENEW_EACH, &d->renew_each, table);
     rc |= add_each(SK_STATUS_EACH, &d->status_each, table);
     rc |= add_each(SK_TAKE_EACH, &d->take_each, table);
@@ -280,6 +289,9 @@ static void read_part(sim_stmt *out, sim_key *key, const unsigned char *params, 
             break;
         case SQLEASE_P_BEFORE_MS:
             out->before_ms = b->i;
+            break;
+        case SQLEASE_P_TARGET:
+            out->target = b->s;
             break;
         default:
             break;

@@ -14,9 +14,12 @@
 typedef enum sim_kind {
     SK_OTHER = 0,      /* none of the dialect's statements */
     /* reads */
-    SK_NOW, SK_STATUS, SK_STATUS_EACH, SK_LIST, SK_PROBE,
+    SK_NOW, SK_STATUS, SK_STATUS_EACH, SK_LIST, SK_PROBE, SK_READY_LIST,
     /* a holder's */
     SK_RENEW, SK_RENEW_EACH, SK_RELEASE, SK_RELEASE_EACH,
+    /* the hand-over's: a request and its withdrawal (scoped to the hold
+     * they name), the holder's hand-over of its own hold */
+    SK_HANDOFF_REQUEST, SK_HANDOFF_CANCEL, SK_HANDOFF,
     /* a follower's */
     SK_ACQUIRE, SK_TAKE_WATCHED, SK_TAKE_EACH,
     /* a follower's repair of a row with NULLs */
@@ -62,6 +65,7 @@ typedef struct sim_stmt {
     const char *state;    /* its :state (a fire's, an end's), or NULL */
     int64_t ended_at_ms;  /* its :ended_at_ms, or -1 */
     int64_t since_ms, before_ms; /* its window, or -1 */
+    const char *target;   /* a hand-over's or request's :target, or NULL */
 } sim_stmt;
 
 /* Learn the sqlite row's statements for `table`, the fire ledger

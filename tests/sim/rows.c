@@ -21,6 +21,7 @@ static void row_free(sim_row *r)
 {
     free(r->name);
     free(r->owner);
+    free(r->handoff_to);
     free(r->all);
 }
 
@@ -91,6 +92,10 @@ static int on_row(void *ud, int ncol, char **v, char **names)
             r->expires_at_ms = num(v[i], &r->expires_null);
         else if (strcmp(c, "acquired_at_ms") == 0)
             r->acquired_at_ms = num(v[i], &r->acquired_null);
+        else if (strcmp(c, "handoff_to") == 0)
+            r->handoff_to = dup(v[i]);
+        else if (strcmp(c, "priority") == 0)
+            r->priority = num(v[i], &(int){0});
         len += strlen(c) + (v[i] != NULL ? strlen(v[i]) : 4) + 3;
     }
     /* Every column as name=value (NULL as \1), so that one comparison

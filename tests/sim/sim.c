@@ -4,7 +4,8 @@
  * (src/platform/sim/) and the simulated database (simdb.c), under a seed.
  *
  *   sqlease-sim --seeds N [--from S] [--processes P] [--leases L]
- *               [--scenario mix|plain|same-ttl|mixed|group|sched] [--table made|hand]
+ *               [--scenario mix|plain|same-ttl|mixed|group|sched|handoff]
+ *               [--table made|hand]
  *               [--clock-steps [--by-expiry]] [--plant NAME] [--first]
  *   sqlease-sim --replay SEED [the same options]
  *   sqlease-sim --list-plants
@@ -28,8 +29,18 @@
  *        one lease differing;
  *   9    group: every process joins one group over 8 leases
  *        (sqlease_group_start, slack 0 or 1 by the seed's tens).
+ * and, only when asked (--scenario handoff; ci/sim.sh runs it apart):
+ *        handoff: as same-ttl, every supervisor a ready follower
+ *        (sqlease_options.handoff) of its process's priority (0, 1 or 2),
+ *        preempt_after 4 s; besides the faults, a holder is asked to hand
+ *        over (sqlease_supervisor_handoff) to the best ready follower, to
+ *        another process or to an owner id no process has, an operator's
+ *        request is withdrawn (`transfer --timeout`), a graceful stop
+ *        hands over, and in the calm lease 0's holder hands it to a dead
+ *        target.
  * The holder history is on but in a seventh of the seeds (its table
- * missing in a few of the others), the operator reading and pruning it.
+ * missing in a few of the others), the operator reading and pruning it;
+ * the hand-over's seeds too (a hold handed over ends 'handed_over').
  * Even seeds start and stop a process's supervisors with start_each and
  * stop_each; a seed divisible by 3 runs on a table made by hand without
  * NOT NULL, as an older installation may have (--table made|hand forces
@@ -64,7 +75,13 @@
  *     row free or expired by the database's clock; a forced release only
  *     from the operator; a seed only inserts; fill_nulls only rows with
  *     a NULL, a follower's repair only the row it names, with a NULL; a
- *     text the simulator does not know changes nothing;
+ *     text the simulator does not know changes nothing; a request, its
+ *     withdrawal and a hand-over only the hold they bind;
+ *   - no take takes a row a hand-over reserved for another owner before
+ *     the reservation's end, by the database's clock;
+ *   - a ready follower asks another's hold to hand over only at a
+ *     strictly higher priority, and only once that hold has lasted
+ *     preempt_after by the database's clock;
  *   - every statement that changes a row changes its version (as a
  *     follower reads it, a NULL as 0), and no token goes back;
  *   - no release of a hold is sent while that hold's work runs (before
@@ -95,9 +112,11 @@
  *     process was frozen); proofs are kept per process, lease and token;
  *   - a hold a renew's answer said was gone (0 rows: expired, taken,
  *     forced, deleted) has its on_stopped called at once once that answer
- *     reached the library (within its call's bound: a batched renew's
- *     answer is the supervisor's, a lone renew's call goes on with a read
- *     and maybe a take, by its bound), + POOL_STALL_MS;
+ *     reached the library (within its call's bound: a lone renew's call
+ *     goes on with a read and maybe a take, by its bound; a batched
+ *     renew's misses are read once more, as the lone renew's are, to
+ *     tell a hold asked to hand over from a lost one, by that read's
+ *     bound), + POOL_STALL_MS;
  *   - on_started and on_stopped alternate per supervisor, and each
  *     start's token is above every earlier start's of that lease;
  *   - every public call returns within its documented bound (the query
@@ -117,7 +136,9 @@
  *     ttl and two retries more: a dead worker's presence is watched out;
  *     with clock steps, + what the clock stepped back: a follower that
  *     first read a dead holder's row after a step back waits for its
- *     expiry, which the step pushed out);
+ *     expiry, which the step pushed out; after a hand-over, + its
+ *     reservation: a row handed to a dead target is free again, and
+ *     taken by a live process, within that);
  *   - every live supervisor (a group: its reads of the table) keeps
  *     sending statements, at least every heartbeat or retry + a call's
  *     bound;
@@ -187,6 +208,11 @@
 #define LOGIN_MS 1000
 #define CALL_BOUND (QT_MS + DB_SLACK_MS + LOGIN_MS)
 #define RETRY_MS 300
+/* The handoff scenario's: a ready follower of higher priority asks a
+ * holder that has held this long (the database's clock); a hand-over
+ * reserves the row for 3 retries (the default). */
+#define PREEMPT_MS 4000
+#define RESERVE_MS (3 * RETRY_MS)
 
 /* How long a group's shares take to settle once the faults have ended:
  * a dead worker's presence is watched out (a ttl and a read), a share
@@ -250,6 +276,7 @@ typedef struct proc {
     sqlease_group *grp;
     slot slots[MAX_L];
     char owner[16];
+    int64_t priority;    /* its supervisors' (the handoff scenario) */
     int64_t freeze_from[64], freeze_until[64];  /* its freezes */
     int nfreeze;
     int64_t last_list;   /* a group's latest read of the table */
@@ -283,11 +310,19 @@ typedef struct lease_state {
     int not_held_reported;
     int64_t revoked[8];  /* tokens of holds an operator took the row from */
     int next_revoked;
+    /* The row's last change was a hand-over that reserved it (the
+     * reservation's length, ms; 0: it was not) for `reserved_for`, whom
+     * no live process was when it was written (dead_target). */
+    int64_t reserve_ms;
+    char reserved_for[16];
+    int dead_target;
 } lease_state;
 
-enum scenario { SC_MIX = -1, SC_PLAIN, SC_SAME_TTL, SC_MIXED, SC_GROUP, SC_SCHED, SC_COUNT };
+enum scenario {
+    SC_MIX = -1, SC_PLAIN, SC_SAME_TTL, SC_MIXED, SC_GROUP, SC_SCHED, SC_HANDOFF, SC_COUNT
+};
 static const char *const g_scenario_names[SC_COUNT] = {"plain", "same-ttl", "mixed", "group",
-                                                       "sched"};
+                                                       "sched", "handoff"};
 
 /* What a history did, beside its statements: the summary counts each,
  * so that a path that never ran shows 0 (ci/sim.sh fails on one). */
@@ -303,6 +338,10 @@ enum event {
     EV_FIRE_SKIPPED, EV_FIRE_MISSED, EV_FIRE_ABANDONED,
     /* the holder history's ends, by how, as written */
     EV_END_RELEASED, EV_END_EXPIRED, EV_END_LOST, EV_END_DEADLINE, EV_END_FORCED,
+    EV_END_HANDED_OVER,
+    /* the hand-over's: a holder asked, a hold handed over, one to a dead
+     * target, a preemption asked */
+    EV_HANDOFF_ASK, EV_HANDED, EV_DEAD_TARGET, EV_PREEMPT,
     EV_COUNT
 };
 static const char *const g_event_names[EV_COUNT] = {
@@ -312,6 +351,8 @@ static const char *const g_event_names[EV_COUNT] = {
     "fire_run", "fire_rerun", "fire_catch_up", "fire_replaced", "fire_stopped",
     "fire_skipped", "fire_missed", "fire_abandoned",
     "end_released", "end_expired", "end_lost", "end_deadline", "end_forced",
+    "end_handed_over",
+    "handoff_ask", "handed", "dead_target", "preempt",
 };
 
 static int g_procs = 3, g_leases = 2, g_clock_steps = 0, g_trace = 0, g_by_expiry = 0;
@@ -363,6 +404,7 @@ typedef struct hold_seen {
     int released_stopping;  /* ... while its process stopped gracefully */
     int released_calm;      /* ... in the calm, the faults over */
     int forced;             /* the operator forced a release of the row from it */
+    int handed;             /* its holder's hand-over reserved the row for another */
     int lost;               /* its holder's renew found it gone */
     int stop_reason;        /* its work's on_stopped reason; 0 none, -1 unknown
                                (a scheduler's hold: its callbacks are the scheduler's) */
@@ -555,8 +597,9 @@ static hold_seen *hold_add(int x, int64_t token)
     return h;
 }
 
-/* When the operator deleted lease l's row (virtual ms): a holder's end
- * written after that cannot read the next hold's start from it. */
+/* When the operator deleted lease l's row or set its token NULL
+ * (virtual ms): a holder's end written after that cannot read the next
+ * hold's start from it (no row, or no token one above the hold's). */
 #define MAX_DELETES 16
 static int64_t g_deleted_at[MAX_L][MAX_DELETES];
 static int g_ndeleted[MAX_L];
@@ -919,7 +962,45 @@ static void note_hold(int p, sim_kind k, const sim_row *o, const sim_row *n)
         h->released_calm |= g_calm;
     } else if (k == SK_RELEASE_FORCE && !o->token_null && (h = hold_find(x, o->token)) != NULL) {
         h->forced = 1;
+    } else if (k == SK_HANDOFF && p >= 0 && !o->token_null &&
+               (h = hold_find(x, o->token)) != NULL) {
+        h->handed = 1;
     }
+}
+
+/* Whether a live process has this owner id. */
+static int live_owner(const char *owner)
+{
+    int i;
+
+    for (i = 0; i < g_np; i++)
+        if (g_p[i].live && same_text(g_p[i].owner, owner))
+            return 1;
+    return 0;
+}
+
+/* A request process p sent on lease l's row `o`: one for itself (its
+ * own owner id the target) against another's hold is a preemption,
+ * which only a ready follower of strictly higher priority sends, and
+ * only once that hold has lasted PREEMPT_MS by the database's clock.
+ * (A holder's request on its own hold is sqlease_supervisor_handoff's.) */
+static void check_preempt(int p, int l, const sim_row *o)
+{
+    const char *me = g_p[p].owner;
+    int64_t held;
+
+    if (g_st.target == NULL || !same_text(g_st.target, me) || same_text(o->owner, me))
+        return;
+    g_events[EV_PREEMPT]++;
+    held = o->acquired_null ? -1 : simdb_now_ms() - o->acquired_at_ms;
+    if (g_p[p].priority <= o->priority)
+        violation("p%d (priority %" PRId64 ") asked lease-%d's holder %s (priority %" PRId64
+                  ") to hand over: only a higher priority may", p, g_p[p].priority, l,
+                  o->owner != NULL ? o->owner : "NULL", o->priority);
+    if (held < PREEMPT_MS - 1)
+        violation("p%d asked lease-%d's holder %s to hand over after %" PRId64 " ms of its "
+                  "hold, under preempt_after (%d ms)", p, l,
+                  o->owner != NULL ? o->owner : "NULL", held, PREEMPT_MS);
 }
 
 /* One row the statement changed: may it, and what does it prove? */
@@ -948,12 +1029,39 @@ static void on_change(void *ud, const sim_row *o, const sim_row *n)
         }
         return;
     }
+    /* A row a hand-over reserved is refused to every owner but its
+     * target until the reservation's end, by the database's clock. */
+    if ((k == SK_ACQUIRE || k == SK_TAKE_WATCHED || k == SK_TAKE_EACH) && row_free(o) &&
+        o->handoff_to != NULL && o->handoff_to[0] != '\0' && !o->expires_null &&
+        o->expires_at_ms > simdb_now_ms() + 1 && !same_text(n->owner, o->handoff_to))
+        violation("%s's %s took row %s, reserved for %s for %" PRId64 " ms more", by,
+                  kinds_name(k), name, o->handoff_to, o->expires_at_ms - simdb_now_ms());
     switch (k) {
     case SK_RENEW:
     case SK_RENEW_EACH:
     case SK_RELEASE:
     case SK_RELEASE_EACH:
+    case SK_HANDOFF_CANCEL:
         ok = binds_hold(o);
+        break;
+    case SK_HANDOFF_REQUEST:
+        ok = binds_hold(o);
+        if (ok && p >= 0)
+            check_preempt(p, l, o);
+        break;
+    case SK_HANDOFF:
+        ok = binds_hold(o);
+        if (ok && l >= 0) {
+            g_events[EV_HANDED]++;
+            g_l[l].reserve_ms = RESERVE_MS;
+            snprintf(g_l[l].reserved_for, sizeof g_l[l].reserved_for, "%s",
+                     n->handoff_to != NULL ? n->handoff_to : "");
+            g_l[l].dead_target = !live_owner(g_l[l].reserved_for);
+            if (g_l[l].dead_target)
+                g_events[EV_DEAD_TARGET]++;
+            trace("lease-%d handed over to %s%s", l, g_l[l].reserved_for,
+                  g_l[l].dead_target ? " (no live process)" : "");
+        }
         break;
     case SK_ACQUIRE:
         /* A NULL expiry or owner is free; the clock's expression rounds,
@@ -1004,6 +1112,8 @@ static void on_change(void *ud, const sim_row *o, const sim_row *n)
         return;
     g_st_changed |= UINT64_C(1) << l;
     g_l[l].written_at = sim_now();
+    if (k != SK_HANDOFF)
+        g_l[l].reserve_ms = 0;
     /* A repair, a renew or migrate's filling in keeps the holder. */
     if (row_free(n))
         g_l[l].writer_ttl = 0;
@@ -1036,6 +1146,12 @@ static char *plant_text(const char *sql, sim_kind k)
     if (k == SK_FIRE_CLAIM && SQLE_PLANTED(fire_claim_unfenced))
         s = kinds_swap(sql, "AND token = ? AND expires_at_ms >",
                        "AND ? IS NOT NULL AND expires_at_ms >");
+    /* A reservation that never ends: a row handed to a target that is
+     * gone is refused to everyone for good. */
+    if ((k == SK_ACQUIRE || k == SK_TAKE_WATCHED || k == SK_TAKE_EACH) &&
+        SQLE_PLANTED(handoff_reservation_never_ends))
+        s = kinds_swap(sql, "OR handoff_to = ? OR expires_at_ms <= ",
+                       "OR handoff_to = ? OR 0 AND expires_at_ms <= ");
     if (k == SK_SEED_EACH && SQLE_PLANTED(seed_replaces_row) &&
         (t = kinds_swap(sql, "INSERT INTO", "INSERT OR REPLACE INTO")) != NULL) {
         s = kinds_swap(t, " ON CONFLICT (name) DO NOTHING", "");
@@ -1290,15 +1406,20 @@ static void check_end(int x, hold_seen *h, const side_row *n)
     } else if (strcmp(how, "forced") == 0) {
         ok = k == SK_HOLD_FORCE && p < 0 && h->forced;
         g_events[EV_END_FORCED]++;
+    } else if (strcmp(how, "handed_over") == 0) {
+        /* Its holder handed it over (sqle_lease_handoff), the row
+         * reserved for the target. */
+        ok = (k == SK_HOLD_END || k == SK_HOLD_END_EACH) && p == h->proc && h->handed;
+        g_events[EV_END_HANDED_OVER]++;
     }
     if (!ok)
         violation("%s's %s ended the hold of %s with token %" PRId64 " (%s's, taken by p%d) as "
                   "'%s', which is not what happened to it (released by its holder %d, by a "
                   "single release %d, while stopping %d; taken over %d by p%d; forced %d; "
-                  "found gone by a renew %d; its work's stop reason %d)",
+                  "found gone by a renew %d; handed over %d; its work's stop reason %d)",
                   by, kinds_name(k), n->name, n->token, h->owner, h->proc, how, h->released,
                   h->released_single, h->released_stopping, h->next_start != 0, h->next_proc,
-                  h->forced, h->lost, h->stop_reason);
+                  h->forced, h->lost, h->handed, h->stop_reason);
     excuse = stepped_back_between(h->took_at, sim_now());
     if (n->ended_at_ms < n->started_at_ms - excuse)
         violation("%s's %s ended the hold of %s with token %" PRId64 " at %" PRId64 ", before "
@@ -1582,7 +1703,10 @@ static void on_answer(simdb_call *c, int lost, int64_t at)
         if (!(c->marks >> l & 1) || !s->running || s->token != c->mark_values[l])
             continue;
         s->gone_token = s->token;
-        s->gone_by = c->mark_kind == SK_RENEW_EACH ? at : c->began + CALL_BOUND;
+        /* A batched renew's misses get one read of their rows right after
+         * it, on the same connection (engine.c's lost_rows): the answer is
+         * the supervisor's by that read's bound. */
+        s->gone_by = c->mark_kind == SK_RENEW_EACH ? at + CALL_BOUND : c->began + CALL_BOUND;
         trace("p%d lease-%d: the answer says token %" PRId64 " is gone", p, l, s->token);
     }
 }
@@ -2278,6 +2402,12 @@ static void options_for(proc *p, int l, sqlease_options *o)
     o->on_holder = on_holder;
     o->take_by_expiry = g_by_expiry;
     set_history(o);
+    if (g_scenario == SC_HANDOFF) {
+        o->handoff = 1;
+        o->priority = p->priority;
+        o->preempt_after_ms = PREEMPT_MS;
+        o->handoff_reserve_ms = RESERVE_MS;
+    }
     o->userdata = &p->slots[l];
 }
 
@@ -2318,6 +2448,9 @@ static void proc_start(int i, const char *owner)
         snprintf(p->owner, sizeof p->owner, "%s", owner);
     else
         snprintf(p->owner, sizeof p->owner, "p%d", i);
+    /* Three priorities, so that equal ones meet as often as unequal. */
+    if (g_scenario == SC_HANDOFF)
+        p->priority = (int64_t)sim_below(3);
     for (l = 0; l < g_nl; l++) {
         slot *s = &p->slots[l];
         s->proc = i;
@@ -2525,8 +2658,9 @@ static void proc_stop(int i)
             b1 = s->cb_began;
             sqlease_supervisor_free(p->sup[l]);
             check_bound(p, "sqlease_supervisor_free", t0,
-                        rcs[l] == SQLEASE_ETIMEOUT ? 2 * (QT_MS + DB_SLACK_MS) + LOGIN_MS
-                                                   : QT_MS + DB_SLACK_MS,
+                        rcs[l] == SQLEASE_ETIMEOUT || g_scenario == SC_HANDOFF
+                            ? 2 * (QT_MS + DB_SLACK_MS) + LOGIN_MS
+                            : QT_MS + DB_SLACK_MS,
                         cb_overlap(s, t0, c1, b1));
             p->sup[l] = NULL;
         }
@@ -2544,8 +2678,9 @@ static void proc_stop(int i)
             b0 = s->cb_began;
             sqlease_supervisor_free(p->sup[l]);
             check_bound(p, "sqlease_supervisor_free", t0,
-                        rc == SQLEASE_ETIMEOUT ? 2 * (QT_MS + DB_SLACK_MS) + LOGIN_MS
-                                               : QT_MS + DB_SLACK_MS,
+                        rc == SQLEASE_ETIMEOUT || g_scenario == SC_HANDOFF
+                            ? 2 * (QT_MS + DB_SLACK_MS) + LOGIN_MS
+                            : QT_MS + DB_SLACK_MS,
                         cb_overlap(s, t0, c0, b0));
             p->sup[l] = NULL;
         }
@@ -2629,6 +2764,36 @@ static void admin_force_release(int l)
     g_events[EV_FORCE]++;
 }
 
+/* The operator's `sqlease transfer --timeout` that ran out: a request
+ * on lease l's hold for the best ready follower, withdrawn at once (if
+ * the holder has not answered yet). */
+static void admin_transfer_withdrawn(int l)
+{
+    sqlease_options o;
+    sqlease_lease *le = NULL;
+    sqlease_lease_info req;
+    sqlease_error err;
+    int rc;
+
+    sqlease_options_init(&o);
+    o.table = TABLE;
+    o.name = g_names[l];
+    o.owner = "operator";
+    o.history = SQLEASE_HISTORY_OFF;
+    if (sqlease_lease_new(&le, g_admin, &o, &err) != SQLEASE_OK)
+        return;
+    rc = sqlease_lease_request_handoff(le, NULL, &req, &err);
+    trace("operator: transfer lease-%d: %d %s", l, rc, rc ? err.message : "");
+    if (rc == SQLEASE_OK) {
+        int cancelled = 0;
+        rc = sqlease_lease_cancel_handoff(le, &req, &cancelled, &err);
+        trace("operator: transfer of lease-%d withdrawn: %d %d %s", l, rc, cancelled,
+              rc ? err.message : "");
+    }
+    sqlease_lease_free(le);
+    g_events[EV_HANDOFF_ASK]++;
+}
+
 /* The row deleted and seeded again: a new token from the database's
  * clock, above every one the old row gave out. */
 static void admin_reseed(int l)
@@ -2660,6 +2825,8 @@ static void admin_null(int l)
     if (strcmp(col, "owner") == 0 || strcmp(col, "token") == 0)
         revoke_row(l);
     admin_sql("UPDATE " TABLE " SET %s = NULL WHERE name = '%s'", col, g_names[l]);
+    if (strcmp(col, "token") == 0 && g_ndeleted[l] < MAX_DELETES)
+        g_deleted_at[l][g_ndeleted[l]++] = sim_now();
     g_l[l].written_at = sim_now();
     if (strcmp(col, "owner") == 0)
         g_l[l].writer_ttl = 0;
@@ -2808,11 +2975,17 @@ static void check_liveness(int64_t t0)
         int64_t due = from + ls->writer_ttl + g_stepped_back + 2 * RETRY_MS + CALL_BOUND;
         if (g_scenario == SC_GROUP)
             due += 3000 + 2 * RETRY_MS;
+        /* A row handed over is the target's alone for the reservation;
+         * a dead target's then passes, and it is free to anyone. */
+        due += ls->reserve_ms;
         if (ls->not_held_reported || held_now(l) || sim_now() <= due)
             continue;
         violation("lease-%d not held %" PRId64 " ms after the faults ended and %" PRId64
-                  " ms after its row last changed (that hold's ttl %" PRId64 " ms)", l,
-                  sim_now() - t0, sim_now() - ls->written_at, ls->writer_ttl);
+                  " ms after its row last changed (that hold's ttl %" PRId64 " ms%s%s%s)", l,
+                  sim_now() - t0, sim_now() - ls->written_at, ls->writer_ttl,
+                  ls->reserve_ms > 0 ? "; a hand-over to " : "",
+                  ls->reserve_ms > 0 ? ls->reserved_for : "",
+                  ls->reserve_ms > 0 && ls->dead_target ? ", which no live process is" : "");
         ls->not_held_reported = 1;
     }
 }
@@ -2904,6 +3077,8 @@ static void crash_and_replace(void)
         proc_start(g_np++, NULL);
     }
 }
+
+static void handoff_ask(int v, int l, int how);
 
 static void fault(void)
 {
@@ -2999,6 +3174,11 @@ static void fault(void)
          * whose rows a keep of seconds had pruned (the library keeps days). */
         if (g_scenario == SC_SCHED && !g_clock_steps)
             admin_prune_ledger();
+    } else if (r < 44 && g_scenario == SC_HANDOFF) {
+        /* As often as before the history's and the ledger's four. */
+        handoff_ask(v, l, (int)sim_below(3));
+    } else if (r < 47 && g_scenario == SC_HANDOFF) {
+        admin_transfer_withdrawn(l);
     }
     if (g_clock_steps && sim_below(100) < 15) {
         int64_t s = 1000 * (int64_t)(1 + sim_below(30));
@@ -3094,6 +3274,29 @@ static void check_history(void)
     free(all.v);
 }
 
+/* Process v's supervisor of lease l asked to hand its hold over
+ * (sqlease_supervisor_handoff): to the best ready follower (how 0), to
+ * an owner id no process has (1: a dead target, whose reservation must
+ * run out), or to another process's owner id (2). */
+static void handoff_ask(int v, int l, int how)
+{
+    sqlease_error err;
+    const char *to = NULL;
+    int rc;
+
+    if (!g_p[v].live || g_p[v].sup[l] == NULL)
+        return;
+    if (how == 1)
+        to = "gone";
+    else if (how == 2)
+        to = g_p[sim_below((uint64_t)g_np)].owner;
+    sim_set_process(v + 1);
+    rc = sqlease_supervisor_handoff(g_p[v].sup[l], to, &err);
+    sim_set_process(0);
+    g_events[EV_HANDOFF_ASK]++;
+    trace("p%d lease-%d asked to hand over to %s: %d", v, l, to != NULL ? to : "*", rc);
+}
+
 /* One seed's history, as the first coroutine. */
 static void history(void *arg)
 {
@@ -3151,6 +3354,10 @@ static void history(void *arg)
      * and a group's shares settle (check_shares). */
     memset(&simdb_cfg, 0, sizeof simdb_cfg);
     g_calm = 1;
+    /* In the calm too, so that the liveness check sees one: whoever holds
+     * lease 0 hands it to an owner id no process has. */
+    if (g_scenario == SC_HANDOFF && (i = other_running(0, -1)) >= 0)
+        handoff_ask(i, 0, 1);
     while (!faults_over()) {
         sweep();
         sqle_sleep_ms(10);
@@ -3267,7 +3474,7 @@ static int one_seed(uint64_t seed)
 static void usage(void)
 {
     fprintf(stderr, "usage: sqlease-sim --seeds N [--from S] [--processes P] [--leases L] "
-                    "[--scenario mix|plain|same-ttl|mixed|group|sched] [--table made|hand] "
+                    "[--scenario mix|plain|same-ttl|mixed|group|sched|handoff] [--table made|hand] "
                     "[--clock-steps [--by-expiry]] [--plant NAME] [--first] | --replay SEED "
                     "[options] | --list-plants\n");
     exit(64);

@@ -1,7 +1,8 @@
 /*
  * signal.c -- signals on POSIX (see os.h): undoing what a parent left
  * ignored or blocked, routing SIGTERM/SIGINT/SIGHUP to a flag the main
- * loop reads, and sending a signal to a process.
+ * loop reads (and SIGUSR1/SIGUSR2, supervise's drain, to another), and
+ * sending a signal to a process.
  */
 #include "os_posix.h"
 
@@ -88,6 +89,36 @@ int sqle_signal_received(void)
 int cli_os_signal_take(void)
 {
     return __atomic_exchange_n(&g_signal_received, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The drain signals (supervise --handoff), apart from the ones that end
+ * the process: 1 SIGUSR1, 2 SIGUSR2. */
+static int g_drain;
+
+static void on_drain(int sig)
+{
+    __atomic_store_n(&g_drain, sig == SIGUSR1 ? 1 : 2, __ATOMIC_SEQ_CST);
+}
+
+int cli_os_drain_setup(void)
+{
+    static const int sigs[] = {SIGUSR1, SIGUSR2};
+    struct sigaction sa;
+    size_t i;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_drain;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (sigaction(sigs[i], &sa, NULL) != 0)
+            return -1;
+    return 0;
+}
+
+int cli_os_drain_take(void)
+{
+    return __atomic_exchange_n(&g_drain, 0, __ATOMIC_SEQ_CST);
 }
 
 int sqle_process_signal(long pid, int sig)
