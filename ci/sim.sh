@@ -10,7 +10,13 @@
 #                                   36 s and 2 s measured on 2 shared,
 #                                   loaded cores, where the 20,000 and
 #                                   2,000 seeds before these scenarios
-#                                   took 434 s and 39 s), and 400 seeds
+#                                   took 434 s and 39 s; the scheduler's
+#                                   scenario, a tenth of the mix in place
+#                                   of a plain one, and the holder
+#                                   history on in most seeds cost 10 %
+#                                   more: 600 seeds of the mix in 21.5 s
+#                                   against 19.5 s side by side, about
+#                                   40 s more in all), and 400 seeds
 #                                   of the hand-over scenario
 #                                   (--scenario handoff)
 #   bash ci/sim.sh --seeds 1000000  the soak (and 100,000 with clock steps)
@@ -24,7 +30,8 @@
 # part's), and exits non-zero on any.  Then two checks of the simulator
 # itself: every kind of statement and event its summary counts (renews,
 # batched takes, forced releases, clock steps, group moves, NULL repairs,
-# ...) ran at least once over the parts, so that no path silently stops
+# fire claims, ends and prunes, hold starts and ends, ...) ran at least
+# once over the parts, so that no path silently stops
 # being simulated; and every bug planted with SQLE_PLANTED
 # (`sqlease-sim --list-plants`) is found within PLANT_SEEDS seeds of the
 # mix, or else of the clock-step part (`--plant NAME --first`).

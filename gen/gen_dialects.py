@@ -190,8 +190,9 @@ STATEMENTS = {
                    {"name", "owner", "token", "host", "pid", "ended_at_ms"}, LEASE_HIST),
     # The taker closes the hold it took over (token) as expired.
     "hold_expire": ({"name", "token", "ended_at_ms"}, {"name", "token", "ended_at_ms"}, HIST),
-    # The holder closes its own hold (token) as :state.
-    "hold_end": ({"name", "token", "state"}, {"name", "token", "state"}, HIST),
+    # The holder closes its own hold (token) as :state, at the next
+    # hold's start at the latest (read from the lease row).
+    "hold_end": ({"name", "token", "state"}, {"name", "token", "state"}, LEASE_HIST),
     # An operator's forced release closes the hold the row was freed from.
     "hold_force": ({"name"}, {"name"}, LEASE_HIST),
     # A window of started_at_ms, newest first, with the end before each.
@@ -339,7 +340,7 @@ EACH_STATEMENTS = {
     "hold_expire_each": ({"ended_at_ms"}, {"ended_at_ms"}, {"name", "owner", "token"},
                          {"name", "owner", "token"}, HIST),
     "hold_end_each": ({"state"}, {"state"}, {"name", "owner", "token"},
-                      {"name", "owner", "token"}, HIST),
+                      {"name", "owner", "token"}, LEASE_HIST),
 }
 EACH_SEP = ", "
 # The snippets [common]'s batched statements compare rows with: a row

@@ -352,6 +352,9 @@ int sqle_engine_send_due(sqle_engine *e, sqle_engine_node *n, const sqle_due *d,
         a.token = info.token;
         a.row = &info;
         n->ops->answer(n, &a);
+        /* A loss's end in the holder history: after the answer, which
+         * has the work stopped. */
+        sqle_lease_history_flush(n->lease);
     }
     if (err_out != NULL)
         *err_out = err;
@@ -457,6 +460,7 @@ static void renew_batch(sqle_engine *e, sqle_engine_node **v, size_t n)
         a.err = &err;
         v[i]->ops->answer(v[i], &a);
     }
+    sqle_lease_history_flush_each(each, n); /* the losses' ends, after the answers */
     free(each);
 }
 

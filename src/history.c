@@ -211,7 +211,7 @@ void sqle_hist_ended(const sqle_hist *h, int64_t token, int how, int64_t deadlin
         return;
     params(h, &p);
     p.token = token;
-    p.state = sqle_hold_end_name(how);
+    p.state = sqle_hold_end_name(SQLE_PLANTED(hold_end_says_released) ? SQLE_END_RELEASED : how);
     snprintf(what, sizeof what, "the end of its hold (%s)", p.state);
     (void)run(h, &h->sql->d->hold_end, h->sql->end, &p, deadline, what, NULL);
 }

@@ -76,6 +76,7 @@ int sqle_lease_new_resolved(sqlease_lease **out, sqlease_db *db, const sqle_reso
     l->retry_ms = r->retry_ms;
     l->held_token = -1;
     l->proven_token = -1;
+    l->hist_lost = -1;
     sqle_atomic_add(&l->priority, (uint64_t)r->priority);
     l->name = sqle_strdup(r->name);
     l->owner = sqle_strdup(r->owner != NULL ? r->owner : owner);
@@ -1020,8 +1021,12 @@ int sqle_lease_take_fire(sqlease_lease *l, const sqlease_lease_info *seen, int64
     return take_fire_after_read(l, seen, fire_at_ms, info, taken, err);
 }
 
-int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
-                       sqlease_error *err_in)
+/* sqle_lease_acquire; with end_first, a loss's end in the history is
+ * written before the take rather than left for the caller's flush (a
+ * public call has no work to stop first, and the take's own history
+ * would otherwise end that hold 'expired' before the holder said 'lost'). */
+static int acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                   int end_first, sqlease_error *err_in)
 {
     sqlease_error local;
     sqlease_error *err = err_in != NULL ? err_in : &local;
@@ -1052,14 +1057,26 @@ int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, i
         /* The hold we knew is gone (expired, or cleared by an admin):
          * that is a loss whatever the take below answers.  Whatever comes
          * next is a new hold with a new token.  The history says so,
-         * unless a taker or an operator said first how it ended. */
+         * unless a taker or an operator said first how it ended: once
+         * the caller has acted on the loss (sqle_lease_history_flush),
+         * so that no statement of the history comes before the work's
+         * stop. */
         if (SQLE_PLANTED(renew_lost_is_error))
             return sqle_fail(err, SQLEASE_EDB, "the renew of '%s' matched no row", l->name);
-        sqle_hist_ended(&l->hist, l->held_token, SQLE_END_LOST, l->deadline);
+        if (l->hist.sql != NULL)
+            l->hist_lost = l->held_token;
         l->held_token = -1;
         *lost = 1;
+        if (end_first)
+            sqle_lease_history_flush(l);
     }
     return take(l, info, taken, err);
+}
+
+int sqle_lease_acquire(sqlease_lease *l, sqlease_lease_info *info, int *taken, int *lost,
+                       sqlease_error *err)
+{
+    return acquire(l, info, taken, lost, 0, err);
 }
 
 /* As sqlease_lease_status, the answer goes through a full info of the
@@ -1077,7 +1094,7 @@ int sqlease_lease_acquire_(sqlease_lease *l, sqlease_lease_info *info, size_t in
     }
     if (info_size_ok(info, info_size, "sqlease_lease_acquire", err) != SQLEASE_OK)
         return SQLEASE_EINVAL;
-    rc = sqle_lease_acquire(l, info != NULL ? &full : NULL, &taken, &lost, err);
+    rc = acquire(l, info != NULL ? &full : NULL, &taken, &lost, 1, err);
     if (info != NULL)
         sqle_struct_out(info, info_size, &full, sizeof full);
     if (lost && rc != SQLEASE_OK && rc != SQLEASE_NOT_HELD && err != NULL) {
@@ -1145,6 +1162,16 @@ int sqle_lease_release_by(sqlease_lease *l, int64_t deadline, int *released, sql
 int64_t sqle_lease_min_hold(const sqlease_lease *l)
 {
     return l->min_hold_ms;
+}
+
+void sqle_lease_history_flush(sqlease_lease *l)
+{
+    int64_t token = l->hist_lost;
+
+    if (token < 0)
+        return;
+    l->hist_lost = -1;
+    sqle_hist_ended(&l->hist, token, SQLE_END_LOST, sqle_db_deadline(l->db));
 }
 
 void sqle_lease_history_end(sqlease_lease *l, int64_t token, int how, int64_t deadline)

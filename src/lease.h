@@ -48,6 +48,12 @@ int sqle_lease_release_as(sqlease_lease *l, int64_t deadline, int64_t min_hold_m
 void sqle_lease_history_end(sqlease_lease *l, int64_t token, int how, int64_t deadline);
 void sqle_lease_history_taken(sqlease_lease *l, int64_t token, const sqlease_lease_info *prev,
                               int64_t deadline);
+/* The history's end of a hold that a renew of l's found gone ('lost'),
+ * which sqle_lease_acquire leaves for after its caller has acted on the
+ * loss; nothing when there is none.  sqle_lease_history_flush_each: of
+ * the leases of a sqle_lease_renew_each, one statement per chunk.  On
+ * the thread that makes l's calls. */
+void sqle_lease_history_flush(sqlease_lease *l);
 /* l's history (its sql NULL when off): the supervisor prunes with it. */
 const struct sqle_hist *sqle_lease_hist(const sqlease_lease *l);
 
@@ -243,6 +249,7 @@ typedef struct sqle_each {
  * SQLEASE_OK when every statement answered, else the first failure (err
  * filled). */
 int sqle_lease_renew_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err);
+void sqle_lease_history_flush_each(sqle_each *each, size_t n);
 
 /* Read the rows of every lease in each[0..n-1] with the database clock,
  * one statement per chunk: each info as sqlease_lease_status gives it

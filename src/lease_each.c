@@ -603,28 +603,12 @@ int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_
             break;
         }
     }
-    /* The holds found gone are lost: the history says so (one statement
-     * per chunk, and only when some were), unless a taker or an operator
-     * said first how they ended. */
-    {
-        hist_mark *lost = NULL;
-        size_t nl = 0;
-
-        for (i = 0; i < m; i++)
-            if (ls[i]->rc == SQLEASE_NOT_HELD && ls[i]->lease->hist.sql != NULL)
-                nl++;
-        if (nl > 0 && (lost = calloc(nl, sizeof *lost)) != NULL) {
-            nl = 0;
-            for (i = 0; i < m; i++)
-                if (ls[i]->rc == SQLEASE_NOT_HELD && ls[i]->lease->hist.sql != NULL) {
-                    lost[nl].lease = ls[i]->lease;
-                    lost[nl].token = ls[i]->lease->held_token;
-                    nl++;
-                }
-            hist_batch(lost, nl, 0, SQLE_END_LOST, deadline);
-            free(lost);
-        }
-    }
+    /* The holds found gone are lost: the history says so, unless a
+     * taker or an operator said first how they ended, once the caller has
+     * acted on the losses (sqle_lease_history_flush_each). */
+    for (i = 0; i < m; i++)
+        if (ls[i]->rc == SQLEASE_NOT_HELD && ls[i]->lease->hist.sql != NULL)
+            ls[i]->lease->hist_lost = ls[i]->lease->held_token;
     /* What sqle_lease_acquire's renew does with its answer. */
     for (i = 0; i < n; i++) {
         sqlease_lease *l = each[i].lease;
@@ -642,6 +626,36 @@ int sqle_lease_renew_each_max(sqle_each *each, size_t n, int64_t deadline, size_
     }
     free(ls);
     return rc;
+}
+
+void sqle_lease_history_flush_each(sqle_each *each, size_t n)
+{
+    hist_mark *lost;
+    size_t i, nl = 0;
+
+    for (i = 0; i < n; i++)
+        if (each[i].lease->hist_lost >= 0)
+            nl++;
+    if (nl == 0)
+        return;
+    /* One statement per chunk, as the renew was. */
+    lost = calloc(nl, sizeof *lost);
+    nl = 0;
+    for (i = 0; i < n; i++) {
+        sqlease_lease *l = each[i].lease;
+        if (l->hist_lost < 0)
+            continue;
+        if (lost != NULL) {
+            lost[nl].lease = l;
+            lost[nl].token = l->hist_lost;
+            nl++;
+        }
+        l->hist_lost = -1;
+    }
+    if (lost != NULL) {
+        hist_batch(lost, nl, 0, SQLE_END_LOST, sqle_db_deadline(each[0].lease->db));
+        free(lost);
+    }
 }
 
 int sqle_lease_renew_each(sqle_each *each, size_t n, int64_t deadline, sqlease_error *err)

@@ -45,6 +45,11 @@ struct sqlease_lease {
      * renew or sqle_lease_forget, so that a release can still give that hold
      * up; -1 if it never held.  A release is scoped to it. */
     int64_t proven_token;
+    /* A hold a renew found gone whose end ('lost') the history has still
+     * to write, or -1: written by sqle_lease_history_flush once the
+     * caller has acted on the loss (its on_stopped is not delayed by a
+     * statement of the history). */
+    int64_t hist_lost;
     /* The deadline (sqle_mono_ms) shared by every statement of the
      * call in progress: a public call answers within one bound, however
      * many statements it sends. */

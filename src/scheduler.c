@@ -103,6 +103,14 @@ struct sqle_sched {
     int64_t prune_at;         /* sqle_mono_ms of the next pruning */
     int64_t prune_cursor;     /* database clock: where pruning goes on */
 
+    /* The last claim whose statement failed, not known either way (it may
+     * have committed, its answer lost): its job, fire and hold.  Its next
+     * try that finds the fire claimed by this very hold, running at
+     * attempt 1, starts it (under m). */
+    char unsure_job[SQLEASE_MAX_JOB + 1];
+    int64_t unsure_fire;
+    uint64_t unsure_gen;
+
     sqle_sched_stats st;
 };
 
@@ -372,8 +380,8 @@ static int start_run(sqle_sched *s, const char *job, int64_t fire_at_ms, int att
     srun *r;
     int64_t late;
 
-    if (!s->holding || s->gen != gen || s->stopping || j == NULL ||
-        (r = calloc(1, sizeof *r)) == NULL) {
+    if (((!s->holding || s->gen != gen) && !SQLE_PLANTED(start_run_trusts_claim_gen)) ||
+        s->stopping || j == NULL || (r = calloc(1, sizeof *r)) == NULL) {
         sqlease_error err;
         int held = s->holding && s->gen == gen && !s->stopping;
         char name[SQLEASE_MAX_JOB + 1];
@@ -512,6 +520,24 @@ static int claim_and_start(sqle_sched *s, const char *job, int64_t fire_at_ms, i
     rc = sqle_fire_claim(&s->fctx, token, name, fire_at_ms, 0, &seen, &err);
     sqle_mutex_lock(&s->m);
     fire_text(fire_at_ms, when, sizeof when);
+    if (rc != SQLEASE_CLAIMED && rc != SQLEASE_NOT_DUE && rc != SQLEASE_NOT_HELD &&
+        rc != SQLEASE_OK) {
+        /* Not known either way: the claim may have committed. */
+        snprintf(s->unsure_job, sizeof s->unsure_job, "%s", name);
+        s->unsure_fire = fire_at_ms;
+        s->unsure_gen = gen;
+    } else if (s->unsure_gen == gen && s->unsure_fire == fire_at_ms &&
+               strcmp(s->unsure_job, name) == 0) {
+        s->unsure_gen = 0;
+        if (rc == SQLEASE_CLAIMED && seen.token == token && seen.attempt == 1 &&
+            strcmp(seen.owner, s->owner) == 0 && strcmp(seen.state, "running") == 0) {
+            /* The claim before this one committed and its answer was lost:
+             * the row is this hold's claim, which nothing here has started
+             * (a claim not known either way starts nothing) and nobody
+             * else may start.  Started now, as its answer would have. */
+            rc = SQLEASE_OK;
+        }
+    }
     switch (rc) {
     case SQLEASE_OK:
         s->st.claimed++;
@@ -623,6 +649,12 @@ static int on_abandoned(void *ud, const sqlease_fire_info *fi)
 
 static int queue_push(sjob *j, int64_t ms)
 {
+    if (j->nq == j->qcap && j->qhead > 0) {
+        /* What was run is dropped from the front first. */
+        memmove(j->queue, j->queue + j->qhead, (j->nq - j->qhead) * sizeof *j->queue);
+        j->nq -= j->qhead;
+        j->qhead = 0;
+    }
     if (j->nq == j->qcap) {
         size_t cap = j->qcap ? 2 * j->qcap : 8;
         int64_t *q = realloc(j->queue, cap * sizeof *q);
@@ -697,7 +729,8 @@ static void catch_up_job(sqle_sched *s, const char *name, int64_t last, int64_t 
         n = SQLE_SCHED_MISSED_ROWS;
     }
     for (i = 0; i < n && s->holding && s->gen == gen; i++) {
-        int run = missed == SQLE_MISSED_ALL || (missed == SQLE_MISSED_ONCE && i == n - 1);
+        int run = missed == SQLE_MISSED_ALL ||
+                  (missed == SQLE_MISSED_ONCE && (i == n - 1 || SQLE_PLANTED(once_catches_up_all)));
 
         j = job_find(s, job);
         if (j == NULL)
@@ -938,6 +971,31 @@ static void fire_due(sqle_sched *s, sjob *j, int64_t f, int is_queue, int64_t to
     int r;
 
     snprintf(name, sizeof name, "%s", j->j.name);
+    if (!is_queue && j->qhead < j->nq) {
+        /* The job's catch-up (missed: all) still has fires to run: this
+         * one joins the back of its queue rather than overtake them, so
+         * that the job's fires reach the ledger in their order.  A fire
+         * that overtook the queue would be the ledger's latest, where
+         * the next holder's catch-up starts, and the fires still queued
+         * when this hold ended would be neither run nor recorded.  The
+         * queue holds SQLE_SCHED_MISSED_ROWS fires at most: past that its
+         * oldest is recorded missed (no fire older than it is left
+         * without a row). */
+        int64_t oldest = -1;
+        int pushed;
+
+        if (sqle_cron_next(j->cron, f, &j->next_ms) != 1)
+            j->next_ms = -1;
+        if (j->nq - j->qhead >= SQLE_SCHED_MISSED_ROWS)
+            oldest = j->queue[j->qhead++];
+        pushed = queue_push(j, f) == 0;
+        if (oldest >= 0)
+            record(s, name, oldest, token, "missed",
+                   "missed: the job's catch-up queue was full");
+        if (!pushed)
+            record(s, name, f, token, "missed", "missed: out of memory to queue it");
+        return;
+    }
     if (!is_queue && prev != NULL && j->j.overlap == SQLE_OVERLAP_FORBID) {
         fire_text(prev->fire_at_ms, when, sizeof when);
         snprintf(note, sizeof note, "skipped: the run of fire %s was still running (overlap "

@@ -344,6 +344,59 @@ static void test_release_as(void)
     drop_tables(&t);
 }
 
+/* A holder's end written after a take of the freed row (its release, the
+ * take, then its end, as a slow holder does): the end is the next hold's
+ * start, never after it, so that the holds do not overlap; written once a
+ * hold after that one began, nothing (its end stays unknown). */
+static void test_end_after_a_take(void)
+{
+    tables t;
+    sqlease_lease *a, *b, *admin;
+    sqlease_options o;
+    sqlease_error err;
+    rows rs;
+    int64_t ta, tb, tc;
+    int released = 0;
+
+    make_tables(&t, "job");
+    a = make_lease(db, &t, "job", "owner-a", 5000);
+    b = make_lease(db, &t, "job", "owner-b", 5000);
+    /* The row freed without a word in the history (an operator whose
+     * handle writes none): a's row is still open, as after a release
+     * whose end was not written yet. */
+    hist_options(&o, &t, "job", "admin", 5000);
+    o.history = SQLEASE_HISTORY_OFF;
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&admin, db, &o, &err), SQLEASE_OK);
+    ta = hold(a);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
+    CU_ASSERT(released);
+    tb = hold(b);
+    CU_ASSERT_EQUAL(tb, ta + 1);
+    sqle_sleep_ms(30);
+    sqle_lease_history_end(a, ta, SQLE_END_DEADLINE, 0);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_EQUAL_FATAL(rs.n, 2);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta)->ended, "deadline");
+    CU_ASSERT_EQUAL(row_of(&rs, ta)->ended_at_ms, row_of(&rs, tb)->started_at_ms);
+    /* b's hold freed and taken again (a later hold than the next): b's
+     * late end writes nothing. */
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
+    tc = hold(a);
+    CU_ASSERT_EQUAL(tc, tb + 1);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(hold(a), tc + 1);
+    sqle_lease_history_end(b, tb, SQLE_END_RELEASED, 0);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_EQUAL_FATAL(rs.n, 4);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "");
+    CU_ASSERT_EQUAL(row_of(&rs, tb)->ended_at_ms, 0);
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, NULL, &err), SQLEASE_OK);
+    sqlease_lease_free(a);
+    sqlease_lease_free(b);
+    sqlease_lease_free(admin);
+    drop_tables(&t);
+}
+
 /* A hand-over (lease.c's sqle_lease_handoff) ends the hold 'handed_over'
  * once the row is reserved for its target; the target's take starts its
  * own hold and closes none (its read showed the row free), so the gap is
@@ -563,6 +616,9 @@ static void test_batched(void)
     CU_ASSERT_EQUAL(sqle_lease_renew_each(z.each, MANY, 0, &err), SQLEASE_OK);
     for (i = 0; i < MANY; i++)
         CU_ASSERT_EQUAL(z.each[i].rc, SQLEASE_NOT_HELD);
+    /* The ends are written once the caller has acted on the losses (a
+     * supervisor's on_stopped comes first). */
+    sqle_lease_history_flush_each(z.each, MANY);
     /* The renew (on MySQL/MariaDB with the read of which holds are
      * live) and the ends. */
     CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, is_mysql() ? 3 : 2);
@@ -847,6 +903,8 @@ static void add(void)
     CU_add_test(s, "a renew that finds the hold gone ends it 'lost'", test_lost);
     CU_add_test(s, "a forced release ends the hold 'forced'", test_forced);
     CU_add_test(s, "an end another file writes (a hand-over), once", test_release_as);
+    CU_add_test(s, "a holder's end after a take: the next hold's start at the latest",
+                test_end_after_a_take);
     CU_add_test(s, "a hand-over ends the hold 'handed_over', the target's starts",
                 test_handed_over);
     CU_add_test(s, "a missing history table: the lease works, said once", test_missing_table);

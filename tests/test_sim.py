@@ -25,7 +25,7 @@ BIN = os.path.join(BUILD, "sim", "bin")
 
 # What only the hand-over scenario (--scenario handoff) runs.
 HANDOFF_KINDS = ("ready_list", "handoff_request", "handoff_cancel", "handoff", "handoff_ask",
-                 "handed", "dead_target", "preempt")
+                 "handed", "dead_target", "preempt", "end_handed_over")
 
 
 def sim(name, *args, timeout=600):
@@ -65,7 +65,9 @@ class Simulator(unittest.TestCase):
                  and k not in HANDOFF_KINDS]
         self.assertEqual(never, [], kinds)
         for kind in ("renew_each", "take_each", "release_each", "release_force", "repair",
-                     "reseed", "null_repair", "twin", "owner_reuse", "group_move", "gone_stop"):
+                     "reseed", "null_repair", "twin", "owner_reuse", "group_move", "gone_stop",
+                     "fire_claim", "fire_end", "fire_prune", "hold_start", "hold_end",
+                     "fire_run", "end_lost"):
             self.assertIn(kind, counts, kinds)
 
     def test_handoff_scenario(self):
@@ -120,7 +122,9 @@ class Simulator(unittest.TestCase):
         names = out.split()
         self.assertEqual(names, sorted(set(names)))
         for name in ("release_during_on_stopped", "on_started_after_its_hold",
-                     "fifth_stuck_connection", "renew_lost_is_error", "take_by_expiry"):
+                     "fifth_stuck_connection", "renew_lost_is_error", "take_by_expiry",
+                     "fire_claim_unfenced", "start_run_trusts_claim_gen", "once_catches_up_all",
+                     "hold_end_says_released"):
             self.assertIn(name, names)
         rc, out = sim("sqlease-sim", "--plant", "no_such_bug", "--seeds", 1)
         self.assertEqual(rc, 64, out)

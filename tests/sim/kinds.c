@@ -27,9 +27,9 @@ typedef struct each {
     size_t hl, tl, il, sl;
 } each;
 
-static one g_one[48];
+static one g_one[80];
 static size_t g_none;
-static each g_each[8];
+static each g_each[16];
 static size_t g_neach;
 static sim_key *g_keys;
 static size_t g_cap;
@@ -41,7 +41,14 @@ static const char *const g_names[SK_COUNT] = {
     "acquire", "take_watched", "take_each",
     "repair",
     "release_force", "seed", "seed_each", "fill_nulls", "ddl",
+    "fire_last", "fire_read", "fire_list",
+    "fire_claim", "fire_reclaim", "fire_end", "fire_record", "fire_abandon",
+    "fire_prune", "fire_done",
+    "hold_list",
+    "hold_start", "hold_start_each", "hold_expire", "hold_expire_each", "hold_end",
+    "hold_end_each", "hold_force", "hold_prune",
 };
+static const char *g_fire_table, *g_history_table;
 
 const char *kinds_name(sim_kind k)
 {
@@ -51,7 +58,24 @@ const char *kinds_name(sim_kind k)
 int kinds_reads(sim_kind k)
 {
     return k == SK_NOW || k == SK_STATUS || k == SK_STATUS_EACH || k == SK_LIST ||
-           k == SK_PROBE || k == SK_READY_LIST;
+           k == SK_PROBE || k == SK_READY_LIST || k == SK_FIRE_LAST || k == SK_FIRE_READ ||
+           k == SK_FIRE_LIST || k == SK_HOLD_LIST;
+}
+
+sim_table kinds_table(sim_kind k)
+{
+    if (k >= SK_FIRE_CLAIM && k <= SK_FIRE_DONE)
+        return ST_FIRE;
+    if (k >= SK_HOLD_START && k <= SK_HOLD_PRUNE)
+        return ST_HOLD;
+    if (k == SK_OTHER || k == SK_DDL || kinds_reads(k))
+        return ST_NONE;
+    return ST_LEASE;
+}
+
+int kinds_simulated(sim_kind k)
+{
+    return k != SK_FIRE_DONE;
 }
 
 int kinds_proves(sim_kind k)
@@ -68,7 +92,7 @@ static int add_one(sim_kind k, const sqle_stmt *st, const char *table)
         return -1;
     g_one[g_none].kind = k;
     g_one[g_none].st = st;
-    g_one[g_none].sql = sqle_sql_for_table(st->sql, table);
+    g_one[g_none].sql = sqle_sql_for_all(st->sql, table, g_fire_table, g_history_table);
     if (g_one[g_none].sql == NULL)
         return -1;
     g_none++;
@@ -86,8 +110,8 @@ static int add_each(sim_kind k, const sqle_each_stmt *st, const char *table)
     e = &g_each[g_neach];
     e->kind = k;
     e->st = st;
-    e->head = sqle_sql_for_table(st->head.sql, table);
-    e->tail = sqle_sql_for_table(st->tail.sql, table);
+    e->head = sqle_sql_for_all(st->head.sql, table, g_fire_table, g_history_table);
+    e->tail = sqle_sql_for_all(st->tail.sql, table, g_fire_table, g_history_table);
     if (e->head == NULL || e->tail == NULL)
         return -1;
     e->hl = strlen(e->head);
@@ -98,13 +122,15 @@ static int add_each(sim_kind k, const sqle_each_stmt *st, const char *table)
     return 0;
 }
 
-int kinds_init(const char *table)
+int kinds_init(const char *table, const char *fire_table, const char *history_table)
 {
     const sqle_dialect *d = sqle_dialect_find("sqlite");
     int rc = 0;
 
     if (d == NULL)
         return -1;
+    g_fire_table = fire_table;
+    g_history_table = history_table;
     /* Order matters only for texts that are the same (a probe and
      * make_exact are one SELECT on SQLite): the first wins. */
     rc |= add_one(SK_RENEW, &d->renew, table);
@@ -137,6 +163,26 @@ int kinds_init(const char *table)
     rc |= add_one(SK_DDL, &d->add_data, table);
     rc |= add_one(SK_DDL, &d->add_ttl, table);
     rc |= add_one(SK_DDL, &d->add_last_owner, table);
+    rc |= add_one(SK_PROBE, &d->probe_fire_at, table);
+    rc |= add_one(SK_DDL, &d->add_fire_at, table);
+    rc |= add_one(SK_DDL, &d->fire_create_table, table);
+    rc |= add_one(SK_FIRE_CLAIM, &d->fire_claim, table);
+    rc |= add_one(SK_FIRE_RECLAIM, &d->fire_reclaim, table);
+    rc |= add_one(SK_FIRE_END, &d->fire_end, table);
+    rc |= add_one(SK_FIRE_RECORD, &d->fire_record, table);
+    rc |= add_one(SK_FIRE_ABANDON, &d->fire_abandon, table);
+    rc |= add_one(SK_FIRE_LAST, &d->fire_last, table);
+    rc |= add_one(SK_FIRE_READ, &d->fire_read, table);
+    rc |= add_one(SK_FIRE_LIST, &d->fire_list, table);
+    rc |= add_one(SK_FIRE_PRUNE, &d->fire_prune, table);
+    rc |= add_one(SK_FIRE_DONE, &d->fire_done, table);
+    rc |= add_one(SK_DDL, &d->hold_create_table, table);
+    rc |= add_one(SK_HOLD_START, &d->hold_start, table);
+    rc |= add_one(SK_HOLD_EXPIRE, &d->hold_expire, table);
+    rc |= add_one(SK_HOLD_END, &d->hold_end, table);
+    rc |= add_one(SK_HOLD_FORCE, &d->hold_force, table);
+    rc |= add_one(SK_HOLD_LIST, &d->hold_list, table);
+    rc |= add_one(SK_HOLD_PRUNE, &d->hold_prune, table);
     rc |= add_one(SK_DDL, &d->add_handoff_to, table);
     rc |= add_one(SK_DDL, &d->add_priority, table);
     rc |= add_each(SK_RENEW_EACH, &d->renew_each, table);
@@ -145,6 +191,9 @@ int kinds_init(const char *table)
     rc |= add_each(SK_RELEASE_EACH, &d->release_each, table);
     rc |= add_each(SK_SEED_EACH, &d->seed_each, table);
     rc |= add_each(SK_STATUS_EACH, &d->renewed_each, table);
+    rc |= add_each(SK_HOLD_START_EACH, &d->hold_start_each, table);
+    rc |= add_each(SK_HOLD_EXPIRE_EACH, &d->hold_expire_each, table);
+    rc |= add_each(SK_HOLD_END_EACH, &d->hold_end_each, table);
     return rc != 0 ? -1 : 0;
 }
 
@@ -213,6 +262,34 @@ static void read_part(sim_stmt *out, sim_key *key, const unsigned char *params, 
         case SQLEASE_P_TTL_MS:
             out->ttl_ms = b->i;
             break;
+        case SQLEASE_P_JOB:
+            if (key != NULL)
+                key->job = b->s;
+            break;
+        case SQLEASE_P_FIRE_AT_MS:
+            if (key != NULL) {
+                key->fire_at_ms = b->i;
+                key->has_fire_at = 1;
+            }
+            break;
+        case SQLEASE_P_ATTEMPT:
+            if (key != NULL) {
+                key->attempt = b->i;
+                key->has_attempt = 1;
+            }
+            break;
+        case SQLEASE_P_STATE:
+            out->state = b->s;
+            break;
+        case SQLEASE_P_ENDED_AT_MS:
+            out->ended_at_ms = b->i;
+            break;
+        case SQLEASE_P_SINCE_MS:
+            out->since_ms = b->i;
+            break;
+        case SQLEASE_P_BEFORE_MS:
+            out->before_ms = b->i;
+            break;
         case SQLEASE_P_TARGET:
             out->target = b->s;
             break;
@@ -241,6 +318,8 @@ void kinds_parse(const char *sql, const db_bind *binds, size_t nbinds, sim_stmt 
 
     memset(out, 0, sizeof *out);
     out->ttl_ms = -1;
+    out->ended_at_ms = -1;
+    out->since_ms = out->before_ms = -1;
     for (i = 0; i < g_none; i++) {
         if (strcmp(sql, g_one[i].sql) != 0)
             continue;

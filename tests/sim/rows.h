@@ -13,12 +13,12 @@
  * anything changed whatever columns the table has. */
 typedef struct sim_row {
     char *name, *owner;
-    int64_t token, version, expires_at_ms;
+    int64_t token, version, expires_at_ms, acquired_at_ms;
     int token_null, version_null, expires_null, acquired_null;
     /* The hand-over's: a request or reservation ("" or NULL: none), the
-     * holder's priority, and when the hold began (0 when NULL). */
+     * holder's priority. */
     char *handoff_to;
-    int64_t priority, acquired_at_ms;
+    int64_t priority;
     char *all;
 } sim_row;
 

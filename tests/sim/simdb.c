@@ -34,6 +34,7 @@ int64_t simdb_clock_step_ms;
 void (*simdb_before_hook)(simdb_call *c);
 void (*simdb_after_hook)(simdb_call *c);
 void (*simdb_answer_hook)(simdb_call *c, int lost, int64_t at);
+void (*simdb_unsent_hook)(simdb_call *c);
 void (*simdb_driver_hook)(int family, int in_driver);
 int64_t simdb_cut_until[SIMDB_MAX_PROCS];
 
@@ -280,6 +281,8 @@ static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
     k->c.idle_before = c->last_end > 0 && c->last_end < k->c.began;
     if (!c->connected && (rc = connect_in(c, err)) != SQLEASE_OK) {
         c->last_end = sim_now();
+        if (simdb_unsent_hook != NULL)
+            simdb_unsent_hook(&k->c);
         return rc;
     }
     enter(c);
@@ -290,6 +293,8 @@ static int around(conn *c, sqlease_error *err, int (*body)(void *), void *arg)
         rc = lost(err, c, "before the statement");
         leave(c);
         c->last_end = sim_now();
+        if (simdb_unsent_hook != NULL)
+            simdb_unsent_hook(&k->c);
         return rc;
     }
     if (simdb_before_hook != NULL)

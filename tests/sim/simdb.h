@@ -65,6 +65,9 @@ typedef struct simdb_call {
 extern void (*simdb_before_hook)(simdb_call *c);
 extern void (*simdb_after_hook)(simdb_call *c);
 extern void (*simdb_answer_hook)(simdb_call *c, int lost, int64_t at);
+/* Called with a statement that never ran: its connection was lost or
+ * refused before it reached the database (its caller hears an error). */
+extern void (*simdb_unsent_hook)(simdb_call *c);
 /* Called whenever a call (a statement or a connect) of one family enters
  * the database, with how many of that family's calls are in it now.  A
  * family is a prototype and every instance cloned from it: one handle's
