@@ -155,11 +155,10 @@ step "PgBouncer: suites and a killed holder, transaction and statement pooling" 
 # upgrade on PostgreSQL and MariaDB.
 step "rolling upgrade from the previous release (postgres, mariadb)" \
     reported bash ci/upgrade.sh
-# About 2.5 minutes (120 s + 11 s measured on 2 cores beside a load of 3): the
-# simulator, 20,000 seeds of the real engine under a seeded schedule and
-# faults, then 2,000 with the database's clock stepping (ci/sim.sh;
-# tests/sim/).
-step "simulator: 20,000 seeds + 2,000 with clock steps" reported bash ci/sim.sh
+# About 5 minutes: the simulator, 10,000 seeds of the real engine under a
+# seeded schedule and faults, 2,000 with the database's clock stepping,
+# 400 of hand-overs, then every planted bug found (ci/sim.sh; tests/sim/).
+step "simulator: 10,000 seeds + 2,000 with clock steps + 400 hand-overs, plants" reported bash ci/sim.sh
 # About 100 s: a PostgreSQL server's clock stepped 30 s forward four times
 # (libfaketime) under a holder and a waiting instance: no overlap; then
 # back 30 s twice under the hold and twice right after a SIGKILL of the
