@@ -247,7 +247,7 @@ static void test_alternation_across_loss(void)
     /* The log line names the lease, the owner and the token it lost. */
     snprintf(line, sizeof line, "lease job owner sup-a token %lld: stopped the work: the hold "
              "is gone", (long long)(seed + 1));
-    CU_ASSERT(tu_log_has(line));
+    CU_ASSERT(tu_await_log(line, 3000));
 
     /* The other owner releases: the supervisor takes it afresh. */
     CU_ASSERT_EQUAL(sqlease_lease_release(other, &released, &err), SQLEASE_OK);
@@ -808,7 +808,7 @@ static void test_deadline_stop_release_fails(void)
     CU_ASSERT_FATAL(await_events(&r, 3, 3000));
     CU_ASSERT_EQUAL(r.kind[2], 'S');
     CU_ASSERT_EQUAL(r.value[2], seed + 2);
-    CU_ASSERT(tu_log_has("released the hold whose work passed its deadline"));
+    CU_ASSERT(tu_await_log("released the hold whose work passed its deadline", 3000));
     sqlease_supervisor_free(s);
     CU_ASSERT_EQUAL(rec_count(&r), 4);
     for (i = 0; i < rec_count(&r); i++)

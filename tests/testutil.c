@@ -65,6 +65,16 @@ int tu_log_has(const char *needle)
     return found;
 }
 
+static int log_has_cond(void *needle)
+{
+    return tu_log_has(needle);
+}
+
+int tu_await_log(const char *needle, int64_t timeout_ms)
+{
+    return tu_await(log_has_cond, (void *)needle, timeout_ms);
+}
+
 void tu_log_clear(void)
 {
     log_init();

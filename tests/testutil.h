@@ -52,6 +52,10 @@ int tu_await(int (*cond)(void *), void *arg, int64_t timeout_ms);
 void tu_log_sink(void *userdata, int level, const char *line);
 /* 1 if a line logged since the last tu_log_clear contains needle. */
 int tu_log_has(const char *needle);
+/* Wait up to timeout_ms for such a line: for lines a library thread writes
+ * after the event a test awaited (a stop is logged after on_stopped
+ * returns, so that a slow log sink never delays the stop). */
+int tu_await_log(const char *needle, int64_t timeout_ms);
 void tu_log_clear(void);
 
 /* ---- fault injection around the real ODBC port ------------------- */
