@@ -213,6 +213,13 @@ int sqle_engine_run_cbs(sqle_engine *e, sqle_engine_node *n)
     drain(e, n);
     n->in_cb = 0;
     sqle_cond_broadcast(&e->change_cv);
+    /* A node may hold back a statement until its callbacks are done (a
+     * stale hold's release, a hand-over: the row stays the hold's while
+     * on_stopped runs), and with nothing else due the runner sleeps: wake
+     * it.  Any callback, not only a stop: a slow on_holder queued before
+     * the stop holds the release back just the same. */
+    if (!SQLE_PLANTED(runner_not_woken_after_callbacks))
+        sqle_engine_kick(e);
     return 1;
 }
 

@@ -926,8 +926,8 @@ static int deliver(sqle_engine *e, sqlease_supervisor *s, sup_cb *cb)
 }
 
 /* One of s's queued callbacks, taken off its queue by the engine (e->m
- * held): delivered or dropped, then freed.  A stop's end may let a stale
- * hold be released: the runner is woken for it. */
+ * held): delivered or dropped, then freed.  (The engine wakes the runner
+ * once the queue is empty: a stale hold's release may be due then.) */
 static void sup_deliver(sqle_engine_node *n, sqle_engine_cb *link)
 {
     sqlease_supervisor *s = SQLE_SUP_OF(n);
@@ -936,8 +936,6 @@ static void sup_deliver(sqle_engine_node *n, sqle_engine_cb *link)
 
     if (cb->kind == CB_STARTED)
         s->work_up = called && s->running && s->token == cb->token;
-    else if (cb->kind == CB_STOPPED)
-        sqle_engine_kick(s->e);
     free(cb->data);
     free(cb);
 }
