@@ -598,7 +598,12 @@ typedef struct sqlease_options {
      * ready follower" picks from; sqlease_supervisor_stop hands a hold
      * over to the best ready follower instead of releasing it (the
      * release as before when there is none); and it asks a holder of
-     * lower priority to hand over to it (preempt_after_ms).  The ready
+     * lower priority to hand over to it (preempt_after_ms).  So that a
+     * request is seen and answered within about a second at any ttl, it
+     * renews its holds at least every 250 ms and, as a ready follower,
+     * reads the row at least every 250 ms (or every heartbeat_ms,
+     * retry_ms, where those are shorter): about four statements a second
+     * per supervisor, renews batched as ever.  The ready
      * row needs INSERT on the lease table the first time (it is seeded
      * like a group's presence row; a stopped follower's free row is
      * taken before a new one is made).  0 (the default): none of this;
@@ -1184,10 +1189,11 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *    live hold it reads, for one owner id or "*" (the holder's best ready
  *    follower); a ready follower of higher priority asks for itself.
  *    The holder's renews match only a hold with no request, so its next
- *    renew (within a heartbeat) is refused: the supervisor lets the work
- *    run on for a lead of retry_ms + 50 ms (within its renew deadline;
- *    the target, reading the row every retry, then reads it every
- *    50 ms), stops it (on_stopped with SQLEASE_STOP_HANDOFF) and, once
+ *    renew (within a heartbeat; with handoff, within 250 ms) is refused:
+ *    the supervisor lets the work run on for a lead of a follower's read
+ *    interval (retry_ms; with handoff, at most 250 ms) and 50 ms (within
+ *    its renew deadline; the target, reading the row that often, then
+ *    reads it every 50 ms), stops it (on_stopped with SQLEASE_STOP_HANDOFF) and, once
  *    on_stopped has returned, hands the hold over.
  *    sqlease_supervisor_handoff asks a supervisor's own hold to do the
  *    same.
@@ -1195,7 +1201,8 @@ SQLEASE_API int sqlease_supervisor_health(sqlease_supervisor *sup, sqlease_error
  *    token), as a release is: the row becomes free and reserved for the
  *    target until handoff_reserve_ms later on the database's clock.
  *    Every take refuses a reserved row to any owner but its target until
- *    then; the target's next read (its supervisor polls every retry, and
+ *    then; the target's next read (its supervisor polls every retry, a
+ *    ready follower at least every 250 ms, and
  *    every 50 ms or retry, whichever is less, while it sees a request for
  *    it) shows the row reserved for it and takes it, with token + 1.  A
  *    target that is gone leaves the row free to anyone once the

@@ -157,6 +157,25 @@ static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
     (void)note; /* "stopped the work" is logged where on_stopped is called */
 }
 
+/* How often a holder renews: every heartbeat, and with hand-over on at
+ * least every SQLE_HANDOFF_WATCH_MS, since a renew is what sees a
+ * request to hand over (supervisor.h). */
+static int64_t renew_every(const sqlease_supervisor *s)
+{
+    return s->r.handoff && s->r.heartbeat_ms > SQLE_HANDOFF_WATCH_MS ? SQLE_HANDOFF_WATCH_MS
+                                                                     : s->r.heartbeat_ms;
+}
+
+/* How often a follower reads the row between answers that say it is
+ * held: every retry, and a ready follower (hand-over on) at least every
+ * SQLE_HANDOFF_WATCH_MS, so that it reads a request for itself within a
+ * holder's lead.  Failures are retried every retry whatever this says. */
+static int64_t poll_every(const sqlease_supervisor *s)
+{
+    return s->ready_up && s->r.retry_ms > SQLE_HANDOFF_WATCH_MS ? SQLE_HANDOFF_WATCH_MS
+                                                               : s->r.retry_ms;
+}
+
 /*
  * A hold proven by a statement sent at `proof` with `token`: start the
  * work, unless that proof has already run out (an answer that arrives
@@ -202,7 +221,7 @@ static void start_work(sqlease_supervisor *s, int64_t token, int64_t proof, int6
     s->token = token;
     s->holder_reported = 0; /* after this hold, report the first read */
     s->deadline = (SQLE_PLANTED(proof_dated_at_answer) ? now : proof) + s->r.renew_deadline_ms;
-    s->next_due = proof + s->r.heartbeat_ms;
+    s->next_due = proof + renew_every(s);
     cb->token = token;
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
     sqle_engine_watch_kick(s->e);
@@ -237,6 +256,22 @@ static void report_holder(sqlease_supervisor *s, const sqlease_lease_info *row)
     sqle_engine_queue_cb(s->e, &s->node, &cb->link);
 }
 
+void sqle_sup_ready_up(sqlease_supervisor *s)
+{
+    int64_t at;
+
+    ENGINE_HELD(s->e);
+    s->ready_up = 1;
+    /* The poll the first acquire scheduled (a retry away: it was not
+     * ready then) comes in to a ready follower's interval. */
+    at = sqle_engine_now(s->e) + poll_every(s);
+    if (s->state == SUP_FOLLOWER && s->next_due > at) {
+        s->next_due = at;
+        sqle_engine_changed(s->e);
+        sqle_engine_kick(s->e);
+    }
+}
+
 /* A follower's read while it sees a request for itself (supervisor.h). */
 static int64_t fast_poll(const sqlease_supervisor *s)
 {
@@ -267,7 +302,10 @@ static void begin_handoff(sqlease_supervisor *s, const char *target, int64_t now
 
 int sqle_sup_lead(sqlease_supervisor *s, const char *target, int64_t now)
 {
-    int64_t lead = s->r.retry_ms + SQLE_HANDOFF_POLL_MS;
+    int64_t every = s->r.handoff && s->r.retry_ms > SQLE_HANDOFF_WATCH_MS
+                        ? SQLE_HANDOFF_WATCH_MS
+                        : s->r.retry_ms;
+    int64_t lead = every + SQLE_HANDOFF_POLL_MS;
 
     ENGINE_HELD(s->e);
     if (s->handoff_at != 0)
@@ -362,7 +400,7 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
                 proof = now;
             if (proof + s->r.renew_deadline_ms > s->deadline)
                 s->deadline = proof + s->r.renew_deadline_ms;
-            s->next_due = proof + s->r.heartbeat_ms;
+            s->next_due = proof + renew_every(s);
         } else if (s->state == SUP_HOLDER) {
             /* A take while holding: the hold worked for is gone (the
              * caller reports EV_LOST first; this is a guard). */
@@ -444,7 +482,7 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
             stop_work(s, SQLEASE_STOP_LOST, note);
         if (s->state != SUP_STOPPED && s->state != SUP_HANDOFF) {
             s->state = SUP_FOLLOWER;
-            s->next_due = proof + s->r.retry_ms;
+            s->next_due = proof + poll_every(s);
             if (row != NULL && row->db_now_ms > 0) {
                 report_holder(s, row);
                 follower_saw(s, row, proof, now, note);
@@ -506,9 +544,10 @@ static void log_failure(sqlease_supervisor *s, int rc, int lost, const sqlease_e
 }
 
 /*
- * What is due, by state: a holder's renew every heartbeat (it may go up
- * to half a heartbeat early to share a round: the deadline only gains), a
- * follower's poll every retry (up to half a retry early), the release of
+ * What is due, by state: a holder's renew every heartbeat (renew_every:
+ * it may go up to half of that early to share a round, since the deadline
+ * only gains), a follower's poll every retry (poll_every, and up to half
+ * of that early), the release of
  * a stale hold as soon as its on_stopped has returned and not before (the
  * row must stay this hold while the work stops), nothing in SUP_NEW
  * (start sends its first acquire itself) or SUP_STOPPED.  Asked when a
@@ -529,7 +568,7 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
         if (s->handoff_at != 0)
             break;
         out->what = SQLE_SEND_RENEW;
-        out->early = s->r.heartbeat_ms / 2;
+        out->early = renew_every(s) / 2;
         break;
     case SUP_FOLLOWER:
         if (s->want_request) {
@@ -540,7 +579,7 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
             break;
         }
         out->what = SQLE_SEND_POLL;
-        out->early = s->r.retry_ms / 2;
+        out->early = poll_every(s) / 2;
         break;
     case SUP_HANDOFF:
         /* As a stale hold's release: the row stays this hold until

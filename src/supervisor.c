@@ -281,7 +281,7 @@ static int ready_start(sqlease_supervisor *s, sqlease_error *err)
     }
     sqle_engine_lock(s->e);
     s->ready = r;
-    s->ready_up = 1;
+    sqle_sup_ready_up(s);
     sqle_engine_unlock(s->e);
     return SQLEASE_OK;
 }

@@ -65,6 +65,15 @@ enum sup_event {
  * retry when that is shorter. */
 #define SQLE_HANDOFF_POLL_MS 50
 
+/* With hand-over on (sqlease_options.handoff), a holder renews and a
+ * ready follower reads the row at least this often (or every heartbeat,
+ * every retry, when those are shorter): a request is then seen within
+ * this, and a hand-over's lead is this and a fast read, so that a
+ * transfer completes within about a second at any ttl.  The price is a
+ * statement every 250 ms per instance (a renew is an UPDATE of one row),
+ * which is what --handoff asks for. */
+#define SQLE_HANDOFF_WATCH_MS 250
+
 /* Before its deadline, a hand-over's lead leaves this much for the work
  * to stop at its end rather than at the deadline (a stale hold, released
  * instead of handed over). */
@@ -179,9 +188,15 @@ typedef struct sup_note {
     char msg[320];
 } sup_note;
 
+/* s's ready row is up (e->m held): from now on s reads the row as a
+ * ready follower does, every SQLE_HANDOFF_WATCH_MS at most. */
+void sqle_sup_ready_up(sqlease_supervisor *s);
+
 /* Let the work of a holder asked to hand over to `target` run on for a
- * lead of a retry and a fast read (SQLE_HANDOFF_POLL_MS) before it stops,
- * so that the target, which reads the row every retry, has seen the
+ * lead of a follower's read interval (its retry, at most
+ * SQLE_HANDOFF_WATCH_MS with hand-over on) and a fast read
+ * (SQLE_HANDOFF_POLL_MS) before it stops, so that the target, which
+ * reads the row that often, has seen the
  * request and reads it fast by the time the row is reserved for it: the
  * watchdog stops the work at handoff_at, and no renew goes meanwhile.
  * Returns 1 if the lead was set (or one runs already), 0 if it does not

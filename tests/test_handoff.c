@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "lease.h"
 #include "platform.h"
+#include "supervisor.h"
 #include "testutil.h"
 
 #define TTL 3000
@@ -145,16 +146,18 @@ static void host_init(host *h, const char *owner)
     CU_ASSERT_PTR_NOT_NULL_FATAL(h->db);
 }
 
-/* Start h's supervisor of "job" in table t: hand-over on or off, with a
- * priority, a preemption delay and a reservation (0: the defaults). */
-static void host_start(host *h, const char *t, int handoff, int64_t priority,
-                       int64_t preempt_after, int64_t reserve)
+/* Start h's supervisor of "job" in table t with these timings: hand-over
+ * on or off, with a priority, a preemption delay and a reservation (0:
+ * the defaults). */
+static void host_start_timed(host *h, const char *t, int64_t ttl, int64_t hb, int64_t dl,
+                             int64_t retry, int handoff, int64_t priority,
+                             int64_t preempt_after, int64_t reserve)
 {
     sqlease_options o;
     sqlease_error err;
     int rc;
 
-    tu_options(&o, t, "job", h->owner, TTL, HB, DL, RETRY);
+    tu_options(&o, t, "job", h->owner, ttl, hb, dl, retry);
     o.on_started = on_started;
     o.on_stopped = on_stopped;
     o.userdata = h;
@@ -166,6 +169,13 @@ static void host_start(host *h, const char *t, int handoff, int64_t priority,
     if (rc != SQLEASE_OK)
         fprintf(stderr, "supervisor_start %s: %s\n", h->owner, err.message);
     CU_ASSERT_EQUAL_FATAL(rc, SQLEASE_OK);
+}
+
+/* The same with this file's short timings. */
+static void host_start(host *h, const char *t, int handoff, int64_t priority,
+                       int64_t preempt_after, int64_t reserve)
+{
+    host_start_timed(h, t, TTL, HB, DL, RETRY, handoff, priority, preempt_after, reserve);
 }
 
 static void host_free(host *h)
@@ -810,6 +820,82 @@ static void test_supervisor_handoff_and_stop(void)
     tu_drop(db, t);
 }
 
+/* Whether the ready rows of t list `owner`. */
+static int is_ready(const char *t, const char *owner)
+{
+    ready_seen r = ready_of(t);
+    int i;
+
+    for (i = 0; i < r.n; i++)
+        if (strcmp(r.owner[i], owner) == 0)
+            return 1;
+    return 0;
+}
+
+typedef struct ready_arg {
+    const char *t, *owner;
+} ready_arg;
+
+static int is_ready_cb(void *arg)
+{
+    ready_arg *r = arg;
+    return is_ready(r->t, r->owner);
+}
+
+/*
+ * At the default timings (ttl 30 s: a heartbeat of 10 s, a retry of 2 s),
+ * with hand-over on, a request to a ready follower moves the lease within
+ * about a second, not a heartbeat and a retry: the holder renews every
+ * SQLE_HANDOFF_WATCH_MS (so it sees the request within that), its lead is
+ * that and a fast read, and the target reads the row that often too.
+ * Expected about 2 x 250 + 50 ms and the statements; the bound allows a
+ * loaded machine (without the watch it was up to 12 s).
+ */
+static void test_request_at_default_timing(void)
+{
+    const char *t = tu_table();
+    host a, b;
+    sqlease_lease *op;
+    sqlease_lease_info req, row;
+    sqlease_error err;
+    ready_arg ra;
+    int64_t asked, took;
+
+    running_reset();
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    host_init(&a, "host-a");
+    host_init(&b, "host-b");
+    host_start_timed(&a, t, 30000, 10000, 20000, 2000, 1, 0, 0, 0);
+    CU_ASSERT_FATAL(holding(&a));
+    host_start_timed(&b, t, 30000, 10000, 20000, 2000, 1, 0, 0, 0);
+    ra.t = t;
+    ra.owner = "host-b";
+    CU_ASSERT_FATAL(tu_await(is_ready_cb, &ra, 5000));
+    /* Anywhere in b's read interval and a's renew interval. */
+    sqle_sleep_ms(137);
+
+    op = lease_of(t, "operator");
+    asked = sqle_mono_ms();
+    CU_ASSERT_EQUAL(sqlease_lease_request_handoff(op, "host-b", &req, &err), SQLEASE_OK);
+    CU_ASSERT_STRING_EQUAL(req.owner, "host-a");
+    CU_ASSERT_FATAL(await_events(&b, 1, 5000));
+    took = b.at[0] - asked;
+    CU_ASSERT(took >= SQLE_HANDOFF_WATCH_MS); /* the lead, at least */
+    CU_ASSERT(took <= 1500);
+    if (took > 1500)
+        fprintf(stderr, "transfer at the default timing took %lld ms\n", (long long)took);
+    CU_ASSERT_EQUAL(a.value[1], SQLEASE_STOP_HANDOFF);
+    CU_ASSERT(b.at[0] >= a.returned[1]);
+    CU_ASSERT_EQUAL(b.value[0], req.token + 1);
+    row = row_of(t);
+    CU_ASSERT_STRING_EQUAL(row.owner, "host-b");
+    CU_ASSERT_EQUAL(max_running(), 1);
+    sqlease_lease_free(op);
+    host_free(&a);
+    host_free(&b);
+    tu_drop(db, t);
+}
+
 /* A request's answers: not held on a free row, withdrawn when the holder
  * has not answered yet (a bare lease that renews no more), refused for a
  * bad target. */
@@ -896,6 +982,8 @@ static void add(void)
     CU_add_test(s, "sqlease_supervisor_handoff and a stop that hands over",
                 test_supervisor_handoff_and_stop);
     CU_add_test(s, "a request's answers, and its withdrawal", test_request_answers_and_cancel);
+    CU_add_test(s, "at the default ttl a request moves the lease within a second",
+                test_request_at_default_timing);
     CU_add_test(s, "migrate adds the hand-over's columns", test_migrate_adds_columns);
 }
 

@@ -44,7 +44,7 @@ void tu_log_sink(void *userdata, int level, const char *line)
     (void)userdata;
     log_init();
     if (getenv("SQLEASE_TEST_LOG") != NULL)
-        fprintf(stderr, "log %d: %s\n", level, line);
+        fprintf(stderr, "%lld log %d: %s\n", (long long)sqle_mono_ms(), level, line);
     sqle_mutex_lock(&log_lock);
     if (log_len + n + 2 >= sizeof log_buf)
         log_len = 0; /* keep the newest lines */
