@@ -477,7 +477,9 @@ static void sched_stopped(void *ud, int reason)
     s->st.holding = 0;
     sqle_cond_broadcast(&s->c);
     stop_runs(s, gen, NULL,
-              reason == SQLEASE_STOP_SHUTDOWN ? SQLE_STOP_SHUTDOWN : SQLE_STOP_LEASE);
+              reason == SQLEASE_STOP_SHUTDOWN  ? SQLE_STOP_SHUTDOWN
+              : reason == SQLEASE_STOP_HANDOFF ? SQLE_STOP_HANDOFF
+                                               : SQLE_STOP_LEASE);
     sqle_mutex_unlock(&s->m);
     slog(s, reason == SQLEASE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
          "no longer holding the lease (%s): no fire starts here",
@@ -1232,6 +1234,7 @@ int sqle_sched_done(sqle_sched *s, uint64_t id, int exit_status, int failed, sql
     case SQLE_STOP_LEASE: note = "stopped: the lease was lost"; break;
     case SQLE_STOP_REPLACED: note = "stopped: replaced by a newer fire (overlap replace)"; break;
     case SQLE_STOP_SHUTDOWN: note = "stopped: shutdown"; break;
+    case SQLE_STOP_HANDOFF: note = "stopped: the lease was handed over"; break;
     }
     rc = sqle_fire_end(&s->fctx, r->token, r->job, r->fire_at_ms, r->attempt,
                        failed || r->stop_reason != 0 ? "failed" : "done", exit_status, note, 0,

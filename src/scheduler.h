@@ -64,7 +64,10 @@ enum {
     SQLE_STOP_LEASE = 1,     /* the supervisor stopped the work: the lease
                                 was lost, or its deadline passed */
     SQLE_STOP_REPLACED = 2,  /* a newer fire of the job replaces it */
-    SQLE_STOP_SHUTDOWN = 3   /* sqle_sched_stop */
+    SQLE_STOP_SHUTDOWN = 3,  /* sqle_sched_stop */
+    SQLE_STOP_HANDOFF = 4    /* the lease is being handed over (a stop with
+                                sqlease_options.handoff, a request, a
+                                follower of higher priority) */
 };
 
 /* Defaults of a job's limits. */

@@ -701,6 +701,27 @@ static int help_documents(const char *command, const char *flag, const char *why
     return ok;
 }
 
+/* Which commands a flag of RUN AND SUPERVISE FLAGS is for: the commands
+ * its description opens with in parentheses ("(\fBsupervise\fR,
+ * \fBcron\fR; implies ...)"), else run and supervise. */
+static void flag_scope(const char *body, int *run, int *sup, int *cron)
+{
+    const char *end = body[0] == '(' ? strchr(body, ')') : NULL;
+    char head[200];
+
+    *run = *sup = 1;
+    *cron = 0;
+    if (end == NULL || (size_t)(end - body) >= sizeof head)
+        return;
+    memcpy(head, body, (size_t)(end - body));
+    head[end - body] = '\0';
+    *run = strstr(head, "\\fBrun\\fR") != NULL;
+    *sup = strstr(head, "\\fBsupervise\\fR") != NULL;
+    *cron = strstr(head, "\\fBcron\\fR") != NULL;
+    if (!*run && !*sup && !*cron)
+        *run = *sup = 1;
+}
+
 /* The other way round: every flag the man page documents is in --help,
  * in the part of its command (from the SYNOPSIS, whose line names the
  * command; from RUN AND SUPERVISE FLAGS, where "(run)" or "(supervise)"
@@ -748,15 +769,17 @@ static void test_help_lists_man_flags(void)
     for (p = sec; (p = strstr(p, "\n.BI \\-\\-")) != NULL && p < next;) {
         const char *eol = strchr(p + 1, '\n');
         const char *body = eol != NULL ? eol + 1 : "";
-        int only_run = strncmp(body, "(\\fBrun\\fR)", 11) == 0;
-        int only_sup = strncmp(body, "(\\fBsupervise\\fR)", 17) == 0;
+        int run, sup, cron;
         int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
 
+        flag_scope(body, &run, &sup, &cron);
         if (n == 1) {
-            if (!only_sup)
+            if (run)
                 missing += !help_documents("run", flags[0], "RUN AND SUPERVISE FLAGS");
-            if (!only_run)
+            if (sup)
                 missing += !help_documents("supervise", flags[0], "RUN AND SUPERVISE FLAGS");
+            if (cron)
+                missing += !help_documents("cron", flags[0], "RUN AND SUPERVISE FLAGS");
             checked++;
         }
         p = eol != NULL ? eol : p + strlen(p);
@@ -768,10 +791,15 @@ static void test_help_lists_man_flags(void)
         int n = roff_flags(p + 1, eol != NULL ? (size_t)(eol - p - 1) : strlen(p + 1), flags, 1);
 
         if (n == 1) {
-            if (strncmp(body, "(\\fBsupervise\\fR)", 17) != 0)
+            int run, sup, cron;
+
+            flag_scope(body, &run, &sup, &cron);
+            if (run)
                 missing += !help_documents("run", flags[0], "RUN AND SUPERVISE FLAGS");
-            if (strncmp(body, "(\\fBrun\\fR)", 11) != 0)
+            if (sup)
                 missing += !help_documents("supervise", flags[0], "RUN AND SUPERVISE FLAGS");
+            if (cron)
+                missing += !help_documents("cron", flags[0], "RUN AND SUPERVISE FLAGS");
             checked++;
         }
         p = eol != NULL ? eol : p + strlen(p);
@@ -3135,8 +3163,11 @@ static void test_command_flag_before_command(void)
         {{"--json", "status"}, "'--json' is a flag of status: put it after status"},
         {{"--json", "run", "--", "true"}, "'--json' is a flag of status and list, not of run"},
         {{"--force"}, "'--force' is a flag of release: put it after release"},
-        {{"--kill-grace", "1s"}, "'--kill-grace' is a flag of run and supervise: put it after"
-                                 " the command"},
+        {{"--kill-grace", "1s"}, "'--kill-grace' is a flag of run, supervise and cron: put it "
+                                 "after the command"},
+        {{"--priority", "5", "cron", "jobs"}, "'--priority' is a flag of cron: put it after cron"},
+        {{"--handoff", "run", "--", "true"},
+         "'--handoff' is a flag of supervise and cron, not of run"},
         {{"--bogus", "run", "--", "true"}, "unknown flag '--bogus'"},
     };
 
@@ -3544,7 +3575,7 @@ static void ho_script(char *buf, size_t cap, const char *events, const char *who
 static pid_t ho_start(const char *owner, const char *events, const char *extra1,
                       const char *extra2, const char *extra3, const char *extra4)
 {
-    char log[1100], script[1400];
+    char log[1100], script[2400];
 
     snprintf(log, sizeof log, "%s/ho-%s.%d.log", g_dir, owner, ++g_seq);
     ho_script(script, sizeof script, events, owner);
@@ -3556,6 +3587,18 @@ static pid_t ho_start(const char *owner, const char *events, const char *extra1,
                         extra2, "--", "sh", "-c", script, NULL);
     return start_bg(log, "--owner", owner, HO_TIMING, "supervise", "--handoff", extra1, extra2,
                     extra3, extra4, "--", "sh", "-c", script, NULL);
+}
+
+/* The same without --handoff: the flags given must imply it. */
+static pid_t ho_start_implied(const char *owner, const char *events, const char *extra1,
+                              const char *extra2, const char *extra3, const char *extra4)
+{
+    char log[1100], script[2400];
+
+    snprintf(log, sizeof log, "%s/ho-%s.%d.log", g_dir, owner, ++g_seq);
+    ho_script(script, sizeof script, events, owner);
+    return start_bg(log, "--owner", owner, HO_TIMING, "supervise", extra1, extra2, extra3,
+                    extra4, "--", "sh", "-c", script, NULL);
 }
 
 /* Wait until status lists `owner` among the ready followers. */
@@ -3584,9 +3627,22 @@ static void test_handoff_usage(void)
     result r;
 
     new_table();
-    run_db(&r, "supervise", "--priority", "3", "--", "true", NULL);
+    /* --min-hold is --preempt-after's other name for supervise and cron. */
+    run_db(&r, "supervise", "--min-hold", "1s", "--preempt-after", "2s", "--", "true", NULL);
     ASSERT_CODE(r, 64);
-    ASSERT_CONTAINS(r.err, "--handoff");
+    ASSERT_CONTAINS(r.err, "supervise: --min-hold and --preempt-after are the same setting");
+    result_free(&r);
+    run_db(&r, "supervise", "--min-hold", "5", "--", "true", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--min-hold");
+    result_free(&r);
+    run_db(&r, "cron", "--priority", "x", "jobs.cron", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "--priority 'x'");
+    result_free(&r);
+    run_db(&r, "cron", "--preempt-after", "1s", "--min-hold", "1s", "jobs.cron", NULL);
+    ASSERT_CODE(r, 64);
+    ASSERT_CONTAINS(r.err, "cron: --min-hold and --preempt-after are the same setting");
     result_free(&r);
     run_db(&r, "supervise", "--handoff", "--priority", "x", "--", "true", NULL);
     ASSERT_CODE(r, 64);
@@ -3759,7 +3815,8 @@ static void test_supervise_handoff_sigterm(void)
 }
 
 /* A ready follower of higher priority takes the lease once the holder
- * has held for --preempt-after; one of equal priority never does. */
+ * has held for --preempt-after (host-b says it as --min-hold, without
+ * --handoff: --priority implies it); one of equal priority never does. */
 static void test_supervise_priority(void)
 {
     char events[1100];
@@ -3774,7 +3831,7 @@ static void test_supervise_priority(void)
     CU_ASSERT_FATAL(a > 0 && await_held_by("host-a", 15000));
     t0 = sqle_mono_ms();
     c = ho_start("host-c", events, "--priority", "1", "--preempt-after", "500ms");
-    b = ho_start("host-b", events, "--priority", "5", "--preempt-after", "2s");
+    b = ho_start_implied("host-b", events, "--priority", "5", "--min-hold", "2s");
     CU_ASSERT_FATAL(b > 0 && c > 0);
     CU_ASSERT(await_held_by("host-b", 6000));
     CU_ASSERT(sqle_mono_ms() - t0 >= 1500);

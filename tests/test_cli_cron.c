@@ -687,6 +687,88 @@ static void test_cron_signals(void)
     drop_tables();
 }
 
+/* Whether `status --json` lists `owner` among the ready followers. */
+static int ready_listed(void *owner)
+{
+    char *args[] = {"status", "--json", NULL};
+    char want[120], *out = NULL;
+    int yes;
+
+    snprintf(want, sizeof want, "{\"owner\":\"%s\",", (const char *)owner);
+    yes = run_cli(&out, NULL, args) == 0 && has(out, want);
+    free(out);
+    return yes;
+}
+
+/*
+ * Two `sqlease cron` with the hand-over: at the default ttl (30 s) the
+ * holder's SIGTERM hands the lease to the other, which fires the next
+ * second's job (not a retry of 2 s, let alone a ttl, later), no fire
+ * twice.  cron-b says only --priority 0: that alone makes it a ready
+ * follower.
+ */
+static void test_cron_handoff(void)
+{
+    char tab[1100], ran[1100], text[2400];
+    char *a0[] = {"--owner", "cron-a", "cron", "--handoff", tab, NULL};
+    char *a1[] = {"--owner", "cron-b", "cron", "--priority", "0", tab, NULL};
+    proc p[2];
+    line v[256];
+    lines_want w;
+    int n, i, k;
+    long long termed_at, first_b = 0, last_a = 0;
+    char *err;
+
+    new_tables();
+    path_of(tab, sizeof tab, "crontab");
+    path_of(ran, sizeof ran, "ran");
+    snprintf(text, sizeof text,
+             "SQLEASE_JOB=tick\n@every 1s echo \"$SQLEASE_JOB $SQLEASE_FIRE_MS $SQLEASE_ATTEMPT "
+             "$SQLEASE_OWNER $SQLEASE_FIRE\" >> '%s'\n", ran);
+    write_file(tab, text);
+    CU_ASSERT_FATAL(start(&p[0], a0) > 0);
+    w.path = ran;
+    w.owner = "cron-a";
+    w.want = 2;
+    CU_ASSERT_FATAL(tu_await(enough_lines, &w, 3 * SEC + SLACK));
+    CU_ASSERT_FATAL(start(&p[1], a1) > 0);
+    CU_ASSERT_FATAL(tu_await(ready_listed, "cron-b", 5 * SEC));
+
+    kill(p[0].pid, SIGTERM);
+    termed_at = wall_ms();
+    CU_ASSERT_EQUAL(reap(&p[0], sqle_mono_ms() + WAIT_MS), 0);
+    w.owner = "cron-b";
+    w.want = 2;
+    CU_ASSERT(tu_await(enough_lines, &w, 3 * SEC + SLACK));
+    kill(p[1].pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap(&p[1], sqle_mono_ms() + WAIT_MS), 0);
+
+    n = read_lines(ran, v, 256);
+    for (i = 0; i < n; i++) {
+        for (k = i + 1; k < n; k++)
+            CU_ASSERT(v[i].fire != v[k].fire);
+        if (strcmp(v[i].owner, "cron-b") == 0) {
+            if (first_b == 0)
+                first_b = v[i].fire;
+        } else {
+            CU_ASSERT_EQUAL(first_b, 0); /* a's lines, then b's */
+            last_a = v[i].fire;
+        }
+    }
+    CU_ASSERT(first_b > last_a);
+    /* The next whole second after the hand-over (about 0.3 s after the
+     * SIGTERM), not the follower's next poll. */
+    CU_ASSERT(first_b - termed_at < 2 * SEC + SLACK);
+    err = slurp(p[0].err);
+    CU_ASSERT(has(err, "handed the lease over to cron-b"));
+    if (!has(err, "handed the lease over to cron-b"))
+        fprintf(stderr, "\n  %s", err != NULL ? err : "");
+    free(err);
+    unlink(p[0].err);
+    unlink(p[1].err);
+    drop_tables();
+}
+
 /* ---- run --every / --schedule ------------------------------------- */
 
 /* Wait until this host's clock is `lo`..`hi` ms into a period. */
@@ -998,6 +1080,8 @@ static void add(void)
                 test_cron_fleet);
     CU_add_test(s, "cron and its signals: SIGHUP bad and good, SIGTERM in the kill grace",
                 test_cron_signals);
+    CU_add_test(s, "cron --handoff: SIGTERM hands the lease to the ready cron",
+                test_cron_handoff);
     CU_add_test(s, "run --every: of five runs for one fire one runs, four name it",
                 test_run_every_herd);
     CU_add_test(s, "run --schedule: the late limit, and the flags it refuses",

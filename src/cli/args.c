@@ -4,6 +4,7 @@
  * (flag > environment > default), and the helpers the commands use for
  * their own flags (both "--flag value" and "--flag=value").
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,21 +72,21 @@ int cli_unknown_flag(const char *command, const char *arg)
  * goes, not only with "unknown". */
 static const struct {
     const char *flag;
-    const char *commands[2];
+    const char *commands[3];
 } command_flags[] = {
     {"--no-wait", {"run", NULL}},
     {"--timeout", {"run", "transfer"}},
     {"--conflict-exit-code", {"run", NULL}},
-    {"--min-hold", {"run", NULL}},
-    {"--kill-grace", {"run", "supervise"}},
+    {"--min-hold", {"run", "supervise", "cron"}},
+    {"--kill-grace", {"run", "supervise", "cron"}},
     {"--data", {"run", "supervise"}},
     {"--metrics-file", {"run", "supervise"}},
     {"--crash-limit", {"supervise", NULL}},
     {"--crash-window", {"supervise", NULL}},
     {"--crash-pause", {"supervise", NULL}},
-    {"--handoff", {"supervise", NULL}},
-    {"--priority", {"supervise", NULL}},
-    {"--preempt-after", {"supervise", NULL}},
+    {"--handoff", {"supervise", "cron"}},
+    {"--priority", {"supervise", "cron"}},
+    {"--preempt-after", {"supervise", "cron"}},
     {"--to", {"transfer", NULL}},
     {"--json", {"status", "list"}},
     {"--by-owner", {"list", NULL}},
@@ -96,8 +97,9 @@ static const struct {
 /* The first word after argv[from] that is a command, or NULL. */
 static const char *later_command(int argc, char **argv, int from)
 {
-    static const char *const commands[] = {"migrate", "status", "list", "run",
-                                           "supervise", "release", "transfer", "demo"};
+    static const char *const commands[] = {"migrate", "status", "list", "run", "supervise",
+                                           "cron", "fires", "history", "release",
+                                           "transfer", "demo"};
 
     for (int i = from; i < argc && strcmp(argv[i], "--") != 0; i++)
         for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
@@ -116,22 +118,25 @@ static int unknown_global_flag(int argc, char **argv, int i)
 
     for (size_t k = 0; k < sizeof command_flags / sizeof command_flags[0]; k++) {
         const char *const *c = command_flags[k].commands;
+        char which[64] = "";
+        size_t n = 0, j;
+
         if (strlen(command_flags[k].flag) != len ||
             strncmp(arg, command_flags[k].flag, len) != 0)
             continue;
-        if (command != NULL && (strcmp(command, c[0]) == 0 ||
-                                (c[1] != NULL && strcmp(command, c[1]) == 0)))
-            return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag,
-                             command, command);
+        for (; n < 3 && c[n] != NULL; n++)
+            if (command != NULL && strcmp(command, c[n]) == 0)
+                return cli_usage("'%s' is a flag of %s: put it after %s",
+                                 command_flags[k].flag, command, command);
+        /* "run", "run and supervise", "run, supervise and cron" */
+        for (j = 0; j < n; j++)
+            snprintf(which + strlen(which), sizeof which - strlen(which), "%s%s",
+                     j == 0 ? "" : j + 1 == n ? " and " : ", ", c[j]);
         if (command != NULL)
-            return cli_usage("'%s' is a flag of %s%s%s, not of %s", command_flags[k].flag,
-                             c[0], c[1] != NULL ? " and " : "", c[1] != NULL ? c[1] : "",
+            return cli_usage("'%s' is a flag of %s, not of %s", command_flags[k].flag, which,
                              command);
-        if (c[1] != NULL)
-            return cli_usage("'%s' is a flag of %s and %s: put it after the command",
-                             command_flags[k].flag, c[0], c[1]);
-        return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag,
-                         c[0], c[0]);
+        return cli_usage("'%s' is a flag of %s: put it after %s", command_flags[k].flag, which,
+                         n == 1 ? c[0] : "the command");
     }
     return cli_usage("unknown flag '%s'", arg);
 }

@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "os.h"
 #include "scheduler.h"
+#include "session.h"
 
 #define POLL_MS 50
 #define DEFAULT_KILL_GRACE_MS 10000
@@ -167,8 +168,10 @@ static void on_stop(void *ud, const sqle_fire *f, int reason)
         int64_t termed = cli_child_term(&c->child);
         cli_log(reason == SQLE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
                 "job %s: stopping its command (fire %" PRId64 "): %s", f->job, f->fire_at_ms,
-                reason == SQLE_STOP_LEASE ? "the lease ended"
-                : reason == SQLE_STOP_REPLACED ? "a newer fire replaces it" : "shutting down");
+                reason == SQLE_STOP_LEASE      ? "the lease ended"
+                : reason == SQLE_STOP_REPLACED ? "a newer fire replaces it"
+                : reason == SQLE_STOP_HANDOFF  ? "the lease is being handed over"
+                                               : "shutting down");
         c->code = cli_child_finish(&c->child, termed, d->grace_ms);
         c->running = 0;
         c->exited = 1;
@@ -570,6 +573,7 @@ static int give_up(cron_daemon *d, int rc)
 int cli_cmd_cron(const cli_args *a)
 {
     cron_daemon d;
+    cli_handoff_flags ho;
     sqlease_options o, eff;
     sqle_sched_callbacks cb;
     sqle_job *jobs;
@@ -581,6 +585,7 @@ int cli_cmd_cron(const cli_args *a)
 
     cli_log_init(a, SQLEASE_LOG_INFO);
     memset(&d, 0, sizeof d);
+    memset(&ho, 0, sizeof ho);
     d.a = a;
     d.grace_ms = DEFAULT_KILL_GRACE_MS;
     for (i = 0; i < a->cmd_argc; i++) {
@@ -614,6 +619,13 @@ int cli_cmd_cron(const cli_args *a)
             d.http_addr = v;
             continue;
         }
+        /* The hand-over's, as supervise's: SIGTERM hands the lease to a
+         * ready cron once the running jobs have stopped. */
+        if ((r = cli_handoff_flag(a, &i, &ho)) != 0) {
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+            continue;
+        }
         if (a->cmd_argv[i][0] == '-' && a->cmd_argv[i][1] != '\0')
             return cli_unknown_flag("cron", a->cmd_argv[i]);
         if (d.path != NULL)
@@ -622,6 +634,8 @@ int cli_cmd_cron(const cli_args *a)
     }
     if (d.path == NULL)
         return cli_usage("cron: which FILE? (sqlease cron FILE)");
+    if (cli_handoff_finish("cron", &ho) != CLI_CONTINUE)
+        return CLI_EXIT_USAGE;
     if (read_tab(d.path, &d.tab, why, sizeof why) != 0) {
         cli_error("%s", why);
         return CLI_EXIT_USAGE;
@@ -653,6 +667,9 @@ int cli_cmd_cron(const cli_args *a)
     d.owner = o.owner;
     /* --keep is the holder history's keep too: the holder prunes both. */
     o.history_keep_ms = keep_ms;
+    o.handoff = ho.handoff;
+    o.priority = ho.priority;
+    o.preempt_after_ms = ho.preempt_after_ms;
     if (sqle_mutex_init(&d.m) != 0)
         return give_up(&d, CLI_EXIT_OSERR);
     d.m_ready = 1;

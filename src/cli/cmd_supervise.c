@@ -217,7 +217,7 @@ static void step(supervise_loop *L, const cli_hold_view *v, int64_t now)
 static void drain(supervise_loop *L, const cli_job_flags *f, int sig)
 {
     cli_session *s = L->s;
-    int64_t p = sig == 1 ? SQLEASE_PRIORITY_MIN : f->priority;
+    int64_t p = sig == 1 ? SQLEASE_PRIORITY_MIN : f->ho.priority;
     sqlease_error err;
     int rc;
 
@@ -319,7 +319,7 @@ int cli_cmd_supervise(const cli_args *a)
     cli_hold_view_get(&s.hold, &v);
     if (!v.held)
         log_waiting(&L);
-    if (f.handoff && cli_os_drain_setup() != 0)
+    if (f.ho.handoff && cli_os_drain_setup() != 0)
         cli_log(SQLEASE_LOG_WARN, "cannot route SIGUSR1 and SIGUSR2 (drain)");
     cli_session_ready(&s);
 
@@ -334,7 +334,7 @@ int cli_cmd_supervise(const cli_args *a)
             if (rc != CLI_CONTINUE)
                 break;
         }
-        if (f.handoff) {
+        if (f.ho.handoff) {
             int d = cli_os_drain_take();
             if (d != 0)
                 drain(&L, &f, d);
@@ -358,7 +358,7 @@ int cli_cmd_supervise(const cli_args *a)
         char say[64];
 
         snprintf(say, sizeof say, "signal %d: shutting down", sqle_signal_received());
-        if (L.running && f.handoff && s.sup != NULL)
+        if (L.running && f.ho.handoff && s.sup != NULL)
             shutdown_handoff(&L);
         if (L.running)
             stop_child(&L, "shutting down", SQLEASE_LOG_INFO, say);

@@ -100,9 +100,62 @@ static int duration_flag(const cli_args *a, int *i, const char *flag, int allow_
     return 1;
 }
 
+/*
+ * The hand-over's flags, which supervise and cron share: --handoff,
+ * --priority N, --preempt-after D and --min-hold D (the same as
+ * --preempt-after: the least a hold lasts before a ready follower of
+ * higher priority asks for it, as run's --min-hold is the least a hold
+ * lasts before its release frees the row).  1 parsed, 0 not one of them,
+ * -1 usage error (printed).
+ */
+int cli_handoff_flag(const cli_args *a, int *i, cli_handoff_flags *h)
+{
+    const char *val = NULL;
+    int r;
+
+    if (strcmp(a->cmd_argv[*i], "--handoff") == 0) {
+        h->handoff = 1;
+        return 1;
+    }
+    r = cli_flag_value(a->cmd_argc, a->cmd_argv, i, "--priority", &val);
+    if (r != 0) {
+        if (r < 0 || parse_priority("--priority", val, &h->priority) != CLI_CONTINUE)
+            return -1;
+        h->priority_given = 1;
+        return 1;
+    }
+    if ((r = duration_flag(a, i, "--preempt-after", 0, &h->preempt_after_ms)) != 0) {
+        if (r > 0)
+            h->preempt_given = 1;
+        return r;
+    }
+    if ((r = duration_flag(a, i, "--min-hold", 0, &h->preempt_after_ms)) != 0) {
+        if (r > 0)
+            h->min_hold_given = 1;
+        return r;
+    }
+    return 0;
+}
+
+/*
+ * The hand-over's flags once all are read: --priority, --preempt-after
+ * and --min-hold make this instance a ready follower (--handoff), since a
+ * priority means something only to a follower the others can see;
+ * --preempt-after and --min-hold are one setting, given once.
+ */
+int cli_handoff_finish(const char *command, cli_handoff_flags *h)
+{
+    if (h->preempt_given && h->min_hold_given)
+        return cli_usage("%s: --min-hold and --preempt-after are the same setting: give one",
+                         command);
+    if (h->priority_given || h->preempt_given || h->min_hold_given)
+        h->handoff = 1;
+    return CLI_CONTINUE;
+}
+
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
 {
-    int i, timeout_given = 0, priority_given = 0;
+    int i, timeout_given = 0;
 
     memset(f, 0, sizeof *f);
     f->kill_grace_ms = -1;
@@ -131,9 +184,8 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
             if (f->schedule == NULL && (f->schedule_tz != NULL || f->late_limit_ms > 0))
                 return cli_usage("run: %s is for --schedule or --every",
                                  f->schedule_tz != NULL ? "--tz" : "--late-limit");
-            if (!f->handoff && (priority_given || f->preempt_after_ms > 0))
-                return cli_usage("supervise: %s is for a ready follower: give --handoff too",
-                                 priority_given ? "--priority" : "--preempt-after");
+            if (!is_run && cli_handoff_finish("supervise", &f->ho) != CLI_CONTINUE)
+                return CLI_EXIT_USAGE;
             if (f->schedule != NULL)
                 f->no_wait = 1;
             if (f->no_wait)
@@ -222,20 +274,7 @@ int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f)
                 continue;
             }
             /* The hand-over (sqlease.h, "Handing the lease over"). */
-            if (strcmp(arg, "--handoff") == 0) {
-                f->handoff = 1;
-                continue;
-            }
-            r = cli_flag_value(a->cmd_argc, argv, &i, "--priority", &val);
-            if (r < 0)
-                return CLI_EXIT_USAGE;
-            if (r > 0) {
-                if (parse_priority("--priority", val, &f->priority) != CLI_CONTINUE)
-                    return CLI_EXIT_USAGE;
-                priority_given = 1;
-                continue;
-            }
-            if ((r = duration_flag(a, &i, "--preempt-after", 0, &f->preempt_after_ms)) != 0) {
+            if ((r = cli_handoff_flag(a, &i, &f->ho)) != 0) {
                 if (r < 0)
                     return CLI_EXIT_USAGE;
                 continue;
@@ -706,9 +745,9 @@ int cli_session_start(const cli_args *a, cli_job_flags *f, cli_session *s, int p
     s->schedule = f->schedule;
     s->schedule_tz = f->schedule_tz;
     s->late_limit_ms = f->late_limit_ms;
-    s->handoff = f->handoff;
-    s->priority = f->priority;
-    s->preempt_after_ms = f->preempt_after_ms;
+    s->handoff = f->ho.handoff;
+    s->priority = f->ho.priority;
+    s->preempt_after_ms = f->ho.preempt_after_ms;
     s->persistent = persistent;
     s->contact_mono = -1;
     cli_guard_init(&s->guard);

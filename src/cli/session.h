@@ -17,6 +17,15 @@
 #include "metrics.h"
 
 /* Flags after `run` / `supervise`, up to and including `-- CMD...`. */
+/* The hand-over's flags of supervise and cron. */
+typedef struct cli_handoff_flags {
+    int handoff;              /* --handoff (or implied): a ready follower; SIGTERM
+                                 hands the lease over */
+    int64_t priority;         /* --priority */
+    int64_t preempt_after_ms; /* --preempt-after / --min-hold; 0: the library's */
+    int priority_given, preempt_given, min_hold_given;
+} cli_handoff_flags;
+
 typedef struct cli_job_flags {
     int no_wait;             /* run: --no-wait (timeout_ms is then 0) */
     int64_t timeout_ms;      /* run: give up after this long; -1 wait for ever */
@@ -34,10 +43,7 @@ typedef struct cli_job_flags {
     char every_buf[80];      /* "@every D" for --every */
     const char *schedule_tz; /* run --tz */
     int64_t late_limit_ms;   /* run --late-limit; 0: the schedule's period */
-    int handoff;             /* supervise --handoff: a ready follower; SIGTERM hands
-                                the lease over */
-    int64_t priority;        /* supervise --priority */
-    int64_t preempt_after_ms; /* supervise --preempt-after; 0: the library's default */
+    cli_handoff_flags ho;    /* supervise: the hand-over's flags */
 } cli_job_flags;
 
 #define CLI_DEFAULT_CONFLICT_CODE CLI_EXIT_NOT_HELD
@@ -94,6 +100,12 @@ typedef struct cli_session {
  * supervise-only ones; both take --data S.  Returns CLI_CONTINUE or an
  * exit code (message printed). */
 int cli_job_flags_parse(const cli_args *a, int is_run, cli_job_flags *f);
+/* One of the hand-over's flags at a->cmd_argv[*i] (session.c): 1 parsed
+ * (*i moved past its value), 0 not one, -1 usage error (printed). */
+int cli_handoff_flag(const cli_args *a, int *i, cli_handoff_flags *h);
+/* After the last flag: conflicts (exit 64, printed), and --priority,
+ * --preempt-after, --min-hold imply --handoff. */
+int cli_handoff_finish(const char *command, cli_handoff_flags *h);
 
 /* Check everything, connect, and start the supervisor (whose first
  * acquire runs before this returns).  Resolves f->kill_grace_ms and
