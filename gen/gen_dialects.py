@@ -194,7 +194,7 @@ STATEMENTS = {
     # hold's start at the latest (read from the lease row).
     "hold_end": ({"name", "token", "state"}, {"name", "token", "state"}, LEASE_HIST),
     # An operator's forced release closes the hold the row was freed from.
-    "hold_force": ({"name"}, {"name"}, LEASE_HIST),
+    "hold_force": ({"name", "token"}, {"name", "token"}, LEASE_HIST),
     # A window of started_at_ms, newest first, with the end before each.
     "hold_list": ({"name", "since_ms", "before_ms"}, {"name", "since_ms", "before_ms"}, HIST),
     # Delete a window of one lease name's ended holds.

@@ -216,13 +216,19 @@ void sqle_hist_ended(const sqle_hist *h, int64_t token, int how, int64_t deadlin
     (void)run(h, &h->sql->d->hold_end, h->sql->end, &p, deadline, what, NULL);
 }
 
-void sqle_hist_forced(const sqle_hist *h, int64_t deadline)
+int sqle_hist_on(const sqle_hist *h)
+{
+    return !quiet(h);
+}
+
+void sqle_hist_forced(const sqle_hist *h, int64_t token, int64_t deadline)
 {
     db_params p;
 
-    if (quiet(h))
+    if (token < 0 || quiet(h))
         return;
     params(h, &p);
+    p.token = token;
     (void)run(h, &h->sql->d->hold_force, h->sql->force, &p, deadline,
               "the end of the hold it forced", NULL);
 }

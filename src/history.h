@@ -66,9 +66,16 @@ void sqle_hist_taken(const sqle_hist *h, int64_t token, const sqlease_lease_info
 /* h's hold `token` ended `how` (sqle_hold_end), now. */
 void sqle_hist_ended(const sqle_hist *h, int64_t token, int how, int64_t deadline);
 
-/* The lease row of h's name was just force-released: the hold it was
- * freed from ended 'forced'. */
-void sqle_hist_forced(const sqle_hist *h, int64_t deadline);
+/* Whether h records anything now (a history table, and not quiet after
+ * finding it missing): a caller that must read to record skips the read
+ * otherwise. */
+int sqle_hist_on(const sqle_hist *h);
+
+/* The lease row of h's name was just force-released, and `token` is the
+ * hold a read found in it before: that hold ended 'forced', if the freed
+ * row still keeps its token (not when another hold came and went
+ * between: that one's end is its own).  token < 0: nothing. */
+void sqle_hist_forced(const sqle_hist *h, int64_t token, int64_t deadline);
 
 /* The batched forms, one statement per chunk, for holds of one handle,
  * lease table and history table (h gives those, the host and the pid;

@@ -1195,9 +1195,19 @@ int sqlease_lease_release(sqlease_lease *l, int *released, sqlease_error *err)
     return sqle_lease_release_by(l, 0, released, err);
 }
 
+/*
+ * The force frees whatever hold the row has, unscoped (that is its job).
+ * With a history table, which hold that was is read first: the record
+ * of the force must name that hold and no other, and the row alone
+ * cannot say it afterwards (a hold taken and released between the force
+ * and its record leaves the row free with its own token, and was once
+ * recorded 'forced' in place of its own end: the simulator's clock-step
+ * seed 17574).  A read that fails leaves the force unrecorded: the
+ * holder's own end is recorded instead.
+ */
 int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *err)
 {
-    int64_t rows = -1;
+    int64_t rows = -1, forced = -1;
     int rc;
 
     sqle_err_clear(err);
@@ -1206,12 +1216,20 @@ int sqlease_lease_release_force(sqlease_lease *l, int *released, sqlease_error *
     if (l == NULL)
         return sqle_fail(err, SQLEASE_EINVAL, "release: lease is NULL");
     l->held_token = -1;
+    if (sqle_hist_on(&l->hist)) {
+        sqlease_lease_info info;
+        sqlease_error e1;
+
+        memset(&info, 0, sizeof info);
+        if (sqlease_lease_status(l, &info, &e1) == SQLEASE_OK && info.owner[0] != '\0')
+            forced = info.token;
+    }
     l->deadline = sqle_db_deadline(l->db);
     rc = run(l, &l->d->release_force, l->sql_release_force, -1, NULL, 0, NULL, &rows, err);
     if (rc == SQLEASE_OK && released != NULL)
         *released = rows > 0;
     if (rc == SQLEASE_OK && rows > 0)
-        sqle_hist_forced(&l->hist, l->deadline);
+        sqle_hist_forced(&l->hist, forced, l->deadline);
     return rc;
 }
 

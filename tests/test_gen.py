@@ -357,7 +357,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "69c7bfc71b5ec4d5647b23f01050e151915efc7a6a27baf79818d987ab80a7a5"
+SHIPPED_SQL_SHA256 = "b46fc675d41e127d1416877d62a775b36b5acdfd15a797205c43ac8ad2d8311d"
 
 
 def shipped_sql(probe_out):
@@ -805,7 +805,7 @@ class RealTemplate(GenCase):
                          | ({"ended_at_ms"} if closes else set()), key)
         self.assertEqual(ps["hold_expire"], {"name", "token", "ended_at_ms"}, key)
         self.assertEqual(ps["hold_end"], {"name", "token", "state"}, key)
-        self.assertEqual(ps["hold_force"], {"name"}, key)
+        self.assertEqual(ps["hold_force"], {"name", "token"}, key)
         self.assertEqual(ps["hold_list"], {"name", "since_ms", "before_ms"}, key)
         self.assertEqual(ps["hold_prune"], {"name", "since_ms", "before_ms"}, key)
         create = sql["hold_create_table"]
@@ -853,9 +853,11 @@ class RealTemplate(GenCase):
             "WHERE %s AND token - 1 > ?)" % (name_eq, name_eq)), key)
         force = sql["hold_force"]
         self.assertIn("ended = 'forced', ended_at_ms = %s " % now, force, key)
+        # Scoped to the hold the operator read before the force, and only
+        # while the freed row keeps that token.
         self.assertTrue(force.endswith(
-            "WHERE %s AND ended_at_ms = 0 AND token = (SELECT token FROM {table} WHERE %s AND %s)"
-            % (name_eq, name_eq, as_sql(row["owner_free"]))), key)
+            "WHERE %s AND token = ? AND ended_at_ms = 0 AND ? = (SELECT token FROM {table} "
+            "WHERE %s AND %s)" % (name_eq, name_eq, as_sql(row["owner_free"]))), key)
         # The list: newest first, each with the end of the hold before it.
         lst = sql["hold_list"]
         self.assertTrue(lst.startswith(

@@ -273,14 +273,16 @@ static void test_lost(void)
     drop_tables(&t);
 }
 
-/* An operator's forced release ends the hold 'forced' (one statement
- * more than the release); the holder's renew after it finds its hold
- * gone and writes nothing over that.  A forced release of a free row
- * ends nothing. */
+/* An operator's forced release ends the hold 'forced' (a read of which
+ * hold it is, and its end: two statements more than the release); the
+ * holder's renew after it finds its hold gone and writes nothing over
+ * that.  A forced release of a free row ends nothing, and a record of a
+ * force that comes late, after another hold was taken and released,
+ * does not end that hold. */
 static void test_forced(void)
 {
     tables t;
-    sqlease_lease *a, *admin;
+    sqlease_lease *a, *admin, *quiet = NULL;
     sqlease_lease_info got;
     sqlease_error err;
     rows rs;
@@ -295,7 +297,7 @@ static void test_forced(void)
     before = sqlease_db_statements(db);
     CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
     CU_ASSERT(released);
-    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 2);
+    CU_ASSERT_EQUAL(sqlease_db_statements(db) - before, 3);
     read_rows(&t, "job", &rs);
     CU_ASSERT_EQUAL_FATAL(rs.n, 1);
     CU_ASSERT_STRING_EQUAL(rs.r[0].ended, "forced");
@@ -312,6 +314,32 @@ static void test_forced(void)
     CU_ASSERT_EQUAL(sqlease_lease_release_force(admin, &released, &err), SQLEASE_OK);
     read_rows(&t, "job", &rs);
     CU_ASSERT_STRING_EQUAL(row_of(&rs, ta + 1)->ended, "released");
+    /* The record of a force of hold ta + 2, late: meanwhile ta + 2 was
+     * released, ta + 3 taken, and the row freed with its end not yet
+     * written (a forced release that records nothing stands in for a
+     * release whose end is still to come): ta + 3 is not ended 'forced'
+     * by the late record (its own end is what will say how it ended),
+     * nor ta + 2 again. */
+    {
+        sqlease_options o;
+        hist_options(&o, &t, "job", "admin-2", 5000);
+        o.history = SQLEASE_HISTORY_OFF;
+        CU_ASSERT_EQUAL_FATAL(sqlease_lease_new(&quiet, db, &o, &err), SQLEASE_OK);
+    }
+    CU_ASSERT_EQUAL(hold(a), ta + 2);
+    CU_ASSERT_EQUAL(sqlease_lease_release(a, NULL, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(hold(a), ta + 3);
+    CU_ASSERT_EQUAL(sqlease_lease_release_force(quiet, &released, &err), SQLEASE_OK);
+    CU_ASSERT(released);
+    sqle_hist_forced(sqle_lease_hist(admin), ta + 2, sqle_mono_ms() + 5000);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta + 2)->ended, "released");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta + 3)->ended, "");
+    /* The right one, once it is the freed row's: ended 'forced'. */
+    sqle_hist_forced(sqle_lease_hist(admin), ta + 3, sqle_mono_ms() + 5000);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, ta + 3)->ended, "forced");
+    sqlease_lease_free(quiet);
     sqlease_lease_free(a);
     sqlease_lease_free(admin);
     drop_tables(&t);
