@@ -1174,6 +1174,11 @@ void sqle_lease_history_flush(sqlease_lease *l)
     sqle_hist_ended(&l->hist, token, SQLE_END_LOST, sqle_db_deadline(l->db));
 }
 
+void sqle_lease_history_keep(sqlease_lease *l)
+{
+    l->hist_lost = -1;
+}
+
 void sqle_lease_history_end(sqlease_lease *l, int64_t token, int how, int64_t deadline)
 {
     sqle_hist_ended(&l->hist, token, how, deadline > 0 ? deadline : sqle_db_deadline(l->db));

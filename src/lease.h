@@ -54,6 +54,12 @@ void sqle_lease_history_taken(sqlease_lease *l, int64_t token, const sqlease_lea
  * the leases of a sqle_lease_renew_each, one statement per chunk.  On
  * the thread that makes l's calls. */
 void sqle_lease_history_flush(sqlease_lease *l);
+/* The renew that found l's hold gone was refused because the row carries
+ * a request to hand that hold over (the read after it says so): the hold
+ * is not lost, and the pending 'lost' is dropped; its end is the
+ * hand-over's to record (or a release's, or the next taker's 'expired').
+ * Before the flush, on the thread that makes l's calls. */
+void sqle_lease_history_keep(sqlease_lease *l);
 /* l's history (its sql NULL when off): the supervisor prunes with it. */
 const struct sqle_hist *sqle_lease_hist(const sqlease_lease *l);
 

@@ -714,7 +714,10 @@ static void answer_acquire(sqlease_supervisor *s, const sqle_answer *a)
     sqle_engine_lock(s->e);
     if (a->lost && !a->taken && a->rc == SQLEASE_NOT_HELD && is_request(s, a->row, s->token)) {
         /* The renew was refused because this hold is asked to hand over;
-         * the read after it (the take's, which took nothing) says so. */
+         * the read after it (the take's, which took nothing) says so.  Not
+         * a loss in the history either: the hand-over records its end. */
+        if (!SQLE_PLANTED(handoff_request_recorded_as_lost))
+            sqle_lease_history_keep(s->lease);
         sqle_sup_step(s, EV_REQUESTED, a->sent, 0, a->row, &n1);
         sqle_engine_unlock(s->e);
         sqle_sup_note(s, &n1);
@@ -826,9 +829,11 @@ static void sup_answer(sqle_engine_node *n, const sqle_answer *a)
         sqle_engine_lock(s->e);
         if (a->rc == SQLEASE_OK)
             sqle_sup_step(s, EV_RENEWED, a->sent, s->token, NULL, &note);
-        else if (a->rc == SQLEASE_NOT_HELD && is_request(s, a->row, s->token))
+        else if (a->rc == SQLEASE_NOT_HELD && is_request(s, a->row, s->token)) {
+            if (!SQLE_PLANTED(handoff_request_recorded_as_lost))
+                sqle_lease_history_keep(s->lease);
             sqle_sup_step(s, EV_REQUESTED, a->sent, 0, a->row, &note);
-        else if (a->rc == SQLEASE_NOT_HELD)
+        } else if (a->rc == SQLEASE_NOT_HELD)
             sqle_sup_step(s, EV_LOST, a->sent, 0, NULL, &note);
         else
             sqle_sup_step(s, EV_FAILED, a->sent, a->rc, NULL, &note);

@@ -763,7 +763,9 @@ static int on_ready(void *ud, const char *owner, int64_t priority, int64_t seen_
     (void)priority;
     (void)seen_ago_ms;
     if (strcmp(owner, "sup-b") == 0)
-        *(int *)ud = 1;
+        *(int *)ud |= 1;
+    if (strcmp(owner, "sup-c") == 0)
+        *(int *)ud |= 2;
     return 0;
 }
 
@@ -772,23 +774,35 @@ static int b_is_ready(void *arg)
     sqlease_error err;
     int seen = 0;
 
-    return sqlease_lease_ready(arg, on_ready, &seen, &err) == SQLEASE_OK && seen;
+    return sqlease_lease_ready(arg, on_ready, &seen, &err) == SQLEASE_OK && (seen & 1);
+}
+
+static int c_is_ready(void *arg)
+{
+    sqlease_error err;
+    int seen = 0;
+
+    return sqlease_lease_ready(arg, on_ready, &seen, &err) == SQLEASE_OK && (seen & 2);
 }
 
 /* Supervisors with hand-over on: a's stop hands the lease to the ready
- * b, whose hold starts as a's ends 'handed_over'; b's own stop, with
- * nobody ready, releases ('released'). */
+ * b, whose hold starts as a's ends 'handed_over'; an operator's request
+ * (sqlease transfer) moves it from b to c, and b's hold ends
+ * 'handed_over' too, not 'lost' (its renew was refused for the request)
+ * and not when b saw the request but at the hand-over; c's own stop,
+ * with nobody ready, releases ('released'). */
 static void test_supervisors_hand_over(void)
 {
     tables t;
     sqlease_options o;
-    sqlease_supervisor *a, *b;
+    sqlease_supervisor *a, *b, *c;
     sqlease_error err;
     sqlease_state st;
     hold_at ended_ht;
-    sqlease_lease *ready_lease;
+    sqlease_lease *ready_lease, *op;
+    sqlease_lease_info req;
     rows rs;
-    int64_t ta, tb;
+    int64_t ta, tb, tc;
 
     make_tables(&t, "job");
     hist_options(&o, &t, "job", "sup-a", 1600);
@@ -834,10 +848,43 @@ static void test_supervisors_hand_over(void)
     read_rows(&t, NULL, &rs);
     CU_ASSERT_EQUAL(rs.n, 2);
     sqlease_supervisor_free(a);
-    CU_ASSERT_EQUAL(sqlease_supervisor_stop(b, &err), SQLEASE_OK);
+
+    /* c, ready; the operator asks b to hand over to it. */
+    hist_options(&o, &t, "job", "sup-c", 1600);
+    o.heartbeat_ms = 200;
+    o.renew_deadline_ms = 600;
+    o.retry_ms = 100;
+    o.handoff = 1;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&c, db, &o, &err), SQLEASE_OK);
+    ready_lease = make_lease(db, &t, "job", "reader", 1600);
+    CU_ASSERT(tu_await(c_is_ready, ready_lease, 3000));
+    op = make_lease(db, &t, "job", "operator", 1600);
+    CU_ASSERT_EQUAL(sqlease_lease_request_handoff(op, "sup-c", &req, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(req.token, tb);
+    CU_ASSERT_FATAL(tu_await(is_holding, c, 3000));
+    sqlease_supervisor_state(c, &st);
+    tc = st.token;
+    CU_ASSERT_EQUAL(tc, tb + 1);
+    ended_ht.token = tb;
+    CU_ASSERT(tu_await(hold_ended, &ended_ht, 2000));
     read_rows(&t, "job", &rs);
-    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "released");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row_of(&rs, tc));
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tb)->ended, "handed_over");
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tc)->owner, "sup-c");
+    /* The gap is the hand-over's read, not the work's lead (b's work ran
+     * on for a follower's read interval after it saw the request). */
+    CU_ASSERT(row_of(&rs, tc)->gap_ms >= 0 && row_of(&rs, tc)->gap_ms < 100);
+    if (row_of(&rs, tc)->gap_ms >= 100)
+        fprintf(stderr, "\n  gap after the requested hand-over: %lld ms\n",
+                (long long)row_of(&rs, tc)->gap_ms);
+    sqlease_lease_free(op);
+    sqlease_lease_free(ready_lease);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(b, &err), SQLEASE_OK);
     sqlease_supervisor_free(b);
+    CU_ASSERT_EQUAL(sqlease_supervisor_stop(c, &err), SQLEASE_OK);
+    read_rows(&t, "job", &rs);
+    CU_ASSERT_STRING_EQUAL(row_of(&rs, tc)->ended, "released");
+    sqlease_supervisor_free(c);
     drop_tables(&t);
 }
 

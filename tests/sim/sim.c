@@ -406,6 +406,10 @@ typedef struct hold_seen {
     int forced;             /* the operator forced a release of the row from it */
     int handed;             /* its holder's hand-over reserved the row for another */
     int lost;               /* its holder's renew found it gone */
+    int refused;            /* ... because the row, still this hold's, carried a
+                               request to hand it over */
+    int request_read;       /* and its process then read the row and saw that
+                               request: not lost, whatever the renew said */
     int stop_reason;        /* its work's on_stopped reason; 0 none, -1 unknown
                                (a scheduler's hold: its callbacks are the scheduler's) */
     int row;                /* the history has written a row of it */
@@ -1401,7 +1405,11 @@ static void check_end(int x, hold_seen *h, const side_row *n)
              (h->stop_reason <= 0 || h->stop_reason == SQLEASE_STOP_DEADLINE);
         g_events[EV_END_DEADLINE]++;
     } else if (strcmp(how, "lost") == 0) {
-        ok = (k == SK_HOLD_END || k == SK_HOLD_END_EACH) && p == h->proc && h->lost;
+        /* Not a hold whose request its holder read, unless its work had
+         * stopped by its deadline first (a stale hold hands nothing over:
+         * it gives the hold up). */
+        ok = (k == SK_HOLD_END || k == SK_HOLD_END_EACH) && p == h->proc && h->lost &&
+             (!h->request_read || h->stop_reason == SQLEASE_STOP_DEADLINE);
         g_events[EV_END_LOST]++;
     } else if (strcmp(how, "forced") == 0) {
         ok = k == SK_HOLD_FORCE && p < 0 && h->forced;
@@ -1605,16 +1613,45 @@ static void after_statement(simdb_call *c)
                       t == ST_FIRE ? "a fire" : t == ST_HOLD ? "a hold" : "lease rows");
     }
     /* A renew that found its hold gone (its row not changed): the hold's
-     * end may be 'lost'. */
+     * end may be 'lost'.  Not one refused because the row, still that
+     * hold's, carries a request to hand it over: that hold is not lost,
+     * and its end is the hand-over's (or a release's, or 'expired'). */
     if (c->rc == SQLEASE_OK && (g_st.kind == SK_RENEW || g_st.kind == SK_RENEW_EACH)) {
         for (i = 0; i < g_st.nkeys; i++) {
             const sim_key *k = &g_st.keys[i];
             int x = name_index(k->name);
+            const sim_row *r;
             hold_seen *h;
             if (x < 0 || x >= 64 || (g_st_changed_n >> x & 1) || !k->has_token)
                 continue;
-            if ((h = hold_find(x, k->token)) != NULL)
-                h->lost = 1;
+            r = rows_get(k->name);
+            if ((h = hold_find(x, k->token)) == NULL)
+                continue;
+            h->lost = 1;
+            if (r != NULL && !row_free(r) && !r->token_null && r->token == k->token &&
+                r->handoff_to != NULL && r->handoff_to[0] != '\0' &&
+                r->expires_at_ms > simdb_now_ms())
+                h->refused = 1;
+        }
+    }
+    /* Its holder's read of a row that shows the request that refused
+     * its renew: once that answer reaches the library (on_answer), it
+     * knows the hold is asked, not lost, and must not record it 'lost' (a
+     * read whose answer is lost leaves it a loss). */
+    if (p >= 0 && c->rc == SQLEASE_OK && (g_st.kind == SK_STATUS || g_st.kind == SK_STATUS_EACH)) {
+        for (i = 0; i < g_st.nkeys; i++) {
+            const sim_key *k = &g_st.keys[i];
+            int x = name_index(k->name);
+            const sim_row *r = rows_get(k->name);
+            hold_seen *h;
+            if (x < 0 || x >= SIMDB_MARKS || r == NULL || r->token_null ||
+                r->handoff_to == NULL || r->handoff_to[0] == '\0' ||
+                (h = hold_find(x, r->token)) == NULL)
+                continue;
+            if (h->proc == p && h->refused && h->end_written == 0) {
+                c->marks |= UINT64_C(1) << x;
+                c->mark_values[x] = r->token;
+            }
         }
     }
     /* A renew whose row it did not change found the hold gone: a loss,
@@ -1694,6 +1731,18 @@ static void on_answer(simdb_call *c, int lost, int64_t at)
             g_unended[g_nunended++].attempt =
                 c->mark_kind == SK_FIRE_RECLAIM ? st.keys[0].attempt + 1 : 1;
         }
+    }
+    if (p >= 0 && c->marks != 0 && !g_p[p].crashed && !lost && at < bound &&
+        (c->mark_kind == SK_STATUS || c->mark_kind == SK_STATUS_EACH) &&
+        frozen_between(&g_p[p], c->began - CALL_BOUND, at) == 0) {
+        /* A read that showed a refused hold's request reached the
+         * library within its call's bound. */
+        for (l = 0; l < SIMDB_MARKS; l++) {
+            hold_seen *h = (c->marks >> l & 1) ? hold_find(l, c->mark_values[l]) : NULL;
+            if (h != NULL)
+                h->request_read = 1;
+        }
+        return;
     }
     if (p < 0 || c->marks == 0 || g_p[p].crashed || lost || !c->idle_before || at >= bound ||
         frozen_between(&g_p[p], c->began - CALL_BOUND, at) > 0)
