@@ -611,7 +611,7 @@ static void test_cron_fleet(void)
 static void test_cron_signals(void)
 {
     char tab[1100], ran[1100], slow[1100], text[2400];
-    char *a0[] = {"--owner", "sig", "--ttl", "2s", "cron", tab, "--kill-grace", "2s", NULL};
+    char *a0[] = {"--owner", "sig", "--ttl", "6s", "cron", tab, "--kill-grace", "1500ms", NULL};
     proc p;
     lines_want w;
     file_has fh;
@@ -766,6 +766,96 @@ static void test_cron_handoff(void)
     free(err);
     unlink(p[0].err);
     unlink(p[1].err);
+    drop_tables();
+}
+
+/* How many lines of `path` contain `needle`. */
+static int lines_with(const char *path, const char *needle)
+{
+    char *text = slurp(path);
+    int n = count_of(text, needle);
+
+    free(text);
+    return n;
+}
+
+typedef struct lines_with_want {
+    const char *path, *needle;
+    int want;
+} lines_with_want;
+
+static int enough_with(void *arg)
+{
+    lines_with_want *w = arg;
+    return lines_with(w->path, w->needle) >= w->want;
+}
+
+/*
+ * When the hold ends, every running job gets its SIGTERM at once: two
+ * jobs whose cleanup takes 700 ms each end together, not one after the
+ * other (two kill graces, while the next holder may already fire), and
+ * the daemon is gone within one grace.  A --kill-grace that does not fit
+ * inside ttl - renew-deadline is refused.
+ */
+static void test_cron_stops_jobs_at_once(void)
+{
+    char tab[1100], ran[1100], job[1100], text[2600];
+    char *a0[] = {"--owner", "stop", "--ttl", "6s", "cron", tab, NULL};
+    char *bad[] = {"--owner", "stop", "--ttl", "6s", "cron", "--kill-grace", "2s", tab, NULL};
+    proc p;
+    lines_with_want w;
+    char *text2, *q;
+    long long t1 = 0, t2 = 0;
+    int64_t t0;
+    char *err = NULL;
+
+    new_tables();
+    path_of(tab, sizeof tab, "crontab");
+    path_of(ran, sizeof ran, "ran");
+    path_of(job, sizeof job, "job.sh");
+    /* A script: a crontab line's % is not the shell's. */
+    snprintf(text, sizeof text,
+             "trap 'sleep 0.7; echo \"term $SQLEASE_JOB $(date +%%s%%3N)\" >> \"%s\"; exit 0' TERM\n"
+             "echo \"up $SQLEASE_JOB\" >> \"%s\"\n"
+             "while :; do sleep 0.05; done\n", ran, ran);
+    write_file(job, text);
+    snprintf(text, sizeof text, "SQLEASE_JOB=one\n@every 1s sh '%s'\n"
+             "SQLEASE_JOB=two\n@every 1s sh '%s'\n", job, job);
+    write_file(tab, text);
+    CU_ASSERT_EQUAL(run_cli(NULL, &err, bad), 64);
+    CU_ASSERT(has(err, "--kill-grace 2000ms does not fit inside ttl - renew-deadline (2000ms)"));
+    free(err);
+
+    CU_ASSERT_FATAL(start(&p, a0) > 0);
+    w.path = ran;
+    w.needle = "up ";
+    w.want = 2;
+    CU_ASSERT_FATAL(tu_await(enough_with, &w, 4 * SEC + SLACK));
+    t0 = sqle_mono_ms();
+    kill(p.pid, SIGTERM);
+    CU_ASSERT_EQUAL(reap(&p, sqle_mono_ms() + WAIT_MS), 0);
+    /* One grace (1 s: half of 6 s - 4 s) and the release, not two. */
+    CU_ASSERT(sqle_mono_ms() - t0 < 1 * SEC + SLACK);
+    text2 = slurp(ran);
+    q = text2;
+    while (q != NULL && (q = strstr(q, "term ")) != NULL) {
+        long long t;
+        char job[80];
+        if (sscanf(q, "term %79s %lld", job, &t) == 2) {
+            if (t1 == 0)
+                t1 = t;
+            else
+                t2 = t;
+        }
+        q += 5;
+    }
+    free(text2);
+    CU_ASSERT(t1 > 0 && t2 > 0);
+    /* Both cleanups ran side by side. */
+    CU_ASSERT(llabs(t1 - t2) < 400);
+    if (llabs(t1 - t2) >= 400)
+        fprintf(stderr, "\n  the two jobs ended %lld ms apart\n", llabs(t1 - t2));
+    unlink(p.err);
     drop_tables();
 }
 
@@ -1082,6 +1172,8 @@ static void add(void)
                 test_cron_signals);
     CU_add_test(s, "cron --handoff: SIGTERM hands the lease to the ready cron",
                 test_cron_handoff);
+    CU_add_test(s, "cron: at a stop every job gets its SIGTERM at once; --kill-grace fits",
+                test_cron_stops_jobs_at_once);
     CU_add_test(s, "run --every: of five runs for one fire one runs, four name it",
                 test_run_every_herd);
     CU_add_test(s, "run --schedule: the late limit, and the flags it refuses",

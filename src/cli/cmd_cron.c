@@ -33,7 +33,6 @@
 #include "session.h"
 
 #define POLL_MS 50
-#define DEFAULT_KILL_GRACE_MS 10000
 
 /* One fire's command. */
 typedef struct cron_child {
@@ -43,6 +42,7 @@ typedef struct cron_child {
     int64_t fire_at_ms;
     sqle_child child;
     int running;              /* started and not yet reaped */
+    int64_t termed_at;        /* mono ms its SIGTERM went out; 0 not yet */
     int exited;               /* reaped (or never started): code is its status */
     int code;
 } cron_child;
@@ -154,25 +154,46 @@ static void on_fire(void *ud, const sqle_fire *f)
     sqle_mutex_unlock(&d->m);
 }
 
-/* Stop a fire's command and wait until it is gone (the supervisor's
- * on_stopped, or a replace, calls this). */
+/* SIGTERM to c's command, once (d->m held); the line after the signal. */
+static void term_child(cron_child *c, int reason)
+{
+    if (c->termed_at != 0)
+        return;
+    c->termed_at = cli_child_term(&c->child);
+    cli_log(reason == SQLE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
+            "job %s: stopping its command (fire %" PRId64 "): %s", c->job, c->fire_at_ms,
+            reason == SQLE_STOP_LEASE      ? "the lease ended"
+            : reason == SQLE_STOP_REPLACED ? "a newer fire replaces it"
+            : reason == SQLE_STOP_HANDOFF  ? "the lease is being handed over"
+                                           : "shutting down");
+}
+
+/*
+ * Stop a fire's command and wait until it is gone (the supervisor's
+ * on_stopped, or a replace, calls this).  When the hold ends, the
+ * scheduler calls this for each running fire in turn, and all of them
+ * must be gone within the ttl - renew_deadline the next holder waits:
+ * the first call sends SIGTERM to every running command, so that each
+ * one's kill grace counts from the same moment, and the calls for the
+ * others find theirs sent (one after another, N commands took N kill
+ * graces, and the next holder started a fire again while the last one
+ * still ran).
+ */
 static void on_stop(void *ud, const sqle_fire *f, int reason)
 {
     cron_daemon *d = ud;
-    cron_child *c;
+    cron_child *c, *x;
 
     sqle_mutex_lock(&d->m);
     for (c = d->children; c != NULL && c->id != f->id; c = c->next)
         ;
     if (c != NULL && c->running) {
-        int64_t termed = cli_child_term(&c->child);
-        cli_log(reason == SQLE_STOP_SHUTDOWN ? SQLEASE_LOG_INFO : SQLEASE_LOG_WARN,
-                "job %s: stopping its command (fire %" PRId64 "): %s", f->job, f->fire_at_ms,
-                reason == SQLE_STOP_LEASE      ? "the lease ended"
-                : reason == SQLE_STOP_REPLACED ? "a newer fire replaces it"
-                : reason == SQLE_STOP_HANDOFF  ? "the lease is being handed over"
-                                               : "shutting down");
-        c->code = cli_child_finish(&c->child, termed, d->grace_ms);
+        term_child(c, reason);
+        if (reason != SQLE_STOP_REPLACED)
+            for (x = d->children; x != NULL; x = x->next)
+                if (x->running)
+                    term_child(x, reason);
+        c->code = cli_child_finish(&c->child, c->termed_at, d->grace_ms);
         c->running = 0;
         c->exited = 1;
     }
@@ -587,7 +608,7 @@ int cli_cmd_cron(const cli_args *a)
     memset(&d, 0, sizeof d);
     memset(&ho, 0, sizeof ho);
     d.a = a;
-    d.grace_ms = DEFAULT_KILL_GRACE_MS;
+    d.grace_ms = -1;
     for (i = 0; i < a->cmd_argc; i++) {
         const char *v = NULL;
         int r;
@@ -682,6 +703,19 @@ int cli_cmd_cron(const cli_args *a)
     rc = cli_effective_options(d.db, &o, &eff);
     if (rc != CLI_CONTINUE)
         return give_up(&d, rc);
+    /* The kill grace and its rule, as run's and supervise's: every job's
+     * SIGTERM, grace and SIGKILL fit in the ttl - renew_deadline the next
+     * holder waits before it may fire (all of them at once: on_stop). */
+    {
+        int64_t window = eff.ttl_ms - eff.renew_deadline_ms;
+        if (d.grace_ms < 0)
+            d.grace_ms = window / 2;
+        if (d.grace_ms >= window)
+            return give_up(&d, cli_usage("--kill-grace %" PRId64 "ms does not fit inside ttl - "
+                                         "renew-deadline (%" PRId64 "ms); the jobs must be gone "
+                                         "before another owner may take the lease",
+                                         d.grace_ms, window));
+    }
     d.name = eff.name != NULL ? eff.name : SQLEASE_DEFAULT_NAME;
     http_lease(&d, &eff);
     memset(&cb, 0, sizeof cb);
