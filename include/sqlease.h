@@ -689,8 +689,8 @@ SQLEASE_API int sqlease_options_effective_(const sqlease_db *db, const sqlease_o
 #define sqlease_options_effective(db, in, out, err) \
     sqlease_options_effective_((db), (in), (out), sizeof(sqlease_options), (err))
 
-/* Parse a duration with a unit ("500ms", "30s", "2m", "1h") into
- * milliseconds.  A bare 0 needs no unit and gives 0 (whether 0 is allowed
+/* Parse a duration with a unit ("500ms", "30s", "2m", "1h", "2d": a day
+ * is 24 h, the wall's days not counted) into milliseconds.  A bare 0 needs no unit and gives 0 (whether 0 is allowed
  * is the caller's to decide).  Any other bare number, a negative, an
  * unknown unit or more than SQLEASE_MAX_DURATION_MS gives SQLEASE_EINVAL
  * with a message saying which.

@@ -397,7 +397,7 @@ void sqle_ini_free(sqle_ini *ini)
 int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err)
 {
     static const struct { const char *unit; int64_t mul; } units[] = {
-        { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+        { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 },
     };
     const char *p;
     int64_t v = 0;
@@ -443,7 +443,7 @@ int sqlease_parse_duration(const char *text, int64_t *ms, sqlease_error *err)
         }
     }
     return sqle_fail(err, SQLEASE_EINVAL,
-                     "duration '%.64s' has an unknown unit '%.16s' (use ms, s, m or h)",
+                     "duration '%.64s' has an unknown unit '%.16s' (use ms, s, m, h or d)",
                      text, p);
 }
 

@@ -202,7 +202,7 @@ static void test_parse_errors(void)
         { "@every 1500ms", 8,
           "@every: the period 1500ms is not a whole number of seconds (fires are whole "
           "seconds)" },
-        { "@every 5d", 8, "@every: duration '5d' has an unknown unit 'd' (use ms, s, m or h)" },
+        { "@every 5w", 8, "@every: duration '5w' has an unknown unit 'w' (use ms, s, m, h or d)" },
         { "@every 721h", 8, "@every: duration '721h' is too large (at most 30 days)" },
         { "@every 720h1s", 8, "@every: the period 720h1s is more than 30 days" },
         { "@every -5s", 8, "@every: duration '-5s' is negative" },

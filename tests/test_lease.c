@@ -1115,6 +1115,15 @@ static void test_options_and_bad_input(void)
     CU_ASSERT_EQUAL(ms, 120000);
     CU_ASSERT_EQUAL(sqlease_parse_duration("1h", &ms, &err), SQLEASE_OK);
     CU_ASSERT_EQUAL(ms, 3600000);
+    /* Days, as --keep 30d and --since 2d say them; 30 d is the most. */
+    CU_ASSERT_EQUAL(sqlease_parse_duration("2d", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, 2 * 86400000);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("30d", &ms, &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(ms, SQLEASE_MAX_DURATION_MS);
+    CU_ASSERT_EQUAL(sqlease_parse_duration("31d", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "at most 30 days"));
+    CU_ASSERT_EQUAL(sqlease_parse_duration("2w", &ms, &err), SQLEASE_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "use ms, s, m, h or d"));
     ms = 7;
     CU_ASSERT_EQUAL(sqlease_parse_duration("30", &ms, &err), SQLEASE_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no unit"));

@@ -227,7 +227,7 @@ static const char help_tail[] =
 "log lines are printed escaped: \\x1b, \\u0085.\n"
 "\n"
 "Precedence: flag > environment > odbc.ini (SqleaseTTL, ... in the DSN's\n"
-"section) > default.  Durations need a unit: 500ms, 30s, 2m, 1h (0 needs none;\n"
+"section) > default.  Durations need a unit: 500ms, 30s, 2m, 1h, 2d (0 needs none;\n"
 "it is allowed for --min-hold, --timeout and --kill-grace).  Timing must\n"
 "satisfy retry < renew-deadline < ttl and heartbeat <= renew-deadline / 2; a\n"
 "heartbeat, renew deadline or retry set nowhere is derived from the ttl, so\n"
