@@ -5,7 +5,7 @@
  *
  * Properties, beyond not crashing:
  *  - it agrees with a reference reading of the documented grammar
- *    (decimal digits, then exactly one of ms, s, m, h; at most 30 days;
+ *    (decimal digits, then exactly one of ms, s, m, h, d; at most 30 days;
  *    a zero needs no unit),
  *    computed here in 128-bit arithmetic: same verdict, same milliseconds;
  *  - a duration that parses prints back to the same milliseconds, both as
@@ -22,7 +22,9 @@
 /* The largest unit that divides ms exactly, as a user would write it. */
 static void print_duration(int64_t ms, char *buf, size_t cap)
 {
-    if (ms != 0 && ms % 3600000 == 0)
+    if (ms != 0 && ms % 86400000 == 0)
+        snprintf(buf, cap, "%" PRId64 "d", ms / 86400000);
+    else if (ms != 0 && ms % 3600000 == 0)
         snprintf(buf, cap, "%" PRId64 "h", ms / 3600000);
     else if (ms != 0 && ms % 60000 == 0)
         snprintf(buf, cap, "%" PRId64 "m", ms / 60000);

@@ -175,7 +175,7 @@ int fz_white_space(uint32_t cp)
 int fz_duration_ref(const char *text, int64_t *ms)
 {
     static const struct { const char *unit; unsigned mul; } units[] = {
-        { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+        { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 },
     };
     unsigned __int128 v = 0;
     const char *p = text;
