@@ -785,6 +785,22 @@ static int c_is_ready(void *arg)
     return sqlease_lease_ready(arg, on_ready, &seen, &err) == SQLEASE_OK && (seen & 2);
 }
 
+/* A supervisor of "job" with hand-over on and short timings. */
+static sqlease_supervisor *start_ready(const tables *t, const char *owner)
+{
+    sqlease_options o;
+    sqlease_error err;
+    sqlease_supervisor *s = NULL;
+
+    hist_options(&o, t, "job", owner, 1600);
+    o.heartbeat_ms = 200;
+    o.renew_deadline_ms = 600;
+    o.retry_ms = 100;
+    o.handoff = 1;
+    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&s, db, &o, &err), SQLEASE_OK);
+    return s;
+}
+
 /* Supervisors with hand-over on: a's stop hands the lease to the ready
  * b, whose hold starts as a's ends 'handed_over'; an operator's request
  * (sqlease transfer) moves it from b to c, and b's hold ends
@@ -794,7 +810,6 @@ static int c_is_ready(void *arg)
 static void test_supervisors_hand_over(void)
 {
     tables t;
-    sqlease_options o;
     sqlease_supervisor *a, *b, *c;
     sqlease_error err;
     sqlease_state st;
@@ -805,21 +820,11 @@ static void test_supervisors_hand_over(void)
     int64_t ta, tb, tc;
 
     make_tables(&t, "job");
-    hist_options(&o, &t, "job", "sup-a", 1600);
-    o.heartbeat_ms = 200;
-    o.renew_deadline_ms = 600;
-    o.retry_ms = 100;
-    o.handoff = 1;
-    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&a, db, &o, &err), SQLEASE_OK);
+    a = start_ready(&t, "sup-a");
     CU_ASSERT_FATAL(tu_await(is_holding, a, 3000));
     sqlease_supervisor_state(a, &st);
     ta = st.token;
-    hist_options(&o, &t, "job", "sup-b", 1600);
-    o.heartbeat_ms = 200;
-    o.renew_deadline_ms = 600;
-    o.retry_ms = 100;
-    o.handoff = 1;
-    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&b, db, &o, &err), SQLEASE_OK);
+    b = start_ready(&t, "sup-b");
     /* a's stop hands over to the best ready follower it reads: b, once
      * b's ready row is there (b's start makes it, or its runner after a
      * failed first try). */
@@ -850,12 +855,7 @@ static void test_supervisors_hand_over(void)
     sqlease_supervisor_free(a);
 
     /* c, ready; the operator asks b to hand over to it. */
-    hist_options(&o, &t, "job", "sup-c", 1600);
-    o.heartbeat_ms = 200;
-    o.renew_deadline_ms = 600;
-    o.retry_ms = 100;
-    o.handoff = 1;
-    CU_ASSERT_EQUAL_FATAL(sqlease_supervisor_start(&c, db, &o, &err), SQLEASE_OK);
+    c = start_ready(&t, "sup-c");
     ready_lease = make_lease(db, &t, "job", "reader", 1600);
     CU_ASSERT(tu_await(c_is_ready, ready_lease, 3000));
     op = make_lease(db, &t, "job", "operator", 1600);
