@@ -847,7 +847,13 @@ SQLEASE_API int sqlease_lease_release(sqlease_lease *lease, int *released,
                                       sqlease_error *err);
 
 /* Admin: clear the row whoever holds it.  The token is left as it is, so
- * the next take still gets a higher one. */
+ * the next take still gets a higher one.  With a holder history (the
+ * options' history_table), the row is read first, so that the record of
+ * the force ends the hold that was cleared and no later one: three
+ * statements (the read, the clear, the record) instead of one.
+ * *released (may be NULL) is 1 if a row was cleared.  Returns SQLEASE_OK,
+ * SQLEASE_EINVAL (lease NULL), or a connection or statement status; a
+ * failed read or record is logged, never returned. */
 SQLEASE_API int sqlease_lease_release_force(sqlease_lease *lease, int *released,
                                             sqlease_error *err);
 
@@ -1453,7 +1459,9 @@ SQLEASE_API int sqlease_fire_list(sqlease_db *db, const char *fire_table, const 
  *                  hold up
  *   "forced"       an operator's sqlease_lease_release_force (`sqlease
  *                  release --force`) freed the row
- *   "handed_over"  the holder handed the lease to a successor
+ *   "handed_over"  the holder handed the lease to a successor (on its
+ *                  own, or asked by a request: sqlease transfer, a
+ *                  follower of higher priority)
  *   ""             the hold lasts (ended_at_ms 0), or its end was not
  *                  recorded (a history statement failed)
  */
