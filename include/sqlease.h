@@ -852,8 +852,10 @@ SQLEASE_API int sqlease_lease_release(sqlease_lease *lease, int *released,
  * the force ends the hold that was cleared and no later one: three
  * statements (the read, the clear, the record) instead of one.
  * *released (may be NULL) is 1 if a row was cleared.  Returns SQLEASE_OK,
- * SQLEASE_EINVAL (lease NULL), or a connection or statement status; a
- * failed read or record is logged, never returned. */
+ * SQLEASE_EINVAL (lease NULL), or a connection or statement status of
+ * the clear; a failed read leaves the force unrecorded (the holder's own
+ * end is recorded instead), a failed record is logged, and neither is
+ * returned. */
 SQLEASE_API int sqlease_lease_release_force(sqlease_lease *lease, int *released,
                                             sqlease_error *err);
 
