@@ -3,15 +3,16 @@
 # fleet whose holder is killed, in transaction pooling and in statement
 # pooling.
 #
-#   bash ci/pooler.sh                 # both modes (about 4 minutes)
+#   bash ci/pooler.sh                 # both modes (about 3 minutes)
 #   SQLEASE_POOL_MODES=statement bash ci/pooler.sh
 #
 # One PostgreSQL server and one PgBouncer in front of it (ci/pgbouncer.sh:
 # a pool of 2 server connections per mode, on loopback), then per mode:
 #
-#   suites  `scons test` of the suites that reach the database, every
-#           statement through the pooler (statement mode: the lease, ODBC,
-#           handle, holder and cron suites)
+#   suites  `scons test` of the library's suites that reach the database
+#           and the CLI holder's, every statement through the pooler
+#           (statement mode: the lease, ODBC, handle, holder and cron
+#           suites)
 #   fleet   ci/fleet.py pooler: three `supervise` through the pooler, the
 #           holder killed twice and stopped once; one holder at a time,
 #           a successor within its bound, and not one error line
@@ -34,8 +35,11 @@ fi
 cd "$TOP" || exit 2
 MODES=${SQLEASE_POOL_MODES:-transaction statement}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-SUITES_TRANSACTION="test_cli test_cli_holder test_cron test_db test_dialect test_holder test_ini
-                    test_lease test_odbc test_supervisor"
+# The library's suites, and the CLI's holder: test_cli and test_supervisor
+# send the same statements through the same code (and the fleet below runs
+# `supervise` through the pooler), about 90 s that CI's hour needs.
+SUITES_TRANSACTION="test_cli_holder test_cron test_db test_dialect test_holder test_ini
+                    test_lease test_odbc"
 SUITES_STATEMENT="test_cron test_db test_holder test_lease test_odbc"
 BIN=$TOP/build/bin/sqlease
 rows=()
