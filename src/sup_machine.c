@@ -157,13 +157,19 @@ static void stop_work(sqlease_supervisor *s, int reason, sup_note *note)
     (void)note; /* "stopped the work" is logged where on_stopped is called */
 }
 
+/* `every`, or with hand-over on at most SQLE_HANDOFF_WATCH_MS: the one
+ * rule behind a holder's renews, a ready follower's reads and the lead. */
+static int64_t watched(int handoff, int64_t every)
+{
+    return handoff && every > SQLE_HANDOFF_WATCH_MS ? SQLE_HANDOFF_WATCH_MS : every;
+}
+
 /* How often a holder renews: every heartbeat, and with hand-over on at
  * least every SQLE_HANDOFF_WATCH_MS, since a renew is what sees a
  * request to hand over (supervisor.h). */
 static int64_t renew_every(const sqlease_supervisor *s)
 {
-    return s->r.handoff && s->r.heartbeat_ms > SQLE_HANDOFF_WATCH_MS ? SQLE_HANDOFF_WATCH_MS
-                                                                     : s->r.heartbeat_ms;
+    return watched(s->r.handoff, s->r.heartbeat_ms);
 }
 
 /* How often a follower reads the row between answers that say it is
@@ -172,8 +178,7 @@ static int64_t renew_every(const sqlease_supervisor *s)
  * holder's lead.  Failures are retried every retry whatever this says. */
 static int64_t poll_every(const sqlease_supervisor *s)
 {
-    return s->ready_up && s->r.retry_ms > SQLE_HANDOFF_WATCH_MS ? SQLE_HANDOFF_WATCH_MS
-                                                               : s->r.retry_ms;
+    return watched(s->ready_up, s->r.retry_ms);
 }
 
 /*
@@ -302,10 +307,7 @@ static void begin_handoff(sqlease_supervisor *s, const char *target, int64_t now
 
 int sqle_sup_lead(sqlease_supervisor *s, const char *target, int64_t now)
 {
-    int64_t every = s->r.handoff && s->r.retry_ms > SQLE_HANDOFF_WATCH_MS
-                        ? SQLE_HANDOFF_WATCH_MS
-                        : s->r.retry_ms;
-    int64_t lead = every + SQLE_HANDOFF_POLL_MS;
+    int64_t lead = watched(s->r.handoff, s->r.retry_ms) + SQLE_HANDOFF_POLL_MS;
 
     ENGINE_HELD(s->e);
     if (s->handoff_at != 0)
