@@ -133,8 +133,8 @@ STATEMENTS = {
     "list": ({"name"}, {"name"}, LEASE),
     # ---- the hand-over (see the template's header) ----
     # Ask the live hold (owner, token) as read to hand over to :target.
-    "handoff_request": ({"name", "owner", "token", "target"},
-                        {"name", "owner", "token", "target"}, LEASE),
+    "handoff_request": ({"name", "owner", "token", "target", "min_hold_ms"},
+                        {"name", "owner", "token", "target", "min_hold_ms"}, LEASE),
     # Withdraw that request (the hold and the target it named).
     "handoff_cancel": ({"name", "owner", "token", "target"},
                        {"name", "owner", "token", "target"}, LEASE),

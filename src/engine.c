@@ -339,8 +339,8 @@ int sqle_engine_send_due(sqle_engine *e, sqle_engine_node *n, const sqle_due *d,
         a.kind = SQLE_ANS_REQUEST;
         a.sent = sqle_mono_ms();
         a.token = d->token;
-        a.rc = sqle_lease_request(n->lease, d->arg, d->token, sqlease_lease_owner(n->lease), 0,
-                                  &a.taken, &err);
+        a.rc = sqle_lease_request(n->lease, d->arg, d->token, sqlease_lease_owner(n->lease),
+                                  d->arg_ms, 0, &a.taken, &err);
         n->ops->answer(n, &a);
     } else if (what == SQLE_SEND_RELEASE) {
         /* Never with the minimum hold: this hold's work did not finish.

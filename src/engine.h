@@ -83,7 +83,7 @@ enum sqle_send {
                            reserving the row for it for `arg_ms` */
     SQLE_SEND_REQUEST   /* ask the hold (`arg`: its owner id, `token`) of
                            its lease's row to hand over to this lease's
-                           owner */
+                           owner, if it has lasted `arg_ms` (0: any) */
 };
 
 typedef struct sqle_due {

@@ -1601,7 +1601,7 @@ int sqle_lease_ready_best(sqlease_lease *l, const char *exclude, int64_t deadlin
 }
 
 int sqle_lease_request(sqlease_lease *l, const char *holder, int64_t token, const char *target,
-                       int64_t deadline, int *done, sqlease_error *err)
+                       int64_t min_hold_ms, int64_t deadline, int *done, sqlease_error *err)
 {
     db_params p;
     int64_t rows = -1;
@@ -1613,6 +1613,7 @@ int sqle_lease_request(sqlease_lease *l, const char *holder, int64_t token, cons
     p.owner = holder;
     p.token = token;
     p.target = target;
+    p.min_hold_ms = min_hold_ms;
     rc = run_params(l, deadline > 0 ? deadline : sqle_db_deadline(l->db), &l->d->handoff_request,
                     l->sql_handoff_request, &p, &rows, err);
     if (rc == SQLEASE_OK)
@@ -1744,7 +1745,7 @@ int sqlease_lease_request_handoff_(sqlease_lease *l, const char *to, sqlease_lea
         if (rc == SQLEASE_OK)
             rc = requestable(l, &row, err);
         if (rc == SQLEASE_OK)
-            rc = sqle_lease_request(l, row.owner, row.token, target, l->deadline, &done, err);
+            rc = sqle_lease_request(l, row.owner, row.token, target, 0, l->deadline, &done, err);
         if (rc == SQLEASE_OK && done) {
             snprintf(row.handoff_to, sizeof row.handoff_to, "%s", target);
             row.version++;

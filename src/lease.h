@@ -178,9 +178,12 @@ int sqle_lease_ready_best(sqlease_lease *l, const char *exclude, int64_t deadlin
 
 /* Ask the live hold (holder, token) of l's row, with no request yet, to
  * hand over to `target` ("*": its best ready follower): one statement;
- * *done 1 if it was written.  Thread rules as sqle_lease_ready_read. */
+ * *done 1 if it was written.  min_hold_ms > 0 (a preemption's
+ * preempt_after): only a hold that has lasted that long by the database's
+ * clock; 0 (an operator's or the holder's own request): any.  Thread
+ * rules as sqle_lease_ready_read. */
 int sqle_lease_request(sqlease_lease *l, const char *holder, int64_t token, const char *target,
-                       int64_t deadline, int *done, sqlease_error *err);
+                       int64_t min_hold_ms, int64_t deadline, int *done, sqlease_error *err);
 
 /* The hand-over of the hold l last proved, once its work has stopped, to
  * `target`, or ("*" or "") to the best ready follower but l's owner (a

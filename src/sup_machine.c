@@ -474,7 +474,12 @@ void sqle_sup_step(sqlease_supervisor *s, enum sup_event ev, int64_t proof, int6
     case EV_ASKED:
         s->last_contact = now;
         s->want_request = 0;
-        s->requested_token = s->req_token;
+        /* Once per hold, when written.  One that matched nothing (the
+         * hold is gone, another request is there, or it is younger than
+         * preempt_after on the database's clock as the statement ran) is
+         * decided again by the next read. */
+        if (arg)
+            s->requested_token = s->req_token;
         if (s->state == SUP_FOLLOWER)
             s->next_due = now + fast_poll(s);
         break;
@@ -578,6 +583,10 @@ static void sup_due(sqle_engine_node *n, sqle_due *out)
             out->what = SQLE_SEND_REQUEST;
             snprintf(out->arg, sizeof out->arg, "%s", s->req_owner);
             out->token = s->req_token;
+            /* The statement checks the hold's age again as it writes:
+             * this read's verdict is stale once the clock steps back. */
+            out->arg_ms = SQLE_PLANTED(handoff_preempt_ignores_min_hold) ? 0
+                                                                          : s->r.preempt_after_ms;
             break;
         }
         out->what = SQLE_SEND_POLL;

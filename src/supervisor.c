@@ -776,7 +776,7 @@ static int handoff_now(sqlease_supervisor *s, const char *to, int lead, int64_t 
     /* A request that finds one there already (an operator's, a
      * follower's) changes nothing: the hand-over below names its own
      * target, and a hold that is gone shows at the next renew. */
-    rc = sqle_lease_request(s->lease, s->r.owner, token, target, deadline, &done, err);
+    rc = sqle_lease_request(s->lease, s->r.owner, token, target, 0, deadline, &done, err);
     if (rc != SQLEASE_OK)
         return rc;
     memset(&req, 0, sizeof req);

@@ -357,7 +357,7 @@ class GenCase(unittest.TestCase):
 # leave it as it is.  A change meant to change the SQL updates it, once
 # gen/diff_generated.py has named the statements that changed.
 SHIPPED_ROWS = ("mysql", "postgres", "sqlite", "sqlserver")
-SHIPPED_SQL_SHA256 = "b46fc675d41e127d1416877d62a775b36b5acdfd15a797205c43ac8ad2d8311d"
+SHIPPED_SQL_SHA256 = "bd267b20dcb832f3c97ae687c8af55f7cc390742382f7219effb77176672b0e2"
 
 
 def shipped_sql(probe_out):
@@ -721,13 +721,16 @@ class RealTemplate(GenCase):
         ps = {st: {n for n, v in P.items() if v in stmts[(key, st)][1]}
               for st in HANDOFF_STATEMENTS}
         sql = {st: stmts[(key, st)][2] for st in HANDOFF_STATEMENTS}
-        # A request: the hold as read, live, with no request yet.
-        self.assertEqual(ps["handoff_request"], {"name", "owner", "token", "target"}, key)
+        # A request: the hold as read, live, with no request yet, and (a
+        # preemption's) as old as :min_hold_ms on the database's clock.
+        self.assertEqual(ps["handoff_request"],
+                         {"name", "owner", "token", "target", "min_hold_ms"}, key)
         self.assertRegex(sql["handoff_request"],
                          r"^UPDATE \{table\} SET handoff_to = \?, version = COALESCE\(version, "
                          r"%s\) \+ 1 %sWHERE %s AND %s AND token = \? AND %s AND "
-                         r"expires_at_ms > %s$" % (clock, once, re.escape(name_eq),
-                                                   re.escape(owner_eq), re.escape(none), clock),
+                         r"expires_at_ms > %s AND \(\? <= 0 OR acquired_at_ms \+ \? <= %s\)$"
+                         % (clock, once, re.escape(name_eq), re.escape(owner_eq), re.escape(none),
+                            clock, clock),
                          key)
         # Its withdrawal: that request on that hold.
         self.assertEqual(ps["handoff_cancel"], {"name", "owner", "token", "target"}, key)

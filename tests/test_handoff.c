@@ -454,6 +454,39 @@ static void test_reserved_refused_to_others(void)
     tu_drop(db, t);
 }
 
+/* A preemption's request binds its preempt_after, and the statement
+ * checks the hold's age on the database's clock as it writes: a younger
+ * hold answers 0 rows and keeps no request (the follower's own read may
+ * predate a step back of that clock); an operator's (0) is written. */
+static void test_request_checks_the_age(void)
+{
+    const char *t = tu_table();
+    sqlease_lease *holder = lease_of(t, "holder"), *other = lease_of(t, "other");
+    sqlease_lease_info info, row;
+    sqlease_error err;
+    int done = -1;
+
+    CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(holder, &info, &err), SQLEASE_OK);
+    row = row_of(t);
+    /* An hour old at least: not this hold. */
+    CU_ASSERT_EQUAL(sqle_lease_request(other, "holder", info.token, "other", 3600000, 0, &done,
+                                       &err), SQLEASE_OK);
+    CU_ASSERT_EQUAL(done, 0);
+    CU_ASSERT_STRING_EQUAL(row_of(t).handoff_to, "");
+    CU_ASSERT_EQUAL(row_of(t).version, row.version);
+    /* As old as it is now (its own start to the clock read): written. */
+    CU_ASSERT_EQUAL(sqle_lease_request(other, "holder", info.token, "other",
+                                       row.db_now_ms - row.acquired_at_ms, 0, &done, &err),
+                    SQLEASE_OK);
+    CU_ASSERT_EQUAL(done, 1);
+    CU_ASSERT_STRING_EQUAL(row_of(t).handoff_to, "other");
+    CU_ASSERT_EQUAL(row_of(t).version, row.version + 1);
+    sqlease_lease_free(holder);
+    sqlease_lease_free(other);
+    tu_drop(db, t);
+}
+
 /* The single take by expiry of another owner is refused until the
  * reservation's deadline, and takes the row after it. */
 static void test_reservation_deadline(void)
@@ -978,6 +1011,8 @@ static void add(void)
     CU_add_test(s, "a reserved row is refused to others by every take",
                 test_reserved_refused_to_others);
     CU_add_test(s, "a reservation ends at its deadline", test_reservation_deadline);
+    CU_add_test(s, "a preemption's request checks the hold's age as it writes",
+                test_request_checks_the_age);
     CU_add_test(s, "a dead target: free again after the reservation",
                 test_dead_target_free_after_reservation);
     CU_add_test(s, "a higher priority preempts after preempt_after, an equal one never",
