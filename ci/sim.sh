@@ -155,6 +155,10 @@ else
     # to live and dead targets, preemption): a scenario of its own, which
     # the mix's seeds do not draw (400 seeds: 21 s on 2 loaded cores).
     run_part handoff $(((SEEDS + 24) / 25)) --scenario handoff
+    # ... and with the database's clock stepping under them (200 seeds, 15
+    # s): a preemption decided on a read before a step back must not cut
+    # the damping short (the request checks the age again as it writes).
+    run_part handoff-clock-steps $(((SEEDS + 49) / 50)) --scenario handoff --clock-steps
     check_kinds
     run_plants
 fi

@@ -164,15 +164,16 @@ step "rolling upgrade from the previous release (postgres, mariadb)" \
     reported bash ci/upgrade.sh
 # About 5 minutes: the simulator, 10,000 seeds of the real engine under a
 # seeded schedule and faults, 2,000 with the database's clock stepping,
-# 400 of hand-overs, then every planted bug found (ci/sim.sh; tests/sim/).
-step "simulator: 10,000 seeds + 2,000 with clock steps + 400 hand-overs, plants" reported bash ci/sim.sh
+# 400 of hand-overs and 200 more with the clock stepping, then every
+# planted bug found (ci/sim.sh; tests/sim/).
+step "simulator: 10,000 seeds + 2,000 with clock steps + 400 hand-overs (+200 with steps), plants" reported bash ci/sim.sh
 # About 100 s: a PostgreSQL server's clock stepped 30 s forward four times
 # (libfaketime) under a holder and a waiting instance: no overlap; then
 # back 30 s twice under the hold and twice right after a SIGKILL of the
 # holder: handed over within ttl + 2 x retry + 1 s of the kill.
 step "the database's clock stepped forward and back under supervise (postgres, libfaketime)" \
     reported bash ci/clock-step.sh
-# About 4 minutes: scheduled jobs on a fleet of this host's processes on
+# About 3.5 minutes: scheduled jobs on a fleet of this host's processes on
 # PostgreSQL: five `sqlease cron` through kills, rolling restarts, a holder
 # cut off by nftables and clocks 30 s off; a whole fleet down with each
 # missed-fire policy; five crontabs firing `run --every`, one late.  Every

@@ -420,6 +420,9 @@ typedef struct hold_seen {
 #define MAX_STEPS 256
 static int64_t g_step_at[MAX_STEPS], g_step_ms[MAX_STEPS];
 static int g_nsteps;
+/* ... and its steps forward. */
+static int64_t g_fstep_at[MAX_STEPS], g_fstep_ms[MAX_STEPS];
+static int g_nfsteps;
 
 /* A scheduler's jobs (--scenario sched): the fleet's one list, drawn per
  * seed, and the harness's own reading of each expression. */
@@ -628,6 +631,19 @@ static int64_t stepped_back_between(int64_t t0, int64_t t1)
     for (k = 0; k < g_nsteps; k++)
         if (g_step_at[k] >= t0 && g_step_at[k] <= t1)
             t += g_step_ms[k];
+    return t;
+}
+
+/* What it stepped forward between t0 and t1: a hold live at t0 may have
+ * expired by t1 sooner than its ttl. */
+static int64_t stepped_fwd_between(int64_t t0, int64_t t1)
+{
+    int64_t t = 0;
+    int k;
+
+    for (k = 0; k < g_nfsteps; k++)
+        if (g_fstep_at[k] >= t0 && g_fstep_at[k] <= t1)
+            t += g_fstep_ms[k];
     return t;
 }
 
@@ -1407,9 +1423,14 @@ static void check_end(int x, hold_seen *h, const side_row *n)
     } else if (strcmp(how, "lost") == 0) {
         /* Not a hold whose request its holder read, unless its work had
          * stopped by its deadline first (a stale hold hands nothing over:
-         * it gives the hold up). */
+         * it gives the hold up), or the database's clock stepped forward
+         * during the hold: the asked hold may then expire, on that clock,
+         * before its holder reads the request or hands it over, and an
+         * expired hold is lost (the library's read calls a request on an
+         * expired row a loss). */
         ok = (k == SK_HOLD_END || k == SK_HOLD_END_EACH) && p == h->proc && h->lost &&
-             (!h->request_read || h->stop_reason == SQLEASE_STOP_DEADLINE);
+             (!h->request_read || h->stop_reason == SQLEASE_STOP_DEADLINE ||
+              stepped_fwd_between(h->took_at, sim_now()) > 0);
         g_events[EV_END_LOST]++;
     } else if (strcmp(how, "forced") == 0) {
         ok = k == SK_HOLD_FORCE && p < 0 && h->forced;
@@ -3246,6 +3267,10 @@ static void fault(void)
             }
         } else {
             g_stepped_fwd += s;
+            if (g_nfsteps < MAX_STEPS) {
+                g_fstep_at[g_nfsteps] = sim_now();
+                g_fstep_ms[g_nfsteps++] = s;
+            }
         }
         g_faults++;
         g_events[EV_CLOCK_STEP]++;
@@ -3486,6 +3511,7 @@ static int one_seed(uint64_t seed)
     g_stepped_back = 0;
     g_stepped_fwd = 0;
     g_nsteps = 0;
+    g_nfsteps = 0;
     memset(g_ndeleted, 0, sizeof g_ndeleted);
     g_nxnames = 0;
     memset(g_hn, 0, sizeof g_hn);
