@@ -621,30 +621,31 @@ static int deleted_between(int x, int64_t t0, int64_t t1)
     return 0;
 }
 
-/* What the database's clock stepped back between virtual times t0 and
- * t1: a time it read at t1 may be that much below one it read at t0. */
-static int64_t stepped_back_between(int64_t t0, int64_t t1)
+/* The sum of the steps (at[k], ms[k]) made between virtual times t0 and
+ * t1. */
+static int64_t steps_between(const int64_t *at, const int64_t *ms, int n, int64_t t0, int64_t t1)
 {
     int64_t t = 0;
     int k;
 
-    for (k = 0; k < g_nsteps; k++)
-        if (g_step_at[k] >= t0 && g_step_at[k] <= t1)
-            t += g_step_ms[k];
+    for (k = 0; k < n; k++)
+        if (at[k] >= t0 && at[k] <= t1)
+            t += ms[k];
     return t;
+}
+
+/* What the database's clock stepped back between virtual times t0 and
+ * t1: a time it read at t1 may be that much below one it read at t0. */
+static int64_t stepped_back_between(int64_t t0, int64_t t1)
+{
+    return steps_between(g_step_at, g_step_ms, g_nsteps, t0, t1);
 }
 
 /* What it stepped forward between t0 and t1: a hold live at t0 may have
  * expired by t1 sooner than its ttl. */
 static int64_t stepped_fwd_between(int64_t t0, int64_t t1)
 {
-    int64_t t = 0;
-    int k;
-
-    for (k = 0; k < g_nfsteps; k++)
-        if (g_fstep_at[k] >= t0 && g_fstep_at[k] <= t1)
-            t += g_fstep_ms[k];
-    return t;
+    return steps_between(g_fstep_at, g_fstep_ms, g_nfsteps, t0, t1);
 }
 
 /* ------------------------------------------------------------------ */
