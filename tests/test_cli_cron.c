@@ -1010,25 +1010,36 @@ static void test_run_schedule_flags(void)
     drop_tables();
 }
 
-/* 1 when the lease row `name` (a char *) is no longer held by the
- * database's clock: a dead hold's ttl is over. */
-static int lease_free(void *name)
+/* The lease row `name`, read from the database: 1 if read. */
+static int lease_read(const char *name, sqlease_lease_info *info)
 {
     sqlease_options o;
     sqlease_lease *l = NULL;
-    sqlease_lease_info info;
     sqlease_error err;
-    int free_now = 0;
+    int ok;
 
     sqlease_options_init(&o);
     o.table = g_table;
     o.name = name;
     o.owner = "observer";
-    if (sqlease_lease_new(&l, g_db, &o, &err) == SQLEASE_OK &&
-        sqlease_lease_status(l, &info, &err) == SQLEASE_OK)
-        free_now = !info.held;
+    ok = sqlease_lease_new(&l, g_db, &o, &err) == SQLEASE_OK &&
+         sqlease_lease_status(l, info, &err) == SQLEASE_OK;
     sqlease_lease_free(l);
-    return free_now;
+    return ok;
+}
+
+/* 1 when the lease row `name` (a char *) is held by someone. */
+static int lease_held(void *name)
+{
+    sqlease_lease_info info;
+    return lease_read(name, &info) && info.held;
+}
+
+/* 1 when it is no longer held by the database's clock. */
+static int lease_free(void *name)
+{
+    sqlease_lease_info info;
+    return lease_read(name, &info) && !info.held;
 }
 
 /*
@@ -1079,7 +1090,7 @@ static void test_run_outcome_rows(void)
     /* Killed mid-CMD: fires shows the fire running, from the lease row. */
     align(2 * SEC, 50, 600);
     CU_ASSERT_FATAL(start(&p, killed) > 0);
-    sqle_sleep_ms(500);
+    CU_ASSERT_FATAL(tu_await(lease_held, "job-kill", WAIT_MS));
     n = fires_json(rows, MAXROWS, "job-kill", NULL);
     CU_ASSERT_EQUAL_FATAL(n, 1);
     CU_ASSERT_STRING_EQUAL(rows[0].state, "running");
