@@ -498,16 +498,19 @@ static void test_reservation_deadline(void)
     char resolved[SQLEASE_MAX_OWNER + 1];
     int handed = 0;
     int64_t at;
+    /* Long enough that the second refusal, 300 ms in, still comes
+     * before the deadline on a loaded box. */
+    const int64_t reserve = 1500;
 
     CU_ASSERT_EQUAL_FATAL(tu_migrate(db, t, "job"), SQLEASE_OK);
     CU_ASSERT_EQUAL_FATAL(sqlease_lease_acquire(holder, &info, &err), SQLEASE_OK);
-    CU_ASSERT_EQUAL(sqle_lease_handoff(holder, "ghost", 600, 0, resolved, sizeof resolved,
+    CU_ASSERT_EQUAL(sqle_lease_handoff(holder, "ghost", reserve, 0, resolved, sizeof resolved,
                                        &handed, &err), SQLEASE_OK);
     at = sqle_mono_ms();
     CU_ASSERT_EQUAL(sqlease_lease_acquire(other, &info, &err), SQLEASE_NOT_HELD);
     sqle_sleep_ms(300);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(other, &info, &err), SQLEASE_NOT_HELD);
-    sqle_sleep_ms(600 - (sqle_mono_ms() - at) + 50);
+    sqle_sleep_ms(reserve - (sqle_mono_ms() - at) + 50);
     CU_ASSERT_EQUAL(sqlease_lease_acquire(other, &info, &err), SQLEASE_OK);
     CU_ASSERT_STRING_EQUAL(info.owner, "other");
     CU_ASSERT_STRING_EQUAL(row_of(t).handoff_to, "");
