@@ -372,17 +372,24 @@ static long long json_int(const char *json, const char *key)
     return p != NULL ? strtoll(p + strlen(pat), NULL, 10) : (-9223372036854775807LL - 1);
 }
 
-/* The row's token as `status --json` reports it (a free row's is the
- * seed migrate gave it, from the database clock). */
-static long long token_now(void)
+/* A number of the row as `status --json` reports it now, -1 when status
+ * fails. */
+static long long status_int(const char *key)
 {
     result r;
-    long long t;
+    long long v;
 
     run_db(&r, "status", "--json", NULL);
-    t = r.code == 0 ? json_int(r.out, "token") : -1;
+    v = r.code == 0 ? json_int(r.out, key) : -1;
     result_free(&r);
-    return t;
+    return v;
+}
+
+/* The row's token (a free row's is the seed migrate gave it, from the
+ * database clock). */
+static long long token_now(void)
+{
+    return status_int("token");
 }
 
 /* "\"token\":N," for a JSON assertion. */
@@ -3601,35 +3608,16 @@ static pid_t ho_start_implied(const char *owner, const char *events, const char 
                     extra4, "--", "sh", "-c", script, NULL);
 }
 
-/* Wait until status lists `owner` among the ready followers. */
-static int await_ready(const char *owner, int64_t timeout_ms)
-{
-    int64_t deadline = sqle_mono_ms() + timeout_ms;
-    char want[300];
-
-    snprintf(want, sizeof want, "{\"owner\":\"%s\",", owner);
-    while (sqle_mono_ms() < deadline) {
-        result r;
-        int yes;
-        run_db(&r, "status", "--json", NULL);
-        yes = r.code == 0 && strstr(r.out, want) != NULL;
-        result_free(&r);
-        if (yes)
-            return 1;
-        sqle_sleep_ms(50);
-    }
-    return 0;
-}
-
-/* Wait until `status` says `needle`. */
-static int await_status_has(const char *needle, int64_t timeout_ms)
+/* Wait until `status` (with "--json", or NULL for the text) says
+ * `needle`. */
+static int await_status_has(const char *json, const char *needle, int64_t timeout_ms)
 {
     int64_t deadline = sqle_mono_ms() + timeout_ms;
 
     while (sqle_mono_ms() < deadline) {
         result r;
         int yes;
-        run_db(&r, "status", NULL);
+        run_db(&r, "status", json, NULL);
         yes = r.code == 0 && strstr(r.out, needle) != NULL;
         result_free(&r);
         if (yes)
@@ -3639,16 +3627,13 @@ static int await_status_has(const char *needle, int64_t timeout_ms)
     return 0;
 }
 
-/* The row's acquired_at_ms (database clock) as `status --json` says it. */
-static long long acquired_now(void)
+/* Wait until status lists `owner` among the ready followers. */
+static int await_ready(const char *owner, int64_t timeout_ms)
 {
-    result r;
-    long long at;
+    char want[300];
 
-    run_db(&r, "status", "--json", NULL);
-    at = r.code == 0 ? json_int(r.out, "acquired_at_ms") : -1;
-    result_free(&r);
-    return at;
+    snprintf(want, sizeof want, "{\"owner\":\"%s\",", owner);
+    return await_status_has("--json", want, timeout_ms);
 }
 
 /* Usage: the hand-over's flags and transfer's. */
@@ -3836,7 +3821,7 @@ static void test_supervise_handoff_sigterm(void)
     kill(b, SIGUSR2);
     /* The row says it once b's next read as a ready follower writes it,
      * which a loaded box may delay past any fixed wait. */
-    CU_ASSERT(await_status_has("host-b (priority 0, seen ", 10000));
+    CU_ASSERT(await_status_has(NULL, "host-b (priority 0, seen ", 10000));
     CU_ASSERT_EQUAL(stop_bg(c, SIGTERM, 15000), 0);
     CU_ASSERT(await_held_by("host-b", 5000));
     CU_ASSERT_EQUAL(stop_bg(b, SIGTERM, 15000), 0);
@@ -3858,7 +3843,7 @@ static void test_supervise_priority(void)
     snprintf(events, sizeof events, "%s/ho-events.%d", g_dir, ++g_seq);
     a = ho_start("host-a", events, "--priority", "1", NULL, NULL);
     CU_ASSERT_FATAL(a > 0 && await_held_by("host-a", 15000));
-    a_at = acquired_now();
+    a_at = status_int("acquired_at_ms");
     c = ho_start("host-c", events, "--priority", "1", "--preempt-after", "500ms");
     b = ho_start_implied("host-b", events, "--priority", "5", "--min-hold", "2s");
     CU_ASSERT_FATAL(b > 0 && c > 0);
@@ -3866,7 +3851,7 @@ static void test_supervise_priority(void)
     /* The hold's age on the database's clock, which preempt-after is
      * read on, from take to take: a time on this host would count from
      * whenever status first showed a's hold, which a loaded box delays. */
-    b_at = acquired_now();
+    b_at = status_int("acquired_at_ms");
     CU_ASSERT(a_at > 0 && b_at - a_at >= 2000);
     if (!(a_at > 0 && b_at - a_at >= 2000))
         fprintf(stderr, "\n  host-a took at %lld, host-b at %lld\n", a_at, b_at);
